@@ -1,0 +1,165 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * The database schema as Kysely sees it. Migrations in `migrations/` create exactly this;
+ * repositories use `Selectable<XTable>` row types.
+ *
+ * Timestamps are `timestamptz`, read back as `Date`. JSON columns are `jsonb`.
+ */
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Json<T> = ColumnType<T, string, string>;
+
+export type PluginSpecificationDescriptor = {
+  key: string;
+  type: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
+  required: boolean;
+  secret: boolean;
+  description: string;
+  default?: unknown;
+};
+
+export interface PluginTable {
+  id: string;
+  type: string;
+  version: string;
+  description: string;
+  /** The manifest's settings, as an array of descriptors. */
+  specifications: Json<PluginSpecificationDescriptor[]>;
+  /** JSON Schema of the task `parameters` the plugin takes. */
+  parametersSchema: Json<Record<string, unknown>>;
+  /** `builtin` or `registry`. */
+  source: string;
+  /** sha256 (hex) of `package`, the content address of the unpacked cache. */
+  sha256: string;
+  /** The package tarball (gzip'd tar of the plugin folder). */
+  package: Buffer;
+  installedAt: CreatedAt;
+}
+
+export interface PluginConfigurationTable {
+  id: string;
+  name: string;
+  type: string;
+  version: string;
+  /** Settings; values the manifest marks `secret` are stored encrypted. */
+  specifications: Json<Record<string, unknown>>;
+  createdAt: CreatedAt;
+  modifiedTime: Timestamp | null;
+}
+
+export interface WorkflowTable {
+  id: string;
+  name: string;
+  /** The definition exactly as the client sent it. */
+  definition: string;
+  createdAt: CreatedAt;
+  modifiedDate: Timestamp;
+}
+
+export interface WorkflowTriggerTable {
+  id: string;
+  workflowId: string;
+  type: 'Manual' | 'TimeBased';
+  status: 'Active' | 'DeActive';
+  properties: Json<Record<string, unknown>>;
+  createdAt: CreatedAt;
+  lastModified: Timestamp;
+}
+
+export type ExecutionStatus = 'Pending' | 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
+export type TaskStatus =
+  | 'Pending'
+  | 'Running'
+  | 'Retrying'
+  | 'WaitingForApproval'
+  | 'Completed'
+  | 'Failed'
+  | 'Skipped'
+  | 'Canceled';
+export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected';
+export type LogLevel = 'Trace' | 'Debug' | 'Info' | 'Warning' | 'Error' | 'Critical';
+
+export interface WorkflowExecutionTable {
+  id: string;
+  workflowId: string;
+  workflowName: string;
+  /** Snapshot of the definition text at start; later edits do not affect the run. */
+  definition: string;
+  status: ExecutionStatus;
+  message: string;
+  triggerId: string | null;
+  /** Temporal workflow id, derived from the execution id. */
+  temporalWorkflowId: string;
+  executionStart: Timestamp;
+  executionEnd: Timestamp | null;
+}
+
+export interface TaskExecutionTable {
+  id: string;
+  executionId: string;
+  workflowId: string;
+  name: string;
+  /** Position of the task in the definition, for stable ordering. */
+  position: number;
+  status: TaskStatus;
+  message: string;
+  /** Attempts started so far (0 before the first). */
+  attempts: Generated<number>;
+  startTime: Timestamp | null;
+  endTime: Timestamp | null;
+}
+
+export interface ApprovalTable {
+  id: string;
+  executionId: string;
+  taskExecutionId: string;
+  taskName: string;
+  comment: string;
+  status: ApprovalStatus;
+  requestedAt: Timestamp;
+  decidedAt: Timestamp | null;
+  decidedBy: string | null;
+}
+
+export interface LogEntryTable {
+  id: string;
+  executionId: string;
+  /** null for execution-level entries. */
+  taskExecutionId: string | null;
+  /** Monotonic order within the table. */
+  seq: Generated<string>;
+  /**
+   * Idempotency key unique per execution, e.g. `${taskExecutionId}:${attempt}:${n}`, so a
+   * retried activity or replayed workflow writing the same entry again inserts nothing.
+   */
+  dedupeKey: string;
+  level: LogLevel;
+  message: string;
+  exception: string | null;
+  timeStamp: Timestamp;
+}
+
+export interface Database {
+  plugin: PluginTable;
+  pluginConfiguration: PluginConfigurationTable;
+  workflow: WorkflowTable;
+  workflowTrigger: WorkflowTriggerTable;
+  workflowExecution: WorkflowExecutionTable;
+  taskExecution: TaskExecutionTable;
+  approval: ApprovalTable;
+  logEntry: LogEntryTable;
+}
+
+export type PluginRow = Selectable<PluginTable>;
+export type NewPlugin = Insertable<PluginTable>;
+export type PluginConfigurationRow = Selectable<PluginConfigurationTable>;
+export type NewPluginConfiguration = Insertable<PluginConfigurationTable>;
+export type PluginConfigurationUpdate = Updateable<PluginConfigurationTable>;
+export type WorkflowRow = Selectable<WorkflowTable>;
+export type WorkflowTriggerRow = Selectable<WorkflowTriggerTable>;
+export type WorkflowExecutionRow = Selectable<WorkflowExecutionTable>;
+export type TaskExecutionRow = Selectable<TaskExecutionTable>;
+export type ApprovalRow = Selectable<ApprovalTable>;
+export type LogEntryRow = Selectable<LogEntryTable>;

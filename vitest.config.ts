@@ -1,0 +1,30 @@
+import { defineConfig } from 'vitest/config';
+
+const sources = ['core', 'server', 'workflows-worker', 'plugins', 'sdk', 'scripts', 'bin'];
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: sources.map((folder) => `${folder}/**/*.test.{ts,js}`),
+          exclude: ['**/node_modules/**', '**/*.int.test.{ts,js}'],
+        },
+      },
+      {
+        // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts', ...sources.map((folder) => `${folder}/**/*.int.test.{ts,js}`)],
+          exclude: ['**/node_modules/**'],
+          globalSetup: ['test/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
