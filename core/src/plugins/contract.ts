@@ -41,9 +41,25 @@ export interface PluginContext {
   heartbeat(details?: unknown): void;
   /** Names of the task and execution, for messages. */
   task: { name: string; executionId: string; attempt: number };
+  /** Settings of the Trellis installation; the runner sets them and a task cannot override them. */
+  host: PluginHostSettings;
 }
 
-/** A plugin module's export. The result must be JSON-serialisable. */
+/** What the host (Trellis configuration `Plugins.*`) tells every plugin. */
+export interface PluginHostSettings {
+  /** Folder file-storage plugins must stay inside (`Plugins.StorageRoot`), absolute. */
+  storageRoot: string;
+  /** Whether plugins may start local processes (`Plugins.AllowProcessExecution`). */
+  allowProcessExecution: boolean;
+}
+
+/**
+ * A plugin module's export. The result must be JSON-serialisable.
+ *
+ * A thrown error is a runtime failure the engine may retry. A plugin marks an error that
+ * retrying cannot fix (bad input, a forbidden action) by setting `nonRetryable: true` on it,
+ * e.g. `throw Object.assign(new Error('...'), { nonRetryable: true })`.
+ */
 export type PluginExecute = (
   parameters: Record<string, unknown>,
   context: PluginContext,

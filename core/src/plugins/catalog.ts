@@ -1,0 +1,199 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import semver from 'semver';
+import type { TrellisConfig } from '../config/types.js';
+import { notFound } from '../errors.js';
+import type { PluginManifest } from './contract.js';
+import {
+  compareTypeAndVersion,
+  packFolder,
+  readManifestFromPackage,
+  readPackageFolder,
+  sha256Hex,
+} from './package.js';
+import { openRegistry, PackageIntegrityError, type Registry } from './registry.js';
+
+/**
+ * The catalog: every plugin package that can be installed — the built-ins under `plugins/`
+ * plus the configured registry (`Plugins.Registry`). Where both offer the same type and
+ * version, the built-in wins.
+ */
+
+export type PluginSource = 'builtin' | 'registry';
+
+export interface CatalogEntry {
+  type: string;
+  version: string;
+  description: string;
+  source: PluginSource;
+}
+
+/** A package taken from the catalog, its bytes checked against its sha256. */
+export interface ResolvedPackage {
+  manifest: PluginManifest;
+  bytes: Buffer;
+  sha256: string;
+  source: PluginSource;
+}
+
+export interface PluginCatalog {
+  /** Everything installable (built-ins and registry), by type then version. */
+  list(): Promise<CatalogEntry[]>;
+  /** The built-in packages only (no registry access). */
+  builtIns(): Promise<CatalogEntry[]>;
+  /**
+   * The package of `type` at `version`; `'latest'`, `''` or no version pick the highest
+   * semver. 404 naming what is available when there is no such package, 503 when the registry
+   * is unreachable or serves bytes that do not match its index.
+   */
+  resolve(type: string, version?: string): Promise<ResolvedPackage>;
+}
+
+/** The folder holding the built-in packages: `<repo>/plugins`. */
+export function builtInPluginsDirectory(): string {
+  return fileURLToPath(new URL('../../../plugins/', import.meta.url));
+}
+
+interface BuiltIn extends CatalogEntry {
+  folder: string;
+}
+
+export function createCatalog(
+  config: Pick<TrellisConfig, 'Plugins'>,
+  options: { builtInDirectory?: string } = {},
+): PluginCatalog {
+  const builtInDirectory = options.builtInDirectory ?? builtInPluginsDirectory();
+  const registry = config.Plugins.Registry ? openRegistry(config.Plugins.Registry) : undefined;
+  // Built-ins ship with the code: scanned once, packed once per process.
+  let builtIns: Promise<BuiltIn[]> | undefined;
+  const packed = new Map<string, Promise<ResolvedPackage>>();
+
+  const listBuiltIns = () => (builtIns ??= scanBuiltIns(builtInDirectory));
+
+  async function list(): Promise<CatalogEntry[]> {
+    const local = await listBuiltIns();
+    const remote = registry ? await registryEntries(registry) : [];
+    const seen = new Set(local.map(catalogKey));
+    return sortEntries([
+      ...local.map(({ folder: _folder, ...entry }) => entry),
+      ...remote.filter((entry) => !seen.has(catalogKey(entry))),
+    ]);
+  }
+
+  async function resolve(type: string, version?: string): Promise<ResolvedPackage> {
+    const wantLatest =
+      version === undefined || version === '' || version.toLowerCase() === 'latest';
+    const local = await listBuiltIns();
+    // A pinned built-in needs no registry round trip.
+    const pinned = wantLatest
+      ? undefined
+      : local.find((b) => matches(b, type) && b.version === version);
+    const candidates = pinned ? [pinned] : (await list()).filter((entry) => matches(entry, type));
+    const chosen = wantLatest ? candidates.at(-1) : candidates.find((c) => c.version === version);
+    if (!chosen) throw notFound(await describeMissing(type, version, candidates));
+    const builtIn = local.find((b) => catalogKey(b) === catalogKey(chosen));
+    if (builtIn) {
+      const key = catalogKey(builtIn);
+      if (!packed.has(key)) packed.set(key, packBuiltIn(builtIn));
+      return packed.get(key)!;
+    }
+    return downloadFromRegistry(registry!, chosen);
+  }
+
+  async function describeMissing(
+    type: string,
+    version: string | undefined,
+    sameType: CatalogEntry[],
+  ): Promise<string> {
+    if (sameType.length > 0) {
+      return `Plugin "${sameType[0]!.type}" ${version} is not in the catalog; available versions: ${sameType.map((e) => e.version).join(', ')}`;
+    }
+    const types = [...new Set((await list()).map((entry) => entry.type))];
+    const where = registry
+      ? `the built-ins or the registry ${registry.location}`
+      : 'the built-ins (no registry configured)';
+    return `Plugin "${type}"${version ? ` ${version}` : ''} is not in the catalog (${where}); available types: ${types.join(', ') || 'none'}`;
+  }
+
+  return {
+    list,
+    builtIns: async () => (await listBuiltIns()).map(({ folder: _folder, ...entry }) => entry),
+    resolve,
+  };
+}
+
+async function scanBuiltIns(directory: string): Promise<BuiltIn[]> {
+  const folders = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  const entries: BuiltIn[] = [];
+  for (const folder of folders) {
+    if (!folder.isDirectory() || folder.name.startsWith('.') || folder.name === 'node_modules')
+      continue;
+    const dir = path.join(directory, folder.name);
+    const manifest = await readPackageFolder(dir);
+    entries.push({
+      type: manifest.type,
+      version: manifest.version,
+      description: manifest.description,
+      source: 'builtin',
+      folder: dir,
+    });
+  }
+  return sortEntries(entries);
+}
+
+async function packBuiltIn(builtIn: BuiltIn): Promise<ResolvedPackage> {
+  const bytes = await packFolder(builtIn.folder);
+  const manifest = await readPackageFolder(builtIn.folder);
+  return { manifest, bytes, sha256: sha256Hex(bytes), source: 'builtin' };
+}
+
+async function registryEntries(registry: Registry): Promise<CatalogEntry[]> {
+  return (await registry.entries())
+    .filter((entry) => semver.valid(entry.version))
+    .map((entry) => ({
+      type: entry.type,
+      version: entry.version,
+      description: entry.description,
+      source: 'registry' as const,
+    }));
+}
+
+async function downloadFromRegistry(
+  registry: Registry,
+  chosen: CatalogEntry,
+): Promise<ResolvedPackage> {
+  const entry = (await registry.entries()).find((e) => catalogKey(e) === catalogKey(chosen));
+  if (!entry)
+    throw notFound(
+      `Plugin "${chosen.type}" ${chosen.version} is no longer in the registry ${registry.location}`,
+    );
+  const bytes = await registry.download(entry);
+  const sha256 = sha256Hex(bytes);
+  if (sha256 !== entry.sha256.toLowerCase()) {
+    throw new PackageIntegrityError(
+      `Checksum mismatch for plugin "${entry.type}" ${entry.version} from the registry ${registry.location}: ` +
+        `the index says sha256 ${entry.sha256} but the tarball ${entry.tarball} has ${sha256}; refusing to install it`,
+    );
+  }
+  const source = `${entry.tarball} (registry ${registry.location})`;
+  const manifest = await readManifestFromPackage(bytes, source);
+  if (catalogKey(manifest) !== catalogKey(entry)) {
+    throw new PackageIntegrityError(
+      `Plugin package ${source} holds "${manifest.type}" ${manifest.version}, but the index lists it as "${entry.type}" ${entry.version}`,
+    );
+  }
+  return { manifest, bytes, sha256, source: 'registry' };
+}
+
+function matches(entry: { type: string }, type: string): boolean {
+  return entry.type.toLowerCase() === type.toLowerCase();
+}
+
+function catalogKey(entry: { type: string; version: string }): string {
+  return `${entry.type.toLowerCase()}@${entry.version}`;
+}
+
+function sortEntries<T extends CatalogEntry>(entries: T[]): T[] {
+  return entries.sort(compareTypeAndVersion);
+}

@@ -1,0 +1,338 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import semver from 'semver';
+import * as tar from 'tar';
+import type { PluginSpecificationDescriptor } from '../db/tables.js';
+import { ApiError } from '../errors.js';
+import type { PluginManifest } from './contract.js';
+import { createAjv, validationProblems } from './schema.js';
+
+/**
+ * The plugin package format (DESIGN.md §8): a folder holding `plugin.json` and an ES module,
+ * shipped as a deterministic gzip'd tarball whose sha256 is its content address.
+ */
+
+export const MANIFEST_FILE = 'plugin.json';
+
+const manifestSchema = {
+  type: 'object',
+  required: ['type', 'version', 'description'],
+  properties: {
+    type: { type: 'string' },
+    version: { type: 'string' },
+    description: { type: 'string' },
+    main: { type: 'string', minLength: 1 },
+    parameters: { type: 'object' },
+    specifications: {
+      type: 'array',
+      default: [],
+      items: {
+        type: 'object',
+        required: ['key', 'type'],
+        additionalProperties: false,
+        properties: {
+          key: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+          type: { enum: ['string', 'number', 'integer', 'boolean', 'object', 'array'] },
+          required: { type: 'boolean', default: false },
+          secret: { type: 'boolean', default: false },
+          description: { type: 'string', default: '' },
+          default: {},
+        },
+      },
+    },
+  },
+} as const;
+
+/** `<Group>/<Name>`, e.g. `Net/Http`. */
+export const PLUGIN_TYPE = /^[A-Za-z][A-Za-z0-9_-]*\/[A-Za-z][A-Za-z0-9_.-]*$/;
+
+const ajv = createAjv();
+const validateManifestShape = ajv.compile(manifestSchema);
+
+/**
+ * Validates a parsed `plugin.json` and returns it with defaults filled in; throws a 400
+ * `ApiError` listing every problem, each prefixed with `source` (the folder or tarball).
+ */
+export function parseManifest(value: unknown, source: string): PluginManifest {
+  const manifest = structuredClone(value);
+  const problems = validationProblems(validateManifestShape, manifest, 'field');
+  if (problems.length === 0) {
+    const checked = manifest as PluginManifest;
+    if (!PLUGIN_TYPE.test(checked.type)) {
+      problems.push(`field "type" must be shaped <Group>/<Name>, got "${checked.type}"`);
+    }
+    if (!semver.valid(checked.version)) {
+      problems.push(`field "version" must be a semver version, got "${checked.version}"`);
+    }
+    if (checked.main !== undefined && !isInsideRoot(checked.main)) {
+      problems.push(`field "main" must be a path inside the package, got "${checked.main}"`);
+    }
+    problems.push(...specificationProblems(checked.specifications));
+    if (checked.parameters !== undefined) {
+      try {
+        createAjv().compile(checked.parameters);
+      } catch (error) {
+        problems.push(`field "parameters" is not a valid JSON Schema: ${(error as Error).message}`);
+      }
+    }
+  }
+  if (problems.length > 0) {
+    throw new ApiError(
+      400,
+      problems.map((problem) => `Plugin package ${source}: ${MANIFEST_FILE} ${problem}`),
+    );
+  }
+  return manifest as PluginManifest;
+}
+
+function specificationProblems(descriptors: PluginSpecificationDescriptor[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const descriptor of descriptors) {
+    if (seen.has(descriptor.key)) {
+      problems.push(`specification "${descriptor.key}" is declared twice`);
+    }
+    seen.add(descriptor.key);
+    if (
+      descriptor.default !== undefined &&
+      !matchesSettingType(descriptor.type, descriptor.default)
+    ) {
+      problems.push(
+        `specification "${descriptor.key}" has a default that is not a ${descriptor.type}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** Whether a value is of a specification descriptor's `type`. */
+export function matchesSettingType(
+  type: PluginSpecificationDescriptor['type'],
+  value: unknown,
+): boolean {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+  }
+}
+
+/** Orders packages by type (case-insensitively), then by semver. */
+export function compareTypeAndVersion(
+  a: { type: string; version: string },
+  b: { type: string; version: string },
+): number {
+  return (
+    a.type.localeCompare(b.type, 'en', { sensitivity: 'base' }) ||
+    semver.compare(a.version, b.version)
+  );
+}
+
+function isInsideRoot(relative: string): boolean {
+  const normalised = path.posix.normalize(relative);
+  return !path.posix.isAbsolute(normalised) && !normalised.startsWith('..');
+}
+
+/** Reads and validates the manifest of a package folder, checking its entry module exists. */
+export async function readPackageFolder(dir: string): Promise<PluginManifest> {
+  const file = path.join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new ApiError(400, `Plugin package ${dir}: ${MANIFEST_FILE} is missing`);
+  }
+  const manifest = parseManifest(parseJson(text, dir), dir);
+  const main = path.join(dir, entryModule(manifest));
+  try {
+    await access(main);
+  } catch {
+    throw new ApiError(
+      400,
+      `Plugin package ${dir}: entry module ${entryModule(manifest)} is missing`,
+    );
+  }
+  return manifest;
+}
+
+/** The entry module's path relative to the package root. */
+export function entryModule(manifest: PluginManifest): string {
+  return manifest.main ?? 'index.js';
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ApiError(
+      400,
+      `Plugin package ${source}: ${MANIFEST_FILE} is not valid JSON (${(error as Error).message})`,
+    );
+  }
+}
+
+/**
+ * The files that go into a package: everything except tests, dotfiles and `node_modules`,
+ * as sorted POSIX paths so the tarball's entry order never depends on the file system.
+ */
+export async function packageFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) =>
+      path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'),
+    )
+    .filter(
+      (file) =>
+        !file.split('/').some((part) => part.startsWith('.') || part === 'node_modules') &&
+        !/\.test\.[cm]?[jt]s$/.test(file),
+    )
+    .sort();
+}
+
+// A fixed timestamp and file modes make the same folder produce the same bytes (and sha256)
+// on any machine, whatever the checkout time or umask.
+const PACKAGE_MTIME = new Date('2000-01-01T00:00:00Z');
+
+/** Packs a package folder into a deterministic gzip'd tarball, validating its manifest first. */
+export async function packFolder(dir: string): Promise<Buffer> {
+  await readPackageFolder(dir);
+  const files = await packageFiles(dir);
+  const stream = tar.create(
+    {
+      cwd: dir,
+      gzip: true,
+      portable: true,
+      mtime: PACKAGE_MTIME,
+      onWriteEntry: (entry) => {
+        if (entry.stat) entry.stat.mode = (entry.stat.mode & ~0o7777) | 0o644;
+      },
+    },
+    files,
+  );
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/** Hex sha256 of package bytes: the package's content address. */
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Reads and validates `plugin.json` straight from a tarball, without unpacking it. */
+export async function readManifestFromPackage(
+  bytes: Uint8Array,
+  source: string,
+): Promise<PluginManifest> {
+  let manifestText: string | undefined;
+  const pending: Promise<void>[] = [];
+  const parser = new tar.Parser({
+    strict: true,
+    onReadEntry: (entry) => {
+      if (entry.path.replace(/^\.\//, '') !== MANIFEST_FILE) {
+        entry.resume();
+        return;
+      }
+      pending.push(
+        entry.concat().then((content) => {
+          manifestText = content.toString('utf8');
+        }),
+      );
+    },
+  });
+  const done = once(parser, 'end');
+  try {
+    parser.end(Buffer.from(bytes));
+    await done;
+    await Promise.all(pending);
+  } catch (error) {
+    throw new ApiError(
+      400,
+      `Plugin package ${source} is not a readable tarball: ${(error as Error).message}`,
+    );
+  }
+  if (manifestText === undefined) {
+    throw new ApiError(400, `Plugin package ${source} has no ${MANIFEST_FILE}`);
+  }
+  return parseManifest(parseJson(manifestText, source), source);
+}
+
+/**
+ * Where unpacked packages live, one folder per sha256. It sits inside the host's own
+ * `node_modules` (`<repo>/node_modules/.cache/trellis-plugins`, found from this module's
+ * location) because Node resolves a plugin's bare imports (`jsonata`, `pg`...) by walking up
+ * from the plugin's file: from there the walk reaches the host's `node_modules`, so plugins can
+ * use what the host installed without a `node_modules` of their own. `.cache` under
+ * `node_modules` is also where tools conventionally keep disposable caches, and git ignores it.
+ */
+export function defaultCacheDirectory(): string {
+  const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+  return path.join(repoRoot, 'node_modules', '.cache', 'trellis-plugins');
+}
+
+/** The cache folder of a package, whether or not it is unpacked yet. */
+export function cachedPackageDirectory(
+  sha256: string,
+  cacheDirectory = defaultCacheDirectory(),
+): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`Not a sha256: ${sha256}`);
+  return path.join(cacheDirectory, sha256);
+}
+
+/** Whether a package is already unpacked in the cache. */
+export async function isCached(
+  sha256: string,
+  cacheDirectory = defaultCacheDirectory(),
+): Promise<boolean> {
+  try {
+    await access(path.join(cachedPackageDirectory(sha256, cacheDirectory), MANIFEST_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Unpacks package bytes into `<cacheDirectory>/<sha256>/` (verifying the hash) and returns that
+ * folder. Unpacking goes to a temporary folder renamed into place, so concurrent workers never
+ * see a half-written package; whoever renames first wins and the content is the same.
+ */
+export async function unpackPackage(
+  bytes: Uint8Array,
+  sha256: string,
+  cacheDirectory = defaultCacheDirectory(),
+): Promise<string> {
+  const target = cachedPackageDirectory(sha256, cacheDirectory);
+  if (await isCached(sha256, cacheDirectory)) return target;
+  const actual = sha256Hex(bytes);
+  if (actual !== sha256) {
+    throw new Error(`Plugin package checksum mismatch: expected sha256 ${sha256}, got ${actual}`);
+  }
+  const staging = `${target}.tmp-${randomUUID()}`;
+  await mkdir(staging, { recursive: true });
+  try {
+    const unpack = tar.extract({ cwd: staging, strict: true });
+    const done = once(unpack, 'close');
+    unpack.end(Buffer.from(bytes));
+    await done;
+    await rename(staging, target).catch(async (error: NodeJS.ErrnoException) => {
+      if (!(await isCached(sha256, cacheDirectory))) throw error;
+    });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+  return target;
+}

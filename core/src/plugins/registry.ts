@@ -1,0 +1,155 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ApiError, unavailable } from '../errors.js';
+import { packFolder, readPackageFolder, sha256Hex } from './package.js';
+import { createAjv, validationProblems } from './schema.js';
+
+/**
+ * A plugin registry: a directory or HTTP(S) base URL holding `index.json` and the package
+ * tarballs it lists, each with its sha256. Tarball paths are relative to the index.
+ */
+
+export const REGISTRY_INDEX_FILE = 'index.json';
+
+export interface RegistryEntry {
+  type: string;
+  version: string;
+  description: string;
+  /** Hex sha256 of the tarball. */
+  sha256: string;
+  /** Path or URL of the tarball, relative to the index. */
+  tarball: string;
+}
+
+export interface RegistryIndex {
+  plugins: RegistryEntry[];
+}
+
+const validateIndex = createAjv().compile({
+  type: 'object',
+  required: ['plugins'],
+  properties: {
+    plugins: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'version', 'sha256', 'tarball'],
+        properties: {
+          type: { type: 'string' },
+          version: { type: 'string' },
+          description: { type: 'string', default: '' },
+          sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
+          tarball: { type: 'string', minLength: 1 },
+        },
+      },
+    },
+  },
+});
+
+export interface Registry {
+  /** Where the registry is, as configured (for messages). */
+  location: string;
+  /** The index, read afresh: a registry may publish new versions at any time. */
+  entries(): Promise<RegistryEntry[]>;
+  /** The tarball bytes of an entry (not yet checked against its sha256). */
+  download(entry: RegistryEntry): Promise<Buffer>;
+}
+
+/** A registry at a directory path or an `http(s)://` URL (of the folder or of its index.json). */
+export function openRegistry(location: string): Registry {
+  const remote = /^https?:\/\//i.test(location);
+  const indexLocation = remote
+    ? new URL(
+        location.endsWith('.json')
+          ? location
+          : `${location.replace(/\/*$/, '/')}${REGISTRY_INDEX_FILE}`,
+      ).href
+    : location.endsWith('.json')
+      ? path.resolve(location)
+      : path.resolve(location, REGISTRY_INDEX_FILE);
+  const tarballLocation = (entry: RegistryEntry) =>
+    remote
+      ? new URL(entry.tarball, indexLocation).href
+      : path.resolve(path.dirname(indexLocation), entry.tarball);
+  const read = (where: string) => (remote ? fetchBytes(where) : readFile(where));
+
+  return {
+    location,
+    async entries() {
+      let index: unknown;
+      try {
+        index = JSON.parse((await read(indexLocation)).toString('utf8'));
+      } catch (error) {
+        throw unavailable(
+          `Plugin registry ${location} is unavailable: cannot read ${indexLocation} (${(error as Error).message})`,
+        );
+      }
+      const problems = validationProblems(validateIndex, index, 'index field');
+      if (problems.length > 0) {
+        throw unavailable(
+          `Plugin registry ${location} has an invalid ${REGISTRY_INDEX_FILE}: ${problems.join('; ')}`,
+        );
+      }
+      return (index as RegistryIndex).plugins;
+    },
+    async download(entry) {
+      const where = tarballLocation(entry);
+      try {
+        return await read(where);
+      } catch (error) {
+        throw unavailable(
+          `Plugin registry ${location} is unavailable: cannot read ${where} (${(error as Error).message})`,
+        );
+      }
+    },
+  };
+}
+
+async function fetchBytes(url: string): Promise<Buffer> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+/**
+ * Packs each package folder into `dir` as `<group>-<name>-<version>.tgz` and writes
+ * `dir/index.json` listing them; entries already in the index for other (type, version)
+ * pairs are kept, so a registry can grow one package at a time.
+ */
+export async function buildRegistry(dir: string, packageFolders: string[]): Promise<RegistryIndex> {
+  await mkdir(dir, { recursive: true });
+  const indexFile = path.join(dir, REGISTRY_INDEX_FILE);
+  const existing = await readFile(indexFile, 'utf8').then(
+    (text) => (JSON.parse(text) as RegistryIndex).plugins,
+    () => [] as RegistryEntry[],
+  );
+  const added: RegistryEntry[] = [];
+  for (const folder of packageFolders) {
+    const manifest = await readPackageFolder(folder);
+    const bytes = await packFolder(folder);
+    const tarball = `${manifest.type.replace('/', '-')}-${manifest.version}.tgz`.toLowerCase();
+    await writeFile(path.join(dir, tarball), bytes);
+    added.push({
+      type: manifest.type,
+      version: manifest.version,
+      description: manifest.description,
+      sha256: sha256Hex(bytes),
+      tarball,
+    });
+  }
+  const key = (entry: RegistryEntry) => `${entry.type.toLowerCase()}@${entry.version}`;
+  const replaced = new Set(added.map(key));
+  const index: RegistryIndex = {
+    plugins: [...existing.filter((entry) => !replaced.has(key(entry))), ...added],
+  };
+  await writeFile(indexFile, `${JSON.stringify(index, null, 2)}\n`);
+  return index;
+}
+
+/** Thrown for a package whose bytes do not match what the registry index promised. */
+export class PackageIntegrityError extends ApiError {
+  constructor(message: string) {
+    super(503, message);
+    this.name = 'PackageIntegrityError';
+  }
+}
