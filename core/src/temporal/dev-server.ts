@@ -1,0 +1,221 @@
+/**
+ * Runs `temporal server start-dev` as a child process: the embedded Temporal of `npm start` and
+ * the one server the integration tests share.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import type { Logger } from '../logging.js';
+import { trellisSearchAttributes } from './search-attributes.js';
+
+export interface DevServerOptions {
+  cliPath: string;
+  /** gRPC port; a free one when absent. */
+  port?: number;
+  /** Web UI port; a free one when absent. Ignored when `headless`. */
+  uiPort?: number;
+  /** SQLite file that keeps runs across restarts; in memory when absent. */
+  dbFile?: string;
+  namespace: string;
+  logger: Logger;
+  /** No Web UI (tests). */
+  headless?: boolean;
+  /** How long to wait for the server to answer (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  /** `host:port` for `Connection.connect`. */
+  address: string;
+  /** Web UI URL, null when headless. */
+  uiUrl: string | null;
+  /** SIGTERM, then SIGKILL after a grace period. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const host = '127.0.0.1';
+const stopGraceMs = 10_000;
+
+/**
+ * Runs the CLI with its stdin as a lifeline: when this process dies, even by SIGKILL, the pipe
+ * closes, `cat` returns and the server is terminated, so no orphaned server keeps its ports.
+ */
+const watchdogScript = [
+  'exec 3<&0',
+  '"$@" </dev/null &',
+  'child=$!',
+  '{ cat <&3 >/dev/null; kill -TERM "$child" 2>/dev/null; } &',
+  'wait "$child"',
+].join('\n');
+
+/** Starts the dev server and resolves once it answers for `namespace`. */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { logger, namespace } = options;
+  // Ports picked here can be taken by someone else before the server binds them; retry then.
+  const attempts =
+    options.port === undefined || (options.uiPort === undefined && !options.headless) ? 3 : 1;
+  if (options.dbFile) await mkdir(path.dirname(options.dbFile), { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort());
+    const uiPort = options.headless ? null : (options.uiPort ?? (await freePort()));
+    try {
+      return await startOnce(options, port, uiPort);
+    } catch (error) {
+      if (attempt >= attempts || !(error instanceof DevServerExited)) throw error;
+      logger.warn(
+        { err: error },
+        'Temporal dev server exited during start; retrying on other ports',
+      );
+    }
+  }
+
+  async function startOnce(
+    opts: DevServerOptions,
+    port: number,
+    uiPort: number | null,
+  ): Promise<DevServer> {
+    const args = [
+      'server',
+      'start-dev',
+      '--ip',
+      host,
+      '--port',
+      String(port),
+      '--log-level',
+      'warn',
+    ];
+    args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
+    if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+    if (namespace !== 'default') args.push('--namespace', namespace);
+    for (const key of trellisSearchAttributes)
+      args.push('--search-attribute', `${key.name}=Keyword`);
+
+    const child = spawn(
+      '/bin/sh',
+      ['-c', watchdogScript, 'temporal-watchdog', opts.cliPath, ...args],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        // Own process group: a terminal's Ctrl-C reaches only the launcher, which stops the worker
+        // before Temporal; stop() signals the whole group.
+        detached: true,
+      },
+    );
+    const output = captureTail(child);
+    const killOnExit = () => signalGroup(child, 'SIGKILL');
+    process.on('exit', killOnExit);
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
+    void exited.then(() => {
+      process.off('exit', killOnExit);
+      child.stdin?.destroy();
+    });
+
+    const address = `${host}:${port}`;
+    const uiUrl = uiPort === null ? null : `http://${host}:${uiPort}`;
+    let stopping: Promise<void> | null = null;
+    const stop = () =>
+      (stopping ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        signalGroup(child, 'SIGTERM');
+        const graceful = await Promise.race([
+          exited.then(() => true),
+          sleep(stopGraceMs, false, { ref: false }),
+        ]);
+        if (!graceful) {
+          logger.warn('Temporal dev server did not stop in time; killing it');
+          signalGroup(child, 'SIGKILL');
+          await exited;
+        }
+      })());
+
+    logger.debug({ cli: opts.cliPath, args }, 'starting Temporal dev server');
+    try {
+      await waitUntilServing(address, namespace, opts.startTimeoutMs ?? 60_000, exited, output);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    logger.info({ address, uiUrl, dbFile: opts.dbFile ?? null }, 'Temporal dev server is up');
+    return { address, uiUrl, stop };
+  }
+}
+
+class DevServerExited extends Error {}
+
+async function waitUntilServing(
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  exited: Promise<number | null>,
+  output: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      throw new DevServerExited(
+        `Temporal dev server exited with code ${exitCode} during start.${tailText(output())}`,
+      );
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = error;
+      await sleep(250);
+    }
+  }
+  throw new Error(
+    `Temporal dev server did not answer on ${address} within ${timeoutMs} ms (last error: ${String(
+      (lastError as Error | undefined)?.message ?? lastError,
+    )}).${tailText(output())}`,
+  );
+}
+
+function tailText(text: string): string {
+  return text.trim() ? `\nIts output ended with:\n${text.trim()}` : '';
+}
+
+/** Keeps the last few KB of the child's stdout and stderr for error messages. */
+function captureTail(child: ChildProcess, limit = 4_000): () => string {
+  let tail = '';
+  const append = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-limit);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return () => tail;
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
