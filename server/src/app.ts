@@ -1,0 +1,167 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import express from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Kysely } from 'kysely';
+import type { Context } from 'openapi-backend';
+import type { TrellisConfig } from '../../core/src/config/types.js';
+import { ApiError } from '../../core/src/errors.js';
+import type { Database } from '../../core/src/db/tables.js';
+import type { Logger } from '../../core/src/logging.js';
+import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
+import { installSecurity } from './auth/security.js';
+import type { AuthUser } from './auth/user.js';
+import { successEnvelope } from './envelope.js';
+import { renderErrors, routeNotFound } from './errors.js';
+import type { EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
+import { handlers } from './handlers.js';
+import { createOpenApiBackend, describeValidationErrors, openApiDocument } from './openapi.js';
+import { requestLog } from './request-log.js';
+import { documentationRoutes } from './system/docs.js';
+
+/** What the API needs; built once at boot (or by the test harness) and passed down. */
+export interface AppDeps {
+  config: TrellisConfig;
+  db: Kysely<Database>;
+  logger: Logger;
+  /** null when the API runs without Temporal (executions and schedules then answer 503). */
+  temporal: { client: Client } | null;
+  catalog: PluginCatalog;
+}
+
+const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
+/** Each app's openapi-backend initialisation, so the server listens only once routes are ready. */
+const readiness = new WeakMap<Express, Promise<unknown>>();
+
+/** Whether a request carries a body (a zero Content-Length, as fetch sends on a bare POST, does not). */
+function hasBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  return Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+const jsonTypes = ['application/json', 'application/*+json'];
+
+/** Bodies must be JSON: anything else is 415 before it is read. */
+const requireJsonBodies: RequestHandler = (req, _res, next) => {
+  if (hasBody(req) && !req.is(jsonTypes)) {
+    const given = req.headers['content-type'] ?? 'none';
+    throw new ApiError(
+      415,
+      `The request body must be JSON (Content-Type: application/json), not ${given}.`,
+    );
+  }
+  next();
+};
+
+/**
+ * The Express app: request logs, JSON bodies within the size limit, the public documentation
+ * routes, then every operation of the spec through openapi-backend (routing, auth, validation,
+ * typed handlers), and one error renderer at the end.
+ */
+export function createApp(deps: AppDeps): Express {
+  const { config, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestLog(logger));
+  app.use(requireJsonBodies);
+  app.use(express.json({ limit: config.Server.BodyLimitBytes, type: jsonTypes }));
+  app.use(documentationRoutes());
+
+  const document = openApiDocument();
+  const api = createOpenApiBackend(document);
+  installSecurity(api, document, config, logger);
+  api.register({
+    notFound: (_context: Context, req: Request) => {
+      throw routeNotFound(req.method, req.path);
+    },
+    methodNotAllowed: (_context: Context, req: Request) => {
+      throw new ApiError(405, `${req.method} is not allowed on ${req.path}.`);
+    },
+    validationFail: (context: Context) => {
+      throw new ApiError(400, describeValidationErrors(context.validation.errors ?? []));
+    },
+  });
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    api.register(operationId, dispatch(operationId as OperationId, handler as AnyHandler, deps));
+  }
+  const initialised = api.init();
+  initialised.catch((error: unknown) =>
+    logger.error({ err: error }, 'cannot load the OpenAPI document'),
+  );
+  readiness.set(app, initialised);
+
+  app.use(async (req, res) => {
+    await initialised;
+    await api.handleRequest(
+      {
+        method: req.method,
+        path: req.path,
+        headers: req.headers as Record<string, string | string[]>,
+        query: req.query as Record<string, string | string[]>,
+        body: req.body as unknown,
+      },
+      req,
+      res,
+    );
+  });
+  app.use(renderErrors(logger, config.Server.BodyLimitBytes));
+  return app;
+}
+
+type AnyHandler = (
+  context: HandlerContext<OperationId>,
+) => Promise<EnvelopeReply<unknown> | RawReply<unknown>>;
+
+/** Calls a typed handler with the validated request and sends its reply as the envelope. */
+function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) {
+  return async (context: Context, req: Request, res: Response) => {
+    const reply = await handler({
+      params: context.request.params as never,
+      query: context.request.query as never,
+      body: context.request.requestBody as never,
+      user: req.user ?? anonymous,
+      deps,
+      log: deps.logger.child({ operationId }),
+      req,
+    });
+    if ('raw' in reply) {
+      res.status(reply.status ?? 200).json(reply.raw);
+    } else {
+      res.status(200).json(successEnvelope(reply.data, reply.messages, reply.pagination));
+    }
+  };
+}
+
+/** A running API server. */
+export interface ApiServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the API on `Server.Host:Server.Port` (port 0 picks a free one). */
+export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
+  const app = createApp(deps);
+  await readiness.get(app);
+  const server = createServer(app);
+  const { Host, Port } = deps.config.Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(Port, Host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = Host === '0.0.0.0' || Host === '::' || Host === '' ? 'localhost' : Host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  deps.logger.info({ url }, 'API listening');
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { TrellisConfig } from '../../../core/src/config/types.js';
+import { ApiError } from '../../../core/src/errors.js';
+import type { Logger } from '../../../core/src/logging.js';
+import { hashPassword, isHashed, verifyPassword } from '../../../core/src/security/password.js';
+import { CredentialCache } from './credential-cache.js';
+import type { AuthUser } from './user.js';
+
+const invalidCredentials = () => new ApiError(401, 'Invalid username or password.');
+
+/** Reads `Basic base64(name:password)`; null when the header is not Basic at all. */
+export function parseBasicHeader(header: string): { name: string; password: string } | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** Warns once per user whose password is stored as plain text rather than an scrypt hash. */
+export function warnAboutPlainTextPasswords(
+  settings: TrellisConfig['Security']['Basic'],
+  logger: Logger,
+): void {
+  if (!settings.Enabled) return;
+  for (const user of settings.Users) {
+    if (!isHashed(user.Password)) {
+      logger.warn(
+        { user: user.Name },
+        'Basic user has a plain-text password; store an scrypt hash (npm run hash-password)',
+      );
+    }
+  }
+}
+
+/**
+ * Checks Basic credentials against the configured users. Verified headers are cached briefly;
+ * an unknown user still costs one hash check so that timing does not reveal which names exist.
+ */
+export function createBasicAuthenticator(settings: TrellisConfig['Security']['Basic']) {
+  const users = new Map(settings.Users.map((user) => [user.Name, user]));
+  const cache = new CredentialCache<AuthUser>();
+  let decoy: Promise<string> | undefined;
+
+  return async function authenticateBasic(header: string): Promise<AuthUser> {
+    const cached = cache.get(header);
+    if (cached) return cached;
+    const credentials = parseBasicHeader(header);
+    if (!credentials) throw new ApiError(401, 'The Basic credentials are malformed.');
+    const user = users.get(credentials.name);
+    if (!user) {
+      decoy ??= hashPassword(randomUUID());
+      await verifyPassword(await decoy, credentials.password);
+      throw invalidCredentials();
+    }
+    if (!(await verifyPassword(user.Password, credentials.password))) throw invalidCredentials();
+    const authenticated: AuthUser = { name: user.Name, roles: [...user.Roles] };
+    cache.set(header, authenticated);
+    return authenticated;
+  };
+}

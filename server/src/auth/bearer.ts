@@ -1,0 +1,82 @@
+import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
+import { ApiError } from '../../../core/src/errors.js';
+import { CredentialCache } from './credential-cache.js';
+import type { AuthUser } from './user.js';
+
+const knownRoles: readonly Role[] = ['admin', 'config', 'plugins', 'workflow'];
+
+/** Reads the roles from a claim (a dotted path like `realm_access.roles`), a string or an array. */
+export function rolesFromClaims(payload: JWTPayload, claim: string): Role[] {
+  let value: unknown = payload;
+  for (const key of claim.split('.')) {
+    value =
+      typeof value === 'object' && value !== null
+        ? (value as Record<string, unknown>)[key]
+        : undefined;
+  }
+  const names =
+    typeof value === 'string'
+      ? value.split(/[\s,]+/)
+      : Array.isArray(value)
+        ? value.filter((item): item is string => typeof item === 'string')
+        : [];
+  return knownRoles.filter((role) => names.includes(role));
+}
+
+/** A client-facing reason for a rejected token; never echoes the token. */
+function describeJwtFailure(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'The bearer token has expired.';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    return `The bearer token's "${error.claim}" claim is invalid (${error.reason}).`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return 'The bearer token signature is invalid.';
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) {
+    return 'The bearer token is signed with an algorithm that is not accepted.';
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return 'No key matches the bearer token.';
+  return 'The bearer token is invalid.';
+}
+
+/**
+ * Verifies Bearer JWTs: HS256 with `Secret`, RS256/ES256 with keys from `JwksUri`; `exp`, `nbf`,
+ * issuer and audience. Verified tokens are cached until the sooner of a minute and their expiry.
+ */
+export function createBearerAuthenticator(settings: TrellisConfig['Security']['Bearer']) {
+  const secret = settings.Secret ? new TextEncoder().encode(settings.Secret) : null;
+  const jwks = settings.JwksUri ? createRemoteJWKSet(new URL(settings.JwksUri)) : null;
+  const algorithms = [...(secret ? ['HS256'] : []), ...(jwks ? ['RS256', 'ES256'] : [])];
+  const getKey: JWTVerifyGetKey = async (header, token) => {
+    if (header.alg === 'HS256' && secret) return secret;
+    if (jwks) return jwks(header, token);
+    throw new errors.JOSEAlgNotAllowed('unsupported algorithm');
+  };
+  const cache = new CredentialCache<AuthUser>();
+
+  return async function authenticateBearer(header: string): Promise<AuthUser> {
+    const cached = cache.get(header);
+    if (cached) return cached;
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+    if (!token) throw new ApiError(401, 'The bearer token is missing.');
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, getKey, {
+        algorithms,
+        ...(settings.Issuer ? { issuer: settings.Issuer } : {}),
+        ...(settings.Audience ? { audience: settings.Audience } : {}),
+      }));
+    } catch (error) {
+      throw new ApiError(401, describeJwtFailure(error));
+    }
+    const name =
+      [payload.sub, payload['preferred_username'], payload['name']].find(
+        (candidate): candidate is string => typeof candidate === 'string' && candidate !== '',
+      ) ?? 'bearer';
+    const user: AuthUser = { name, roles: rolesFromClaims(payload, settings.RolesClaim) };
+    cache.set(header, user, payload.exp === undefined ? Infinity : payload.exp * 1000);
+    return user;
+  };
+}

@@ -1,0 +1,41 @@
+import type { Response } from 'express';
+import type { Pagination } from '../../core/src/db/paging.js';
+
+/** The body of every response except `/health`. */
+export interface Envelope<T> {
+  data: T;
+  messages: string[];
+  succeeded: boolean;
+  generatedAtUtc: string;
+  pagination?: Pagination;
+}
+
+/** The envelope of a successful operation. */
+export function successEnvelope<T>(
+  data: T,
+  messages: string[] = [],
+  pagination?: Pagination,
+): Envelope<T> {
+  return {
+    data,
+    messages,
+    succeeded: true,
+    generatedAtUtc: new Date().toISOString(),
+    ...(pagination ? { pagination } : {}),
+  };
+}
+
+/** The envelope of a failed operation: `data` is null, `messages` say what was wrong. */
+export function errorEnvelope(messages: string[]): Envelope<null> {
+  return { data: null, messages, succeeded: false, generatedAtUtc: new Date().toISOString() };
+}
+
+/** Sends a failure as the envelope with its status and extra headers. */
+export function sendErrorEnvelope(
+  res: Response,
+  status: number,
+  messages: string[],
+  headers: Record<string, string> = {},
+): void {
+  res.status(status).set(headers).json(errorEnvelope(messages));
+}

@@ -1,0 +1,73 @@
+import type { Request } from 'express';
+import type { operations } from '../../generated/schema.js';
+import type { Logger } from '../../core/src/logging.js';
+import type { AppDeps } from './app.js';
+import type { AuthUser } from './auth/user.js';
+import type { Pagination } from '../../core/src/db/paging.js';
+
+/**
+ * The typed shape of an operation handler. The generated `operations` are the route table:
+ * `HandlerMap` has one entry per operationId, so an operation without a handler (or a handler
+ * for an operation the spec lacks) fails type-checking.
+ */
+
+export type OperationId = keyof operations;
+
+/** `never` (the generator's "no such part") becomes an empty record. */
+type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>;
+
+export type PathParams<O extends OperationId> = Present<operations[O]['parameters']['path']>;
+export type QueryParams<O extends OperationId> = Present<operations[O]['parameters']['query']>;
+export type RequestBody<O extends OperationId> = operations[O] extends {
+  requestBody: { content: { 'application/json': infer B } };
+}
+  ? B
+  : undefined;
+
+/** The JSON body of the operation's 200 response. */
+export type SuccessBody<O extends OperationId> = operations[O]['responses'] extends {
+  200: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+/** What an enveloped operation returns: the envelope's `data`, and optionally messages and paging. */
+export interface EnvelopeReply<D> {
+  data: D;
+  messages?: string[];
+  pagination?: Pagination;
+}
+
+/** What an operation without an envelope (`/health`) returns: the body as is, and its status. */
+export interface RawReply<B> {
+  raw: B;
+  status?: number;
+}
+
+export type Reply<O extends OperationId> =
+  SuccessBody<O> extends { data: infer D; succeeded: boolean }
+    ? EnvelopeReply<D>
+    : RawReply<SuccessBody<O>>;
+
+/** Everything a handler gets: typed (validated, coerced) input, the caller and the app's deps. */
+export interface HandlerContext<O extends OperationId> {
+  params: PathParams<O>;
+  query: QueryParams<O>;
+  body: RequestBody<O>;
+  /** The authenticated caller; `anonymous` with no roles on public operations. */
+  user: AuthUser;
+  deps: AppDeps;
+  /** The request's logger (bound to the operation). */
+  log: Logger;
+  req: Request;
+}
+
+export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<Reply<O>>;
+
+/** One handler per operation; area files declare theirs `satisfies Partial<HandlerMap>`. */
+export type HandlerMap = { [O in OperationId]: Handler<O> };
+
+/** The reply of an operation that only confirms: `data: {}` and one message. */
+export function confirmation(message: string): { data: Record<string, never>; messages: string[] } {
+  return { data: {}, messages: [message] };
+}

@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import type { ErrorObject, Options as AjvOptions } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { OpenAPIBackend } from 'openapi-backend';
+import type { Document } from 'openapi-backend';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+const documentUrl = new URL('../../generated/openapi.json', import.meta.url);
+const yamlUrl = new URL('../../generated/openapi.yaml', import.meta.url);
+
+/** The OpenAPI document as text, read once: it is the route table and the validation schema. */
+export const openApiJson: string = readFileSync(documentUrl, 'utf8');
+
+/** A fresh copy of the document (openapi-backend dereferences it in place). */
+export function openApiDocument(): Document {
+  return JSON.parse(openApiJson) as Document;
+}
+
+/** The same document as YAML, if generated. */
+export function readOpenApiYaml(): string | null {
+  try {
+    return readFileSync(yamlUrl, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The numeric formats OpenAPI adds to JSON Schema; ajv-formats knows the rest. */
+const openApiFormats: Record<string, { type: 'number'; validate: (n: number) => boolean }> = {
+  int32: { type: 'number', validate: (n) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 },
+  int64: { type: 'number', validate: (n) => Number.isInteger(n) },
+  float: { type: 'number', validate: () => true },
+  double: { type: 'number', validate: () => true },
+};
+
+/**
+ * An openapi-backend over the generated document: routes every request and validates its
+ * path, query and body. The document is OpenAPI 3.1, so schemas are JSON Schema 2020-12
+ * (`unevaluatedProperties` included) and checked by Ajv2020 with every error reported.
+ */
+export function createOpenApiBackend(document: Document): OpenAPIBackend {
+  return new OpenAPIBackend({
+    definition: document,
+    strict: true,
+    validate: true,
+    coerceTypes: true,
+    ajvOpts: { allErrors: true, strict: false },
+    customizeAjv: (_ajv, options: AjvOptions) => {
+      const ajv = addFormats(new Ajv2020(options));
+      for (const [name, format] of Object.entries(openApiFormats)) ajv.addFormat(name, format);
+      return ajv as never;
+    },
+  });
+}
+
+const sectionNames: Record<string, string> = {
+  requestBody: 'body',
+  path: 'path',
+  query: 'query',
+  header: 'header',
+};
+
+/** `/requestBody/tasks/0/name` → `body.tasks[0].name`. */
+function fieldName(pointer: string, child?: string): string {
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  const [section = '', ...rest] = parts;
+  let name = sectionNames[section] ?? section;
+  for (const part of rest) name += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
+  return name || 'request';
+}
+
+/**
+ * One message per field problem, naming the field as the client sent it:
+ * `body.name: must be string`, `path.workflowId: must match format "uuid"`, `body: is required`.
+ */
+export function describeValidationErrors(errors: readonly ErrorObject[]): string[] {
+  const messages = errors.map((error) => {
+    const params = error.params as Record<string, unknown>;
+    switch (error.keyword) {
+      case 'required':
+        return `${fieldName(error.instancePath, String(params['missingProperty']))}: is required`;
+      case 'additionalProperties':
+        return `${fieldName(error.instancePath, String(params['additionalProperty']))}: is not allowed`;
+      case 'unevaluatedProperties':
+        return `${fieldName(error.instancePath, String(params['unevaluatedProperty']))}: is not allowed`;
+      case 'enum':
+        return `${fieldName(error.instancePath)}: must be one of ${(
+          params['allowedValues'] as unknown[]
+        )
+          .map((value) => JSON.stringify(value))
+          .join(', ')}`;
+      case 'parse':
+        return `body: is not valid JSON (${error.message ?? 'parse error'})`;
+      default:
+        return `${fieldName(error.instancePath)}: ${error.message ?? 'is invalid'}`;
+    }
+  });
+  return [...new Set(messages)];
+}

@@ -1,0 +1,72 @@
+import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
+import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
+import { isUuid } from '../../../core/src/db/ids.js';
+import { notFound } from '../../../core/src/errors.js';
+import {
+  installPlugin,
+  uninstallPlugin,
+  updatePlugin,
+} from '../../../core/src/plugins/installation.js';
+import type { HandlerMap } from '../handler.js';
+import { confirmation } from '../handler.js';
+import { listReply, pageInMemory } from '../lists.js';
+
+function toListItem(plugin: InstalledPlugin) {
+  return {
+    id: plugin.id,
+    type: plugin.type,
+    version: plugin.version,
+    description: plugin.description,
+  };
+}
+
+function toDetail(plugin: InstalledPlugin) {
+  return { ...toListItem(plugin), specifications: plugin.specifications };
+}
+
+/** `/plugins`: installed plugins, and installing, updating and uninstalling them from the catalog. */
+export const pluginHandlers = {
+  listPlugins: async ({ deps, query }) =>
+    listReply(pageInMemory(await pluginRepository.list(deps.db), query), query, toListItem),
+
+  /** A UUID means the detail; otherwise a group (`Storage`) or an exact type (`Net%2FHttp`). */
+  getPluginOrListByType: async ({ deps, params, query }) => {
+    const key = params.pluginIdOrType;
+    if (isUuid(key)) {
+      const plugin = await pluginRepository.findById(deps.db, key);
+      if (!plugin) throw notFound(`Plugin "${key}" was not found.`);
+      return { data: toDetail(plugin) };
+    }
+    const filter = key.includes('/') ? { type: key } : { group: key };
+    const plugins = await pluginRepository.list(deps.db, filter);
+    return listReply(pageInMemory(plugins, query), query, toListItem);
+  },
+
+  listPluginsByType: async ({ deps, params, query }) => {
+    const plugins = await pluginRepository.list(deps.db, {
+      type: `${params.group}/${params.name}`,
+    });
+    return listReply(pageInMemory(plugins, query), query, toListItem);
+  },
+
+  installPlugin: async ({ deps, body }) => {
+    const plugin = await installPlugin(deps.db, deps.catalog, {
+      type: body.Type,
+      version: body.Version,
+    });
+    return confirmation(`Plugin "${plugin.type}" ${plugin.version} was installed.`);
+  },
+
+  updatePlugin: async ({ deps, body }) => {
+    const plugin = await updatePlugin(deps.db, deps.catalog, {
+      type: body.Type,
+      version: body.Version,
+    });
+    return confirmation(`Plugin "${plugin.type}" was updated to ${plugin.version}.`);
+  },
+
+  uninstallPlugin: async ({ deps, body }) => {
+    await uninstallPlugin(deps.db, { type: body.Type, version: body.Version });
+    return confirmation(`Plugin "${body.Type}" ${body.Version} was uninstalled.`);
+  },
+} satisfies Partial<HandlerMap>;
