@@ -12,7 +12,11 @@ import {
 
 const scope: ExpressionScope = {
   outputs: {
-    Fetch: { status: 200, body: { items: [{ id: 'a' }, { id: 'b' }] }, headers: { 'content-type': 'json' } },
+    Fetch: {
+      status: 200,
+      body: { items: [{ id: 'a' }, { id: 'b' }] },
+      headers: { 'content-type': 'json' },
+    },
     Count: 3,
     Empty: null,
   },
@@ -89,7 +93,9 @@ describe('resolveValue', () => {
     expect(() => resolveValue("$[Outputs('Fetch') * 2]", scope)).toThrow(
       "operator * needs numbers, not an object and the number 2 in $[Outputs('Fetch') * 2]",
     );
-    expect(() => evaluateExpression("Outputs('Nope') < 3", scope)).toThrow(/cannot compare null < the number 3/);
+    expect(() => evaluateExpression("Outputs('Nope') < 3", scope)).toThrow(
+      /cannot compare null < the number 3/,
+    );
     expect(() => evaluateExpression("Outputs('Count') / 0", scope)).toThrow(/division by zero/);
     expect(() => evaluateExpression("Variables('tags')[Outputs('Fetch')]", scope)).toThrow(
       /cannot index with an object/,
@@ -107,7 +113,9 @@ describe('evaluateCondition', () => {
   it('uses truthiness and treats missing values as false', () => {
     expect(evaluateCondition("Outputs('Missing').ok", scope)).toBe(false);
     expect(evaluateCondition("!Outputs('Missing')", scope)).toBe(true);
-    expect(evaluateCondition("Variables('region') == 'eu' && Outputs('Count') > 2", scope)).toBe(true);
+    expect(evaluateCondition("Variables('region') == 'eu' && Outputs('Count') > 2", scope)).toBe(
+      true,
+    );
     expect(evaluateCondition("Variables('region') == 'us' || false", scope)).toBe(false);
   });
 
@@ -123,10 +131,16 @@ describe('evaluateCondition', () => {
 
 describe('safety', () => {
   it('refuses prototype properties statically', () => {
-    expect(checkExpression("Outputs('Fetch').constructor")).toMatch(/'constructor' is not accessible/);
+    expect(checkExpression("Outputs('Fetch').constructor")).toMatch(
+      /'constructor' is not accessible/,
+    );
     expect(checkExpression("Outputs('Fetch').__proto__")).toMatch(/'__proto__' is not accessible/);
-    expect(checkExpression("Outputs('Fetch')['prototype']")).toMatch(/'prototype' is not accessible/);
-    expect(() => evaluateExpression("Outputs('Fetch').constructor", scope)).toThrow(ExpressionError);
+    expect(checkExpression("Outputs('Fetch')['prototype']")).toMatch(
+      /'prototype' is not accessible/,
+    );
+    expect(() => evaluateExpression("Outputs('Fetch').constructor", scope)).toThrow(
+      ExpressionError,
+    );
   });
 
   it('refuses prototype properties reached through computed keys', () => {
@@ -146,7 +160,9 @@ describe('safety', () => {
 
   it('has no access to globals, calls or assignments', () => {
     expect(checkExpression('process')).toMatch(/unknown name 'process'/);
-    expect(checkExpression('globalThis.process.exit()')).toMatch(/only Outputs\('Task'\) and Variables\('key'\) can be called/);
+    expect(checkExpression('globalThis.process.exit()')).toMatch(
+      /only Outputs\('Task'\) and Variables\('key'\) can be called/,
+    );
     expect(checkExpression("Outputs('A').toString()")).toMatch(/can be called/);
     expect(checkExpression('this')).toMatch(/'this' is not supported/);
     expect(checkExpression('a = 1')).not.toBeNull();
@@ -172,7 +188,9 @@ describe('checkExpression and checkTemplate', () => {
   });
 
   it('reports syntax errors with the expression', () => {
-    expect(checkExpression("Outputs('Fetch').status ==")).toMatch(/^cannot parse \$\[Outputs\('Fetch'\)\.status ==\]/);
+    expect(checkExpression("Outputs('Fetch').status ==")).toMatch(
+      /^cannot parse \$\[Outputs\('Fetch'\)\.status ==\]/,
+    );
     expect(checkTemplate("x $[Outputs('A'] y")).toMatch(/cannot parse/);
     expect(checkTemplate("x $[Outputs('A')")).toMatch(/unterminated \$\[ at character 2/);
     expect(checkTemplate('x $[ ] y')).toMatch(/empty \$\[ \]/);
@@ -181,7 +199,10 @@ describe('checkExpression and checkTemplate', () => {
 
 describe('referencedTasks', () => {
   it('lists the tasks read through Outputs in conditions and templates', () => {
-    expect(referencedTasks("Outputs('A').x == Outputs('B')[0] && Variables('v')")).toEqual(['A', 'B']);
+    expect(referencedTasks("Outputs('A').x == Outputs('B')[0] && Variables('v')")).toEqual([
+      'A',
+      'B',
+    ]);
     expect(referencedTasks("$[outputs('A')] and $[Outputs('C').y ? Outputs('A') : 1]")).toEqual([
       'A',
       'C',

@@ -146,7 +146,8 @@ function findUnsupported(node: Node): string | null {
       return firstProblem((node as jsep.ArrayExpression).elements);
     case 'UnaryExpression': {
       const unary = node as jsep.UnaryExpression;
-      if (!UNARY_OPERATORS.has(unary.operator)) return `operator ${unary.operator} is not supported`;
+      if (!UNARY_OPERATORS.has(unary.operator))
+        return `operator ${unary.operator} is not supported`;
       return findUnsupported(unary.argument);
     }
     case 'BinaryExpression': {
@@ -175,7 +176,7 @@ function findUnsupported(node: Node): string | null {
       const name =
         call.callee.type === 'Identifier' ? functionName(call.callee as jsep.Identifier) : null;
       if (name === null) {
-        return 'only Outputs(\'Task\') and Variables(\'key\') can be called';
+        return "only Outputs('Task') and Variables('key') can be called";
       }
       const [argument, ...extra] = call.arguments;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
@@ -326,7 +327,9 @@ function resolveString(text: string, scope: ExpressionScope): unknown {
   const sole = soleExpression(parts);
   if (sole !== null) return evaluateExpression(sole, scope);
   return parts
-    .map((part) => ('text' in part ? part.text : toText(evaluateExpression(part.expression, scope))))
+    .map((part) =>
+      'text' in part ? part.text : toText(evaluateExpression(part.expression, scope)),
+    )
     .join('');
 }
 
@@ -480,7 +483,9 @@ class Evaluator {
 
   private arithmetic(operator: string, left: unknown, right: unknown): number {
     if (typeof left !== 'number' || typeof right !== 'number') {
-      throw this.error(`operator ${operator} needs numbers, not ${describe(left)} and ${describe(right)}`);
+      throw this.error(
+        `operator ${operator} needs numbers, not ${describe(left)} and ${describe(right)}`,
+      );
     }
     if ((operator === '/' || operator === '%') && right === 0) {
       throw this.error('division by zero');

@@ -24,8 +24,7 @@ export interface ErrorHandling {
 
 /** `type` as a string names a plugin configuration; as an object, a plugin (and version). */
 export type TaskType =
-  | string
-  | { plugin: string; version?: string; specifications?: Record<string, unknown> };
+  string | { plugin: string; version?: string; specifications?: Record<string, unknown> };
 
 export interface TaskDefinition {
   name: string;

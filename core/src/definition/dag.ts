@@ -1,0 +1,216 @@
+/**
+ * Checks of a schema-valid definition that JSON Schema cannot express: task names are unique,
+ * every reference names a task, the graph has no cycle, and expressions parse and read only
+ * outputs of tasks that exist. Pure: the engine may run these inside workflow code too.
+ */
+import { checkExpression, checkTemplate, referencedTasks } from './expressions.js';
+import { formatPath, type PathSegment } from './location.js';
+import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
+
+/** Every graph and expression problem of the definition, each naming where it is. */
+export function checkGraph(definition: WorkflowDefinition): string[] {
+  const problems: string[] = [];
+  const names = new Map<string, number>();
+  definition.tasks.forEach((task, index) => {
+    const first = names.get(task.name);
+    if (first === undefined) names.set(task.name, index);
+    else {
+      problems.push(
+        `${formatPath(['tasks', index, 'name'])}: duplicate task name '${task.name}' (also tasks[${first}])`,
+      );
+    }
+  });
+
+  const unknownTask = (name: string): string | null => {
+    if (names.has(name)) return null;
+    const lower = name.toLowerCase();
+    const near = [...names.keys()].find((known) => known.toLowerCase() === lower);
+    return `unknown task '${name}'${near === undefined ? '' : ` (did you mean '${near}'?)`}`;
+  };
+
+  definition.tasks.forEach((task, index) => {
+    const at = (...segments: PathSegment[]) => formatPath(['tasks', index, ...segments]);
+    const references: Array<[keyof TaskDefinition, string[] | undefined, string]> = [
+      ['dependencies', task.dependencies, 'cannot depend on itself'],
+      ['runOnFailureOf', task.runOnFailureOf, 'cannot run on its own failure'],
+    ];
+    for (const [field, targets, selfProblem] of references) {
+      targets?.forEach((target, i) => {
+        const problem =
+          target === task.name ? `task '${task.name}' ${selfProblem}` : unknownTask(target);
+        if (problem !== null) problems.push(`${at(field, i)}: ${problem}`);
+      });
+    }
+    problems.push(
+      ...checkErrorHandling(task.errorHandling, ['tasks', index], unknownTask, task.name),
+    );
+    problems.push(...checkTaskExpressions(task, index, names));
+  });
+  problems.push(
+    ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
+  );
+
+  for (const cycle of findCycles(definition)) {
+    problems.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+  }
+  return problems;
+}
+
+function checkErrorHandling(
+  handling: ErrorHandling | undefined,
+  path: PathSegment[],
+  unknownTask: (name: string) => string | null,
+  taskName?: string,
+): string[] {
+  if (handling === undefined) return [];
+  const at = formatPath([...path, 'errorHandling', 'triggerTask']);
+  if (handling.triggerTask === undefined) {
+    return handling.strategy === 'TriggerTask'
+      ? [`${at}: is required with strategy TriggerTask`]
+      : [];
+  }
+  if (handling.triggerTask === taskName) return [`${at}: task '${taskName}' cannot trigger itself`];
+  const problem = unknownTask(handling.triggerTask);
+  return problem === null ? [] : [`${at}: ${problem}`];
+}
+
+function checkTaskExpressions(
+  task: TaskDefinition,
+  index: number,
+  names: ReadonlyMap<string, number>,
+): string[] {
+  const problems: string[] = [];
+  const checkReads = (path: PathSegment[], text: string) => {
+    for (const name of referencedTasks(text)) {
+      if (name === task.name) {
+        problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
+      } else if (!names.has(name)) {
+        problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
+      }
+    }
+  };
+
+  const condition = task.executionCondition?.expression;
+  if (condition !== undefined) {
+    const path = ['tasks', index, 'executionCondition', 'expression'];
+    const problem = checkExpression(condition);
+    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    else checkReads(path, condition);
+  }
+  forEachString(task.parameters, ['tasks', index, 'parameters'], (path, text) => {
+    if (!text.includes('$[')) return;
+    const problem = checkTemplate(text);
+    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    else checkReads(path, text);
+  });
+  return problems;
+}
+
+function forEachString(
+  value: unknown,
+  path: PathSegment[],
+  visit: (path: PathSegment[], text: string) => void,
+): void {
+  if (typeof value === 'string') visit(path, value);
+  else if (Array.isArray(value))
+    value.forEach((item, i) => forEachString(item, [...path, i], visit));
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) forEachString(item, [...path, key], visit);
+  }
+}
+
+/**
+ * Edges run from a task to the tasks that wait for it (through `dependencies` or
+ * `runOnFailureOf`), in definition order. Unknown and self references are left out: they are
+ * reported on their own.
+ */
+function successors(definition: WorkflowDefinition): Map<string, string[]> {
+  const edges = new Map<string, string[]>(definition.tasks.map((task) => [task.name, []]));
+  for (const task of definition.tasks) {
+    for (const before of [...(task.dependencies ?? []), ...(task.runOnFailureOf ?? [])]) {
+      const next = edges.get(before);
+      if (next !== undefined && before !== task.name && !next.includes(task.name)) {
+        next.push(task.name);
+      }
+    }
+  }
+  return edges;
+}
+
+/** Tasks ordered so that each comes after every task it waits for; nodes on cycles are left out. */
+function kahnOrder(edges: Map<string, string[]>): string[] {
+  const waiting = new Map<string, number>([...edges.keys()].map((name) => [name, 0]));
+  for (const next of edges.values()) {
+    for (const name of next) waiting.set(name, (waiting.get(name) ?? 0) + 1);
+  }
+  const order = [...waiting].filter(([, count]) => count === 0).map(([name]) => name);
+  for (let i = 0; i < order.length; i++) {
+    for (const next of edges.get(order[i] as string) ?? []) {
+      const left = (waiting.get(next) ?? 0) - 1;
+      waiting.set(next, left);
+      if (left === 0) order.push(next);
+    }
+  }
+  return order;
+}
+
+/**
+ * The task names in an order where every task follows the tasks it waits for (dependencies and
+ * runOnFailureOf), ties kept in definition order. Throws on a cycle; `checkGraph` reports it.
+ */
+export function topologicalOrder(definition: WorkflowDefinition): string[] {
+  const edges = successors(definition);
+  const order = kahnOrder(edges);
+  if (order.length < edges.size) {
+    throw new Error(`the workflow '${definition.name}' has a cycle`);
+  }
+  return order;
+}
+
+/**
+ * Cycles of the graph, each as its tasks in run order starting from the one defined first: none
+ * for a DAG, at least one otherwise (cycles that share tasks are reported once). Linear-ish and
+ * iterative, so very large definitions neither take long nor overflow the stack.
+ */
+export function findCycles(definition: WorkflowDefinition): string[][] {
+  const edges = successors(definition);
+  const acyclic = new Set(kahnOrder(edges));
+  // What Kahn's pass leaves are the tasks on cycles and the tasks downstream of them.
+  const downstream = new Set([...edges.keys()].filter((name) => !acyclic.has(name)));
+  // The same pass against the edges leaves cycles only; what remains are the tasks on cycles.
+  const backwards = new Map<string, string[]>([...downstream].map((name) => [name, []]));
+  for (const name of downstream) {
+    for (const next of edges.get(name) ?? []) backwards.get(next)?.push(name);
+  }
+  const tails = new Set(kahnOrder(backwards));
+  const remaining = new Set([...downstream].filter((name) => !tails.has(name)));
+  const forward = (name: string) => (edges.get(name) ?? []).filter((next) => remaining.has(next));
+
+  const cycles: string[][] = [];
+  const visited = new Set<string>();
+  for (const start of remaining) {
+    if (visited.has(start)) continue;
+    const walk: string[] = [];
+    let current: string | undefined = start;
+    // Every remaining task has a way forward inside `remaining`, so the walk meets itself or an
+    // earlier walk.
+    while (current !== undefined && !visited.has(current)) {
+      visited.add(current);
+      walk.push(current);
+      current = forward(current)[0];
+    }
+    const from = current === undefined ? -1 : walk.indexOf(current);
+    if (from !== -1) cycles.push(rotateToFirstDefined(walk.slice(from), definition));
+  }
+  return cycles;
+}
+
+function rotateToFirstDefined(cycle: string[], definition: WorkflowDefinition): string[] {
+  const position = new Map(definition.tasks.map((task, i) => [task.name, i]));
+  const first = cycle.reduce(
+    (best, name, i) =>
+      (position.get(name) ?? 0) < (position.get(cycle[best] as string) ?? 0) ? i : best,
+    0,
+  );
+  return [...cycle.slice(first), ...cycle.slice(0, first)];
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { checkReferences, type ReferenceLookup } from './references.js';
+import type { WorkflowDefinition } from './types.js';
+
+/** An in-memory lookup that records what it was asked (the real one queries the database). */
+function lookup(plugins: Record<string, string[]>, configurations: string[]) {
+  const asked: string[] = [];
+  const value: ReferenceLookup = {
+    async plugin(type, version) {
+      asked.push(`plugin ${type} ${version ?? '(latest)'}`);
+      const versions = plugins[type];
+      return versions !== undefined && (version === undefined || versions.includes(version));
+    },
+    async configuration(name) {
+      asked.push(`configuration ${name}`);
+      return configurations.includes(name);
+    },
+  };
+  return { value, asked };
+}
+
+const definition: WorkflowDefinition = {
+  name: 'W',
+  tasks: [
+    { name: 'Fetch', type: { plugin: 'Net/Http', version: '1.0.0' } },
+    { name: 'Fetch2', type: { plugin: 'Net/Http', version: '2.0.0' } },
+    { name: 'Any', type: { plugin: 'Net/Http' } },
+    { name: 'Store', type: 'reports-bucket' },
+    { name: 'Store2', type: 'reports-bucket' },
+    { name: 'Ops', type: 'ops-approval' },
+    { name: 'Zip', type: { plugin: 'Compression/Zip' } },
+  ],
+};
+
+describe('checkReferences', () => {
+  it('reports unknown configurations, plugins and versions, naming the task', async () => {
+    const { value } = lookup({ 'Net/Http': ['1.0.0'] }, ['ops-approval']);
+    expect(await checkReferences(definition, value)).toEqual([
+      "tasks[1].type: task 'Fetch2' uses plugin 'Net/Http' version 2.0.0, which is not installed",
+      "tasks[3].type: task 'Store' uses unknown plugin configuration 'reports-bucket'",
+      "tasks[4].type: task 'Store2' uses unknown plugin configuration 'reports-bucket'",
+      "tasks[6].type: task 'Zip' uses plugin 'Compression/Zip', which is not installed",
+    ]);
+  });
+
+  it('asks about each distinct name once and passes no version when none is given', async () => {
+    const { value, asked } = lookup(
+      { 'Net/Http': ['1.0.0', '2.0.0'], 'Compression/Zip': ['1.0.0'] },
+      ['ops-approval', 'reports-bucket'],
+    );
+    expect(await checkReferences(definition, value)).toEqual([]);
+    expect(asked.sort()).toEqual([
+      'configuration ops-approval',
+      'configuration reports-bucket',
+      'plugin Compression/Zip (latest)',
+      'plugin Net/Http (latest)',
+      'plugin Net/Http 1.0.0',
+      'plugin Net/Http 2.0.0',
+    ]);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Checks that what a definition's tasks run exists: plugin configurations named by a string
+ * `type`, installed plugins (and versions) named by an object `type`. The lookups come from the
+ * caller (the repositories), so this module has no database code of its own.
+ */
+import { formatPath } from './location.js';
+import type { WorkflowDefinition } from './types.js';
+
+export interface ReferenceLookup {
+  /** Whether the plugin type is installed (in that version, when one is given). */
+  plugin(type: string, version?: string): Promise<boolean>;
+  /** Whether a plugin configuration of that name exists. */
+  configuration(name: string): Promise<boolean>;
+}
+
+/** One message per task whose plugin or configuration is unknown; each distinct name is looked up once. */
+export async function checkReferences(
+  definition: WorkflowDefinition,
+  lookup: ReferenceLookup,
+): Promise<string[]> {
+  const answers = new Map<string, Promise<boolean>>();
+  const once = (key: string, ask: () => Promise<boolean>) => {
+    let answer = answers.get(key);
+    if (answer === undefined) {
+      answer = ask();
+      answers.set(key, answer);
+    }
+    return answer;
+  };
+
+  const problems = await Promise.all(
+    definition.tasks.map(async (task, index) => {
+      const at = formatPath(['tasks', index, 'type']);
+      const { type } = task;
+      if (typeof type === 'string') {
+        const exists = await once(`configuration\u0000${type}`, () => lookup.configuration(type));
+        return exists
+          ? null
+          : `${at}: task '${task.name}' uses unknown plugin configuration '${type}'`;
+      }
+      const { plugin, version } = type;
+      const exists = await once(`plugin\u0000${plugin}\u0000${version ?? ''}`, () =>
+        version === undefined ? lookup.plugin(plugin) : lookup.plugin(plugin, version),
+      );
+      if (exists) return null;
+      const named = version === undefined ? `'${plugin}'` : `'${plugin}' version ${version}`;
+      return `${at}: task '${task.name}' uses plugin ${named}, which is not installed`;
+    }),
+  );
+  return problems.filter((problem): problem is string => problem !== null);
+}
