@@ -1,0 +1,253 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { createTrellisClient, TrellisApiError, type components } from './index.js';
+
+// A real HTTP server on loopback that answers as Trellis would, recording what it received.
+type Reply = { status: number; body: unknown };
+type Received = { method: string; url: string; authorization: string | undefined; body: unknown };
+
+let server: Server;
+let baseUrl: string;
+let received: Received[] = [];
+let answer: (request: Received) => Reply = () => ({ status: 200, body: envelope({}) });
+
+const envelope = (data: unknown, extra: Record<string, unknown> = {}) => ({
+  data,
+  messages: [],
+  succeeded: true,
+  generatedAtUtc: new Date().toISOString(),
+  ...extra,
+});
+const failure = (messages: string[]) => ({
+  data: null,
+  messages,
+  succeeded: false,
+  generatedAtUtc: new Date().toISOString(),
+});
+
+async function readBody(request: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of request) text += String(chunk);
+  return text ? JSON.parse(text) : undefined;
+}
+
+beforeAll(async () => {
+  server = createServer(async (request, response) => {
+    const entry = {
+      method: request.method ?? '',
+      url: request.url ?? '',
+      authorization: request.headers.authorization,
+      body: await readBody(request),
+    };
+    received.push(entry);
+    const { status, body } = answer(entry);
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+beforeEach(() => {
+  received = [];
+  answer = () => ({ status: 200, body: envelope({}) });
+});
+
+const workflowId = '0b6c1d7e-3f1a-4c2b-9d4e-5f6a7b8c9d0e';
+const executionId = '1c7d2e8f-4a2b-4d3c-8e5f-6a7b8c9d0e1f';
+
+describe('createTrellisClient', () => {
+  it('sends Basic credentials and resolves to the envelope data', async () => {
+    const item = { id: workflowId, name: 'Nightly', modifiedDate: '2025-01-01T00:00:00Z' };
+    answer = () => ({ status: 200, body: envelope([item]) });
+    const client = createTrellisClient({
+      baseUrl,
+      basic: { username: 'admin', password: 'pä:ss' },
+    });
+
+    const workflows = await client.GET('/workflows');
+
+    expectTypeOf(workflows).toEqualTypeOf<components['schemas']['WorkflowListItem'][]>();
+    expect(workflows).toEqual([item]);
+    expect(received[0]?.authorization).toBe(
+      `Basic ${Buffer.from('admin:pä:ss').toString('base64')}`,
+    );
+  });
+
+  it('asks the bearer function for a token on every request', async () => {
+    let issued = 0;
+    const client = createTrellisClient({ baseUrl, bearer: () => `token-${++issued}` });
+
+    await client.GET('/version');
+    await client.GET('/version');
+
+    expect(received.map((entry) => entry.authorization)).toEqual([
+      'Bearer token-1',
+      'Bearer token-2',
+    ]);
+  });
+
+  it('refuses both Basic and Bearer credentials', () => {
+    expect(() =>
+      createTrellisClient({ baseUrl, basic: { username: 'a', password: 'b' }, bearer: 't' }),
+    ).toThrow(TypeError);
+  });
+
+  it('sends path parameters and bodies, including the body of DELETE /plugins', async () => {
+    const client = createTrellisClient({ baseUrl });
+
+    await client.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId } },
+      body: { workflowId, definition: '{"name":"A","tasks":[]}' },
+    });
+    await client.DELETE('/plugins', { body: { Type: 'Net/Http', Version: '1.0.0' } });
+
+    expect(received).toMatchObject([
+      {
+        method: 'PUT',
+        url: `/workflows/${workflowId}`,
+        body: { workflowId, definition: '{"name":"A","tasks":[]}' },
+      },
+      { method: 'DELETE', url: '/plugins', body: { Type: 'Net/Http', Version: '1.0.0' } },
+    ]);
+  });
+
+  it('throws TrellisApiError with the status, messages and body of an error envelope', async () => {
+    const body = failure(['definition: tasks must have at least one item']);
+    answer = () => ({ status: 400, body });
+    const client = createTrellisClient({ baseUrl });
+
+    const error = await client
+      .POST('/workflows/Add', { body: { definition: '{}' } })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(TrellisApiError);
+    expect(error).toMatchObject({ status: 400, messages: body.messages, body });
+  });
+
+  it('resolves envelope calls to the whole body, messages included', async () => {
+    answer = () => ({ status: 200, body: { ...envelope({}), messages: ['Workflow deleted'] } });
+    const client = createTrellisClient({ baseUrl });
+
+    const result = await client.envelope.DELETE('/workflows/{workflowId}', {
+      params: { path: { workflowId } },
+    });
+
+    expect(result.messages).toEqual(['Workflow deleted']);
+  });
+
+  it('pages through a list', async () => {
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    answer = ({ url }) => {
+      const query = new URL(url, baseUrl).searchParams;
+      const page = Number(query.get('page'));
+      const pageSize = Number(query.get('pageSize') ?? 100);
+      const data = ids.slice((page - 1) * pageSize, page * pageSize).map((id) => ({ id }));
+      const pagination = {
+        page,
+        pageSize,
+        totalCount: ids.length,
+        totalPages: Math.ceil(ids.length / pageSize),
+      };
+      return { status: 200, body: envelope(data, { pagination }) };
+    };
+    const client = createTrellisClient({ baseUrl });
+
+    const first = await client.page('/config', { params: { query: { pageSize: 2 } } });
+    const every = [];
+    for await (const item of client.all('/config', { params: { query: { pageSize: 2 } } }))
+      every.push(item.id);
+
+    expect(first.pagination).toEqual({ page: 1, pageSize: 2, totalCount: 5, totalPages: 3 });
+    expect(first.data.map((item) => item.id)).toEqual(['a', 'b']);
+    expect(every).toEqual(ids);
+    expect(received.slice(1).map((entry) => entry.url)).toEqual([
+      '/config?pageSize=2&page=1',
+      '/config?pageSize=2&page=2',
+      '/config?pageSize=2&page=3',
+    ]);
+  });
+});
+
+describe('waitForExecution', () => {
+  const detail = (status: string) =>
+    envelope({
+      workflowId,
+      executionId,
+      workflow: '{}',
+      status,
+      executionStart: '2025-01-01T00:00:00Z',
+      executionEnd: null,
+    });
+
+  it('polls until the execution reaches a terminal status', async () => {
+    const statuses = ['Running', 'Paused', 'Running', 'Completed'];
+    answer = () => ({ status: 200, body: detail(statuses.shift() ?? 'Completed') });
+    const client = createTrellisClient({ baseUrl });
+
+    const execution = await client.waitForExecution(workflowId, executionId, { intervalMs: 5 });
+
+    expect(execution.status).toBe('Completed');
+    expect(received).toHaveLength(4);
+    expect(received[0]?.url).toBe(`/workflows/${workflowId}/executions/${executionId}`);
+  });
+
+  it('waits for the statuses asked for', async () => {
+    const statuses = ['Running', 'Paused'];
+    answer = () => ({ status: 200, body: detail(statuses.shift() ?? 'Completed') });
+    const client = createTrellisClient({ baseUrl });
+
+    const execution = await client.waitForExecution(workflowId, executionId, {
+      intervalMs: 5,
+      until: ['Paused'],
+    });
+
+    expect(execution.status).toBe('Paused');
+  });
+
+  it('gives up after the timeout, naming the last status', async () => {
+    answer = () => ({ status: 200, body: detail('Running') });
+    const client = createTrellisClient({ baseUrl });
+
+    await expect(
+      client.waitForExecution(workflowId, executionId, { timeoutMs: 50, intervalMs: 10 }),
+    ).rejects.toThrow(/still Running after 50 ms/);
+  });
+
+  it('stops at an API error', async () => {
+    answer = () => ({ status: 404, body: failure(['Execution not found']) });
+    const client = createTrellisClient({ baseUrl });
+
+    await expect(client.waitForExecution(workflowId, executionId)).rejects.toMatchObject({
+      status: 404,
+      messages: ['Execution not found'],
+    });
+  });
+});
+
+describe('types', () => {
+  it('follow the API document', () => {
+    // Only type-checked: the calls below never run.
+    const client = createTrellisClient({ baseUrl: 'http://127.0.0.1:1' });
+    const neverRun = () => {
+      expectTypeOf(
+        client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } }),
+      ).resolves.toEqualTypeOf<components['schemas']['WorkflowDetail']>();
+      expectTypeOf(client.GET('/health')).resolves.toEqualTypeOf<
+        components['schemas']['HealthReport']
+      >();
+      expectTypeOf(client.envelope.GET('/version')).resolves.toEqualTypeOf<
+        components['schemas']['VersionResponse']
+      >();
+      // @ts-expect-error the path parameter is required
+      void client.GET('/workflows/{workflowId}');
+      // @ts-expect-error plugin bodies are capitalised
+      void client.POST('/plugins', { body: { type: 'Net/Http', version: '1.0.0' } });
+      // @ts-expect-error no such path
+      void client.GET('/nowhere');
+    };
+    expect(neverRun).toBeTypeOf('function');
+  });
+});

@@ -1,0 +1,216 @@
+import createClient from 'openapi-fetch';
+import type { Client, MaybeOptionalInit } from 'openapi-fetch';
+import { authMiddleware, type Credentials } from './auth.js';
+import { TrellisApiError } from './errors.js';
+import type { components, paths } from './generated/schema.js';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+type Schemas = components['schemas'];
+export type Pagination = Schemas['Pagination'];
+export type ExecutionStatus = Schemas['ExecutionStatus'];
+export type ExecutionDetail = Schemas['ExecutionDetail'];
+
+/** The API paths that have an operation for `M`. */
+export type PathsWith<M extends Method> = {
+  [P in keyof paths]: paths[P] extends Record<M, object> ? P : never;
+}[keyof paths];
+
+/** The body of an operation's 200 response (the envelope, or the bare report of `/health`). */
+export type SuccessBody<Op> = Op extends {
+  responses: { 200: { content: { 'application/json': infer B } } };
+}
+  ? B
+  : never;
+
+/** What the client resolves to: the envelope's `data` (the whole body where there is no envelope). */
+export type ResponseData<Op> =
+  SuccessBody<Op> extends { data: infer D; succeeded: boolean } ? D : SuccessBody<Op>;
+
+/** The element type of a list operation's `data`. */
+export type ListItem<Op> = ResponseData<Op> extends readonly (infer T)[] ? T : never;
+
+type Init<P extends keyof paths, M extends Method> = MaybeOptionalInit<paths[P], M>;
+type RequiredKeys<T> = { [K in keyof T]: object extends Pick<T, K> ? never : K }[keyof T];
+/** The init argument is optional unless the operation needs path parameters or a body. */
+type InitArgs<I> = RequiredKeys<I> extends never ? [init?: I] : [init: I];
+
+/** Calls one operation and resolves to a part of its success body; throws `TrellisApiError` otherwise. */
+type Call<M extends Method, Result extends 'data' | 'envelope'> = <
+  P extends PathsWith<M>,
+  I extends Init<P, M>,
+>(
+  url: P,
+  ...init: InitArgs<I>
+) => Promise<Result extends 'data' ? ResponseData<paths[P][M]> : SuccessBody<paths[P][M]>>;
+
+/** A page of a list with where it sits in the whole list. */
+export interface Page<T> {
+  data: T[];
+  pagination: Pagination;
+}
+
+export interface TrellisClientOptions extends Credentials {
+  /** The service's root URL, e.g. `http://localhost:6262`. */
+  baseUrl: string;
+  /** A fetch implementation (defaults to the global one). */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+export interface WaitOptions {
+  /** Give up (with an `Error`) after this long. Default 60 s. */
+  timeoutMs?: number;
+  /** Time between polls. Default 200 ms. */
+  intervalMs?: number;
+  /** The statuses to wait for. Default: the terminal ones (`Completed`, `Failed`, `Canceled`). */
+  until?: readonly ExecutionStatus[];
+  signal?: AbortSignal;
+}
+
+export interface TrellisClient {
+  /** Each resolves to the envelope's `data`, typed by path; a non-2xx response throws `TrellisApiError`. */
+  GET: Call<'get', 'data'>;
+  POST: Call<'post', 'data'>;
+  PUT: Call<'put', 'data'>;
+  DELETE: Call<'delete', 'data'>;
+  /** The same calls resolving to the whole envelope (`messages`, `pagination`, `generatedAtUtc`). */
+  envelope: {
+    GET: Call<'get', 'envelope'>;
+    POST: Call<'post', 'envelope'>;
+    PUT: Call<'put', 'envelope'>;
+    DELETE: Call<'delete', 'envelope'>;
+  };
+  /** One page of a list (`page` defaults to 1), with its `pagination`. */
+  page<P extends PathsWith<'get'>, I extends Init<P, 'get'>>(
+    url: P,
+    ...init: InitArgs<I>
+  ): Promise<Page<ListItem<paths[P]['get']>>>;
+  /** Every item of a list, fetched page by page (`pageSize` as given, else the server's default). */
+  all<P extends PathsWith<'get'>, I extends Init<P, 'get'>>(
+    url: P,
+    ...init: InitArgs<I>
+  ): AsyncGenerator<ListItem<paths[P]['get']>, void, undefined>;
+  /** Polls an execution until its status is one of `until` (default: terminal) and returns it. */
+  waitForExecution(
+    workflowId: string,
+    executionId: string,
+    options?: WaitOptions,
+  ): Promise<ExecutionDetail>;
+  /** The underlying openapi-fetch client (auth included), for status codes and headers. */
+  raw: Client<paths>;
+}
+
+const terminalStatuses: readonly ExecutionStatus[] = ['Completed', 'Failed', 'Canceled'];
+
+interface LooseInit {
+  params?: { query?: Record<string, unknown>; path?: Record<string, unknown> };
+  [key: string]: unknown;
+}
+
+/** Creates a typed Trellis client; see the package README for examples. */
+export function createTrellisClient(options: TrellisClientOptions): TrellisClient {
+  const { baseUrl, fetch, headers, ...credentials } = options;
+  const raw = createClient<paths>({
+    baseUrl,
+    ...(fetch ? { fetch } : {}),
+    ...(headers ? { headers } : {}),
+  });
+  const auth = authMiddleware(credentials);
+  if (auth) raw.use(auth);
+
+  // The public signatures above carry the types; inside, one untyped call serves every operation.
+  const send = async (method: Method, url: string, init?: LooseInit): Promise<unknown> => {
+    const request = raw.request as (
+      m: Method,
+      u: string,
+      i?: LooseInit,
+    ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    const { data, error, response } = await request(method, url, init);
+    if (!response.ok) throw TrellisApiError.fromResponse(response, error);
+    return data;
+  };
+  const dataOf = async (method: Method, url: string, init?: LooseInit) => {
+    const body = await send(method, url, init);
+    return isEnvelope(body) ? body.data : body;
+  };
+  const withQuery = (init: LooseInit | undefined, query: Record<string, unknown>): LooseInit => ({
+    ...init,
+    params: { ...init?.params, query: { ...init?.params?.query, ...query } },
+  });
+  // Asking for a page is what makes the server add `pagination`.
+  const page = async (url: string, init?: LooseInit): Promise<Page<unknown>> => {
+    const paged = init?.params?.query?.page === undefined ? withQuery(init, { page: 1 }) : init;
+    const body = await send('get', url, paged);
+    if (!isEnvelope(body) || !Array.isArray(body.data) || !body.pagination) {
+      throw new TypeError(`GET ${url} did not answer with a paged list`);
+    }
+    return { data: body.data, pagination: body.pagination };
+  };
+  async function* all(url: string, init?: LooseInit): AsyncGenerator<unknown, void, undefined> {
+    for (let number = 1; ; number += 1) {
+      const { data, pagination } = await page(url, withQuery(init, { page: number }));
+      yield* data;
+      if (number >= pagination.totalPages || data.length === 0) return;
+    }
+  }
+
+  const client = {
+    GET: (url: string, init?: LooseInit) => dataOf('get', url, init),
+    POST: (url: string, init?: LooseInit) => dataOf('post', url, init),
+    PUT: (url: string, init?: LooseInit) => dataOf('put', url, init),
+    DELETE: (url: string, init?: LooseInit) => dataOf('delete', url, init),
+    envelope: {
+      GET: (url: string, init?: LooseInit) => send('get', url, init),
+      POST: (url: string, init?: LooseInit) => send('post', url, init),
+      PUT: (url: string, init?: LooseInit) => send('put', url, init),
+      DELETE: (url: string, init?: LooseInit) => send('delete', url, init),
+    },
+    page,
+    all,
+    async waitForExecution(workflowId: string, executionId: string, wait: WaitOptions = {}) {
+      const { timeoutMs = 60_000, intervalMs = 200, until = terminalStatuses, signal } = wait;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const execution = (await dataOf('get', '/workflows/{workflowId}/executions/{executionId}', {
+          params: { path: { workflowId, executionId } },
+          ...(signal ? { signal } : {}),
+        })) as ExecutionDetail;
+        if (until.includes(execution.status)) return execution;
+        if (Date.now() + intervalMs > deadline) {
+          throw new Error(
+            `Execution ${executionId} is still ${execution.status} after ${timeoutMs} ms (waited for ${until.join(', ')})`,
+          );
+        }
+        await sleep(intervalMs, signal);
+      }
+    },
+    raw,
+  };
+  return client as unknown as TrellisClient;
+}
+
+interface EnvelopeBody {
+  data: unknown;
+  succeeded: boolean;
+  pagination?: Pagination;
+}
+
+function isEnvelope(body: unknown): body is EnvelopeBody {
+  return typeof body === 'object' && body !== null && 'succeeded' in body && 'data' in body;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

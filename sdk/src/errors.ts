@@ -1,0 +1,32 @@
+/**
+ * A Trellis response with an error status. `messages` are the envelope's (what was wrong and
+ * where); `body` is the parsed response body (the error envelope, or the health report of a 503
+ * from `/health`).
+ */
+export class TrellisApiError extends Error {
+  readonly status: number;
+  readonly messages: string[];
+  readonly body: unknown;
+
+  constructor(status: number, messages: string[], body: unknown) {
+    super(`Trellis API ${status}: ${messages.join('; ')}`);
+    this.name = 'TrellisApiError';
+    this.status = status;
+    this.messages = messages;
+    this.body = body;
+  }
+
+  /** Builds the error from a failed response and its parsed body. */
+  static fromResponse(response: Response, body: unknown): TrellisApiError {
+    return new TrellisApiError(response.status, messagesOf(body) ?? [describe(response)], body);
+  }
+}
+
+function messagesOf(body: unknown): string[] | undefined {
+  if (typeof body !== 'object' || body === null || !('messages' in body)) return undefined;
+  const { messages } = body;
+  if (!Array.isArray(messages) || messages.length === 0) return undefined;
+  return messages.map(String);
+}
+
+const describe = (response: Response) => `${response.status} ${response.statusText}`.trim();

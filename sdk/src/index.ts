@@ -1,0 +1,21 @@
+/**
+ * @trellis/sdk: a typed client for the Trellis API on openapi-fetch. Paths, parameters, bodies
+ * and results are typed from the API's OpenAPI document (`paths`, `components`, `operations`).
+ */
+export { createTrellisClient } from './client.js';
+export type {
+  ExecutionDetail,
+  ExecutionStatus,
+  ListItem,
+  Page,
+  Pagination,
+  PathsWith,
+  ResponseData,
+  SuccessBody,
+  TrellisClient,
+  TrellisClientOptions,
+  WaitOptions,
+} from './client.js';
+export { TrellisApiError } from './errors.js';
+export { basicAuthorization, type Credentials } from './auth.js';
+export type { components, operations, paths } from './generated/schema.js';
