@@ -1,0 +1,265 @@
+/**
+ * TimeBased triggers as Temporal Schedules (DESIGN.md §7). Temporal does the timekeeping; the
+ * database stays the source of truth, and `reconcileSchedules` repairs drift at start-up.
+ */
+import {
+  type Client,
+  isGrpcServiceError,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleUpdateOptions,
+} from '@temporalio/client';
+import { CronPattern } from 'croner';
+import type { Kysely, Selectable } from 'kysely';
+import type { TrellisConfig } from '../config/types.js';
+import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
+import { ApiError, badRequest, unavailable } from '../errors.js';
+import type { Logger } from '../logging.js';
+import {
+  executionWorkflowType,
+  scheduledWorkflowIdPrefix,
+  scheduleId,
+  triggerIdOfSchedule,
+} from './ids.js';
+import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
+
+export type ScheduleTrigger = Pick<
+  Selectable<WorkflowTriggerTable>,
+  'id' | 'type' | 'status' | 'properties'
+>;
+export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'>;
+
+/** What the `trellisExecution` workflow receives when a schedule fires. */
+export interface ScheduledExecutionInput {
+  scheduled: { workflowId: string; triggerId: string };
+}
+
+/**
+ * An error message for a cron expression (5 fields: minute hour day-of-month month day-of-week)
+ * or IANA time zone that cannot be used, or null when both are fine.
+ */
+export function validateCron(expression: string, timezone?: string): string | null {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 || !fields[0]) {
+    return `cron must have 5 fields (minute hour day-of-month month day-of-week), got ${JSON.stringify(expression)}`;
+  }
+  try {
+    new CronPattern(expression.trim());
+  } catch (error) {
+    return `cron ${JSON.stringify(expression)} is invalid: ${(error as Error).message.replace(/^CronPattern: /, '')}`;
+  }
+  if (timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    } catch {
+      return `timezone ${JSON.stringify(timezone)} is not an IANA time zone (e.g. "Europe/Berlin")`;
+    }
+  }
+  return null;
+}
+
+/** `cron` and `timezone` of a TimeBased trigger's properties (keys read case-insensitively). */
+export function cronProperties(properties: Record<string, unknown>): {
+  cron?: unknown;
+  timezone?: unknown;
+} {
+  const lookup = (key: string) =>
+    Object.entries(properties).find(([name]) => name.toLowerCase() === key)?.[1];
+  return { cron: lookup('cron'), timezone: lookup('timezone') };
+}
+
+/** Problems with a TimeBased trigger's properties, one message each; empty when usable. */
+export function checkTimeBasedProperties(properties: Record<string, unknown>): string[] {
+  const { cron, timezone } = cronProperties(properties);
+  if (typeof cron !== 'string' || !cron.trim())
+    return ['properties.cron is required for a TimeBased trigger'];
+  if (timezone !== undefined && typeof timezone !== 'string')
+    return ['properties.timezone must be a string'];
+  const problem = validateCron(cron, timezone);
+  return problem ? [`properties: ${problem}`] : [];
+}
+
+/**
+ * Makes Temporal match one trigger: a TimeBased trigger gets its schedule created or updated
+ * (paused when DeActive); any other trigger has none. Invalid cron → `ApiError` 400.
+ */
+export async function syncTriggerSchedule(
+  client: Client,
+  config: TrellisConfig,
+  trigger: ScheduleTrigger,
+  workflow: ScheduleWorkflow,
+): Promise<void> {
+  if (trigger.type !== 'TimeBased') {
+    await deleteTriggerSchedule(client, trigger.id);
+    return;
+  }
+  const options = scheduleOptions(config, trigger, workflow);
+  await translateTemporalErrors(async () => {
+    try {
+      await client.schedule.create({ scheduleId: scheduleId(trigger.id), ...options });
+    } catch (error) {
+      if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+      await client.schedule.getHandle(scheduleId(trigger.id)).update(() => options);
+    }
+  });
+}
+
+/** Deletes a trigger's schedule; a schedule that does not exist is fine. */
+export async function deleteTriggerSchedule(client: Client, triggerId: string): Promise<void> {
+  await translateTemporalErrors(async () => {
+    try {
+      await client.schedule.getHandle(scheduleId(triggerId)).delete();
+    } catch (error) {
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  });
+}
+
+export interface ReconcileReport {
+  created: string[];
+  updated: string[];
+  deleted: string[];
+  /** Triggers whose schedule could not be made (e.g. a cron Temporal rejects), with the reason. */
+  failed: { triggerId: string; reason: string }[];
+}
+
+/**
+ * Start-up repair: every TimeBased trigger in the database gets a matching schedule, and
+ * `trellis-trigger-*` schedules on this installation's task queue without such a trigger are
+ * deleted. Logs and returns what changed.
+ */
+export async function reconcileSchedules(
+  db: Kysely<Database>,
+  client: Client,
+  config: TrellisConfig,
+  logger: Logger,
+): Promise<ReconcileReport> {
+  const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
+  const triggers = await db
+    .selectFrom('workflowTrigger')
+    .innerJoin('workflow', 'workflow.id', 'workflowTrigger.workflowId')
+    .select([
+      'workflowTrigger.id',
+      'workflowTrigger.type',
+      'workflowTrigger.status',
+      'workflowTrigger.properties',
+      'workflow.id as workflowId',
+      'workflow.name as workflowName',
+    ])
+    .where('workflowTrigger.type', '=', 'TimeBased')
+    .execute();
+
+  for (const row of triggers) {
+    const workflow = { id: row.workflowId, name: row.workflowName };
+    const wanted = scheduleOptions(config, row, workflow);
+    try {
+      const current = await describeSchedule(client, row.id);
+      if (
+        current &&
+        current.state.note === wanted.state.note &&
+        current.state.paused === wanted.state.paused
+      )
+        continue;
+      await syncTriggerSchedule(client, config, row, workflow);
+      (current ? report.updated : report.created).push(row.id);
+    } catch (error) {
+      report.failed.push({ triggerId: row.id, reason: (error as Error).message });
+    }
+  }
+
+  const known = new Set(triggers.map((row) => row.id));
+  for await (const schedule of client.schedule.list()) {
+    const triggerId = triggerIdOfSchedule(schedule.scheduleId);
+    if (triggerId === null || known.has(triggerId)) continue;
+    // Another Trellis (or a parallel test) may share the namespace; its task queue tells them apart.
+    const orphan = await describeSchedule(client, triggerId);
+    if (
+      orphan?.action.type !== 'startWorkflow' ||
+      orphan.action.taskQueue !== config.Temporal.TaskQueue
+    )
+      continue;
+    await deleteTriggerSchedule(client, triggerId);
+    report.deleted.push(triggerId);
+  }
+
+  const changed = report.created.length + report.updated.length + report.deleted.length;
+  if (changed > 0)
+    logger.warn(
+      { ...report },
+      'schedules repaired to match the TimeBased triggers in the database',
+    );
+  else
+    logger.info(
+      { triggers: triggers.length },
+      'schedules match the TimeBased triggers in the database',
+    );
+  for (const failure of report.failed) {
+    logger.error(failure, 'could not create the schedule of a TimeBased trigger');
+  }
+  return report;
+}
+
+function scheduleOptions(
+  config: TrellisConfig,
+  trigger: ScheduleTrigger,
+  workflow: ScheduleWorkflow,
+) {
+  const { cron, timezone } = cronProperties(trigger.properties);
+  if (typeof cron !== 'string')
+    throw badRequest(`trigger ${trigger.id}: properties.cron is required for a TimeBased trigger`);
+  const zone = typeof timezone === 'string' && timezone ? timezone : 'UTC';
+  const problem = validateCron(cron, zone);
+  if (problem) throw badRequest(`trigger ${trigger.id}: ${problem}`);
+  const input: ScheduledExecutionInput = {
+    scheduled: { workflowId: workflow.id, triggerId: trigger.id },
+  };
+  const searchAttributes = [
+    { key: TrellisWorkflowId, value: workflow.id },
+    { key: TrellisWorkflowName, value: workflow.name },
+  ];
+  return {
+    spec: { cronExpressions: [cron.trim()], timezone: zone },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: executionWorkflowType,
+      taskQueue: config.Temporal.TaskQueue,
+      args: [input],
+      workflowId: scheduledWorkflowIdPrefix(trigger.id),
+      typedSearchAttributes: searchAttributes,
+    },
+    // Each firing is an independent execution: one waiting for an approval must not hold back the
+    // next, and runs missed while Temporal was down are not made up hours later.
+    policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL, catchupWindow: '1 minute' },
+    typedSearchAttributes: searchAttributes,
+    state: {
+      paused: trigger.status === 'DeActive',
+      // Shown in the Temporal UI, and how reconcile tells an up-to-date schedule from a stale one
+      // (Temporal describes cron specs back as calendars, not as the text we sent).
+      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}): cron "${cron.trim()}" ${zone}, task queue ${config.Temporal.TaskQueue}`,
+    },
+  } satisfies ScheduleUpdateOptions;
+}
+
+async function describeSchedule(client: Client, triggerId: string) {
+  try {
+    return await client.schedule.getHandle(scheduleId(triggerId)).describe();
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError) return null;
+    throw error;
+  }
+}
+
+/** Temporal's invalid-argument → 400 (a cron croner accepts but Temporal does not), unreachable → 503. */
+async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    const grpc = [error, (error as { cause?: unknown }).cause].find(isGrpcServiceError);
+    if (grpc?.code === 3) throw badRequest(`Temporal rejected the schedule: ${grpc.details}`);
+    if (grpc?.code === 14 || grpc?.code === 4)
+      throw unavailable(`Temporal is unavailable: ${grpc.details}`);
+    throw error;
+  }
+}
