@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import type { TypedSearchAttributes } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
@@ -118,8 +119,10 @@ describe('syncTriggerSchedule', () => {
       args: [{ scheduled: { workflowId: workflow.id, triggerId: trigger.id } }],
     });
     if (schedule.action.type !== 'startWorkflow') throw new Error('unexpected action');
-    expect(schedule.action.typedSearchAttributes?.get(TrellisWorkflowId)).toBe(workflow.id);
-    expect(schedule.action.typedSearchAttributes?.get(TrellisWorkflowName)).toBe(workflow.name);
+    // A description always carries the class, though the action type allows plain pairs too.
+    const attributes = schedule.action.typedSearchAttributes as TypedSearchAttributes;
+    expect(attributes.get(TrellisWorkflowId)).toBe(workflow.id);
+    expect(attributes.get(TrellisWorkflowName)).toBe(workflow.name);
     await deleteTriggerSchedule(temporal.client, trigger.id);
   });
 
