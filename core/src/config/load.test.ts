@@ -1,0 +1,289 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildConfig, ConfigError, loadConfig, redactConfig } from './load.js';
+
+function tempDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'trellis-config-'));
+}
+
+function configError(build: () => unknown): ConfigError {
+  try {
+    build();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('buildConfig', () => {
+  it('fills every default', () => {
+    const config = buildConfig({}, { cwd: '/srv/trellis' });
+    expect(config).toEqual({
+      Server: { Port: 6262, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 },
+      DataDirectory: '/srv/trellis/.trellis',
+      HealthCheck: { Enabled: false },
+      Database: { PoolSize: 10 },
+      Temporal: { Namespace: 'default', TaskQueue: 'trellis', Port: 7233, UiPort: 8233 },
+      Security: {
+        Basic: { Enabled: true, Users: [] },
+        Bearer: { Enabled: false, RolesClaim: 'roles' },
+      },
+      Plugins: {
+        InstallBuiltIns: true,
+        AllowProcessExecution: false,
+        StorageRoot: '/srv/trellis/.trellis/storage',
+        MaxOutputBytes: 2 * 1024 * 1024,
+      },
+      Logging: { Level: 'info' },
+    });
+  });
+
+  it('keeps given values and resolves paths against cwd', () => {
+    const config = buildConfig(
+      {
+        Server: { Port: 7000 },
+        DataDirectory: 'data',
+        Plugins: { StorageRoot: 'files' },
+        Database: { Url: 'postgres://u:p@db:5432/trellis' },
+      },
+      { cwd: '/work' },
+    );
+    expect(config.Server).toEqual({ Port: 7000, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 });
+    expect(config.DataDirectory).toBe('/work/data');
+    expect(config.Plugins.StorageRoot).toBe('/work/files');
+    expect(config.Database.Url).toBe('postgres://u:p@db:5432/trellis');
+  });
+
+  it('derives the storage root from an absolute data directory', () => {
+    expect(buildConfig({ DataDirectory: '/var/lib/trellis' }).Plugins.StorageRoot).toBe(
+      '/var/lib/trellis/storage',
+    );
+  });
+
+  it('returns a deeply frozen object and does not touch its input', () => {
+    const input = {
+      Security: { Basic: { Users: [{ Name: 'a', Password: 'p', Roles: ['admin' as const] }] } },
+    };
+    const config = buildConfig(input);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.Security.Basic.Users[0]!.Roles)).toBe(true);
+    expect(() => {
+      (config.Server as { Port: number }).Port = 1;
+    }).toThrow(TypeError);
+    expect(input).toEqual({
+      Security: { Basic: { Users: [{ Name: 'a', Password: 'p', Roles: ['admin'] }] } },
+    });
+  });
+
+  it('names the key of a wrongly typed value', () => {
+    const error = configError(() => buildConfig({ Server: { Port: 'x' as unknown as number } }));
+    expect(error.message).toBe('Server.Port: must be integer');
+  });
+
+  it('rejects ports out of range', () => {
+    expect(configError(() => buildConfig({ Temporal: { UiPort: 70000 } })).message).toBe(
+      'Temporal.UiPort: must be <= 65535',
+    );
+  });
+
+  it('rejects unknown keys with their path', () => {
+    const error = configError(() => buildConfig({ Server: { Prot: 1 } } as never));
+    expect(error.message).toBe('Server.Prot: unknown key');
+  });
+
+  it('reports every problem at once', () => {
+    const error = configError(() =>
+      buildConfig({ Server: { Port: -1 }, Logging: { Level: 'loud' as never } }),
+    );
+    expect(error.problems).toEqual([
+      'Server.Port: must be >= 0',
+      'Logging.Level: must be one of trace, debug, info, warn, error, silent',
+    ]);
+  });
+
+  it('checks users: roles, required fields, duplicates, malformed hashes', () => {
+    const error = configError(() =>
+      buildConfig({
+        Security: {
+          Basic: {
+            Users: [
+              { Name: 'ann', Password: 'x', Roles: ['root' as never] },
+              { Name: 'bob', Roles: ['admin'] },
+            ],
+          },
+        },
+      }),
+    );
+    expect(error.problems).toEqual([
+      'Security.Basic.Users[0].Roles[0]: must be one of admin, config, plugins, workflow',
+      'Security.Basic.Users[1].Password: is required',
+    ]);
+
+    const semantic = configError(() =>
+      buildConfig({
+        Security: {
+          Basic: {
+            Users: [
+              { Name: 'ann', Password: 'x', Roles: ['admin'] },
+              { Name: 'ann', Password: 'scrypt$broken', Roles: ['config'] },
+            ],
+          },
+        },
+      }),
+    );
+    expect(semantic.problems).toEqual([
+      'Security.Basic.Users[1].Name: duplicate user "ann"',
+      'Security.Basic.Users[1].Password: malformed scrypt hash (use npm run hash-password)',
+    ]);
+  });
+
+  it('requires a key source when Bearer is enabled', () => {
+    expect(
+      configError(() => buildConfig({ Security: { Bearer: { Enabled: true } } })).message,
+    ).toBe('Security.Bearer: Enabled requires Secret or JwksUri');
+    expect(
+      buildConfig({ Security: { Bearer: { Enabled: true, Secret: 's' } } }).Security.Bearer,
+    ).toMatchObject({ Enabled: true, Secret: 's', RolesClaim: 'roles' });
+  });
+
+  it('rejects a database URL that is not PostgreSQL', () => {
+    expect(configError(() => buildConfig({ Database: { Url: 'mysql://x' } })).message).toMatch(
+      /^Database\.Url: must match pattern/,
+    );
+  });
+
+  it('reads keys case-insensitively', () => {
+    const config = buildConfig({ server: { port: 7001 } } as never);
+    expect(config.Server.Port).toBe(7001);
+  });
+});
+
+describe('loadConfig', () => {
+  it('uses defaults when there is no file and no env', () => {
+    const cwd = tempDir();
+    const config = loadConfig({ env: {}, cwd });
+    expect(config.Server.Port).toBe(6262);
+    expect(config.DataDirectory).toBe(path.join(cwd, '.trellis'));
+  });
+
+  it('reads trellis.config.json from cwd', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      path.join(cwd, 'trellis.config.json'),
+      JSON.stringify({ Server: { Port: 7100 }, HealthCheck: { Enabled: true } }),
+    );
+    const config = loadConfig({ env: {}, cwd });
+    expect(config.Server.Port).toBe(7100);
+    expect(config.HealthCheck.Enabled).toBe(true);
+  });
+
+  it('reads the file named by TRELLIS_CONFIG, relative to cwd', () => {
+    const cwd = tempDir();
+    writeFileSync(path.join(cwd, 'other.json'), JSON.stringify({ Logging: { Level: 'debug' } }));
+    expect(loadConfig({ env: { TRELLIS_CONFIG: 'other.json' }, cwd }).Logging.Level).toBe('debug');
+  });
+
+  it('fails when TRELLIS_CONFIG names a missing file', () => {
+    const cwd = tempDir();
+    expect(
+      configError(() => loadConfig({ env: { TRELLIS_CONFIG: 'nope.json' }, cwd })).message,
+    ).toBe(`TRELLIS_CONFIG: file not found: ${path.join(cwd, 'nope.json')}`);
+  });
+
+  it('fails on a file that is not JSON', () => {
+    const cwd = tempDir();
+    writeFileSync(path.join(cwd, 'trellis.config.json'), '{ "Server": ');
+    expect(configError(() => loadConfig({ env: {}, cwd })).message).toMatch(/not valid JSON/);
+  });
+
+  it('applies env overrides over the file, coercing to the schema type', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      path.join(cwd, 'trellis.config.json'),
+      JSON.stringify({
+        Server: { Port: 7100, BodyLimitBytes: 2048 },
+        Database: { Url: 'postgres://a/b' },
+      }),
+    );
+    const users = [{ Name: 'ops', Password: 'pw', Roles: ['workflow'] }];
+    const config = loadConfig({
+      cwd,
+      env: {
+        TRELLIS__Server__Port: '7200',
+        trellis__healthcheck__enabled: 'true',
+        TRELLIS__SECURITY__BASIC__USERS: JSON.stringify(users),
+        TRELLIS__Plugins__Registry: '/srv/registry',
+        TRELLIS__Database__Url: '',
+        UNRELATED: 'x',
+      },
+    });
+    expect(config.Server).toEqual({ Port: 7200, Host: '127.0.0.1', BodyLimitBytes: 2048 });
+    expect(config.HealthCheck.Enabled).toBe(true);
+    expect(config.Security.Basic.Users).toEqual(users);
+    expect(config.Plugins.Registry).toBe('/srv/registry');
+    // An empty value unsets the key: embedded database again.
+    expect(config.Database.Url).toBeUndefined();
+  });
+
+  it('merges a file spelled in another case with env overrides', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      path.join(cwd, 'trellis.config.json'),
+      JSON.stringify({ server: { port: 7100, host: '0.0.0.0' } }),
+    );
+    const config = loadConfig({ cwd, env: { TRELLIS__Server__Port: '7300' } });
+    expect(config.Server).toMatchObject({ Port: 7300, Host: '0.0.0.0' });
+  });
+
+  it('names the variable of an env value that does not fit', () => {
+    const error = configError(() =>
+      loadConfig({
+        cwd: tempDir(),
+        env: {
+          TRELLIS__Server__Port: 'abc',
+          TRELLIS__HealthCheck__Enabled: 'maybe',
+          TRELLIS__Security__Basic__Users: '[oops',
+          TRELLIS__Server__Nope: '1',
+        },
+      }),
+    );
+    expect(error.problems).toEqual([
+      'HealthCheck.Enabled: must be boolean (true or false) (from TRELLIS__HealthCheck__Enabled)',
+      expect.stringMatching(
+        /^Security\.Basic\.Users: must be JSON \(.+\) \(from TRELLIS__Security__Basic__Users\)$/,
+      ),
+      'TRELLIS__Server__Nope: unknown configuration key Server.Nope',
+      'Server.Port: must be integer (from TRELLIS__Server__Port)',
+    ]);
+  });
+
+  it('validates values that came from env like any other', () => {
+    expect(
+      configError(() => loadConfig({ cwd: tempDir(), env: { TRELLIS__Server__Port: '99999' } }))
+        .message,
+    ).toBe('Server.Port: must be <= 65535');
+  });
+});
+
+describe('redactConfig', () => {
+  it('masks passwords, secrets, keys and the database password, leaving the rest', () => {
+    const config = buildConfig({
+      Database: { Url: 'postgres://trellis:hunter2@db:5432/trellis' },
+      Security: {
+        Basic: { Users: [{ Name: 'admin', Password: 'plain', Roles: ['admin'] }] },
+        Bearer: { Enabled: true, Secret: 'jwt-secret' },
+        EncryptionKey: 'key',
+      },
+    });
+    const redacted = redactConfig(config);
+    const text = JSON.stringify(redacted);
+    for (const secret of ['plain', 'jwt-secret', 'hunter2', '"key"'])
+      expect(text).not.toContain(secret);
+    expect(redacted.Database.Url).toBe('postgres://trellis:***@db:5432/trellis');
+    expect(redacted.Security.Basic.Users[0]!.Name).toBe('admin');
+    expect(config.Security.Basic.Users[0]!.Password).toBe('plain');
+  });
+});
