@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   checkExpression,
@@ -209,5 +210,58 @@ describe('referencedTasks', () => {
     ]);
     expect(referencedTasks('plain')).toEqual([]);
     expect(referencedTasks("$[Outputs('A'")).toEqual([]);
+  });
+});
+
+describe('arbitrary expressions', () => {
+  it('either evaluate or fail with an ExpressionError, never anything else', () => {
+    const pieces = fc.constantFrom(
+      ...[
+        "Outputs('Fetch')",
+        "Variables('tags')",
+        '.body',
+        '.items',
+        '[0]',
+        '[1]',
+        "['id']",
+        '.constructor',
+      ],
+      ...[
+        '+',
+        '-',
+        '*',
+        '/',
+        '%',
+        '==',
+        '<',
+        '&&',
+        '||',
+        '??',
+        '!',
+        '?',
+        ':',
+        '(',
+        ')',
+        '1',
+        "'s'",
+        'null',
+      ],
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 12 }), fc.string(), (tokens, noise) => {
+        for (const text of [tokens.join(' '), tokens.join(''), noise]) {
+          expect(typeof (checkExpression(text) ?? '')).toBe('string');
+          expect(typeof (checkTemplate(`x$[${text}]`) ?? '')).toBe('string');
+          expect(Array.isArray(referencedTasks(text))).toBe(true);
+          try {
+            resolveValue(`$[${text}]`, scope);
+            evaluateCondition(text, scope);
+          } catch (error) {
+            expect(error).toBeInstanceOf(ExpressionError);
+          }
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDefinition } from './parse.js';
 
@@ -236,5 +237,41 @@ describe('parseDefinition', () => {
     const errors = errorsOf({ name: 'W', tasks });
     expect(errors).toHaveLength(51);
     expect(errors.at(-1)).toBe('... and 30 more problems');
+  });
+});
+
+describe('parseDefinition on arbitrary input', () => {
+  it('never throws: any text or JSON value gives a result', () => {
+    const shapes = fc.oneof(
+      fc.string(),
+      fc.jsonValue().map((value) => JSON.stringify(value)),
+      // Near-valid definitions, where the deeper checks run.
+      fc
+        .record({
+          name: fc.string(),
+          tasks: fc.array(
+            fc.record({
+              name: fc.constantFrom('A', 'B', 'C', ''),
+              type: fc.oneof(fc.string(), fc.record({ plugin: fc.string() })),
+              dependencies: fc.array(fc.constantFrom('A', 'B', 'C', 'D')),
+              runOnFailureOf: fc.array(fc.constantFrom('A', 'B', 'C')),
+              parameters: fc.dictionary(
+                fc.string(),
+                fc.string().map((text) => `$[${text}]`),
+              ),
+              executionCondition: fc.record({ expression: fc.string() }),
+            }),
+          ),
+        })
+        .map((value) => JSON.stringify(value)),
+    );
+    fc.assert(
+      fc.property(shapes, (text) => {
+        const result = parseDefinition(text);
+        expect(typeof result.ok).toBe('boolean');
+        if (!result.ok) expect(result.errors.length).toBeGreaterThan(0);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

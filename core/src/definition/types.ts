@@ -22,9 +22,25 @@ export interface ErrorHandling {
   triggerTask?: string;
 }
 
+/** A plugin named by type (`<group>/<name>`), version (latest installed if absent) and inline settings. */
+export interface PluginReference {
+  plugin: string;
+  version?: string;
+  specifications?: Record<string, unknown>;
+}
+
 /** `type` as a string names a plugin configuration; as an object, a plugin (and version). */
-export type TaskType =
-  string | { plugin: string; version?: string; specifications?: Record<string, unknown> };
+export type TaskType = string | PluginReference;
+
+/** Bare (`a == 1`) or wrapped (`$[a == 1]`); see expressions.ts. */
+export interface ExecutionCondition {
+  expression: string;
+}
+
+export interface ManualApproval {
+  enabled: boolean;
+  comment?: string;
+}
 
 export interface TaskDefinition {
   name: string;
@@ -33,10 +49,10 @@ export interface TaskDefinition {
   dependencies?: string[];
   runOnFailureOf?: string[];
   parameters?: Record<string, unknown>;
-  executionCondition?: { expression: string };
+  executionCondition?: ExecutionCondition;
   errorHandling?: ErrorHandling;
   timeoutMilliseconds?: number;
-  manualApproval?: { enabled: boolean; comment?: string };
+  manualApproval?: ManualApproval;
 }
 
 export interface WorkflowConfiguration {
