@@ -25,6 +25,3 @@ export function triggerIdOfSchedule(id: string): string | null {
 export function scheduledWorkflowIdPrefix(triggerId: string): string {
   return 'trellis-scheduled-' + triggerId;
 }
-
-/** Temporal workflow type of a Trellis execution (the engine registers it under this name). */
-export const executionWorkflowType = 'trellisExecution';

@@ -12,16 +12,17 @@ import {
 } from '@temporalio/client';
 import { CronPattern } from 'croner';
 import type { Kysely, Selectable } from 'kysely';
+import * as triggerRepository from '../db/trigger-repository.js';
+import * as workflowRepository from '../db/workflow-repository.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
 import { ApiError, badRequest, unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   executionWorkflowType,
-  scheduledWorkflowIdPrefix,
-  scheduleId,
-  triggerIdOfSchedule,
-} from './ids.js';
+  type ExecutionInput,
+} from '../../../workflows-worker/src/workflows/messages.js';
+import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
 
 export type ScheduleTrigger = Pick<
@@ -29,11 +30,6 @@ export type ScheduleTrigger = Pick<
   'id' | 'type' | 'status' | 'properties'
 >;
 export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'>;
-
-/** What the `trellisExecution` workflow receives when a schedule fires. */
-export interface ScheduledExecutionInput {
-  scheduled: { workflowId: string; triggerId: string };
-}
 
 /**
  * An error message for a cron expression (5 fields: minute hour day-of-month month day-of-week)
@@ -136,35 +132,27 @@ export async function reconcileSchedules(
   logger: Logger,
 ): Promise<ReconcileReport> {
   const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
-  const triggers = await db
-    .selectFrom('workflowTrigger')
-    .innerJoin('workflow', 'workflow.id', 'workflowTrigger.workflowId')
-    .select([
-      'workflowTrigger.id',
-      'workflowTrigger.type',
-      'workflowTrigger.status',
-      'workflowTrigger.properties',
-      'workflow.id as workflowId',
-      'workflow.name as workflowName',
-    ])
-    .where('workflowTrigger.type', '=', 'TimeBased')
-    .execute();
-
-  for (const row of triggers) {
-    const workflow = { id: row.workflowId, name: row.workflowName };
-    const wanted = scheduleOptions(config, row, workflow);
+  const triggers = await triggerRepository.listTimeBased(db);
+  const workflows = new Map<string, ScheduleWorkflow | undefined>();
+  for (const trigger of triggers) {
+    if (!workflows.has(trigger.workflowId)) {
+      workflows.set(trigger.workflowId, await workflowRepository.findById(db, trigger.workflowId));
+    }
+    const workflow = workflows.get(trigger.workflowId);
+    if (!workflow) continue; // deleted with its triggers between the two queries
+    const wanted = scheduleOptions(config, trigger, workflow);
     try {
-      const current = await describeSchedule(client, row.id);
+      const current = await describeSchedule(client, trigger.id);
       if (
         current &&
         current.state.note === wanted.state.note &&
         current.state.paused === wanted.state.paused
       )
         continue;
-      await syncTriggerSchedule(client, config, row, workflow);
-      (current ? report.updated : report.created).push(row.id);
+      await syncTriggerSchedule(client, config, trigger, workflow);
+      (current ? report.updated : report.created).push(trigger.id);
     } catch (error) {
-      report.failed.push({ triggerId: row.id, reason: (error as Error).message });
+      report.failed.push({ triggerId: trigger.id, reason: (error as Error).message });
     }
   }
 
@@ -211,7 +199,7 @@ function scheduleOptions(
   const zone = typeof timezone === 'string' && timezone ? timezone : 'UTC';
   const problem = validateCron(cron, zone);
   if (problem) throw badRequest(`trigger ${trigger.id}: ${problem}`);
-  const input: ScheduledExecutionInput = {
+  const input: ExecutionInput = {
     scheduled: { workflowId: workflow.id, triggerId: trigger.id },
   };
   const searchAttributes = [
