@@ -429,7 +429,7 @@ export interface components {
         };
         /** @description The envelope of an execution's approvals. */
         ApprovalListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Approval"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -456,7 +456,7 @@ export interface components {
         };
         /** @description The envelope of a created configuration. */
         ConfigurationCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -498,7 +498,7 @@ export interface components {
         };
         /** @description The envelope of the configuration list. */
         ConfigurationListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -514,7 +514,7 @@ export interface components {
         };
         /** @description The envelope of one configuration. */
         ConfigurationResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -543,7 +543,7 @@ export interface components {
         };
         /** @description The envelope of an operation that only confirms (`data` is `{}`). */
         ConfirmationResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Empty"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -613,7 +613,7 @@ export interface components {
         };
         /** @description The envelope of a workflow's executions. */
         ExecutionListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -629,7 +629,7 @@ export interface components {
         };
         /** @description The envelope of one execution. */
         ExecutionResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -657,7 +657,7 @@ export interface components {
         };
         /** @description The envelope of a started execution. */
         ExecutionStartedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionStarted"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -715,7 +715,7 @@ export interface components {
         };
         /** @description The envelope of log entries. */
         LogEntryListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["LogEntry"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -781,7 +781,7 @@ export interface components {
         };
         /** @description The envelope of a plugin list. */
         PluginListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["PluginListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -797,7 +797,7 @@ export interface components {
         };
         /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type (otherwise). */
         PluginOrListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["PluginDetail"] | components["schemas"]["PluginListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -870,7 +870,7 @@ export interface components {
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TaskListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -886,7 +886,7 @@ export interface components {
         };
         /** @description The envelope of one task. */
         TaskResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TaskDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -939,7 +939,7 @@ export interface components {
         };
         /** @description The envelope of a created trigger. */
         TriggerCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TriggerCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -955,7 +955,7 @@ export interface components {
         };
         /** @description The envelope of a workflow's triggers. */
         TriggerListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Trigger"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -971,7 +971,7 @@ export interface components {
         };
         /** @description The envelope of one trigger. */
         TriggerResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Trigger"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1020,7 +1020,7 @@ export interface components {
         };
         /** @description The envelope of the version report. */
         VersionResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["VersionInfo"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1042,7 +1042,7 @@ export interface components {
         };
         /** @description The envelope of an added workflow. */
         WorkflowCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1077,7 +1077,7 @@ export interface components {
         };
         /** @description The envelope of the workflow list. */
         WorkflowListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1093,7 +1093,7 @@ export interface components {
         };
         /** @description The envelope of one workflow. */
         WorkflowResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];

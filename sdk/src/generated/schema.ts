@@ -430,7 +430,7 @@ export interface components {
         };
         /** @description The envelope of an execution's approvals. */
         ApprovalListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Approval"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -457,7 +457,7 @@ export interface components {
         };
         /** @description The envelope of a created configuration. */
         ConfigurationCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -499,7 +499,7 @@ export interface components {
         };
         /** @description The envelope of the configuration list. */
         ConfigurationListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -515,7 +515,7 @@ export interface components {
         };
         /** @description The envelope of one configuration. */
         ConfigurationResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ConfigurationDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -544,7 +544,7 @@ export interface components {
         };
         /** @description The envelope of an operation that only confirms (`data` is `{}`). */
         ConfirmationResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Empty"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -614,7 +614,7 @@ export interface components {
         };
         /** @description The envelope of a workflow's executions. */
         ExecutionListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -630,7 +630,7 @@ export interface components {
         };
         /** @description The envelope of one execution. */
         ExecutionResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -658,7 +658,7 @@ export interface components {
         };
         /** @description The envelope of a started execution. */
         ExecutionStartedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ExecutionStarted"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -716,7 +716,7 @@ export interface components {
         };
         /** @description The envelope of log entries. */
         LogEntryListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["LogEntry"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -782,7 +782,7 @@ export interface components {
         };
         /** @description The envelope of a plugin list. */
         PluginListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["PluginListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -798,7 +798,7 @@ export interface components {
         };
         /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type (otherwise). */
         PluginOrListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["PluginDetail"] | components["schemas"]["PluginListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -871,7 +871,7 @@ export interface components {
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TaskListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -887,7 +887,7 @@ export interface components {
         };
         /** @description The envelope of one task. */
         TaskResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TaskDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -940,7 +940,7 @@ export interface components {
         };
         /** @description The envelope of a created trigger. */
         TriggerCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["TriggerCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -956,7 +956,7 @@ export interface components {
         };
         /** @description The envelope of a workflow's triggers. */
         TriggerListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Trigger"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -972,7 +972,7 @@ export interface components {
         };
         /** @description The envelope of one trigger. */
         TriggerResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Trigger"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1021,7 +1021,7 @@ export interface components {
         };
         /** @description The envelope of the version report. */
         VersionResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["VersionInfo"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1043,7 +1043,7 @@ export interface components {
         };
         /** @description The envelope of an added workflow. */
         WorkflowCreatedResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowCreated"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1078,7 +1078,7 @@ export interface components {
         };
         /** @description The envelope of the workflow list. */
         WorkflowListResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
@@ -1094,7 +1094,7 @@ export interface components {
         };
         /** @description The envelope of one workflow. */
         WorkflowResponse: {
-            /** @description The result; an empty object `{}` for operations that only confirm. */
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowDetail"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
