@@ -1,0 +1,174 @@
+import type { Kysely } from 'kysely';
+import * as configurationRepository from '../db/configuration-repository.js';
+import * as pluginRepository from '../db/plugin-repository.js';
+import type { InstalledPlugin } from '../db/plugin-repository.js';
+import type { Database, NewPlugin } from '../db/tables.js';
+import { ApiError, conflict, notFound } from '../errors.js';
+import type { PluginCatalog, ResolvedPackage } from './catalog.js';
+import { checkConfigurationSpecifications } from './settings.js';
+import { configurationsOnVersions, findPluginUsages, type PluginUsages } from './usages.js';
+
+/**
+ * Installing, updating and uninstalling plugins (POST/PUT/DELETE /plugins): the catalog
+ * supplies the package, the database keeps it (bytes included) so every worker can load it.
+ */
+
+export interface PluginReference {
+  type: string;
+  /** A semver version; `latest` or absent means the catalog's highest. */
+  version?: string;
+}
+
+/** Installs a package from the catalog; 404 when the catalog lacks it, 409 when installed. */
+export async function installPlugin(
+  db: Kysely<Database>,
+  catalog: PluginCatalog,
+  reference: PluginReference,
+): Promise<InstalledPlugin> {
+  const resolved = await catalog.resolve(reference.type, reference.version);
+  const { type, version } = resolved.manifest;
+  if (await pluginRepository.findByTypeVersion(db, type, version)) {
+    throw conflict(`Plugin "${type}" ${version} is already installed`);
+  }
+  return pluginRepository.insert(db, toRow(resolved));
+}
+
+/**
+ * Moves an installed type to another version of the catalog, replacing every installed version
+ * of it. 404 when the type is not installed or the catalog lacks the version; 409 when it is
+ * already installed at exactly that version alone, or when a stored workflow or configuration
+ * pins a version this would remove. Configurations on the old versions move to the new one
+ * (409 naming them when their settings do not fit it).
+ */
+export async function updatePlugin(
+  db: Kysely<Database>,
+  catalog: PluginCatalog,
+  reference: PluginReference,
+): Promise<InstalledPlugin> {
+  const installed = await pluginRepository.listByType(db, reference.type);
+  if (installed.length === 0) {
+    throw notFound(
+      `Plugin "${reference.type}" is not installed, so it cannot be updated; install it with POST /plugins`,
+    );
+  }
+  const resolved = await catalog.resolve(reference.type, reference.version);
+  const { type, version } = resolved.manifest;
+  if (installed.length === 1 && installed[0]!.version === version) {
+    throw conflict(`Plugin "${type}" is already installed at version ${version}`);
+  }
+  const removed = installed.filter((plugin) => plugin.version !== version).map((p) => p.version);
+  const usages = await findPluginUsages(db, {
+    type,
+    removedVersions: removed,
+    remainingVersions: [version],
+    includeConfigurations: false,
+  });
+  refuseWhenUsed(usages, `Plugin "${type}" cannot be updated to ${version}`, removed);
+  // Configurations are the type's settings: they move to the new version when they fit it.
+  const moving = await configurationsOnVersions(db, type, removed);
+  const misfits = moving.flatMap((configuration) =>
+    checkConfigurationSpecifications(
+      resolved.manifest.specifications,
+      configuration.specifications,
+    ).map((problem) => `configuration "${configuration.name}": ${problem}`),
+  );
+  if (misfits.length > 0) {
+    throw new ApiError(409, [
+      `Plugin "${type}" cannot be updated to ${version}: its configurations do not fit that version`,
+      ...misfits,
+    ]);
+  }
+  return db.transaction().execute(async (trx) => {
+    const row = await pluginRepository.replaceVersion(trx, toRow(resolved));
+    for (const { id, name, specifications } of moving) {
+      await configurationRepository.update(trx, id, { name, type, version, specifications });
+    }
+    return row;
+  });
+}
+
+/** Uninstalls one installed version; 404 when not installed, 409 naming what still uses it. */
+export async function uninstallPlugin(
+  db: Kysely<Database>,
+  reference: { type: string; version: string },
+): Promise<void> {
+  const installed = await pluginRepository.listByType(db, reference.type);
+  const target = installed.find((plugin) => plugin.version === reference.version);
+  if (!target) {
+    const versions = installed.map((plugin) => plugin.version);
+    throw notFound(
+      `Plugin "${reference.type}" ${reference.version} is not installed` +
+        (versions.length > 0 ? `; installed versions: ${versions.join(', ')}` : ''),
+    );
+  }
+  const usages = await findPluginUsages(db, {
+    type: target.type,
+    removedVersions: [target.version],
+    remainingVersions: installed.filter((p) => p !== target).map((p) => p.version),
+  });
+  refuseWhenUsed(usages, `Plugin "${target.type}" ${target.version} cannot be uninstalled`, [
+    target.version,
+  ]);
+  await pluginRepository.remove(db, target.type, target.version);
+}
+
+/**
+ * Installs every built-in package not installed yet at its version (idempotent; safe when
+ * several processes start at once). Returns what it installed.
+ */
+export async function installBuiltIns(
+  db: Kysely<Database>,
+  catalog: PluginCatalog,
+  logger: { info(details: object, message: string): void },
+): Promise<InstalledPlugin[]> {
+  const installed: InstalledPlugin[] = [];
+  for (const builtIn of await catalog.builtIns()) {
+    if (await pluginRepository.findByTypeVersion(db, builtIn.type, builtIn.version)) continue;
+    try {
+      const resolved = await catalog.resolve(builtIn.type, builtIn.version);
+      installed.push(await pluginRepository.insert(db, toRow(resolved)));
+    } catch (error) {
+      // Another process installed it between our check and our insert.
+      if (error instanceof ApiError && error.status === 409) continue;
+      throw error;
+    }
+  }
+  if (installed.length > 0) {
+    logger.info(
+      { plugins: installed.map((plugin) => `${plugin.type}@${plugin.version}`) },
+      `Installed ${installed.length} built-in plugin(s)`,
+    );
+  }
+  return installed;
+}
+
+function toRow(resolved: ResolvedPackage): NewPlugin {
+  const { manifest } = resolved;
+  return {
+    id: crypto.randomUUID(),
+    type: manifest.type,
+    version: manifest.version,
+    description: manifest.description,
+    specifications: JSON.stringify(manifest.specifications),
+    parametersSchema: JSON.stringify(manifest.parameters ?? {}),
+    source: resolved.source,
+    sha256: resolved.sha256,
+    package: resolved.bytes,
+  };
+}
+
+function refuseWhenUsed(usages: PluginUsages, what: string, versions: string[]): void {
+  const parts = [
+    usages.workflows.length > 0 && `workflows ${quoteAll(usages.workflows)}`,
+    usages.configurations.length > 0 && `configurations ${quoteAll(usages.configurations)}`,
+  ].filter(Boolean);
+  if (parts.length === 0) return;
+  throw conflict(
+    `${what}: version ${versions.join(', ')} is in use by ${parts.join(' and ')}; ` +
+      'change or delete them first',
+  );
+}
+
+function quoteAll(names: string[]): string {
+  return names.map((name) => `"${name}"`).join(', ');
+}

@@ -1,0 +1,64 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { LogLevel } from '../db/tables.js';
+import type { PluginHostSettings, PluginLogger } from './contract.js';
+import {
+  createPluginLogger,
+  executePlugin,
+  loadPluginFolder,
+  type PluginRunRequest,
+} from './runner.js';
+
+/**
+ * Running a plugin package folder exactly as the runner would, without a database: for the
+ * built-ins' tests and for anyone writing a plugin.
+ */
+
+export interface LogEntry {
+  level: LogLevel;
+  message: string;
+  exception?: string;
+}
+
+/** A plugin logger that keeps its entries, for assertions. */
+export function createRecordingLogger(): PluginLogger & { entries: LogEntry[] } {
+  const entries: LogEntry[] = [];
+  const logger = createPluginLogger((level, message, exception) =>
+    entries.push(exception === undefined ? { level, message } : { level, message, exception }),
+  );
+  return Object.assign(logger, { entries });
+}
+
+export interface FolderRunOptions extends Partial<
+  Omit<PluginRunRequest, 'type' | 'version' | 'task'>
+> {
+  host?: Partial<PluginHostSettings>;
+  maxOutputBytes?: number;
+  encryptionKey?: Buffer;
+}
+
+/** Loads the package in `dir` and runs it once with `options` (sensible test defaults). */
+export async function runPluginFolder(
+  dir: string,
+  options: FolderRunOptions = {},
+): Promise<unknown> {
+  const plugin = await loadPluginFolder(dir);
+  const { host, maxOutputBytes, encryptionKey, ...request } = options;
+  return executePlugin(
+    plugin,
+    {
+      logger: createRecordingLogger(),
+      task: { name: 'test', executionId: 'test', attempt: 1 },
+      ...request,
+    },
+    {
+      host: {
+        storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
+        allowProcessExecution: false,
+        ...host,
+      },
+      maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
+      encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
+    },
+  );
+}
