@@ -1,0 +1,141 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../errors.js';
+import {
+  packFolder,
+  packageFiles,
+  parseManifest,
+  readManifestFromPackage,
+  sha256Hex,
+  unpackPackage,
+} from './package.js';
+import { writeTestPackage } from './test-packages.js';
+
+const valid = { type: 'Acme/Echo', version: '1.2.3', description: 'Echoes' };
+
+function problemsOf(manifest: unknown): string[] {
+  try {
+    parseManifest(manifest, 'acme-echo');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(400);
+    return (error as ApiError).messages;
+  }
+  return [];
+}
+
+describe('parseManifest', () => {
+  it('fills defaults for specifications', () => {
+    const manifest = parseManifest(
+      { ...valid, specifications: [{ key: 'token', type: 'string', secret: true }] },
+      'x',
+    );
+    expect(manifest.specifications).toEqual([
+      { key: 'token', type: 'string', required: false, secret: true, description: '' },
+    ]);
+  });
+
+  it('names every problem, each with the package', () => {
+    expect(problemsOf({ type: 'Echo', version: 'one', description: 'd' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "type" must be shaped <Group>/<Name>, got "Echo"',
+      'Plugin package acme-echo: plugin.json field "version" must be a semver version, got "one"',
+    ]);
+    expect(problemsOf({ type: 'A/B' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "version" is required',
+      'Plugin package acme-echo: plugin.json field "description" is required',
+    ]);
+  });
+
+  it('checks specification descriptors and the parameters schema', () => {
+    expect(
+      problemsOf({
+        ...valid,
+        specifications: [
+          { key: 'a', type: 'number', default: 'ten' },
+          { key: 'a', type: 'string' },
+          { key: 'b', type: 'date' },
+        ],
+      }),
+    ).toEqual([
+      'Plugin package acme-echo: plugin.json field "specifications.2.type" must be one of "string", "number", "integer", "boolean", "object", "array"',
+    ]);
+    expect(
+      problemsOf({
+        ...valid,
+        specifications: [
+          { key: 'a', type: 'number', default: 'ten' },
+          { key: 'a', type: 'string' },
+        ],
+      }),
+    ).toEqual([
+      'Plugin package acme-echo: plugin.json specification "a" has a default that is not a number',
+      'Plugin package acme-echo: plugin.json specification "a" is declared twice',
+    ]);
+    expect(problemsOf({ ...valid, parameters: { type: 'nonsense' } })[0]).toMatch(
+      /field "parameters" is not a valid JSON Schema/,
+    );
+    expect(problemsOf({ ...valid, main: '../outside.js' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "main" must be a path inside the package, got "../outside.js"',
+    ]);
+  });
+});
+
+describe('packing', () => {
+  it('gives the same bytes for the same content, whatever the file times and modes', async () => {
+    const dir = await writeTestPackage(valid, 'export const execute = (p) => p;\n');
+    await mkdir(path.join(dir, 'lib'));
+    await writeFile(path.join(dir, 'lib', 'helper.js'), 'export const x = 1;\n');
+    const first = await packFolder(dir);
+    await utimes(path.join(dir, 'index.js'), new Date('2030-01-01'), new Date('2030-01-01'));
+    await chmod(path.join(dir, 'lib', 'helper.js'), 0o600);
+    const second = await packFolder(dir);
+    expect(sha256Hex(second)).toBe(sha256Hex(first));
+    await writeFile(path.join(dir, 'lib', 'helper.js'), 'export const x = 2;\n');
+    expect(sha256Hex(await packFolder(dir))).not.toBe(sha256Hex(first));
+  });
+
+  it('leaves out tests, dotfiles and node_modules, in a stable order', async () => {
+    const dir = await writeTestPackage(valid, 'export const execute = () => 1;\n');
+    await mkdir(path.join(dir, 'node_modules', 'dep'), { recursive: true });
+    await writeFile(path.join(dir, 'node_modules', 'dep', 'index.js'), '');
+    await writeFile(path.join(dir, '.env'), 'SECRET=1');
+    await writeFile(path.join(dir, 'index.test.ts'), '');
+    await writeFile(path.join(dir, 'README.md'), '# Echo');
+    expect(await packageFiles(dir)).toEqual(['README.md', 'index.js', 'plugin.json']);
+  });
+
+  it('refuses a folder without a manifest or entry module', async () => {
+    const empty = await mkdtemp(path.join(os.tmpdir(), 'trellis-empty-'));
+    await expect(packFolder(empty)).rejects.toThrow(/plugin.json is missing/);
+    await writeFile(path.join(empty, 'plugin.json'), JSON.stringify(valid));
+    await expect(packFolder(empty)).rejects.toThrow(/entry module index.js is missing/);
+  });
+
+  it('reads the manifest from a tarball and unpacks it by content address', async () => {
+    const dir = await writeTestPackage(valid, 'export const execute = () => 1;\n');
+    const bytes = await packFolder(dir);
+    const sha256 = sha256Hex(bytes);
+    expect(await readManifestFromPackage(bytes, 'echo.tgz')).toMatchObject(valid);
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
+    const unpacked = await unpackPackage(bytes, sha256, cache);
+    expect(unpacked).toBe(path.join(cache, sha256));
+    expect(await readFile(path.join(unpacked, 'index.js'), 'utf8')).toBe(
+      'export const execute = () => 1;\n',
+    );
+    // A second unpack (another worker) finds it in place and leaves no staging folders.
+    expect(await unpackPackage(bytes, sha256, cache)).toBe(unpacked);
+    expect(await readdir(cache)).toEqual([sha256]);
+  });
+
+  it('refuses bytes that do not match their content address, and non-tarballs', async () => {
+    const dir = await writeTestPackage(valid, 'export const execute = () => 1;\n');
+    const bytes = await packFolder(dir);
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
+    await expect(unpackPackage(bytes, 'a'.repeat(64), cache)).rejects.toThrow(/checksum mismatch/);
+    await expect(readManifestFromPackage(Buffer.from('not a tarball'), 'bad.tgz')).rejects.toThrow(
+      /bad.tgz/,
+    );
+  });
+});
