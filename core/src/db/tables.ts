@@ -109,6 +109,8 @@ export interface TaskExecutionTable {
   attempts: Generated<number>;
   startTime: Timestamp | null;
   endTime: Timestamp | null;
+  /** A completed task's output (JSON), read by later tasks' expressions; null otherwise. */
+  output: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface ApprovalTable {

@@ -224,7 +224,7 @@ describe('DagPlanner outcome', () => {
     );
     expect(plan.finished).toEqual({
       status: 'Completed',
-      message: 'Completed: 3 completed, 1 skipped.',
+      message: 'All tasks finished: 3 completed, 1 skipped.',
     });
   });
 

@@ -199,7 +199,7 @@ export class DagPlanner {
       counts.set(status, (counts.get(status) ?? 0) + 1);
     }
     const summary = [...counts].map(([status, count]) => `${count} ${status.toLowerCase()}`);
-    return { status: 'Completed', message: `Completed: ${summary.join(', ')}.` };
+    return { status: 'Completed', message: `All tasks finished: ${summary.join(', ')}.` };
   }
 }
 

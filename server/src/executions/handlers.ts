@@ -1,0 +1,264 @@
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type {
+  ApprovalRow,
+  WorkflowExecutionRow,
+  WorkflowRow,
+} from '../../../core/src/db/tables.js';
+import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
+import { conflict, notFound, unavailable } from '../../../core/src/errors.js';
+import {
+  approveSignal,
+  cancelSignal,
+  rejectSignal,
+} from '../../../workflows-worker/src/workflows/messages.js';
+import type { AppDeps } from '../app.js';
+import type { HandlerMap } from '../handler.js';
+import { confirmation } from '../handler.js';
+import { listReply, requestedPage } from '../lists.js';
+import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { startExecution } from './start-execution.js';
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+async function findWorkflow(deps: AppDeps, workflowId: string): Promise<WorkflowRow> {
+  const workflow = await workflowRepository.findById(deps.db, workflowId);
+  if (!workflow) throw workflowNotFound(workflowId);
+  return workflow;
+}
+
+/** The execution of that workflow; 404 when unknown or another workflow's. */
+async function findExecution(
+  deps: AppDeps,
+  params: { workflowId: string; executionId: string },
+): Promise<WorkflowExecutionRow> {
+  const execution = await executionRepository.findById(
+    deps.db,
+    params.workflowId,
+    params.executionId,
+  );
+  if (!execution) {
+    throw notFound(
+      `Execution "${params.executionId}" was not found in workflow "${params.workflowId}".`,
+    );
+  }
+  return execution;
+}
+
+async function findTask(
+  deps: AppDeps,
+  params: { workflowId: string; executionId: string; taskExecutionId: string },
+) {
+  const execution = await findExecution(deps, params);
+  const task = await executionRepository.findTask(deps.db, execution.id, params.taskExecutionId);
+  if (!task) {
+    throw notFound(
+      `Task "${params.taskExecutionId}" was not found in execution "${params.executionId}".`,
+    );
+  }
+  return task;
+}
+
+function temporalClient(deps: AppDeps): Client {
+  if (!deps.temporal)
+    throw unavailable('Temporal is not configured; executions cannot be changed.');
+  return deps.temporal.client;
+}
+
+function assertActive(execution: WorkflowExecutionRow, action: string): void {
+  if (!executionRepository.isExecutionActive(execution.status)) {
+    throw conflict(
+      `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
+    );
+  }
+}
+
+/** Sends a signal to the execution's run; 503 when Temporal cannot be reached. */
+async function signalRun(
+  client: Client,
+  execution: WorkflowExecutionRow,
+  send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
+): Promise<'sent' | 'no-run'> {
+  try {
+    await client.withDeadline(Date.now() + 10_000, () =>
+      send(client.workflow.getHandle(execution.temporalWorkflowId)),
+    );
+    return 'sent';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'no-run';
+    throw unavailable(`Temporal is unavailable: ${(error as Error).message}`);
+  }
+}
+
+/** Records an approval decision exactly once, then tells the run; undone if the run cannot hear it. */
+async function decide(
+  deps: AppDeps,
+  params: { workflowId: string; executionId: string; approvalId: string },
+  decision: 'Approved' | 'Rejected',
+  decidedBy: string,
+): Promise<ApprovalRow> {
+  const execution = await findExecution(deps, params);
+  const client = temporalClient(deps);
+  assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
+  const approval = await executionRepository.decideApproval(deps.db, {
+    executionId: execution.id,
+    approvalId: params.approvalId,
+    decision,
+    decidedBy,
+  });
+  try {
+    const sent = await signalRun(client, execution, (handle) =>
+      decision === 'Approved'
+        ? handle.signal(approveSignal, { approvalId: approval.id, decidedBy })
+        : handle.signal(rejectSignal, { approvalId: approval.id, decidedBy }),
+    );
+    if (sent === 'no-run') {
+      throw conflict(`Execution "${execution.id}" is no longer running.`);
+    }
+  } catch (error) {
+    await executionRepository.undoApprovalDecision(deps.db, approval.id);
+    throw error;
+  }
+  return approval;
+}
+
+function toLogEntry(entry: executionRepository.LogEntryView) {
+  return {
+    id: entry.id,
+    message: entry.message,
+    level: entry.level,
+    timeStamp: entry.timeStamp.toISOString(),
+    exception: entry.exception,
+  };
+}
+
+/** `/workflows/{workflowId}/executions`: runs, their tasks, logs and approvals. */
+export const executionHandlers = {
+  listExecutions: async ({ deps, params, query }) => {
+    await findWorkflow(deps, params.workflowId);
+    const paged = await executionRepository.list(deps.db, params.workflowId, {
+      ...(query.status ? { status: query.status } : {}),
+      ...(requestedPage(query) ? { page: requestedPage(query) } : {}),
+    });
+    return listReply(paged, query, (row) => ({
+      id: row.id,
+      status: row.status,
+      executionStart: row.executionStart.toISOString(),
+      executionEnd: iso(row.executionEnd),
+    }));
+  },
+
+  getExecution: async ({ deps, params }) => {
+    const execution = await findExecution(deps, params);
+    return {
+      data: {
+        workflowId: execution.workflowId,
+        executionId: execution.id,
+        workflow: execution.definition,
+        status: execution.status,
+        executionStart: execution.executionStart.toISOString(),
+        executionEnd: iso(execution.executionEnd),
+      },
+    };
+  },
+
+  executeWorkflow: async ({ deps, params, body }) => {
+    assertSameId('workflowId', body.workflowId, params.workflowId);
+    const workflow = await findWorkflow(deps, params.workflowId);
+    const started = await startExecution(deps, workflow);
+    return {
+      data: started,
+      messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
+    };
+  },
+
+  cancelExecution: async ({ deps, params, user }) => {
+    const execution = await findExecution(deps, params);
+    const client = temporalClient(deps);
+    assertActive(execution, 'be canceled');
+    const sent = await signalRun(client, execution, (handle) =>
+      handle.signal(cancelSignal, { requestedBy: user.name }),
+    );
+    if (sent === 'no-run') {
+      // Nothing runs it (its start never reached Temporal): there is nothing to stop.
+      await executionRepository.markExecutionFinished(deps.db, execution.id, {
+        status: 'Canceled',
+        message: `Canceled by ${user.name}.`,
+      });
+    }
+    return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
+  },
+
+  listExecutionLogs: async ({ deps, params, query }) => {
+    const execution = await findExecution(deps, params);
+    const paged = await executionRepository.listExecutionLogs(
+      deps.db,
+      execution.id,
+      requestedPage(query),
+    );
+    return listReply(paged, query, toLogEntry);
+  },
+
+  listExecutionTasks: async ({ deps, params, query }) => {
+    const execution = await findExecution(deps, params);
+    const paged = await executionRepository.listTasks(deps.db, execution.id, requestedPage(query));
+    return listReply(paged, query, (task) => ({
+      id: task.id,
+      name: task.name,
+      workflowId: task.workflowId,
+      workflowExecutionId: task.executionId,
+      status: task.status,
+      message: task.message,
+      startTime: iso(task.startTime),
+      endTime: iso(task.endTime),
+    }));
+  },
+
+  getExecutionTask: async ({ deps, params }) => {
+    const task = await findTask(deps, params);
+    return {
+      data: {
+        id: task.id,
+        status: task.status,
+        message: task.message,
+        startTime: iso(task.startTime),
+        endTime: iso(task.endTime),
+      },
+    };
+  },
+
+  listTaskLogs: async ({ deps, params, query }) => {
+    const task = await findTask(deps, params);
+    const paged = await executionRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
+    return listReply(paged, query, toLogEntry);
+  },
+
+  listApprovals: async ({ deps, params, query }) => {
+    const execution = await findExecution(deps, params);
+    const paged = await executionRepository.listApprovals(
+      deps.db,
+      execution.id,
+      requestedPage(query),
+    );
+    return listReply(paged, query, (approval) => ({
+      id: approval.id,
+      taskName: approval.taskName,
+      comment: approval.comment,
+      status: approval.status,
+      requestedAt: approval.requestedAt.toISOString(),
+      decidedAt: iso(approval.decidedAt),
+      decidedBy: approval.decidedBy,
+    }));
+  },
+
+  approveApproval: async ({ deps, params, user }) => {
+    const approval = await decide(deps, params, 'Approved', user.name);
+    return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was approved.`);
+  },
+
+  rejectApproval: async ({ deps, params, user }) => {
+    const approval = await decide(deps, params, 'Rejected', user.name);
+    return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was rejected.`);
+  },
+} satisfies Partial<HandlerMap>;

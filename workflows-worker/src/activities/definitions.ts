@@ -1,0 +1,118 @@
+import type { Kysely } from 'kysely';
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
+import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
+import { parseDefinition } from '../../../core/src/definition/parse.js';
+import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
+
+/**
+ * The definition an execution runs, parsed from its snapshot once per worker process: the
+ * snapshot never changes, and parsing a 2,000-task definition for every task attempt would
+ * dominate a run.
+ */
+export interface LoadedDefinition {
+  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName'>;
+  definition: WorkflowDefinition;
+  tasks: Map<string, TaskDefinition>;
+  /** Per task: the tasks whose outputs its parameters and condition read. */
+  reads: Map<string, string[]>;
+}
+
+const MAX_CACHED = 200;
+
+/** Caches parsed execution definitions; one per worker process. */
+export class DefinitionCache {
+  private readonly cache = new Map<string, Promise<LoadedDefinition>>();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The parsed definition of an execution (loaded from its row on a miss). */
+  get(executionId: string): Promise<LoadedDefinition> {
+    const cached = this.cache.get(executionId);
+    if (cached) {
+      // Refresh its place: the map's order is the eviction order.
+      this.cache.delete(executionId);
+      this.cache.set(executionId, cached);
+      return cached;
+    }
+    const loading = this.load(executionId);
+    this.cache.set(executionId, loading);
+    loading.catch(() => this.cache.delete(executionId));
+    if (this.cache.size > MAX_CACHED) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return loading;
+  }
+
+  /** Caches a definition already parsed (the execution was just created from it). */
+  put(execution: LoadedDefinition['execution'], definition: WorkflowDefinition): void {
+    this.cache.set(execution.id, Promise.resolve(loadedDefinition(execution, definition)));
+  }
+
+  private async load(executionId: string): Promise<LoadedDefinition> {
+    const execution = await executionRepository.findExecution(this.db, executionId);
+    if (!execution) throw new Error(`Execution ${executionId} does not exist`);
+    const parsed = parseDefinition(execution.definition);
+    if (!parsed.ok) {
+      throw new Error(
+        `Execution ${executionId} has an invalid definition: ${parsed.errors.join('; ')}`,
+      );
+    }
+    return loadedDefinition(execution, parsed.definition);
+  }
+}
+
+function loadedDefinition(
+  execution: LoadedDefinition['execution'],
+  definition: WorkflowDefinition,
+): LoadedDefinition {
+  const tasks = new Map(definition.tasks.map((task) => [task.name, task]));
+  const reads = new Map(
+    definition.tasks.map((task) => {
+      const texts = stringsIn(task.parameters);
+      if (task.executionCondition) texts.push(task.executionCondition.expression);
+      return [task.name, [...new Set(texts.flatMap(referencedTasks))]];
+    }),
+  );
+  return {
+    execution: {
+      id: execution.id,
+      workflowId: execution.workflowId,
+      workflowName: execution.workflowName,
+    },
+    definition,
+    tasks,
+    reads,
+  };
+}
+
+/** Every string inside a JSON value that may hold an expression. */
+function stringsIn(value: unknown, found: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (value.includes('$[')) found.push(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) stringsIn(item, found);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) stringsIn(item, found);
+  }
+  return found;
+}
+
+/** What a task's expressions may read: the outputs it refers to, and the variables. */
+export async function expressionScope(
+  db: Kysely<Database>,
+  loaded: LoadedDefinition,
+  taskName: string,
+): Promise<ExpressionScope> {
+  const names = loaded.reads.get(taskName) ?? [];
+  const outputs = await executionRepository.taskOutputs(db, loaded.execution.id, names);
+  return { outputs, variables: loaded.definition.variables ?? {} };
+}
+
+/** The task of a loaded definition; throws when the definition has no such task. */
+export function taskOf(loaded: LoadedDefinition, name: string): TaskDefinition {
+  const task = loaded.tasks.get(name);
+  if (!task) throw new Error(`Execution ${loaded.execution.id} has no task '${name}'`);
+  return task;
+}

@@ -1,0 +1,34 @@
+/**
+ * The activities of the `trellisExecution` workflow. Bookkeeping (`prepareExecution`,
+ * `recordProgress`) runs as local activities: short database writes that need no task queue
+ * round trip. `runTaskAttempt` is a regular activity: it may run for long, heartbeats, can be
+ * cancelled, and is picked up by another worker when this one dies.
+ */
+import { DefinitionCache } from './definitions.js';
+import type { ActivityDeps } from './deps.js';
+import { prepareExecutionActivity } from './prepare-execution.js';
+import { recordProgressActivity } from './record-progress.js';
+import { runTaskActivity } from './run-task.js';
+
+export type { ActivityDeps } from './deps.js';
+export type { PrepareResult } from './prepare-execution.js';
+export type {
+  ApprovalOutcome,
+  EngineLog,
+  ProgressInput,
+  ProgressResult,
+} from './record-progress.js';
+export { taskFailedType } from './run-task.js';
+export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';
+
+/** The activity implementations, bound to one worker's database, runner and logger. */
+export function createActivities(deps: ActivityDeps) {
+  const definitions = new DefinitionCache(deps.db);
+  return {
+    prepareExecution: prepareExecutionActivity(deps, definitions),
+    recordProgress: recordProgressActivity(deps, definitions),
+    runTaskAttempt: runTaskActivity(deps, definitions),
+  };
+}
+
+export type TrellisActivities = ReturnType<typeof createActivities>;

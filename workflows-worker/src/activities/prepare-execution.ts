@@ -1,0 +1,92 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
+import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
+import { parseDefinition } from '../../../core/src/definition/parse.js';
+import type { ExecutionInput } from '../workflows/messages.js';
+import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
+import type { DefinitionCache } from './definitions.js';
+import type { ActivityDeps } from './deps.js';
+
+export type PrepareResult =
+  | { ok: true; run: RunDefinition }
+  /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
+  | { ok: false; executionId: string; message: string };
+
+/**
+ * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
+ * Running, log the start, and hand the workflow the graph it schedules.
+ */
+export function prepareExecutionActivity(deps: ActivityDeps, definitions: DefinitionCache) {
+  const { db } = deps;
+
+  async function executionOfSchedule(input: {
+    workflowId: string;
+    triggerId: string;
+  }): Promise<WorkflowExecutionRow> {
+    const temporalWorkflowId = Context.current().info.workflowExecution?.workflowId;
+    if (!temporalWorkflowId) throw new Error('prepareExecution runs only inside a workflow');
+    const existing = await executionRepository.findByTemporalWorkflowId(db, temporalWorkflowId);
+    if (existing) return existing;
+    const workflow = await workflowRepository.findById(db, input.workflowId);
+    if (!workflow) {
+      throw ApplicationFailure.nonRetryable(
+        `Workflow ${input.workflowId} no longer exists; trigger ${input.triggerId} fired for nothing.`,
+        'WorkflowMissing',
+      );
+    }
+    const parsed = parseDefinition(workflow.definition);
+    const { execution, created } = await executionRepository.createExecutionWithTasks(db, {
+      workflowId: workflow.id,
+      workflowName: workflow.name,
+      definition: workflow.definition,
+      taskNames: parsed.ok ? parsed.definition.tasks.map((task) => task.name) : [],
+      triggerId: input.triggerId,
+      temporalWorkflowId,
+      ...(parsed.ok
+        ? { status: 'Running' }
+        : {
+            status: 'Failed',
+            message: `The definition is invalid: ${parsed.errors.join('; ')}`,
+            executionEnd: new Date(),
+          }),
+    });
+    if (created && parsed.ok) definitions.put(execution, parsed.definition);
+    return execution;
+  }
+
+  return async function prepareExecution(input: ExecutionInput): Promise<PrepareResult> {
+    const execution =
+      'executionId' in input
+        ? await executionRepository.findExecution(db, input.executionId)
+        : await executionOfSchedule(input.scheduled);
+    if (!execution) {
+      throw ApplicationFailure.nonRetryable(
+        `Execution ${'executionId' in input ? input.executionId : '?'} does not exist.`,
+        'ExecutionMissing',
+      );
+    }
+    if (!executionRepository.isExecutionActive(execution.status)) {
+      return {
+        ok: false,
+        executionId: execution.id,
+        message: execution.message || `Execution is ${execution.status}.`,
+      };
+    }
+    const loaded = await definitions.get(execution.id);
+    const taskIds = await executionRepository.taskIds(db, execution.id);
+    await executionRepository.markExecutionRunning(db, execution.id);
+    await executionRepository.appendLogs(db, [
+      {
+        executionId: execution.id,
+        taskExecutionId: null,
+        dedupeKey: 'engine:started',
+        level: 'Info',
+        message: `Execution started (${loaded.definition.tasks.length} tasks)${execution.triggerId ? ` by trigger ${execution.triggerId}` : ''}.`,
+        timeStamp: new Date(),
+      },
+    ]);
+    return { ok: true, run: toRunDefinition(execution.id, loaded.definition, taskIds) };
+  };
+}

@@ -1,0 +1,141 @@
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type { ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
+import { evaluateCondition } from '../../../core/src/definition/expressions.js';
+import type { DefinitionCache } from './definitions.js';
+import { expressionScope, taskOf } from './definitions.js';
+import type { ActivityDeps } from './deps.js';
+
+/** A log entry the engine writes about a transition; `key` is unique within the execution. */
+export interface EngineLog {
+  taskExecutionId: string | null;
+  level: LogLevel;
+  message: string;
+  exception?: string;
+  key: string;
+}
+
+/**
+ * The engine's bookkeeping since its last write, in one (local) activity: tasks skipped,
+ * rejected or canceled, approvals to ask for, the execution's status, and the log entries
+ * saying why. Every write is idempotent, so a replay that runs it again changes nothing.
+ */
+export interface ProgressInput {
+  executionId: string;
+  tasks: executionRepository.TaskTransition[];
+  /** Ready tasks that need a person; their condition is checked first. */
+  approvals: Array<{ taskExecutionId: string; taskName: string }>;
+  logs: EngineLog[];
+  execution?:
+    | { status: Extract<ExecutionStatus, 'Running' | 'Paused'> }
+    | { status: Extract<ExecutionStatus, 'Completed' | 'Failed' | 'Canceled'>; message: string };
+}
+
+/** An approval was asked for, or the task ended before that (its condition was false or broken). */
+export type ApprovalOutcome =
+  | { taskName: string; approvalId: string }
+  | { taskName: string; status: 'Skipped' | 'Failed'; message: string };
+
+export interface ProgressResult {
+  approvals: ApprovalOutcome[];
+}
+
+export function recordProgressActivity(deps: ActivityDeps, definitions: DefinitionCache) {
+  const { db } = deps;
+
+  async function requestApproval(
+    executionId: string,
+    request: ProgressInput['approvals'][number],
+    at: Date,
+  ): Promise<{ outcome: ApprovalOutcome; log: executionRepository.NewLogEntry }> {
+    const loaded = await definitions.get(executionId);
+    const task = taskOf(loaded, request.taskName);
+    const log = (level: LogLevel, message: string, exception?: string) => ({
+      executionId,
+      taskExecutionId: request.taskExecutionId,
+      dedupeKey: `${request.taskExecutionId}:approval`,
+      level,
+      message,
+      exception: exception ?? null,
+      timeStamp: at,
+    });
+    const condition = task.executionCondition?.expression;
+    if (condition !== undefined) {
+      let holds: boolean;
+      try {
+        holds = evaluateCondition(condition, await expressionScope(db, loaded, task.name));
+      } catch (error) {
+        const message = `Failed: the condition could not be evaluated: ${(error as Error).message}`;
+        await executionRepository.applyTaskTransitions(
+          db,
+          [{ id: request.taskExecutionId, status: 'Failed', message }],
+          at,
+        );
+        return {
+          outcome: { taskName: task.name, status: 'Failed', message },
+          log: log('Error', message),
+        };
+      }
+      if (!holds) {
+        const message = `Skipped: the condition ${condition} is false.`;
+        await executionRepository.applyTaskTransitions(
+          db,
+          [{ id: request.taskExecutionId, status: 'Skipped', message }],
+          at,
+        );
+        return {
+          outcome: { taskName: task.name, status: 'Skipped', message },
+          log: log('Info', message),
+        };
+      }
+    }
+    const comment = task.manualApproval?.comment ?? '';
+    const approval = await executionRepository.createApproval(db, {
+      executionId,
+      taskExecutionId: request.taskExecutionId,
+      taskName: task.name,
+      comment,
+      at,
+    });
+    const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
+    await executionRepository.applyTaskTransitions(
+      db,
+      [{ id: request.taskExecutionId, status: 'WaitingForApproval', message }],
+      at,
+    );
+    return { outcome: { taskName: task.name, approvalId: approval.id }, log: log('Info', message) };
+  }
+
+  return async function recordProgress(input: ProgressInput): Promise<ProgressResult> {
+    const at = new Date();
+    const { executionId } = input;
+    if (input.tasks.length > 0) {
+      await executionRepository.applyTaskTransitions(db, input.tasks, at);
+    }
+    const requested = await Promise.all(
+      input.approvals.map((request) => requestApproval(executionId, request, at)),
+    );
+    const logs: executionRepository.NewLogEntry[] = [
+      ...input.logs.map((entry) => ({
+        executionId,
+        taskExecutionId: entry.taskExecutionId,
+        dedupeKey: entry.key,
+        level: entry.level,
+        message: entry.message,
+        exception: entry.exception ?? null,
+        timeStamp: at,
+      })),
+      ...requested.map((result) => result.log),
+    ];
+    if (logs.length > 0) await executionRepository.appendLogs(db, logs);
+    const execution = input.execution;
+    if (execution?.status === 'Running') {
+      await executionRepository.markExecutionRunning(db, executionId);
+    } else if (execution?.status === 'Paused') {
+      await executionRepository.markExecutionPaused(db, executionId);
+    } else if (execution && 'message' in execution) {
+      const { status, message } = execution;
+      await executionRepository.markExecutionFinished(db, executionId, { status, message, at });
+    }
+    return { approvals: requested.map((result) => result.outcome) };
+  };
+}

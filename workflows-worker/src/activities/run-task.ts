@@ -1,0 +1,270 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type { LogLevel } from '../../../core/src/db/tables.js';
+import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import type { TaskType } from '../../../core/src/definition/types.js';
+import type { PluginRunRequest } from '../../../core/src/plugins/runner.js';
+import { createPluginLogger } from '../../../core/src/plugins/runner.js';
+import type { FailurePlan } from '../workflows/error-handling.js';
+import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
+import type { ActivityDeps } from './deps.js';
+
+/** One attempt of one task. */
+export interface AttemptInput {
+  executionId: string;
+  taskExecutionId: string;
+  taskName: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Check the task's condition first (first attempt of a task that needed no approval). */
+  evaluateCondition: boolean;
+  /** The task's own limit for one attempt. */
+  timeoutMilliseconds?: number;
+  /** What a failure of this attempt leads to (the workflow decided it, jitter included). */
+  onFailure: FailurePlan;
+}
+
+export type AttemptResult = { status: 'Completed' } | { status: 'Skipped'; message: string };
+
+/** The `type` of the ApplicationFailure a failed attempt throws; never retried by Temporal. */
+export const taskFailedType = 'TaskFailed';
+
+/** The details of a `TaskFailed` failure: what the activity recorded. */
+export interface TaskFailedDetails {
+  outcome: 'Retrying' | 'Skipped' | 'Failed';
+}
+
+/** How often a running plugin heartbeats; cancellation and a dead worker are noticed this fast. */
+const HEARTBEAT_INTERVAL_MS = 1000;
+
+/** Why an attempt did not complete. */
+type Failure = { message: string; retryable: boolean; exception?: string };
+
+class AttemptTimeout extends Error {
+  constructor(readonly milliseconds: number) {
+    super(`Timed out after ${milliseconds} ms.`);
+    this.name = 'AttemptTimeout';
+  }
+}
+
+/**
+ * Runs one attempt of a task and records everything about it (status, times, message, output,
+ * the plugin's log entries and the engine's) in two writes: Running at the start, the outcome
+ * with all logs at the end. The plugin's failures come back as non-retryable `TaskFailed`
+ * ApplicationFailures so the definition's error strategy decides what follows; anything else
+ * thrown here (the database is down, the worker is shutting down) is infrastructure, and
+ * Temporal re-runs the same attempt, which the idempotent writes make safe.
+ */
+export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache) {
+  const { db, runner } = deps;
+
+  async function pluginOf(
+    type: TaskType,
+  ): Promise<Pick<PluginRunRequest, 'type' | 'version' | 'specifications'>> {
+    if (typeof type !== 'string') {
+      return {
+        type: type.plugin,
+        ...(type.version !== undefined ? { version: type.version } : {}),
+        specifications: type.specifications ?? {},
+      };
+    }
+    const configuration = await configurationRepository.findByName(db, type);
+    if (!configuration) {
+      throw Object.assign(new Error(`Plugin configuration '${type}' does not exist.`), {
+        nonRetryable: true,
+      });
+    }
+    // Secret settings stay encrypted here; the runner decrypts them right before the run.
+    return {
+      type: configuration.type,
+      version: configuration.version,
+      specifications: configuration.specifications as Record<string, unknown>,
+    };
+  }
+
+  return async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
+    const context = Context.current();
+    const { executionId, taskExecutionId: taskId, attempt } = input;
+    const loaded = await definitions.get(executionId);
+    const task = taskOf(loaded, input.taskName);
+    const logs: executionRepository.NewLogEntry[] = [];
+    const log = (level: LogLevel, message: string, exception?: string) => {
+      logs.push({
+        executionId,
+        taskExecutionId: taskId,
+        dedupeKey: `${taskId}:${attempt}:${logs.length}`,
+        level,
+        message,
+        exception: exception ?? null,
+        timeStamp: new Date(),
+      });
+    };
+    const record = (
+      status: executionRepository.AttemptOutcome['status'],
+      message: string,
+      output?: unknown,
+    ) =>
+      executionRepository.recordAttempt(
+        db,
+        {
+          id: taskId,
+          attempt,
+          status,
+          message,
+          at: new Date(),
+          ...(output !== undefined ? { output } : {}),
+        },
+        logs,
+      );
+
+    const failed = async (failure: Failure): Promise<never> => {
+      const plan = input.onFailure;
+      const outcome = plan.outcome === 'Retrying' && !failure.retryable ? 'Failed' : plan.outcome;
+      let message: string;
+      let level: LogLevel;
+      if (outcome === 'Retrying' && plan.outcome === 'Retrying') {
+        message = `Attempt ${attempt} failed: ${failure.message} Retrying in ${plan.delayMilliseconds} ms (retry ${plan.retry} of ${plan.maxRetries}).`;
+        level = 'Warning';
+      } else if (outcome === 'Skipped') {
+        message = `Skipped after a failure (error strategy Skip): ${failure.message}`;
+        level = 'Warning';
+      } else {
+        message =
+          attempt > 1
+            ? `Failed after ${attempt} attempts: ${failure.message}`
+            : `Failed: ${failure.message}`;
+        level = 'Error';
+      }
+      log(level, message, failure.exception);
+      await record(outcome, message);
+      throw ApplicationFailure.create({
+        type: taskFailedType,
+        message,
+        nonRetryable: true,
+        details: [{ outcome } satisfies TaskFailedDetails],
+      });
+    };
+
+    let scope;
+    try {
+      scope = await expressionScope(db, loaded, task.name);
+      const condition = task.executionCondition?.expression;
+      if (
+        input.evaluateCondition &&
+        condition !== undefined &&
+        !evaluateCondition(condition, scope)
+      ) {
+        const message = `Skipped: the condition ${condition} is false.`;
+        log('Info', message);
+        await record('Skipped', message);
+        return { status: 'Skipped', message };
+      }
+    } catch (error) {
+      if (!isExpressionError(error)) throw error;
+      return failed({
+        message: `The condition could not be evaluated: ${error.message}`,
+        retryable: false,
+      });
+    }
+
+    const startedAt = Date.now();
+    await executionRepository.markTaskRunning(db, { id: taskId, attempt, at: new Date(startedAt) });
+    log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
+
+    let parameters: Record<string, unknown>;
+    let plugin: Awaited<ReturnType<typeof pluginOf>>;
+    try {
+      parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
+      plugin = await pluginOf(task.type);
+    } catch (error) {
+      if (!isExpressionError(error) && !isNonRetryable(error)) throw error;
+      return failed({ message: (error as Error).message, retryable: false });
+    }
+
+    // The plugin's signal fires on a cancel from the workflow or on the task's timeout.
+    const controller = new AbortController();
+    const abortOnCancel = () => controller.abort(context.cancellationSignal.reason);
+    context.cancellationSignal.addEventListener('abort', abortOnCancel);
+    const timeout = input.timeoutMilliseconds;
+    const timer =
+      timeout !== undefined
+        ? setTimeout(() => controller.abort(new AttemptTimeout(timeout)), timeout)
+        : undefined;
+    const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    let output: unknown;
+    let failure: Failure | undefined;
+    try {
+      const run = runner.run({
+        ...plugin,
+        parameters,
+        signal: controller.signal,
+        logger: createPluginLogger((level, message, exception) => log(level, message, exception)),
+        heartbeat: (details) => context.heartbeat(details),
+        task: { name: task.name, executionId, attempt },
+      });
+      // A plugin that ignores its signal must not hold the attempt: stop waiting when it fires
+      // (what it does after that is ignored).
+      run.catch(() => {});
+      output = await Promise.race([run, rejectWhenAborted(controller.signal)]);
+    } catch (error) {
+      if (context.cancellationSignal.aborted) {
+        if (!context.cancellationDetails?.cancelRequested) {
+          // Worker shutdown, a lost heartbeat, the safety timeout: not the task's doing. Temporal
+          // runs this same attempt again (here or on another worker).
+          throw error;
+        }
+        const message = 'Canceled while running.';
+        log('Warning', message);
+        await record('Canceled', message);
+        throw new CancelledFailure(message);
+      }
+      const reason = controller.signal.aborted ? controller.signal.reason : error;
+      failure =
+        reason instanceof AttemptTimeout
+          ? { message: reason.message, retryable: true }
+          : {
+              message: errorMessage(reason),
+              retryable: !isNonRetryable(reason),
+              ...(reason instanceof Error && reason.stack ? { exception: stackOf(reason) } : {}),
+            };
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(timer);
+      context.cancellationSignal.removeEventListener('abort', abortOnCancel);
+    }
+    if (failure) return failed(failure);
+
+    const message = `Completed in ${Date.now() - startedAt} ms.`;
+    log('Info', message);
+    await record('Completed', message, output ?? null);
+    return { status: 'Completed' };
+  };
+}
+
+function rejectWhenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason as Error);
+    else signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  });
+}
+
+function isExpressionError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ExpressionError';
+}
+
+function isNonRetryable(error: unknown): boolean {
+  return (error as { nonRetryable?: unknown } | null)?.nonRetryable === true;
+}
+
+function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/** The error's stack, with its cause's when it wraps one (the runner wraps plugin errors). */
+function stackOf(error: Error): string {
+  const cause = error.cause;
+  return cause instanceof Error && cause.stack ? cause.stack : (error.stack ?? error.message);
+}

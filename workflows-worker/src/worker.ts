@@ -1,0 +1,144 @@
+/**
+ * The Trellis worker: polls the configured task queue, runs `trellisExecution` workflows and
+ * their activities. Any number of workers may run against one Temporal and one PostgreSQL.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Connection } from '@temporalio/client';
+import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import type { Kysely } from 'kysely';
+import type { TrellisConfig } from '../../core/src/config/types.js';
+import type { Database } from '../../core/src/db/tables.js';
+import type { Logger } from '../../core/src/logging.js';
+import type { PluginRunner } from '../../core/src/plugins/runner.js';
+import { createActivities } from './activities/index.js';
+
+/** The module whose exports are the workflows. */
+export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+
+export interface WorkerDeps {
+  config: TrellisConfig;
+  db: Kysely<Database>;
+  /**
+   * A worker connection to reuse. A client `Connection` (or none) makes the worker open its own
+   * `NativeConnection` to `Temporal.Address`, closed on stop.
+   */
+  connection?: NativeConnection | Connection;
+  logger: Logger;
+  runner: PluginRunner;
+}
+
+export interface RunningWorker {
+  /** Stops polling, lets running activities finish (up to a grace time), then closes. */
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Routes the Temporal SDK's logs (and its native core's warnings) into our pino logger. Once per
+ * process, before any worker or native connection exists; later calls do nothing. Signals are
+ * left to the launcher, which stops workers through `stop()`.
+ */
+export function installTemporalRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({
+      logger: temporalLogger(logger.child({ component: 'temporal' })),
+      telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
+      shutdownSignals: [],
+    });
+  } catch (error) {
+    // Someone created the runtime first (with the SDK's defaults): keep it.
+    logger.debug({ err: error }, 'Temporal runtime already installed');
+  }
+}
+
+const methods = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+} as const satisfies Record<LogLevel, string>;
+
+function temporalLogger(logger: Logger): TemporalLogger {
+  const write = (level: LogLevel, message: string, meta?: LogMetadata) =>
+    logger[methods[level]](meta ?? {}, message);
+  return {
+    log: write,
+    trace: (message, meta) => write('TRACE', message, meta),
+    debug: (message, meta) => write('DEBUG', message, meta),
+    info: (message, meta) => write('INFO', message, meta),
+    warn: (message, meta) => write('WARN', message, meta),
+    error: (message, meta) => write('ERROR', message, meta),
+  };
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/** The workflow code bundle, built once per process (webpack takes seconds). */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({ workflowsPath });
+  bundle.catch(() => (bundle = undefined));
+  return bundle;
+}
+
+/** Starts a worker on `Temporal.TaskQueue`; resolves once it polls. */
+export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
+  const { config, logger } = deps;
+  installTemporalRuntime(logger);
+  let connection: NativeConnection;
+  let ownConnection = false;
+  if (deps.connection instanceof NativeConnection) {
+    connection = deps.connection;
+  } else {
+    if (!config.Temporal.Address) throw new Error('startWorker needs Temporal.Address');
+    connection = await NativeConnection.connect({ address: config.Temporal.Address });
+    ownConnection = true;
+  }
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: config.Temporal.Namespace,
+      taskQueue: config.Temporal.TaskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities(deps),
+      // Plugins mostly wait on I/O: many attempts fit in one process.
+      maxConcurrentActivityTaskExecutions: 200,
+      maxConcurrentLocalActivityExecutions: 100,
+      // Heartbeats reach the server at least every second, so a cancel reaches a plugin within
+      // about a second (the server answers a heartbeat with the cancel).
+      maxHeartbeatThrottleInterval: '1 second',
+      defaultHeartbeatThrottleInterval: '1 second',
+      // A dead worker's workflows move to another worker after this long.
+      stickyQueueScheduleToStartTimeout: '5 seconds',
+      shutdownGraceTime: '5 seconds',
+    });
+    const running = worker.run();
+    running.catch((error: unknown) =>
+      logger.error({ err: error }, 'Temporal worker stopped with an error'),
+    );
+    logger.info(
+      { taskQueue: config.Temporal.TaskQueue, namespace: config.Temporal.Namespace },
+      'worker polling',
+    );
+    return {
+      async stop() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch(() => undefined);
+        if (ownConnection) await connection.close();
+      },
+    };
+  } catch (error) {
+    if (ownConnection) await connection.close();
+    throw error;
+  }
+}

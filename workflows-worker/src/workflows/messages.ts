@@ -1,0 +1,56 @@
+/**
+ * The messages of the `trellisExecution` workflow: its input, its signals and its query. The API
+ * (cancel, approve, reject) and the schedules (input) use these constants, never strings.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ExecutionStatus, TaskStatus } from '../../../core/src/db/tables.js';
+
+/** The Temporal workflow type of every Trellis execution. */
+export const executionWorkflowType = 'trellisExecution';
+
+/**
+ * What starts a run: an execution the API already created (its rows exist), or a Temporal
+ * Schedule firing for a trigger (the first activity creates the rows, keyed by the Temporal
+ * workflow id so a retried fire cannot create two).
+ */
+export type ExecutionInput =
+  { executionId: string } | { scheduled: { workflowId: string; triggerId: string } };
+
+export interface ApproveSignal {
+  approvalId: string;
+  decidedBy: string;
+}
+
+export interface RejectSignal {
+  approvalId: string;
+  decidedBy: string;
+  reason?: string;
+}
+
+export interface CancelSignal {
+  /** Who asked, for the execution's log. */
+  requestedBy?: string;
+}
+
+/** The live state of a run, for operators (Temporal UI "Queries") and tests. */
+export interface ExecutionState {
+  executionId: string | null;
+  status: ExecutionStatus;
+  tasks: Record<string, TaskStatus>;
+}
+
+/** What the workflow returns when the run is over. */
+export interface ExecutionOutcome {
+  executionId: string;
+  status: Extract<ExecutionStatus, 'Completed' | 'Failed' | 'Canceled'>;
+  message: string;
+}
+
+/** Stops the run: in-flight plugins are aborted, pending tasks become Canceled. */
+export const cancelSignal = defineSignal<[CancelSignal?]>('cancel');
+/** A person approved a pending approval (the API recorded the decision first). */
+export const approveSignal = defineSignal<[ApproveSignal]>('approve');
+/** A person rejected a pending approval: the task fails with the reason. */
+export const rejectSignal = defineSignal<[RejectSignal]>('reject');
+/** The run's live state. */
+export const stateQuery = defineQuery<ExecutionState>('state');

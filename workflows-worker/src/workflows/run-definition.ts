@@ -1,0 +1,60 @@
+/**
+ * What the workflow needs to know about a definition: the graph, the error handling, timeouts
+ * and approvals, and each task's row id. Parameters, plugin types and variables stay out of it
+ * (activities read them from the execution's snapshot), so history stays small however big the
+ * definition's data is. Pure: built by an activity, read by the workflow.
+ */
+import type { ErrorHandling, WorkflowDefinition } from '../../../core/src/definition/types.js';
+
+export interface RunTask {
+  /** The task execution row's id. */
+  id: string;
+  name: string;
+  dependencies: string[];
+  runOnFailureOf: string[];
+  errorHandling?: ErrorHandling;
+  timeoutMilliseconds?: number;
+  manualApproval: boolean;
+}
+
+export interface RunDefinition {
+  executionId: string;
+  degreeOfParallelism?: number;
+  timeoutMilliseconds?: number;
+  errorHandling?: ErrorHandling;
+  tasks: RunTask[];
+}
+
+/** The run definition of a parsed definition whose task rows have the given ids. */
+export function toRunDefinition(
+  executionId: string,
+  definition: WorkflowDefinition,
+  taskIds: ReadonlyMap<string, string>,
+): RunDefinition {
+  const configuration = definition.configuration ?? {};
+  return {
+    executionId,
+    ...(configuration.degreeOfParallelism !== undefined
+      ? { degreeOfParallelism: configuration.degreeOfParallelism }
+      : {}),
+    ...(configuration.timeoutMilliseconds !== undefined
+      ? { timeoutMilliseconds: configuration.timeoutMilliseconds }
+      : {}),
+    ...(configuration.errorHandling ? { errorHandling: configuration.errorHandling } : {}),
+    tasks: definition.tasks.map((task) => {
+      const id = taskIds.get(task.name);
+      if (id === undefined) throw new Error(`No task row for task '${task.name}'`);
+      return {
+        id,
+        name: task.name,
+        dependencies: task.dependencies ?? [],
+        runOnFailureOf: task.runOnFailureOf ?? [],
+        ...(task.errorHandling ? { errorHandling: task.errorHandling } : {}),
+        ...(task.timeoutMilliseconds !== undefined
+          ? { timeoutMilliseconds: task.timeoutMilliseconds }
+          : {}),
+        manualApproval: task.manualApproval?.enabled === true,
+      };
+    }),
+  };
+}
