@@ -40,11 +40,16 @@ const openApiFormats: Record<string, { type: 'number'; validate: (n: number) => 
  * An openapi-backend over the generated document: routes every request and validates its
  * path, query and body. The document is OpenAPI 3.1, so schemas are JSON Schema 2020-12
  * (`unevaluatedProperties` included) and checked by Ajv2020 with every error reported.
+ *
+ * `quick` compiles each operation's request validator on its first request instead of
+ * compiling every request and response validator up front (seconds per app, and responses are
+ * never validated here); the document itself is checked where it is generated.
  */
 export function createOpenApiBackend(document: Document): OpenAPIBackend {
   return new OpenAPIBackend({
     definition: document,
     strict: true,
+    quick: true,
     validate: true,
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false },

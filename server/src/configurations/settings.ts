@@ -56,7 +56,7 @@ export async function prepareConfiguration(
     }
   }
   const problems = checkConfigurationSpecifications(plugin, specifications);
-  if (problems.length > 0) throw badRequest(problems.map((problem) => `body.${problem}`));
+  if (problems.length > 0) throw badRequest(problems);
   return {
     name: body.name,
     type: plugin.type,

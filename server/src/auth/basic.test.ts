@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import type { TrellisConfig } from '../../../core/src/config/types.js';
+import { ApiError } from '../../../core/src/errors.js';
+import { hashPassword } from '../../../core/src/security/password.js';
+import { createBasicAuthenticator, parseBasicHeader } from './basic.js';
+
+const header = (name: string, password: string) =>
+  `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+
+describe('parseBasicHeader', () => {
+  it('splits at the first colon, so passwords may contain colons', () => {
+    expect(parseBasicHeader(header('ann', 'a:b:c'))).toEqual({ name: 'ann', password: 'a:b:c' });
+  });
+  it('returns null for other schemes and malformed values', () => {
+    expect(parseBasicHeader('Bearer abc')).toBeNull();
+    expect(parseBasicHeader(`Basic ${Buffer.from('no-colon').toString('base64')}`)).toBeNull();
+  });
+});
+
+describe('Basic authentication', () => {
+  it('accepts hashed and plain-text passwords and rejects wrong ones and unknown users', async () => {
+    const settings: TrellisConfig['Security']['Basic'] = {
+      Enabled: true,
+      Users: [
+        { Name: 'hashed', Password: await hashPassword('s3cret'), Roles: ['workflow'] },
+        { Name: 'plain', Password: 'plain-pw', Roles: ['config', 'plugins'] },
+      ],
+    };
+    const authenticate = createBasicAuthenticator(settings);
+    expect(await authenticate(header('hashed', 's3cret'))).toEqual({
+      name: 'hashed',
+      roles: ['workflow'],
+    });
+    expect(await authenticate(header('plain', 'plain-pw'))).toEqual({
+      name: 'plain',
+      roles: ['config', 'plugins'],
+    });
+    for (const wrong of [
+      header('hashed', 'nope'),
+      header('plain', 'nope'),
+      header('ghost', 's3cret'),
+    ]) {
+      const error = await authenticate(wrong).catch((reason: unknown) => reason);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(401);
+      expect((error as ApiError).messages).toEqual(['Invalid username or password.']);
+    }
+  });
+
+  it('answers a repeated header from the cache instead of hashing again', async () => {
+    const settings: TrellisConfig['Security']['Basic'] = {
+      Enabled: true,
+      Users: [{ Name: 'u', Password: await hashPassword('pw'), Roles: ['admin'] }],
+    };
+    const authenticate = createBasicAuthenticator(settings);
+    const first = performance.now();
+    await authenticate(header('u', 'pw'));
+    const uncached = performance.now() - first;
+    const second = performance.now();
+    for (let i = 0; i < 20; i++) await authenticate(header('u', 'pw'));
+    const cachedEach = (performance.now() - second) / 20;
+    expect(cachedEach).toBeLessThan(uncached / 5);
+  });
+});

@@ -1,0 +1,168 @@
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TrellisConfig } from '../../../core/src/config/types.js';
+import { ApiError } from '../../../core/src/errors.js';
+import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';
+
+const secret = 'unit-test-secret-unit-test-secret-unit-test';
+const settings: TrellisConfig['Security']['Bearer'] = {
+  Enabled: true,
+  Secret: secret,
+  Issuer: 'https://issuer.test',
+  Audience: 'trellis',
+  RolesClaim: 'roles',
+};
+
+async function hs256(
+  claims: Record<string, unknown>,
+  options: { exp?: number; key?: string } = {},
+) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('alice')
+    .setIssuer('https://issuer.test')
+    .setAudience('trellis')
+    .setExpirationTime(now + (options.exp ?? 300))
+    .sign(new TextEncoder().encode(options.key ?? secret));
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+describe('rolesFromClaims', () => {
+  it('reads an array, a space- or comma-separated string, and a nested claim; ignores unknown roles', () => {
+    expect(rolesFromClaims({ roles: ['workflow', 'root'] }, 'roles')).toEqual(['workflow']);
+    expect(rolesFromClaims({ roles: 'config plugins' }, 'roles')).toEqual(['config', 'plugins']);
+    expect(rolesFromClaims({ roles: 'admin,workflow' }, 'roles')).toEqual(['admin', 'workflow']);
+    expect(rolesFromClaims({ realm: { roles: ['admin'] } }, 'realm.roles')).toEqual(['admin']);
+    expect(rolesFromClaims({}, 'roles')).toEqual([]);
+  });
+});
+
+describe('Bearer authentication (HS256)', () => {
+  const authenticate = createBearerAuthenticator(settings);
+
+  it('accepts a valid token and takes the name from sub and the roles from the claim', async () => {
+    const user = await authenticate(`Bearer ${await hs256({ roles: ['workflow'] })}`);
+    expect(user).toEqual({ name: 'alice', roles: ['workflow'] });
+  });
+
+  it('rejects an expired token, naming expiry', async () => {
+    const error = await rejection(authenticate(`Bearer ${await hs256({}, { exp: -600 })}`));
+    expect(error.status).toBe(401);
+    expect(error.messages).toEqual(['The bearer token has expired.']);
+  });
+
+  it('rejects a token signed with another key', async () => {
+    const error = await rejection(
+      authenticate(`Bearer ${await hs256({}, { key: 'x'.repeat(40) })}`),
+    );
+    expect(error.messages[0]).toMatch(/signature/);
+  });
+
+  it('rejects the wrong audience and the wrong issuer, naming the claim', async () => {
+    const wrongAudience = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('https://issuer.test')
+      .setAudience('other')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(secret));
+    expect((await rejection(authenticate(`Bearer ${wrongAudience}`))).messages[0]).toMatch(/"aud"/);
+    const wrongIssuer = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('https://evil.test')
+      .setAudience('trellis')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(secret));
+    expect((await rejection(authenticate(`Bearer ${wrongIssuer}`))).messages[0]).toMatch(/"iss"/);
+  });
+
+  it('rejects a token that is not yet valid (nbf)', async () => {
+    const early = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('https://issuer.test')
+      .setAudience('trellis')
+      .setNotBefore('1h')
+      .setExpirationTime('2h')
+      .sign(new TextEncoder().encode(secret));
+    expect((await rejection(authenticate(`Bearer ${early}`))).messages[0]).toMatch(/"nbf"/);
+  });
+
+  it('rejects garbage without echoing it', async () => {
+    const error = await rejection(authenticate('Bearer not.a.jwt'));
+    expect(error.messages.join(' ')).not.toContain('not.a.jwt');
+  });
+});
+
+describe('Bearer authentication (RS256 and ES256 via JWKS)', () => {
+  let url = '';
+  let close: () => void = () => undefined;
+  type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  const keys: { rs: PrivateKey; es: PrivateKey }[] = [];
+
+  beforeAll(async () => {
+    const rs = await generateKeyPair('RS256');
+    const es = await generateKeyPair('ES256');
+    keys.push({ rs: rs.privateKey, es: es.privateKey });
+    const jwks = {
+      keys: [
+        { ...(await exportJWK(rs.publicKey)), kid: 'rs', alg: 'RS256', use: 'sig' },
+        { ...(await exportJWK(es.publicKey)), kid: 'es', alg: 'ES256', use: 'sig' },
+      ],
+    };
+    const server = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(jwks));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    close = () => server.close();
+  });
+  afterAll(() => close());
+
+  it('verifies tokens signed by either key of the set', async () => {
+    const authenticate = createBearerAuthenticator({
+      ...settings,
+      Secret: undefined,
+      JwksUri: url,
+    });
+    for (const [alg, kid] of [
+      ['RS256', 'rs'],
+      ['ES256', 'es'],
+    ] as const) {
+      const key = kid === 'rs' ? keys[0]!.rs : keys[0]!.es;
+      const token = await new SignJWT({ roles: ['plugins'] })
+        .setProtectedHeader({ alg, kid })
+        .setSubject(`svc-${kid}`)
+        .setIssuer('https://issuer.test')
+        .setAudience('trellis')
+        .setExpirationTime('5m')
+        .sign(key);
+      expect(await authenticate(`Bearer ${token}`)).toEqual({
+        name: `svc-${kid}`,
+        roles: ['plugins'],
+      });
+    }
+  });
+
+  it('refuses an HS256 token when only JWKS is configured', async () => {
+    const authenticate = createBearerAuthenticator({
+      ...settings,
+      Secret: undefined,
+      JwksUri: url,
+    });
+    const error = await rejection(authenticate(`Bearer ${await hs256({})}`));
+    expect(error.status).toBe(401);
+  });
+});

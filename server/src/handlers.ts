@@ -1,0 +1,17 @@
+import { configurationHandlers } from './configurations/handlers.js';
+import { executionHandlers } from './executions/handlers.js';
+import type { HandlerMap } from './handler.js';
+import { pluginHandlers } from './plugins/handlers.js';
+import { systemHandlers } from './system/handlers.js';
+import { triggerHandlers } from './triggers/handlers.js';
+import { workflowHandlers } from './workflows/handlers.js';
+
+/** Every operation of the spec, one handler each; a missing or unknown one fails type-checking. */
+export const handlers = {
+  ...configurationHandlers,
+  ...pluginHandlers,
+  ...workflowHandlers,
+  ...triggerHandlers,
+  ...executionHandlers,
+  ...systemHandlers,
+} satisfies HandlerMap;

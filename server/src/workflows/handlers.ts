@@ -1,0 +1,94 @@
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type { WorkflowSummary } from '../../../core/src/db/workflow-repository.js';
+import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
+import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
+import { badRequest, conflict, notFound } from '../../../core/src/errors.js';
+import { deleteTriggerSchedule } from '../../../core/src/temporal/schedules.js';
+import type { AppDeps } from '../app.js';
+import type { HandlerMap } from '../handler.js';
+import { confirmation } from '../handler.js';
+import { listReply, requestedPage } from '../lists.js';
+import { validateWorkflowDefinition } from './definition.js';
+
+/** 404 for a workflow id that names nothing; shared with the triggers area. */
+export const workflowNotFound = (id: string) => notFound(`Workflow "${id}" was not found.`);
+
+/** 400 unless an id repeated in the body equals the one in the path. */
+export function assertSameId(field: string, inBody: string, inPath: string): void {
+  if (inBody.toLowerCase() !== inPath.toLowerCase()) {
+    throw badRequest(
+      `body.${field}: must equal the ${field} in the path (${inPath}), got ${inBody}.`,
+    );
+  }
+}
+
+function toListItem(row: WorkflowSummary) {
+  return { id: row.id, name: row.name, modifiedDate: row.modifiedDate.toISOString() };
+}
+
+/** `POST /workflows/Add` and its alias `POST /workflows`. */
+async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: string } }) {
+  const definition = await validateWorkflowDefinition(deps.db, body.definition);
+  const row = await workflowRepository.insert(deps.db, {
+    name: definition.name,
+    definition: body.definition,
+  });
+  return {
+    data: { id: row.id, name: row.name },
+    messages: [`Workflow "${row.name}" was created.`],
+  };
+}
+
+/** `/workflows`: stored workflow definitions. */
+export const workflowHandlers = {
+  listWorkflows: async ({ deps, query }) =>
+    listReply(await workflowRepository.list(deps.db, requestedPage(query)), query, toListItem),
+
+  getWorkflow: async ({ deps, params }) => {
+    const row = await workflowRepository.findById(deps.db, params.workflowId);
+    if (!row) throw workflowNotFound(params.workflowId);
+    return { data: { id: row.id, name: row.name, workflow: row.definition } };
+  },
+
+  addWorkflow,
+  createWorkflow: addWorkflow,
+
+  updateWorkflow: async ({ deps, params, body }) => {
+    assertSameId('workflowId', body.workflowId, params.workflowId);
+    if (!(await workflowRepository.findById(deps.db, params.workflowId))) {
+      throw workflowNotFound(params.workflowId);
+    }
+    const definition = await validateWorkflowDefinition(deps.db, body.definition);
+    const row = await workflowRepository.update(deps.db, params.workflowId, {
+      name: definition.name,
+      definition: body.definition,
+    });
+    if (!row) throw workflowNotFound(params.workflowId);
+    return confirmation(`Workflow "${row.name}" was updated.`);
+  },
+
+  /**
+   * Deletes the workflow, its triggers and their schedules. The rows go in a transaction that
+   * commits only after Temporal dropped the schedules, so an unavailable Temporal (503) leaves
+   * the workflow as it was.
+   */
+  deleteWorkflow: async ({ deps, params }) => {
+    const row = await workflowRepository.findById(deps.db, params.workflowId);
+    if (!row) throw workflowNotFound(params.workflowId);
+    if (await executionRepository.hasActiveExecutions(deps.db, row.id)) {
+      throw conflict(
+        `Workflow "${row.name}" has executions in progress; cancel them or wait until they finish.`,
+      );
+    }
+    await deps.db.transaction().execute(async (trx) => {
+      const triggers = await triggerRepository.listByWorkflow(trx, row.id);
+      if (!(await workflowRepository.remove(trx, row.id))) throw workflowNotFound(row.id);
+      if (deps.temporal) {
+        for (const trigger of triggers.filter((t) => t.type === 'TimeBased')) {
+          await deleteTriggerSchedule(deps.temporal.client, trigger.id);
+        }
+      }
+    });
+    return confirmation(`Workflow "${row.name}" was deleted.`);
+  },
+} satisfies Partial<HandlerMap>;

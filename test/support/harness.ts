@@ -1,0 +1,243 @@
+/**
+ * Boots a real Trellis in-process for end-to-end tests: a fresh database (PostgreSQL from the
+ * global setup, or embedded PGlite), migrations, built-in plugins, a Temporal client on the test
+ * dev server with a task queue of its own, the API on a free port and, on request, a worker.
+ * Tests talk to it only through the SDK (or plain fetch for what the SDK cannot send).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SignJWT } from 'jose';
+import type { Kysely } from 'kysely';
+import { createTrellisClient } from '../../sdk/src/index.js';
+import type { Credentials, TrellisClient } from '../../sdk/src/index.js';
+import { buildConfig } from '../../core/src/config/load.js';
+import type { DeepPartial } from '../../core/src/config/load.js';
+import type { Role, TrellisConfig } from '../../core/src/config/types.js';
+import { openDatabase } from '../../core/src/db/database.js';
+import { migrateToLatest } from '../../core/src/db/migrate.js';
+import type { Database } from '../../core/src/db/tables.js';
+import { createLogger } from '../../core/src/logging.js';
+import { createCatalog } from '../../core/src/plugins/catalog.js';
+import { installBuiltIns } from '../../core/src/plugins/installation.js';
+import { hashPassword } from '../../core/src/security/password.js';
+import { connectTemporal } from '../../core/src/temporal/connection.js';
+import { ensureSearchAttributes } from '../../core/src/temporal/search-attributes.js';
+import { startApiServer } from '../../server/src/app.js';
+import { createTestDatabase, testServices, uniqueTaskQueue } from './services.js';
+
+/** The Basic users every harness configures: one per role, plus admin. */
+export const users = {
+  admin: { username: 'admin', password: 'admin-password' },
+  config: { username: 'config-user', password: 'config-password' },
+  plugins: { username: 'plugins-user', password: 'plugins-password' },
+  workflow: { username: 'workflow-user', password: 'workflow-password' },
+} as const satisfies Record<Role, { username: string; password: string }>;
+
+export type TestUser = keyof typeof users;
+
+/** Basic credentials of a configured test user. */
+export function basicAs(user: TestUser): Credentials {
+  return { basic: { ...users[user] } };
+}
+
+/** The Bearer settings of every harness (HS256). */
+export const bearer = {
+  secret: 'trellis-test-secret-that-is-long-enough-for-hs256',
+  issuer: 'https://issuer.trellis.test',
+  audience: 'trellis-api',
+} as const;
+
+export interface TokenOptions {
+  /** Roles claim: an array, or a space-separated string. Default none. */
+  roles?: Role[] | string;
+  subject?: string;
+  /** Seconds from now; negative for a token that has already expired. Default 300. */
+  expiresInSeconds?: number;
+  /** Seconds from now before which the token is not valid. */
+  notBeforeSeconds?: number;
+  audience?: string;
+  issuer?: string;
+  secret?: string;
+}
+
+/** Signs an HS256 JWT as the harness' issuer would (override any part to make it invalid). */
+export async function mintToken(options: TokenOptions = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = new SignJWT({ roles: options.roles ?? [] })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(options.subject ?? 'token-user')
+    .setIssuer(options.issuer ?? bearer.issuer)
+    .setAudience(options.audience ?? bearer.audience)
+    .setIssuedAt(now - 60)
+    .setExpirationTime(now + (options.expiresInSeconds ?? 300));
+  if (options.notBeforeSeconds !== undefined) jwt.setNotBefore(now + options.notBeforeSeconds);
+  return jwt.sign(new TextEncoder().encode(options.secret ?? bearer.secret));
+}
+
+/** Ready-made tokens for the auth matrix. */
+export const tokens = {
+  valid: (roles: Role[] = ['admin']) => mintToken({ roles }),
+  expired: (roles: Role[] = ['admin']) => mintToken({ roles, expiresInSeconds: -3600 }),
+  wrongAudience: (roles: Role[] = ['admin']) => mintToken({ roles, audience: 'someone-else' }),
+  wrongIssuer: (roles: Role[] = ['admin']) => mintToken({ roles, issuer: 'https://evil.test' }),
+  wrongSignature: (roles: Role[] = ['admin']) =>
+    mintToken({ roles, secret: 'not-the-secret-not-the-secret-not-the-secret' }),
+  notYetValid: (roles: Role[] = ['admin']) => mintToken({ roles, notBeforeSeconds: 3600 }),
+};
+
+export interface StartOptions {
+  /** Also run a worker (ENGINE's `startWorker` with PLUGINS' runner) on the harness' task queue. */
+  worker?: boolean;
+  /** Merged over the harness defaults (arrays replace). */
+  config?: DeepPartial<TrellisConfig>;
+  /** `postgres` (default): a fresh database on the test server; `pglite`: embedded under the data directory. */
+  database?: 'postgres' | 'pglite';
+  /** Reuse a data directory (kept on stop), e.g. to restart on the same PGlite files. */
+  dataDirectory?: string;
+  /** Reuse a database URL (postgres mode), e.g. to restart on the same database. */
+  databaseUrl?: string;
+  /** `test` (default): the shared dev server; `none`: the API runs without Temporal. */
+  temporal?: 'test' | 'none';
+}
+
+export interface Trellis {
+  baseUrl: string;
+  config: TrellisConfig;
+  db: Kysely<Database>;
+  /** The database URL (postgres mode), to restart on the same data. */
+  databaseUrl: string | undefined;
+  /** An SDK client authenticated as the admin user (Basic). */
+  admin: TrellisClient;
+  /** An SDK client with the given credentials (none: anonymous). */
+  client(credentials?: Credentials): TrellisClient;
+  /** Stops the worker, the API, Temporal and the database; deletes a data directory it made. */
+  stop(): Promise<void>;
+}
+
+type Plain = Record<string, unknown>;
+
+function isPlain(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mergeDeep(base: Plain, override: Plain): Plain {
+  const merged: Plain = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    const current = merged[key];
+    merged[key] = isPlain(current) && isPlain(value) ? mergeDeep(current, value) : value;
+  }
+  return merged;
+}
+
+/** Starts Trellis for one test file (call in `beforeAll`, stop in `afterAll`). */
+export async function startTrellis(options: StartOptions = {}): Promise<Trellis> {
+  const logger = createLogger({ Level: process.env.TRELLIS_TEST_LOG === '1' ? 'debug' : 'silent' });
+  const ownDirectory = options.dataDirectory === undefined;
+  const dataDirectory =
+    options.dataDirectory ?? (await mkdtemp(path.join(tmpdir(), 'trellis-test-')));
+  const databaseUrl =
+    (options.database ?? 'postgres') === 'postgres'
+      ? (options.databaseUrl ?? (await createTestDatabase()))
+      : undefined;
+  const useTemporal = (options.temporal ?? 'test') === 'test';
+  const defaults: DeepPartial<TrellisConfig> = {
+    Server: { Port: 0, Host: '127.0.0.1' },
+    DataDirectory: dataDirectory,
+    Database: databaseUrl ? { Url: databaseUrl, PoolSize: 5 } : {},
+    Temporal: {
+      ...(useTemporal ? { Address: testServices().temporalAddress } : {}),
+      Namespace: 'default',
+      TaskQueue: uniqueTaskQueue(),
+    },
+    Security: {
+      Basic: {
+        Enabled: true,
+        Users: [
+          // One hashed password (the production form), the rest plain text (accepted with a warning).
+          {
+            Name: users.admin.username,
+            Password: await hashPassword(users.admin.password),
+            Roles: ['admin'],
+          },
+          { Name: users.config.username, Password: users.config.password, Roles: ['config'] },
+          { Name: users.plugins.username, Password: users.plugins.password, Roles: ['plugins'] },
+          { Name: users.workflow.username, Password: users.workflow.password, Roles: ['workflow'] },
+        ],
+      },
+      Bearer: {
+        Enabled: true,
+        Secret: bearer.secret,
+        Issuer: bearer.issuer,
+        Audience: bearer.audience,
+        RolesClaim: 'roles',
+      },
+      EncryptionKey: 'trellis-test-encryption-key',
+    },
+    Logging: { Level: 'silent' },
+  };
+  const config = buildConfig(
+    mergeDeep(defaults as Plain, (options.config ?? {}) as Plain) as DeepPartial<TrellisConfig>,
+  );
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  if (ownDirectory) cleanups.push(() => rm(dataDirectory, { recursive: true, force: true }));
+  try {
+    const database = await openDatabase(config, logger);
+    cleanups.push(() => database.close());
+    await migrateToLatest(database.db, logger);
+    const catalog = createCatalog(config);
+    await installBuiltIns(database.db, catalog, logger);
+
+    let temporal: Awaited<ReturnType<typeof connectTemporal>> | null = null;
+    if (useTemporal) {
+      temporal = await connectTemporal(config.Temporal, logger);
+      const connection = temporal.connection;
+      cleanups.push(() => connection.close());
+      await ensureSearchAttributes(connection, config.Temporal.Namespace);
+    }
+
+    const server = await startApiServer({
+      config,
+      db: database.db,
+      logger,
+      temporal: temporal ? { client: temporal.client } : null,
+      catalog,
+    });
+    cleanups.push(() => server.close());
+
+    if (options.worker) {
+      if (!temporal) throw new Error('startTrellis: a worker needs Temporal');
+      const { startWorker } = await import('../../workflows-worker/src/worker.js');
+      const { createPluginRunner } = await import('../../core/src/plugins/runner.js');
+      const runner = createPluginRunner({ db: database.db, config, logger });
+      const worker = await startWorker({
+        config,
+        db: database.db,
+        connection: temporal.connection,
+        logger,
+        runner,
+      });
+      cleanups.push(() => worker.stop());
+    }
+
+    const client = (credentials: Credentials = {}) =>
+      createTrellisClient({ baseUrl: server.url, ...credentials });
+    return {
+      baseUrl: server.url,
+      config,
+      db: database.db,
+      databaseUrl,
+      admin: client(basicAs('admin')),
+      client,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
