@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { conflict } from '../errors.js';
 import { compareTypeAndVersion } from '../plugins/package.js';
+import { translateConstraintErrors } from './constraint-errors.js';
+import { isUuid, newId } from './ids.js';
 import type { Database, NewPlugin, PluginRow } from './tables.js';
 
 /**
@@ -75,19 +77,19 @@ export async function latestByType(
 }
 
 /** Records an installed plugin; 409 when that type and version is already installed. */
-export async function insert(db: Kysely<Database>, plugin: NewPlugin): Promise<InstalledPlugin> {
-  try {
-    return await db
-      .insertInto('plugin')
-      .values(plugin)
-      .returning(summaryColumns)
-      .executeTakeFirstOrThrow();
-  } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw conflict(`Plugin "${plugin.type}" ${plugin.version} is already installed`);
-    }
-    throw error;
-  }
+export async function insert(
+  db: Kysely<Database>,
+  plugin: Omit<NewPlugin, 'id'>,
+): Promise<InstalledPlugin> {
+  return translateConstraintErrors(
+    () =>
+      db
+        .insertInto('plugin')
+        .values({ id: newId(), ...plugin })
+        .returning(summaryColumns)
+        .executeTakeFirstOrThrow(),
+    { unique: () => conflict(`Plugin "${plugin.type}" ${plugin.version} is already installed`) },
+  );
 }
 
 /** Removes one installed version; false when it was not installed. */
@@ -107,7 +109,7 @@ export async function remove(
 /** Replaces every installed version of `plugin.type` with `plugin`, atomically. */
 export async function replaceVersion(
   db: Kysely<Database>,
-  plugin: NewPlugin,
+  plugin: Omit<NewPlugin, 'id'>,
 ): Promise<InstalledPlugin> {
   const replace = async (trx: Kysely<Database>) => {
     await trx.deleteFrom('plugin').where(sameType(plugin.type)).execute();
@@ -128,8 +130,4 @@ export async function findPackage(
     .limit(1)
     .executeTakeFirst();
   return row?.package;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '23505';
 }

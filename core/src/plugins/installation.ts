@@ -142,10 +142,9 @@ export async function installBuiltIns(
   return installed;
 }
 
-function toRow(resolved: ResolvedPackage): NewPlugin {
+function toRow(resolved: ResolvedPackage): Omit<NewPlugin, 'id'> {
   const { manifest } = resolved;
   return {
-    id: crypto.randomUUID(),
     type: manifest.type,
     version: manifest.version,
     description: manifest.description,

@@ -1,0 +1,93 @@
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
+import { runPluginFolder, type FolderRunOptions } from '../../core/src/plugins/testing.js';
+import { createTestDatabase } from '../../test/support/services.js';
+
+const folder = fileURLToPath(new URL('.', import.meta.url));
+let connectionString: string;
+const run = (sql: string, params?: unknown[], options: FolderRunOptions = {}) =>
+  runPluginFolder(folder, {
+    parameters: params === undefined ? { sql } : { sql, params },
+    specifications: { connectionString },
+    ...options,
+  });
+
+beforeAll(async () => {
+  connectionString = await createTestDatabase();
+});
+
+describe('Database/PostgreSql', () => {
+  it('runs parameterised statements and returns rows', async () => {
+    await run(
+      'create table orders (id serial primary key, customer text not null, total numeric, placed date)',
+    );
+    const inserted = await run(
+      'insert into orders (customer, total, placed) values ($1, $2, $3), ($4, $5, $6) returning id',
+      ['Ann', 10.5, '2024-01-02', "Bob'); drop table orders; --", 4, '2024-02-03'],
+    );
+    expect(inserted).toEqual({
+      command: 'INSERT',
+      rowCount: 2,
+      fields: ['id'],
+      rows: [{ id: 1 }, { id: 2 }],
+    });
+    const selected = await run(
+      'select customer, total, placed from orders where total > $1 order by id',
+      [1],
+    );
+    expect(selected).toEqual({
+      command: 'SELECT',
+      rowCount: 2,
+      fields: ['customer', 'total', 'placed'],
+      rows: [
+        { customer: 'Ann', total: '10.5', placed: expect.stringMatching(/^2024-01-0[12]T/) },
+        {
+          customer: "Bob'); drop table orders; --",
+          total: '4',
+          placed: expect.stringMatching(/^2024-02-0[23]T/),
+        },
+      ],
+    });
+  });
+
+  it('reports SQL mistakes as input errors with the SQLSTATE', async () => {
+    const syntax = run('selec 1');
+    await expect(syntax).rejects.toThrow(PluginInputError);
+    await expect(syntax).rejects.toThrow(
+      /PostgreSQL: syntax error at or near "selec" \(at character 1\) \[SQLSTATE 42601\]/,
+    );
+    await expect(run('select * from no_such_table')).rejects.toThrow(/\[SQLSTATE 42P01\]/);
+  });
+
+  it('reports an unreachable server as a retryable failure', async () => {
+    const url = new URL(connectionString);
+    url.port = '1';
+    const attempt = runPluginFolder(folder, {
+      parameters: { sql: 'select 1' },
+      specifications: { connectionString: url.toString() },
+    });
+    await expect(attempt).rejects.toThrow(PluginRuntimeError);
+  });
+
+  it('ends a long statement when canceled, and enforces the statement timeout', async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const attempt = run('select pg_sleep(30)', [], { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('canceled by user')), 300);
+    await expect(attempt).rejects.toThrow('canceled by user');
+    expect(performance.now() - started).toBeLessThan(5_000);
+
+    const timedOut = runPluginFolder(folder, {
+      parameters: { sql: 'select pg_sleep(30)' },
+      specifications: { connectionString, statementTimeoutMilliseconds: 200 },
+    });
+    await expect(timedOut).rejects.toThrow(/canceling statement due to statement timeout/);
+  });
+
+  it('needs a connection string setting', async () => {
+    await expect(runPluginFolder(folder, { parameters: { sql: 'select 1' } })).rejects.toThrow(
+      /specification "connectionString" is required/,
+    );
+  });
+});
