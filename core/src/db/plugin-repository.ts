@@ -47,6 +47,7 @@ export async function findById(
   db: Kysely<Database>,
   id: string,
 ): Promise<InstalledPlugin | undefined> {
+  if (!isUuid(id)) return undefined;
   return db.selectFrom('plugin').select(summaryColumns).where('id', '=', id).executeTakeFirst();
 }
 
