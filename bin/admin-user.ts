@@ -1,0 +1,53 @@
+/**
+ * The generated `admin` user of a Trellis with no users configured (DESIGN.md §3): a random
+ * password, printed once when created, kept only as an scrypt hash in the data directory.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BasicUser } from '../core/src/config/types.js';
+import { hashPassword, isHashed } from '../core/src/security/password.js';
+
+export interface GeneratedAdmin {
+  user: BasicUser;
+  /** The plain password, only on the start that created it. */
+  password?: string;
+  /** Where the hash is kept; deleting it makes the next start generate a new password. */
+  file: string;
+}
+
+/** Reads the generated admin from `<dataDirectory>/admin-user.json`, creating it on first start. */
+export async function ensureGeneratedAdmin(dataDirectory: string): Promise<GeneratedAdmin> {
+  const file = path.join(dataDirectory, 'admin-user.json');
+  const existing = await readStoredUser(file);
+  if (existing) return { user: existing, file };
+
+  const password = randomBytes(18).toString('base64url');
+  const user: BasicUser = {
+    Name: 'admin',
+    Password: await hashPassword(password),
+    Roles: ['admin'],
+  };
+  await mkdir(dataDirectory, { recursive: true });
+  await writeFile(file, JSON.stringify(user, null, 2) + '\n', { mode: 0o600 });
+  return { user, password, file };
+}
+
+async function readStoredUser(file: string): Promise<BasicUser | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const stored = JSON.parse(text) as Partial<BasicUser>;
+  // Only ever a hash: a file holding anything else is not ours to trust.
+  if (
+    typeof stored.Name !== 'string' ||
+    typeof stored.Password !== 'string' ||
+    !isHashed(stored.Password)
+  ) {
+    throw new Error(`${file} is not a generated admin user; delete it to generate a new one.`);
+  }
+  return { Name: stored.Name, Password: stored.Password, Roles: ['admin'] };
+}

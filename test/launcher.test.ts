@@ -1,0 +1,145 @@
+/**
+ * The launcher as an operator runs it: a separate process, configured by a file, stopped by a
+ * signal. Against the test PostgreSQL and Temporal, and fully embedded as `npm start` runs it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../core/src/temporal/dev-server.js';
+import { createTestDatabase, testServices, uniqueTaskQueue } from './support/services.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const launched: Launched[] = [];
+const folders: string[] = [];
+
+interface Launched {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+afterEach(async () => {
+  for (const { child, exited } of launched.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  }
+  for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+});
+
+async function tempFolder(): Promise<string> {
+  const folder = await mkdtemp(path.join(tmpdir(), 'trellis-launcher-'));
+  folders.push(folder);
+  return folder;
+}
+
+/** Runs `bin/trellis.ts` with `config` as its TRELLIS_CONFIG file. */
+async function launch(config: object, args: string[] = []): Promise<Launched> {
+  const folder = await tempFolder();
+  const configFile = path.join(folder, 'trellis.config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({ DataDirectory: path.join(folder, 'data'), ...config }),
+  );
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('TRELLIS')),
+  );
+  // What `npm start` runs (tsx relays signals to the script and exits with its code).
+  const child = spawn(
+    path.join(root, 'node_modules/.bin/tsx'),
+    [path.join(root, 'bin/trellis.ts'), ...args],
+    {
+      cwd: folder,
+      env: { ...env, TRELLIS_CONFIG: configFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const result = { child, output: () => output, exited };
+  launched.push(result);
+  return result;
+}
+
+/** The API URL from the banner, once it is printed. */
+async function bannerApiUrl(launchedProcess: Launched, timeoutMs = 90_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = /^ {2}API {10}(http\S+)$/m.exec(launchedProcess.output());
+    if (match?.[1]) return match[1];
+    if (launchedProcess.child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`no banner; output:\n${launchedProcess.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Promise<number | null> {
+  launchedProcess.child.kill(signal);
+  return launchedProcess.exited;
+}
+
+describe('bin/trellis.ts', () => {
+  it('starts against PostgreSQL and Temporal, serves /version, and exits 0 on SIGTERM', async () => {
+    const { temporalAddress } = testServices();
+    const trellis = await launch({
+      Server: { Port: 0 },
+      Database: { Url: await createTestDatabase() },
+      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
+      Security: {
+        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
+      },
+      Logging: { Level: 'info' },
+    });
+    const apiUrl = await bannerApiUrl(trellis);
+    expect(trellis.output()).toContain(`Temporal     ${temporalAddress}`);
+    expect(trellis.output()).toContain(`API docs     ${apiUrl}/docs`);
+
+    const version = await fetch(`${apiUrl}/version`);
+    expect(version.status).toBe(200);
+    expect(((await version.json()) as { data: { version: string } }).data.version).toMatch(
+      /^\d+\.\d+\.\d+/,
+    );
+    const workflows = await fetch(`${apiUrl}/workflows`, {
+      headers: { authorization: `Basic ${Buffer.from('ops:launcher-test').toString('base64')}` },
+    });
+    expect(workflows.status).toBe(200);
+
+    expect(await stopWith(trellis, 'SIGTERM')).toBe(0);
+    expect(trellis.output()).toMatch(/stopped worker[\s\S]*stopped API[\s\S]*stopped database/);
+  });
+
+  it('runs fully embedded like `npm start`: PGlite, a Temporal child with UI, a generated admin', async () => {
+    const trellis = await launch({
+      Server: { Port: 0 },
+      Temporal: { Port: await freePort(), UiPort: await freePort() },
+    });
+    const apiUrl = await bannerApiUrl(trellis, 150_000);
+    const output = trellis.output();
+    expect(output).toMatch(
+      /Temporal UI {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/,
+    );
+    const password = /password "([^"]+)"/.exec(output)?.[1];
+    expect(password).toBeTruthy();
+
+    const authorized = await fetch(`${apiUrl}/workflows`, {
+      headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` },
+    });
+    expect(authorized.status).toBe(200);
+    expect((await fetch(`${apiUrl}/workflows`)).status).toBe(401);
+
+    // Ctrl-C in a terminal.
+    expect(await stopWith(trellis, 'SIGINT')).toBe(0);
+    expect(trellis.output()).toContain('stopped Temporal dev server');
+  });
+
+  it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {
+    const trellis = await launch({}, ['--role', 'api']);
+    expect(await trellis.exited).toBe(2);
+    expect(trellis.output()).toMatch(/--role api needs Database\.Url .* and Temporal\.Address/);
+  });
+});
