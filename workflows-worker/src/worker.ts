@@ -85,8 +85,11 @@ function temporalLogger(logger: Logger): TemporalLogger {
 let bundle: Promise<WorkflowBundle> | undefined;
 
 /** The workflow code bundle, built once per process (webpack takes seconds). */
-export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath });
+export function workflowBundle(logger?: Logger): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({
+    workflowsPath,
+    ...(logger ? { logger: temporalLogger(logger.child({ component: 'workflow-bundler' })) } : {}),
+  });
   bundle.catch(() => (bundle = undefined));
   return bundle;
 }
@@ -109,7 +112,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       connection,
       namespace: config.Temporal.Namespace,
       taskQueue: config.Temporal.TaskQueue,
-      workflowBundle: await workflowBundle(),
+      workflowBundle: await workflowBundle(logger),
       activities: createActivities(deps),
       // Plugins mostly wait on I/O: many attempts fit in one process.
       maxConcurrentActivityTaskExecutions: 200,

@@ -1,0 +1,136 @@
+/**
+ * Helpers for the engine's end-to-end tests: store a definition, run it through the API, read
+ * back what the API shows about its tasks and logs.
+ */
+import { expect } from 'vitest';
+import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
+import type { Trellis } from '../support/harness.js';
+
+export type Definition = {
+  name: string;
+  tasks: Array<Record<string, unknown>>;
+  [key: string]: unknown;
+};
+
+let counter = 0;
+
+/** A definition with a name unique to the test file run. */
+export function definition(
+  tasks: Definition['tasks'],
+  extra: Record<string, unknown> = {},
+): Definition {
+  counter += 1;
+  return { name: `engine-${Date.now().toString(36)}-${counter}`, tasks, ...extra };
+}
+
+export const noop = { plugin: 'Flow/NoOp' };
+export const delay = (milliseconds: number) => ({
+  type: { plugin: 'Flow/Delay' },
+  parameters: { milliseconds },
+});
+
+/** Stores the definition; its workflow id. */
+export async function addWorkflow(client: TrellisClient, def: Definition): Promise<string> {
+  const created = await client.POST('/workflows/Add', {
+    body: { definition: JSON.stringify(def) },
+  });
+  return created.id;
+}
+
+/** Starts an execution; its id. */
+export async function execute(client: TrellisClient, workflowId: string): Promise<string> {
+  const started = await client.POST('/workflows/{workflowId}/executions', {
+    params: { path: { workflowId } },
+    body: { workflowId },
+  });
+  return started.executionId;
+}
+
+/** Stores and runs a definition, waits until the run ends. */
+export async function run(
+  trellis: Trellis,
+  def: Definition,
+  timeoutMs = 60_000,
+): Promise<{ workflowId: string; executionId: string; execution: ExecutionDetail }> {
+  const workflowId = await addWorkflow(trellis.admin, def);
+  const executionId = await execute(trellis.admin, workflowId);
+  const execution = await trellis.admin.waitForExecution(workflowId, executionId, { timeoutMs });
+  return { workflowId, executionId, execution };
+}
+
+export type TaskView = {
+  id: string;
+  name: string;
+  status: string;
+  message: string;
+  startTime: string | null;
+  endTime: string | null;
+};
+
+/** The execution's tasks by name. */
+export async function tasksOf(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+): Promise<Record<string, TaskView>> {
+  const tasks = await client.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
+    params: { path: { workflowId, executionId } },
+  });
+  return Object.fromEntries(tasks.map((task) => [task.name, task as TaskView]));
+}
+
+/** The task's status by name. */
+export async function statuses(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+): Promise<Record<string, string>> {
+  const tasks = await tasksOf(client, workflowId, executionId);
+  return Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.status]));
+}
+
+/** The messages of a task's log entries, oldest first. */
+export async function taskLogs(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+  taskExecutionId: string,
+): Promise<string[]> {
+  const logs = await client.GET(
+    '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs',
+    { params: { path: { workflowId, executionId, taskExecutionId } } },
+  );
+  return logs.map((entry) => entry.message);
+}
+
+/** The messages of the execution's own log entries, oldest first. */
+export async function executionLogs(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+): Promise<string[]> {
+  const logs = await client.GET('/workflows/{workflowId}/executions/{executionId}/logs', {
+    params: { path: { workflowId, executionId } },
+  });
+  return logs.map((entry) => entry.message);
+}
+
+/** Polls until `check` passes (it throws until then). */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Asserts task A ended before task B started. */
+export function expectBefore(a: TaskView, b: TaskView): void {
+  expect(a.endTime).not.toBeNull();
+  expect(b.startTime).not.toBeNull();
+  expect(Date.parse(a.endTime!)).toBeLessThanOrEqual(Date.parse(b.startTime!));
+}
