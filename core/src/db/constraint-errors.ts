@@ -1,0 +1,44 @@
+import type { ApiError } from '../errors.js';
+
+/** PostgreSQL error codes (SQLSTATE) the repositories translate. */
+export const pgErrorCodes = {
+  uniqueViolation: '23505',
+  foreignKeyViolation: '23503',
+} as const;
+
+function sqlState(error: unknown): unknown {
+  return typeof error === 'object' && error !== null
+    ? (error as { code?: unknown }).code
+    : undefined;
+}
+
+/** True when `error` is a unique-constraint violation (optionally of one named constraint). */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  return sqlState(error) === pgErrorCodes.uniqueViolation && matches(error, constraint);
+}
+
+/** True when `error` is a foreign-key violation (optionally of one named constraint). */
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  return sqlState(error) === pgErrorCodes.foreignKeyViolation && matches(error, constraint);
+}
+
+function matches(error: unknown, constraint: string | undefined): boolean {
+  return constraint === undefined || (error as { constraint?: unknown }).constraint === constraint;
+}
+
+/**
+ * Runs a write, turning a unique or foreign-key violation into the user-facing error given
+ * (409 for a duplicate name, 404 for a missing parent...). Anything else passes unchanged.
+ */
+export async function translateConstraintErrors<T>(
+  write: () => Promise<T>,
+  errors: { unique?: () => ApiError; foreignKey?: () => ApiError },
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (errors.unique && isUniqueViolation(error)) throw errors.unique();
+    if (errors.foreignKey && isForeignKeyViolation(error)) throw errors.foreignKey();
+    throw error;
+  }
+}

@@ -1,0 +1,333 @@
+import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import {
+  CamelCasePlugin,
+  Kysely,
+  PostgresDialect,
+  sql,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import pg from 'pg';
+import type { TrellisConfig } from '../config/types.js';
+import { ApiError } from '../errors.js';
+import type { Logger } from '../logging.js';
+import type { Database } from './tables.js';
+
+export interface TrellisDatabase {
+  db: Kysely<Database>;
+  /** True when this process runs its own PGlite instead of using `Database.Url`. */
+  embedded: boolean;
+  /** Releases every connection; for PGlite also shuts it down cleanly so its files are consistent. */
+  close(): Promise<void>;
+}
+
+/** How long a query may wait for a pooled connection before it fails instead of hanging. */
+const connectionTimeoutMillis = 30_000;
+
+/**
+ * Opens the database: `Database.Url` → that PostgreSQL through a `pg` pool; absent → an
+ * embedded PGlite persisted in `<DataDirectory>/pglite`. Either way the result is the same
+ * `pg` driver under Kysely with `CamelCasePlugin`, so both modes parse types identically.
+ */
+export async function openDatabase(
+  config: TrellisConfig,
+  logger: Logger,
+): Promise<TrellisDatabase> {
+  return config.Database.Url
+    ? openExternal(config.Database.Url, config.Database.PoolSize, logger)
+    : openEmbedded(config.DataDirectory, logger);
+}
+
+/** Fails with `ApiError(503)` when the database cannot answer (for `/health`). */
+export async function checkDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+/** True for errors meaning "the database cannot be reached", as opposed to a bad query. */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status === 503;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (networkCodes.has(code) || code.startsWith('08') || serverGoneCodes.has(code)) return true;
+  }
+  return typeof message === 'string' && connectionMessages.some((text) => message.includes(text));
+}
+
+const networkCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOENT',
+]);
+// admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+const serverGoneCodes = new Set(['57P01', '57P02', '57P03', '53300']);
+const connectionMessages = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Connection ended',
+  'Cannot use a pool after calling end',
+  'driver has already been destroyed',
+];
+
+async function openExternal(url: string, poolSize: number, logger: Logger) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis });
+  watchPool(pool, logger);
+  const db = createKysely(pool);
+  try {
+    await checkDatabase(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  logger.info({ database: describeUrl(url), poolSize }, 'connected to PostgreSQL');
+  let closing: Promise<void> | undefined;
+  return { db, embedded: false, close: () => (closing ??= db.destroy()) };
+}
+
+/**
+ * PGlite is one single-user Postgres backend inside this process. It is reached through
+ * `pglite-socket` so that the ordinary `pg` driver (and its type parsing) serves both modes.
+ *
+ * The socket server is a Unix socket in a private (0700) temporary folder, so no other local
+ * user can reach the unauthenticated database, and the pool holds exactly one connection:
+ * the socket server interleaves the protocol messages of concurrent connections, which is only
+ * safe inside an explicit transaction, and PGlite executes one statement at a time anyway.
+ * Consequence for callers: inside `db.transaction()`, use only the transaction object; a query
+ * on `db` there would wait for the one connection and fail after `connectionTimeoutMillis`.
+ */
+async function openEmbedded(dataDirectory: string, logger: Logger): Promise<TrellisDatabase> {
+  const directory = path.join(dataDirectory, 'pglite');
+  await mkdir(directory, { recursive: true });
+  const unlock = await lockDataDirectory(path.join(dataDirectory, 'pglite.lock'));
+  const cleanups: (() => Promise<unknown>)[] = [unlock];
+  // Undo in reverse order; every step runs even when an earlier one fails.
+  const cleanup = async () => {
+    const failures: unknown[] = [];
+    for (const step of [...cleanups].reverse()) await step().catch((error) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
+  };
+
+  try {
+    const started = Date.now();
+    const pglite = await PGlite.create({ dataDir: directory });
+    cleanups.push(() => pglite.close());
+
+    const socketDirectory = await mkdtemp(path.join(tmpdir(), 'trellis-pglite-'));
+    cleanups.push(() => rm(socketDirectory, { recursive: true, force: true }));
+    const port = 5432;
+    // A few connections are accepted so that a replaced pool client never sees "Too many connections".
+    const server = new PGLiteSocketServer({
+      db: pglite,
+      path: path.join(socketDirectory, `.s.PGSQL.${port}`),
+      maxConnections: 4,
+    });
+    await server.start();
+    cleanups.push(() => server.stop());
+
+    const pool = new pg.Pool({
+      host: socketDirectory,
+      port,
+      user: 'postgres',
+      database: 'postgres',
+      max: 1,
+      idleTimeoutMillis: 0,
+      connectionTimeoutMillis,
+    });
+    watchPool(pool, logger);
+    const db = createKysely(pool);
+    cleanups.push(() => db.destroy());
+    await checkDatabase(db);
+    logger.info(
+      { directory, startupMs: Date.now() - started },
+      'embedded PGlite database ready (set Database.Url to use PostgreSQL)',
+    );
+
+    let closing: Promise<void> | undefined;
+    return { db, embedded: true, close: () => (closing ??= cleanup()) };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** Lock files held by this process (a pid file cannot tell this process's two opens apart). */
+const heldLocks = new Set<string>();
+
+/**
+ * Two PGlite instances on the same files would corrupt them, so the data directory is claimed
+ * with a pid file; a file left by a dead process (or by an earlier run with our pid, as PID 1 in
+ * a container) is taken over.
+ */
+async function lockDataDirectory(file: string): Promise<() => Promise<void>> {
+  if (heldLocks.has(file)) {
+    throw new Error(
+      `The embedded database in ${path.dirname(file)} is already open in this process`,
+    );
+  }
+  heldLocks.add(file);
+  try {
+    const unlock = await claimLockFile(file);
+    return async () => {
+      heldLocks.delete(file);
+      await unlock();
+    };
+  } catch (error) {
+    heldLocks.delete(file);
+    throw error;
+  }
+}
+
+async function claimLockFile(file: string): Promise<() => Promise<void>> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const handle = await open(file, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return () => rm(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new Error(
+          `The embedded database in ${path.dirname(file)} is in use by process ${owner}; ` +
+            'stop it, or set Database.Url to share a PostgreSQL between processes.',
+        );
+      }
+      await rm(file, { force: true });
+    }
+  }
+  throw new Error(`Could not lock ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function watchPool(pool: pg.Pool, logger: Logger) {
+  // An idle client losing its server (e.g. PostgreSQL restarting) must not crash the process;
+  // the pool replaces it on the next checkout.
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+}
+
+function createKysely(pool: pg.Pool): Kysely<Database> {
+  return new Kysely<Database>({
+    dialect: withUnavailableErrors(new PostgresDialect({ pool })),
+    plugins: [new CamelCasePlugin()],
+  });
+}
+
+function describeUrl(url: string): string {
+  try {
+    const { hostname, port, pathname } = new URL(url);
+    return `${hostname}:${port || 5432}${pathname}`;
+  } catch {
+    return 'database';
+  }
+}
+
+function unavailable(error: unknown): unknown {
+  if (error instanceof ApiError || !isConnectionError(error)) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  const wrapped = new ApiError(503, `Database unavailable: ${detail}`);
+  wrapped.cause = error;
+  return wrapped;
+}
+
+/**
+ * Wraps a dialect so that connection failures surface as `ApiError(503)` from every query,
+ * whichever repository ran it, while query errors (constraint violations...) pass unchanged.
+ */
+function withUnavailableErrors(dialect: Dialect): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createDriver: () => new UnavailableErrorsDriver(dialect.createDriver()),
+  };
+}
+
+class UnavailableErrorsConnection implements DatabaseConnection {
+  constructor(readonly inner: DatabaseConnection) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.inner.executeQuery<R>(query);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async *streamQuery<R>(query: CompiledQuery, chunkSize?: number) {
+    try {
+      yield* this.inner.streamQuery<R>(query, chunkSize);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+}
+
+class UnavailableErrorsDriver implements Driver {
+  constructor(private readonly inner: Driver) {}
+
+  init() {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    try {
+      return new UnavailableErrorsConnection(await this.inner.acquireConnection());
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  // The inner driver runs BEGIN/COMMIT/... through the wrapped connection it is given.
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
+    return this.inner.beginTransaction(connection, settings);
+  }
+
+  commitTransaction(connection: DatabaseConnection) {
+    return this.inner.commitTransaction(connection);
+  }
+
+  rollbackTransaction(connection: DatabaseConnection) {
+    return this.inner.rollbackTransaction(connection);
+  }
+
+  savepoint: Driver['savepoint'] = (connection, name, compile) =>
+    this.inner.savepoint!(connection, name, compile);
+
+  rollbackToSavepoint: Driver['rollbackToSavepoint'] = (connection, name, compile) =>
+    this.inner.rollbackToSavepoint!(connection, name, compile);
+
+  releaseSavepoint: Driver['releaseSavepoint'] = (connection, name, compile) =>
+    this.inner.releaseSavepoint!(connection, name, compile);
+
+  releaseConnection(connection: DatabaseConnection) {
+    return this.inner.releaseConnection((connection as UnavailableErrorsConnection).inner);
+  }
+
+  destroy() {
+    return this.inner.destroy();
+  }
+}

@@ -1,0 +1,49 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Logger } from '../logging.js';
+import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
+import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
+import type { Database } from './tables.js';
+
+/**
+ * Every migration, keyed by its timestamped name. Listed statically (not read from the folder)
+ * so migrations work wherever the code runs, bundled or not. Add new files here in order.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-22T00-00-00-initial': initial,
+  '2026-11-22T01-00-00-engine': engine,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Thrown when a migration fails; names the migration and the database's own error. */
+export class MigrationError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: the migrator
+ * holds a database lock while it works.
+ */
+export async function migrateToLatest(db: Kysely<Database>, logger?: Logger): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results = [] } = await migrator.migrateToLatest();
+
+  for (const result of results) {
+    if (result.status === 'Success')
+      logger?.info({ migration: result.migrationName }, 'applied migration');
+  }
+  if (error !== undefined) {
+    const failed = results.find((result) => result.status === 'Error')?.migrationName;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new MigrationError(
+      failed ? `Migration ${failed} failed: ${reason}` : `Database migration failed: ${reason}`,
+      { cause: error },
+    );
+  }
+  if (!results.some((result) => result.status === 'Success')) {
+    logger?.debug('database schema is up to date');
+  }
+}

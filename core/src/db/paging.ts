@@ -1,0 +1,83 @@
+import type { SelectQueryBuilder } from 'kysely';
+import { badRequest } from '../errors.js';
+
+/** A requested page; `page` counts from 1. */
+export type Page = { page: number; pageSize: number };
+
+/** What a paged list response carries beside `data` (DESIGN.md §4). */
+export type Pagination = { page: number; pageSize: number; totalCount: number; totalPages: number };
+
+export type Paged<T> = { items: T[]; pagination: Pagination };
+
+export const defaultPageSize = 100;
+export const maxPageSize = 1000;
+
+/**
+ * Reads `page` and `pageSize` from a query string (numbers or strings), applying the defaults;
+ * values that are not positive integers, or a page size over the maximum, are a 400.
+ */
+export function normalizePage(query: { page?: unknown; pageSize?: unknown } = {}): Page {
+  const problems: string[] = [];
+  const read = (name: 'page' | 'pageSize', fallback: number, max: number) => {
+    const raw = query[name];
+    if (raw === undefined || raw === null || raw === '') return fallback;
+    const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
+    if (!Number.isInteger(value) || value < 1 || value > max) {
+      problems.push(`${name}: must be an integer from 1 to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const page = read('page', 1, Number.MAX_SAFE_INTEGER);
+  const pageSize = read('pageSize', defaultPageSize, maxPageSize);
+  if (problems.length > 0) throw badRequest(problems);
+  return { page, pageSize };
+}
+
+/** True when the client asked for a page, i.e. the response should carry `pagination`. */
+export function isPageRequested(query: { page?: unknown; pageSize?: unknown } = {}): boolean {
+  return [query.page, query.pageSize].some((value) => value !== undefined && value !== '');
+}
+
+/**
+ * Runs an ordered select for one page plus a count of all matching rows. Without `page`, returns
+ * every row (as one page). The count query drops the selection and ordering, so `query` must not
+ * use `group by` or `distinct`.
+ */
+export async function paginate<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page?: Page,
+): Promise<Paged<O>> {
+  if (!page) {
+    const items = await query.execute();
+    const pagination = {
+      page: 1,
+      pageSize: items.length,
+      totalCount: items.length,
+      totalPages: items.length > 0 ? 1 : 0,
+    };
+    return { items, pagination };
+  }
+  const [items, counted] = await Promise.all([
+    query
+      .limit(page.pageSize)
+      .offset((page.page - 1) * page.pageSize)
+      .execute(),
+    query
+      .clearSelect()
+      .clearOrderBy()
+      .select((eb) => eb.fn.countAll<string>().as('totalCount'))
+      .executeTakeFirst(),
+  ]);
+  // Kysely cannot narrow the row type of a select on generic tables.
+  const totalCount = Number((counted as { totalCount?: string } | undefined)?.totalCount ?? 0);
+  return {
+    items,
+    pagination: {
+      page: page.page,
+      pageSize: page.pageSize,
+      totalCount,
+      totalPages: Math.ceil(totalCount / page.pageSize),
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { sql, type Kysely } from 'kysely';
+import { conflict } from '../errors.js';
+import { translateConstraintErrors } from './constraint-errors.js';
+import { isUuid, newId } from './ids.js';
+import { paginate, type Page, type Paged } from './paging.js';
+import type { Database, WorkflowRow } from './tables.js';
+
+/** Stored workflows: the definition text as the client sent it, named by the definition's name. */
+
+export interface WorkflowInput {
+  /** The definition's name. */
+  name: string;
+  /** The definition text, stored unchanged. */
+  definition: string;
+}
+
+/** A list item: everything but the definition text. */
+export type WorkflowSummary = Pick<WorkflowRow, 'id' | 'name' | 'createdAt' | 'modifiedDate'>;
+
+const duplicateName = (name: string) => () => conflict(`A workflow named "${name}" already exists`);
+
+/** Workflows by name, without their definitions; one page of them when `page` is given. */
+export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<WorkflowSummary>> {
+  return paginate(
+    db
+      .selectFrom('workflow')
+      .select(['id', 'name', 'createdAt', 'modifiedDate'])
+      .orderBy('name')
+      .orderBy('id'),
+    page,
+  );
+}
+
+/** Every workflow with its definition, e.g. to find the ones using a plugin or configuration. */
+export async function listAll(db: Kysely<Database>): Promise<WorkflowRow[]> {
+  return db.selectFrom('workflow').selectAll().orderBy('name').execute();
+}
+
+export async function findById(db: Kysely<Database>, id: string): Promise<WorkflowRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.selectFrom('workflow').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findByName(
+  db: Kysely<Database>,
+  name: string,
+): Promise<WorkflowRow | undefined> {
+  return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** Stores a new workflow; 409 when the name is taken. */
+export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
+  return translateConstraintErrors(
+    () =>
+      db
+        .insertInto('workflow')
+        .values({ id: newId(), ...input, modifiedDate: sql<Date>`now()` })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    { unique: duplicateName(input.name) },
+  );
+}
+
+/** Replaces the definition (and name) and stamps `modifiedDate`; undefined when unknown. */
+export async function update(
+  db: Kysely<Database>,
+  id: string,
+  input: WorkflowInput,
+): Promise<WorkflowRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return translateConstraintErrors(
+    () =>
+      db
+        .updateTable('workflow')
+        .set({ ...input, modifiedDate: sql<Date>`now()` })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+    { unique: duplicateName(input.name) },
+  );
+}
+
+/** Deletes a workflow with its triggers and executions (cascade); false when unknown. */
+export async function remove(db: Kysely<Database>, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const result = await db.deleteFrom('workflow').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
