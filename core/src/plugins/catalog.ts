@@ -12,7 +12,12 @@ import {
   readPackageFolder,
   sha256Hex,
 } from './package.js';
-import { openRegistry, PackageIntegrityError, type Registry } from './registry.js';
+import {
+  openRegistry,
+  PackageIntegrityError,
+  type Registry,
+  type RegistryEntry,
+} from './registry.js';
 
 /**
  * The catalog: every plugin package that can be installed — the built-ins under `plugins/`
@@ -59,6 +64,12 @@ interface BuiltIn extends CatalogEntry {
   folder: string;
 }
 
+interface Published extends CatalogEntry {
+  entry: RegistryEntry;
+}
+
+type Candidate = BuiltIn | Published;
+
 export function createCatalog(
   config: Pick<TrellisConfig, 'Plugins'>,
   options: { builtInDirectory?: string } = {},
@@ -71,12 +82,12 @@ export function createCatalog(
 
   const listBuiltIns = () => (builtIns ??= scanBuiltIns(builtInDirectory));
 
-  async function list(): Promise<CatalogEntry[]> {
+  async function candidates(): Promise<Candidate[]> {
     const local = await listBuiltIns();
-    const remote = registry ? await registryEntries(registry) : [];
+    const remote = registry ? await published(registry) : [];
     const seen = new Set(local.map(catalogKey));
-    return sortEntries([
-      ...local.map(({ folder: _folder, ...entry }) => entry),
+    return sortEntries<Candidate>([
+      ...local,
       ...remote.filter((entry) => !seen.has(catalogKey(entry))),
     ]);
   }
@@ -84,32 +95,30 @@ export function createCatalog(
   async function resolve(type: string, version?: string): Promise<ResolvedPackage> {
     const wantLatest =
       version === undefined || version === '' || version.toLowerCase() === 'latest';
-    const local = await listBuiltIns();
     // A pinned built-in needs no registry round trip.
     const pinned = wantLatest
       ? undefined
-      : local.find((b) => matches(b, type) && b.version === version);
-    const candidates = pinned ? [pinned] : (await list()).filter((entry) => matches(entry, type));
-    const chosen = wantLatest ? candidates.at(-1) : candidates.find((c) => c.version === version);
-    if (!chosen) throw notFound(await describeMissing(type, version, candidates));
-    const builtIn = local.find((b) => catalogKey(b) === catalogKey(chosen));
-    if (builtIn) {
-      const key = catalogKey(builtIn);
-      if (!packed.has(key)) packed.set(key, packBuiltIn(builtIn));
-      return packed.get(key)!;
-    }
-    return downloadFromRegistry(registry!, chosen);
+      : (await listBuiltIns()).find((b) => matches(b, type) && b.version === version);
+    const all = pinned ? [pinned] : await candidates();
+    const sameType = all.filter((candidate) => matches(candidate, type));
+    const chosen = wantLatest ? sameType.at(-1) : sameType.find((c) => c.version === version);
+    if (!chosen) throw notFound(describeMissing(type, version, sameType, all));
+    if ('entry' in chosen) return downloadFromRegistry(registry!, chosen.entry);
+    const key = catalogKey(chosen);
+    if (!packed.has(key)) packed.set(key, packBuiltIn(chosen));
+    return packed.get(key)!;
   }
 
-  async function describeMissing(
+  function describeMissing(
     type: string,
     version: string | undefined,
-    sameType: CatalogEntry[],
-  ): Promise<string> {
+    sameType: Candidate[],
+    all: Candidate[],
+  ): string {
     if (sameType.length > 0) {
       return `Plugin "${sameType[0]!.type}" ${version} is not in the catalog; available versions: ${sameType.map((e) => e.version).join(', ')}`;
     }
-    const types = [...new Set((await list()).map((entry) => entry.type))];
+    const types = [...new Set(all.map((entry) => entry.type))];
     const where = registry
       ? `the built-ins or the registry ${registry.location}`
       : 'the built-ins (no registry configured)';
@@ -117,10 +126,14 @@ export function createCatalog(
   }
 
   return {
-    list,
-    builtIns: async () => (await listBuiltIns()).map(({ folder: _folder, ...entry }) => entry),
+    list: async () => (await candidates()).map(publicEntry),
+    builtIns: async () => (await listBuiltIns()).map(publicEntry),
     resolve,
   };
+}
+
+function publicEntry({ type, version, description, source }: Candidate): CatalogEntry {
+  return { type, version, description, source };
 }
 
 async function scanBuiltIns(directory: string): Promise<BuiltIn[]> {
@@ -148,7 +161,7 @@ async function packBuiltIn(builtIn: BuiltIn): Promise<ResolvedPackage> {
   return { manifest, bytes, sha256: sha256Hex(bytes), source: 'builtin' };
 }
 
-async function registryEntries(registry: Registry): Promise<CatalogEntry[]> {
+async function published(registry: Registry): Promise<Published[]> {
   return (await registry.entries())
     .filter((entry) => semver.valid(entry.version))
     .map((entry) => ({
@@ -156,18 +169,14 @@ async function registryEntries(registry: Registry): Promise<CatalogEntry[]> {
       version: entry.version,
       description: entry.description,
       source: 'registry' as const,
+      entry,
     }));
 }
 
 async function downloadFromRegistry(
   registry: Registry,
-  chosen: CatalogEntry,
+  entry: RegistryEntry,
 ): Promise<ResolvedPackage> {
-  const entry = (await registry.entries()).find((e) => catalogKey(e) === catalogKey(chosen));
-  if (!entry)
-    throw notFound(
-      `Plugin "${chosen.type}" ${chosen.version} is no longer in the registry ${registry.location}`,
-    );
   const bytes = await registry.download(entry);
   const sha256 = sha256Hex(bytes);
   if (sha256 !== entry.sha256.toLowerCase()) {
