@@ -78,6 +78,14 @@ describe('buildConfig', () => {
     });
   });
 
+  it('accepts its own output again unchanged (for runtime adjustments)', () => {
+    const config = buildConfig(
+      { DataDirectory: 'data', Security: { Bearer: { Enabled: true, Secret: 's' } } },
+      { cwd: '/a' },
+    );
+    expect(buildConfig(structuredClone(config), { cwd: '/elsewhere' })).toEqual(config);
+  });
+
   it('names the key of a wrongly typed value', () => {
     const error = configError(() => buildConfig({ Server: { Port: 'x' as unknown as number } }));
     expect(error.message).toBe('Server.Port: must be integer');

@@ -215,6 +215,24 @@ describe('external PostgreSQL', () => {
     });
   });
 
+  it('turns a lost connection into 503 and recovers on the next query', async () => {
+    const database = await modes[0]!.open();
+    try {
+      // What a PostgreSQL restart does to a pooled connection.
+      const error = await sql`select pg_terminate_backend(pg_backend_pid())`
+        .execute(database.db)
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toMatchObject({
+        status: 503,
+        message: expect.stringMatching(/^Database unavailable: /),
+      });
+      await checkDatabase(database.db);
+    } finally {
+      await database.close();
+    }
+  });
+
   it('keeps query errors as they are (not 503)', async () => {
     const database = await modes[0]!.open();
     try {

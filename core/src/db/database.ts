@@ -8,12 +8,8 @@ import {
   Kysely,
   PostgresDialect,
   sql,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type QueryResult,
-  type TransactionSettings,
+  type PostgresPool,
+  type PostgresPoolClient,
 } from 'kysely';
 import pg from 'pg';
 import type { TrellisConfig } from '../config/types.js';
@@ -231,9 +227,43 @@ function watchPool(pool: pg.Pool, logger: Logger) {
 
 function createKysely(pool: pg.Pool): Kysely<Database> {
   return new Kysely<Database>({
-    dialect: withUnavailableErrors(new PostgresDialect({ pool })),
+    dialect: new PostgresDialect({ pool: guardPool(pool) }),
     plugins: [new CamelCasePlugin()],
   });
+}
+
+/**
+ * The pool as Kysely sees it, with two guards around every checkout:
+ * - connection failures surface as `ApiError(503)` from any query, whichever repository ran it,
+ *   while query errors (constraint violations...) pass unchanged;
+ * - a client whose connection failed is destroyed on release rather than handed to the next
+ *   query (after a PostgreSQL restart, the server's goodbye arrives before the socket closes).
+ */
+function guardPool(pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw unavailable(error);
+      }
+      let broken: Error | undefined;
+      return {
+        query: async (text: string, parameters: readonly unknown[]) => {
+          try {
+            return await client.query(text, [...parameters]);
+          } catch (error) {
+            if (isConnectionError(error)) broken = error as Error;
+            throw unavailable(error);
+          }
+        },
+        release: () => client.release(broken),
+        // No cursor is configured, so Kysely never calls the streaming overload of `query`.
+      } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
 }
 
 function describeUrl(url: string): string {
@@ -251,83 +281,4 @@ function unavailable(error: unknown): unknown {
   const wrapped = new ApiError(503, `Database unavailable: ${detail}`);
   wrapped.cause = error;
   return wrapped;
-}
-
-/**
- * Wraps a dialect so that connection failures surface as `ApiError(503)` from every query,
- * whichever repository ran it, while query errors (constraint violations...) pass unchanged.
- */
-function withUnavailableErrors(dialect: Dialect): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createDriver: () => new UnavailableErrorsDriver(dialect.createDriver()),
-  };
-}
-
-class UnavailableErrorsConnection implements DatabaseConnection {
-  constructor(readonly inner: DatabaseConnection) {}
-
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    try {
-      return await this.inner.executeQuery<R>(query);
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-
-  async *streamQuery<R>(query: CompiledQuery, chunkSize?: number) {
-    try {
-      yield* this.inner.streamQuery<R>(query, chunkSize);
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-}
-
-class UnavailableErrorsDriver implements Driver {
-  constructor(private readonly inner: Driver) {}
-
-  init() {
-    return this.inner.init();
-  }
-
-  async acquireConnection(): Promise<DatabaseConnection> {
-    try {
-      return new UnavailableErrorsConnection(await this.inner.acquireConnection());
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-
-  // The inner driver runs BEGIN/COMMIT/... through the wrapped connection it is given.
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
-    return this.inner.beginTransaction(connection, settings);
-  }
-
-  commitTransaction(connection: DatabaseConnection) {
-    return this.inner.commitTransaction(connection);
-  }
-
-  rollbackTransaction(connection: DatabaseConnection) {
-    return this.inner.rollbackTransaction(connection);
-  }
-
-  savepoint: Driver['savepoint'] = (connection, name, compile) =>
-    this.inner.savepoint!(connection, name, compile);
-
-  rollbackToSavepoint: Driver['rollbackToSavepoint'] = (connection, name, compile) =>
-    this.inner.rollbackToSavepoint!(connection, name, compile);
-
-  releaseSavepoint: Driver['releaseSavepoint'] = (connection, name, compile) =>
-    this.inner.releaseSavepoint!(connection, name, compile);
-
-  releaseConnection(connection: DatabaseConnection) {
-    return this.inner.releaseConnection((connection as UnavailableErrorsConnection).inner);
-  }
-
-  destroy() {
-    return this.inner.destroy();
-  }
 }
