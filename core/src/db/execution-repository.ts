@@ -488,14 +488,29 @@ export async function decideApproval(
     .returningAll()
     .executeTakeFirst();
   if (decided) return decided;
-  const existing = await db
-    .selectFrom('approval')
-    .select('status')
-    .where('id', '=', input.approvalId)
-    .where('executionId', '=', input.executionId)
-    .executeTakeFirst();
+  const existing = await findApproval(db, input.executionId, input.approvalId);
   if (!existing) throw missing();
-  throw conflict(`Approval ${input.approvalId} was already ${existing.status.toLowerCase()}.`);
+  throw alreadyDecided(existing);
+}
+
+/** An approval of an execution; undefined when unknown or another execution's. */
+export async function findApproval(
+  db: Db,
+  executionId: string,
+  approvalId: string,
+): Promise<ApprovalRow | undefined> {
+  if (!isUuid(approvalId)) return undefined;
+  return db
+    .selectFrom('approval')
+    .selectAll()
+    .where('id', '=', approvalId)
+    .where('executionId', '=', executionId)
+    .executeTakeFirst();
+}
+
+/** The 409 for deciding an approval that was decided already. */
+export function alreadyDecided(approval: Pick<ApprovalRow, 'id' | 'status'>) {
+  return conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`);
 }
 
 /** Puts a decision back to Pending (the decision could not be delivered to the run). */

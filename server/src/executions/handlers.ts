@@ -100,7 +100,19 @@ async function decide(
 ): Promise<ApprovalRow> {
   const execution = await findExecution(deps, params);
   const client = temporalClient(deps);
-  assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
+  if (!executionRepository.isExecutionActive(execution.status)) {
+    // Say what the client most needs: unknown approval, already decided, or the run is over.
+    const existing = await executionRepository.findApproval(
+      deps.db,
+      execution.id,
+      params.approvalId,
+    );
+    if (!existing) {
+      throw notFound(`Approval ${params.approvalId} was not found in execution ${execution.id}.`);
+    }
+    if (existing.status !== 'Pending') throw executionRepository.alreadyDecided(existing);
+    assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
+  }
   const approval = await executionRepository.decideApproval(deps.db, {
     executionId: execution.id,
     approvalId: params.approvalId,
