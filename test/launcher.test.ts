@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../core/src/temporal/dev-server.js';
+import { createTrellisClient } from '../sdk/src/index.js';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './support/services.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -65,18 +66,26 @@ async function launch(config: object, args: string[] = []): Promise<Launched> {
   return result;
 }
 
-/** The API URL from the banner, once it is printed. */
-async function bannerApiUrl(launchedProcess: Launched, timeoutMs = 90_000): Promise<string> {
+/** The first match of `pattern` in the process's output, waiting until it is printed. */
+async function waitForOutput(
+  launchedProcess: Launched,
+  pattern: RegExp,
+  timeoutMs = 90_000,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const match = /^ {2}API {10}(http\S+)$/m.exec(launchedProcess.output());
-    if (match?.[1]) return match[1];
+    const match = pattern.exec(launchedProcess.output());
+    if (match) return match[1] ?? match[0];
     if (launchedProcess.child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`no banner; output:\n${launchedProcess.output()}`);
+      throw new Error(`${pattern} not printed; output:\n${launchedProcess.output()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** The API URL from the banner, once it is printed. */
+const bannerApiUrl = (launchedProcess: Launched, timeoutMs?: number) =>
+  waitForOutput(launchedProcess, /^ {2}API {10}(http\S+)$/m, timeoutMs);
 
 async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Promise<number | null> {
   launchedProcess.child.kill(signal);
@@ -135,6 +144,44 @@ describe('bin/trellis.ts', () => {
     // Ctrl-C in a terminal.
     expect(await stopWith(trellis, 'SIGINT')).toBe(0);
     expect(trellis.output()).toContain('stopped Temporal dev server');
+  });
+
+  it('runs the api and worker roles as separate processes sharing PostgreSQL and Temporal', async () => {
+    const { temporalAddress } = testServices();
+    const config = {
+      Server: { Port: 0 },
+      Database: { Url: await createTestDatabase() },
+      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
+      Security: {
+        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
+      },
+    };
+    const api = await launch(config, ['--role', 'api']);
+    const apiUrl = await bannerApiUrl(api);
+    expect(api.output()).not.toContain('Worker       polling');
+    const worker = await launch(config, ['--role', 'worker']);
+    await waitForOutput(worker, /^ {2}Worker {7}polling/m);
+    expect(worker.output()).not.toMatch(/^ {2}API /m);
+
+    const client = createTrellisClient({
+      baseUrl: apiUrl,
+      basic: { username: 'ops', password: 'launcher-test' },
+    });
+    const definition = { name: 'Split', tasks: [{ name: 'Only', type: { plugin: 'Flow/NoOp' } }] };
+    const workflow = await client.POST('/workflows/Add', {
+      body: { definition: JSON.stringify(definition) },
+    });
+    const started = await client.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId: workflow.id } },
+      body: { workflowId: workflow.id },
+    });
+    const finished = await client.waitForExecution(workflow.id, started.executionId, {
+      timeoutMs: 60_000,
+    });
+    expect(finished.status).toBe('Completed');
+
+    expect(await stopWith(worker, 'SIGTERM')).toBe(0);
+    expect(await stopWith(api, 'SIGTERM')).toBe(0);
   });
 
   it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {
