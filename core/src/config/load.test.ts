@@ -158,8 +158,17 @@ describe('buildConfig', () => {
   });
 
   it('rejects a database URL that is not PostgreSQL', () => {
-    expect(configError(() => buildConfig({ Database: { Url: 'mysql://x' } })).message).toMatch(
-      /^Database\.Url: must match pattern/,
+    expect(configError(() => buildConfig({ Database: { Url: 'mysql://x' } })).message).toBe(
+      'Database.Url: must be a postgres:// URL',
+    );
+  });
+
+  it('checks the Temporal address is host:port', () => {
+    for (const Address of ['temporal.example.com:7233', '10.0.0.5:7233', '[::1]:7233']) {
+      expect(buildConfig({ Temporal: { Address } }).Temporal.Address).toBe(Address);
+    }
+    expect(configError(() => buildConfig({ Temporal: { Address: 'http://x:7233' } })).message).toBe(
+      'Temporal.Address: must be host:port',
     );
   });
 

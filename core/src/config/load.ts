@@ -31,7 +31,8 @@ export interface LoadConfigOptions {
   cwd?: string;
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+// `verbose` gives errors their schema, whose `description` words pattern errors for people.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, verbose: true });
 const validate = ajv.compile(configSchema);
 
 /**
@@ -198,6 +199,8 @@ function describeAjvError(error: ErrorObject): string {
       return `${formatPath([...at, String(error.params.additionalProperty)])}: unknown key`;
     case 'required':
       return `${formatPath([...at, String(error.params.missingProperty)])}: is required`;
+    case 'pattern':
+      return `${formatPath(at)}: must be ${error.parentSchema?.description ?? `like ${error.params.pattern}`}`;
     case 'enum':
       return `${formatPath(at)}: must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     default:

@@ -57,7 +57,7 @@ export const configSchema: SchemaObject = {
       additionalProperties: false,
       default: {},
       properties: {
-        Url: { type: 'string', pattern: '^postgres(ql)?://' },
+        Url: { type: 'string', pattern: '^postgres(ql)?://', description: 'a postgres:// URL' },
         PoolSize: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
       },
     },
@@ -66,7 +66,11 @@ export const configSchema: SchemaObject = {
       additionalProperties: false,
       default: {},
       properties: {
-        Address: { type: 'string', pattern: '^[^\\s:/]+:\\d{1,5}$' },
+        Address: {
+          type: 'string',
+          pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:/\\[\\]]+):\\d{1,5}$',
+          description: 'host:port',
+        },
         Namespace: { ...nonEmptyString, default: 'default' },
         TaskQueue: { ...nonEmptyString, default: 'trellis' },
         Port: { ...port, default: 7233 },
@@ -96,7 +100,7 @@ export const configSchema: SchemaObject = {
             Issuer: nonEmptyString,
             Audience: nonEmptyString,
             Secret: nonEmptyString,
-            JwksUri: { type: 'string', pattern: '^https?://' },
+            JwksUri: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
             RolesClaim: { ...nonEmptyString, default: 'roles' },
           },
         },

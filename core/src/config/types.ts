@@ -10,7 +10,13 @@ export interface TrellisConfig {
   /** `Url` absent → embedded PGlite under `DataDirectory`. */
   Database: { Url?: string; PoolSize: number };
   /** `Address` absent → embedded `temporal server start-dev`. */
-  Temporal: { Address?: string; Namespace: string; TaskQueue: string; UiPort: number; Port: number };
+  Temporal: {
+    Address?: string;
+    Namespace: string;
+    TaskQueue: string;
+    UiPort: number;
+    Port: number;
+  };
   Security: {
     Basic: { Enabled: boolean; Users: BasicUser[] };
     Bearer: {
