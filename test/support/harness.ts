@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { createTrellisClient } from '../../sdk/src/index.js';
@@ -17,7 +18,7 @@ import type { Role, TrellisConfig } from '../../core/src/config/types.js';
 import { openDatabase } from '../../core/src/db/database.js';
 import { migrateToLatest } from '../../core/src/db/migrate.js';
 import type { Database } from '../../core/src/db/tables.js';
-import { createLogger } from '../../core/src/logging.js';
+import { createLogger, type Logger } from '../../core/src/logging.js';
 import { createCatalog } from '../../core/src/plugins/catalog.js';
 import { installBuiltIns } from '../../core/src/plugins/installation.js';
 import { hashPassword } from '../../core/src/security/password.js';
@@ -97,8 +98,13 @@ export interface StartOptions {
   dataDirectory?: string;
   /** Reuse a database URL (postgres mode), e.g. to restart on the same database. */
   databaseUrl?: string;
-  /** `test` (default): the shared dev server; `none`: the API runs without Temporal. */
-  temporal?: 'test' | 'none';
+  /**
+   * `test` (default): the shared dev server; `none`: the API runs without Temporal;
+   * `unreachable`: a client for an address where nothing listens (calls fail at once, for 503s).
+   */
+  temporal?: 'test' | 'none' | 'unreachable';
+  /** The service's logger (default silent; `TRELLIS_TEST_LOG=1` prints debug logs). */
+  logger?: Logger;
 }
 
 export interface Trellis {
@@ -107,6 +113,8 @@ export interface Trellis {
   db: Kysely<Database>;
   /** The database URL (postgres mode), to restart on the same data. */
   databaseUrl: string | undefined;
+  /** The Temporal client and connection the service uses (null with `temporal: 'none'`). */
+  temporal: { client: Client; connection: Connection } | null;
   /** An SDK client authenticated as the admin user (Basic). */
   admin: TrellisClient;
   /** An SDK client with the given credentials (none: anonymous). */
@@ -132,7 +140,9 @@ function mergeDeep(base: Plain, override: Plain): Plain {
 
 /** Starts Trellis for one test file (call in `beforeAll`, stop in `afterAll`). */
 export async function startTrellis(options: StartOptions = {}): Promise<Trellis> {
-  const logger = createLogger({ Level: process.env.TRELLIS_TEST_LOG === '1' ? 'debug' : 'silent' });
+  const logger =
+    options.logger ??
+    createLogger({ Level: process.env.TRELLIS_TEST_LOG === '1' ? 'debug' : 'silent' });
   const ownDirectory = options.dataDirectory === undefined;
   const dataDirectory =
     options.dataDirectory ?? (await mkdtemp(path.join(tmpdir(), 'trellis-test-')));
@@ -140,7 +150,8 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     (options.database ?? 'postgres') === 'postgres'
       ? (options.databaseUrl ?? (await createTestDatabase()))
       : undefined;
-  const useTemporal = (options.temporal ?? 'test') === 'test';
+  const temporalMode = options.temporal ?? 'test';
+  const useTemporal = temporalMode === 'test';
   const defaults: DeepPartial<TrellisConfig> = {
     Server: { Port: 0, Host: '127.0.0.1' },
     DataDirectory: dataDirectory,
@@ -193,12 +204,18 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     const catalog = createCatalog(config);
     await installBuiltIns(database.db, catalog, logger);
 
-    let temporal: Awaited<ReturnType<typeof connectTemporal>> | null = null;
-    if (useTemporal) {
+    let temporal: { client: Client; connection: Connection } | null = null;
+    if (temporalMode === 'test') {
       temporal = await connectTemporal(config.Temporal, logger);
+      await ensureSearchAttributes(temporal.connection, config.Temporal.Namespace);
+    } else if (temporalMode === 'unreachable') {
+      // Port 1 on loopback refuses connections; no retry interceptor, so calls fail at once.
+      const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
+      temporal = { connection, client: new Client({ connection, namespace: 'default' }) };
+    }
+    if (temporal) {
       const connection = temporal.connection;
       cleanups.push(() => connection.close());
-      await ensureSearchAttributes(connection, config.Temporal.Namespace);
     }
 
     const server = await startApiServer({
@@ -232,6 +249,7 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
       config,
       db: database.db,
       databaseUrl,
+      temporal,
       admin: client(basicAs('admin')),
       client,
       stop,

@@ -1,0 +1,75 @@
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../core/src/errors.js';
+import { createLogger } from '../../core/src/logging.js';
+import { renderErrors } from './errors.js';
+
+/** A tiny app whose routes throw, behind the real error renderer, on a real socket. */
+async function serve(lines: string[]) {
+  const logger = createLogger(
+    { Level: 'info' },
+    {},
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  const app = express();
+  app.get('/bug', () => {
+    throw new TypeError('secret internals at /srv/app.ts:42');
+  });
+  app.get('/conflict', () => {
+    throw new ApiError(409, ['first', 'second'], { 'Retry-After': '1' });
+  });
+  app.use(renderErrors(logger, 1024));
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, close: () => server.close() };
+}
+
+describe('renderErrors', () => {
+  it('renders unknown errors as 500 with an id and no stack, and logs the stack under that id', async () => {
+    const lines: string[] = [];
+    const { url, close } = await serve(lines);
+    try {
+      const response = await fetch(`${url}/bug`);
+      expect(response.status).toBe(500);
+      const body = (await response.json()) as {
+        data: null;
+        messages: string[];
+        succeeded: boolean;
+      };
+      expect(body).toMatchObject({ data: null, succeeded: false });
+      const id = /^Internal error \(id ([0-9a-f-]{36})\)\.$/.exec(body.messages[0] ?? '')?.[1];
+      expect(id).toBeDefined();
+      expect(JSON.stringify(body)).not.toContain('secret internals');
+      const logged = lines.join('\n');
+      expect(logged).toContain(id!);
+      expect(logged).toContain('TypeError');
+      expect(logged).toContain('secret internals');
+    } finally {
+      close();
+    }
+  });
+
+  it('renders an ApiError with its status, every message and its headers', async () => {
+    const { url, close } = await serve([]);
+    try {
+      const response = await fetch(`${url}/conflict`);
+      expect(response.status).toBe(409);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await response.json()).toMatchObject({
+        data: null,
+        messages: ['first', 'second'],
+        succeeded: false,
+      });
+    } finally {
+      close();
+    }
+  });
+});

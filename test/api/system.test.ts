@@ -1,0 +1,206 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/src/logging.js';
+import { basicAuthorization } from '../../sdk/src/index.js';
+import { startTrellis, users, type Trellis } from '../support/harness.js';
+import { expectFailure } from './api-error.js';
+import { sendRaw } from './http.js';
+
+/** Log lines the service wrote, parsed. */
+const logLines: Record<string, unknown>[] = [];
+const logger = createLogger(
+  { Level: 'info' },
+  {},
+  {
+    write: (line: string) => {
+      logLines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  },
+);
+
+let trellis: Trellis;
+let healthy: Trellis;
+beforeAll(async () => {
+  [trellis, healthy] = await Promise.all([
+    startTrellis({ logger }),
+    startTrellis({ config: { HealthCheck: { Enabled: true } } }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([trellis?.stop(), healthy?.stop()]);
+});
+
+describe('/version', () => {
+  it('is public and returns the package version in the envelope', async () => {
+    const { version } = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    const envelope = await trellis.client().envelope.GET('/version');
+    expect(envelope).toMatchObject({ data: { version }, messages: [], succeeded: true });
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    // Public even with credentials that would fail elsewhere.
+    const withBadCredentials = trellis.client({ basic: { username: 'ghost', password: 'x' } });
+    expect(await withBadCredentials.GET('/version')).toEqual({ version });
+  });
+});
+
+describe('/health', () => {
+  it('is 404 (the normal envelope) when HealthCheck.Enabled is false', async () => {
+    await expectFailure(trellis.client().GET('/health'), 404, 'GET /health');
+  });
+
+  it('reports every component without an envelope when enabled, publicly', async () => {
+    const response = await sendRaw(healthy.baseUrl, 'GET', '/health', { as: null });
+    expect(response.status).toBe(200);
+    const report = response.body as {
+      Status: string;
+      HealthChecks: { Status: string; Component: string; Description: string }[];
+      HealthCheckDuration: string;
+    };
+    expect(Object.keys(report).sort()).toEqual(['HealthCheckDuration', 'HealthChecks', 'Status']);
+    expect(report.Status).toBe('Healthy');
+    expect(report.HealthChecks.map((check) => check.Component)).toEqual([
+      'Configuration',
+      'Plugins',
+      'Logger',
+      'Database',
+      'Temporal',
+    ]);
+    for (const check of report.HealthChecks) {
+      expect(check).toEqual({
+        Status: 'Healthy',
+        Component: check.Component,
+        Description: expect.any(String),
+      });
+    }
+    expect(report.HealthCheckDuration).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{7}$/);
+    // The SDK returns the bare report too.
+    expect(await healthy.client().GET('/health')).toMatchObject({ Status: 'Healthy' });
+  });
+
+  it('answers 503 naming the failing component when a dependency is down', async () => {
+    const broken = await startTrellis({
+      databaseUrl: healthy.databaseUrl,
+      temporal: 'unreachable',
+      config: { HealthCheck: { Enabled: true } },
+    });
+    try {
+      const response = await sendRaw(broken.baseUrl, 'GET', '/health', { as: null });
+      expect(response.status).toBe(503);
+      const report = response.body as {
+        Status: string;
+        HealthChecks: { Status: string; Component: string }[];
+      };
+      expect(report.Status).toBe('Unhealthy');
+      expect(report.HealthChecks.find((check) => check.Component === 'Temporal')?.Status).toBe(
+        'Unhealthy',
+      );
+      expect(report.HealthChecks.find((check) => check.Component === 'Database')?.Status).toBe(
+        'Healthy',
+      );
+    } finally {
+      await broken.stop();
+    }
+  });
+});
+
+describe('documents and docs', () => {
+  it('serves /openapi.json and /openapi.yaml publicly', async () => {
+    const json = await sendRaw(trellis.baseUrl, 'GET', '/openapi.json', { as: null });
+    expect(json.status).toBe(200);
+    expect(json.headers.get('content-type')).toMatch(/application\/json/);
+    const document = json.body as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toMatch(/^3\.1/);
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/config', '/workflows/Add', '/health']),
+    );
+    const yaml = await sendRaw(trellis.baseUrl, 'GET', '/openapi.yaml', { as: null });
+    expect(yaml.status).toBe(200);
+    expect(String(yaml.body)).toMatch(/^openapi: 3\.1/m);
+  });
+
+  it('serves an interactive reference at /docs from local assets, pointed at /openapi.json', async () => {
+    const page = await sendRaw(trellis.baseUrl, 'GET', '/docs', { as: null });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    const html = String(page.body);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(assets).toEqual(
+      expect.arrayContaining(['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css']),
+    );
+    for (const asset of assets.filter((link) => link.startsWith('/'))) {
+      const response = await fetch(`${trellis.baseUrl}${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect((await response.arrayBuffer()).byteLength, asset).toBeGreaterThan(0);
+    }
+    const initializer = await (
+      await fetch(`${trellis.baseUrl}/docs/swagger-initializer.js`)
+    ).text();
+    expect(initializer).toContain("url: '/openapi.json'");
+    expect(initializer).not.toContain('petstore');
+  });
+});
+
+describe('routing and errors', () => {
+  it('answers an unknown route with 404 naming the method and path, with or without credentials', async () => {
+    for (const as of ['admin', null] as const) {
+      const response = await sendRaw(trellis.baseUrl, 'GET', '/no/such/route', { as });
+      expect(response.status).toBe(404);
+      expect(response.body).toMatchObject({
+        data: null,
+        succeeded: false,
+        messages: ['No route matches GET /no/such/route.'],
+      });
+    }
+    const post = await sendRaw(trellis.baseUrl, 'POST', '/nothing', {
+      body: '{}',
+      contentType: 'application/json',
+    });
+    expect(post.status).toBe(404);
+  });
+
+  it('answers a known path with an unsupported method with an envelope (405)', async () => {
+    const response = await sendRaw(trellis.baseUrl, 'DELETE', '/version');
+    expect(response.status).toBe(405);
+    expect(response.body).toMatchObject({
+      data: null,
+      succeeded: false,
+      messages: ['DELETE is not allowed on /version.'],
+    });
+  });
+
+  it('checks authentication before validating input (401, not 400)', async () => {
+    const response = await sendRaw(trellis.baseUrl, 'GET', '/workflows/not-a-uuid', { as: null });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('request logs', () => {
+  it('writes one line per request with method, path, status, duration and user, never credentials', async () => {
+    const client = trellis.client({ basic: { ...users.workflow } });
+    await client.GET('/workflows', { params: { query: { page: 1 } } });
+    await expectFailure(
+      trellis.client({ basic: { username: 'admin', password: 'leaked-guess' } }).GET('/config'),
+      401,
+    );
+    // Lines are written when the response finishes; give the stream a moment.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const requests = logLines.filter((line) => line['msg'] === 'request');
+    const list = requests.find((line) => line['path'] === '/workflows' && line['status'] === 200);
+    expect(list).toMatchObject({
+      method: 'GET',
+      path: '/workflows',
+      status: 200,
+      user: users.workflow.username,
+    });
+    expect(typeof list!['durationMs']).toBe('number');
+    const denied = requests.find((line) => line['path'] === '/config' && line['status'] === 401);
+    expect(denied).toMatchObject({ method: 'GET', user: null });
+    const everything = JSON.stringify(logLines);
+    expect(everything).not.toContain(users.workflow.password);
+    expect(everything).not.toContain('leaked-guess');
+    expect(everything).not.toContain(
+      basicAuthorization(users.workflow.username, users.workflow.password).slice(6),
+    );
+  });
+});
