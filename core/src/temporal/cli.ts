@@ -192,7 +192,9 @@ async function pipInstall(
     });
   }
   const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new Error('python3 is not on PATH') : error),
+    );
     child.on('close', resolve);
   });
   if (code !== 0) throw new Error(`exit code ${code}${tail.length ? `: ${tail.join(' | ')}` : ''}`);

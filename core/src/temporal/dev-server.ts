@@ -47,7 +47,8 @@ const watchdogScript = [
   'exec 3<&0',
   '"$@" </dev/null &',
   'child=$!',
-  '{ cat <&3 >/dev/null; kill -TERM "$child" 2>/dev/null; } &',
+  // Its own output goes nowhere, so our pipes close as soon as the server and this shell exit.
+  '{ cat <&3; kill -TERM "$child"; } >/dev/null 2>&1 &',
   'wait "$child"',
 ].join('\n');
 
@@ -106,8 +107,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const output = captureTail(child);
     const killOnExit = () => signalGroup(child, 'SIGKILL');
     process.on('exit', killOnExit);
+    // 'close' rather than 'exit': by then the last of the server's output has been captured.
     const exited = new Promise<number | null>((resolve) =>
-      child.on('exit', (code) => resolve(code)),
+      child.on('close', (code) => resolve(code)),
     );
     void exited.then(() => {
       process.off('exit', killOnExit);
@@ -154,26 +156,23 @@ async function waitUntilServing(
   output: () => string,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void exited.then((code) => (exitCode = code));
+  const died = exited.then((code) => {
+    throw new DevServerExited(
+      `Temporal dev server exited with code ${code} during start.${tailText(output())}`,
+    );
+  });
+  died.catch(() => undefined); // only ever raced below
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) {
-      throw new DevServerExited(
-        `Temporal dev server exited with code ${exitCode} during start.${tailText(output())}`,
-      );
-    }
+    const attempt = answers(address, namespace);
+    attempt.catch(() => undefined); // may lose the race to `died`
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return;
-      } finally {
-        await connection.close();
-      }
+      await Promise.race([attempt, died]);
+      return;
     } catch (error) {
+      if (error instanceof DevServerExited) throw error;
       lastError = error;
-      await sleep(250);
+      await Promise.race([sleep(250), died]);
     }
   }
   throw new Error(
@@ -181,6 +180,16 @@ async function waitUntilServing(
       (lastError as Error | undefined)?.message ?? lastError,
     )}).${tailText(output())}`,
   );
+}
+
+/** Resolves when the server accepts a connection and knows `namespace`. */
+async function answers(address: string, namespace: string): Promise<void> {
+  const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+  } finally {
+    await connection.close();
+  }
 }
 
 function tailText(text: string): string {
