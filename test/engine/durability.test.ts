@@ -1,0 +1,130 @@
+/**
+ * Durability (DESIGN.md §7): a worker process killed with SIGKILL in the middle of a run loses
+ * nothing. Another worker process picks the run up; every task is recorded exactly once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTrellis, type Trellis } from '../support/harness.js';
+import {
+  addWorkflow,
+  definition,
+  delay,
+  eventually,
+  execute,
+  executionLogs,
+  noop,
+  statuses,
+  taskLogs,
+  tasksOf,
+} from './engine-support.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let trellis: Trellis;
+let directory: string;
+let configFile: string;
+const workers = new Set<ChildProcess>();
+
+/** Starts `trellis --role worker` as its own process; resolves once it polls. */
+async function spawnWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/trellis.ts', '--role', 'worker'], {
+    cwd: root,
+    env: { ...process.env, TRELLIS_CONFIG: configFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 60_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output += `${line}\n`;
+      if (line.includes('worker polling')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code}:\n${output}`));
+    });
+  });
+  return child;
+}
+
+beforeAll(async () => {
+  trellis = await startTrellis();
+  directory = await mkdtemp(path.join(tmpdir(), 'trellis-durability-'));
+  configFile = path.join(directory, 'trellis.config.json');
+  // The same database, Temporal and task queue as the API; logs on stdout for the readiness line.
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      ...trellis.config,
+      Logging: { Level: 'info' },
+      Server: { ...trellis.config.Server, Port: 0 },
+    }),
+  );
+});
+afterAll(async () => {
+  for (const child of workers) child.kill('SIGKILL');
+  await trellis?.stop();
+  if (directory) await rm(directory, { recursive: true, force: true });
+});
+
+describe('durability', () => {
+  it('a worker killed mid-run is replaced and the run completes with every task recorded once', async () => {
+    const first = await spawnWorker();
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([
+        { name: 'Start', type: noop },
+        { name: 'Long', ...delay(4000), dependencies: ['Start'] },
+        { name: 'Side-1', ...delay(200), dependencies: ['Start'] },
+        { name: 'Side-2', ...delay(200), dependencies: ['Start'] },
+        { name: 'Tail', type: noop, dependencies: ['Long', 'Side-1', 'Side-2'] },
+      ]),
+    );
+    const executionId = await execute(trellis.admin, workflowId);
+    await eventually(async () =>
+      expect(await statuses(trellis.admin, workflowId, executionId)).toMatchObject({
+        Long: 'Running',
+        'Side-1': 'Completed',
+        'Side-2': 'Completed',
+      }),
+    );
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await spawnWorker();
+    const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+      timeoutMs: 90_000,
+    });
+    expect(finished.status).toBe('Completed');
+
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(Object.keys(tasks)).toHaveLength(5);
+    for (const task of Object.values(tasks)) {
+      expect(task.status).toBe('Completed');
+      // One attempt each, logged once: the re-run of Long was the same attempt, not a retry.
+      expect(await taskLogs(trellis.admin, workflowId, executionId, task.id)).toEqual([
+        'Started.',
+        expect.stringMatching(/^Completed in \d+ ms\.$/),
+      ]);
+    }
+    const rows = await trellis.db
+      .selectFrom('taskExecution')
+      .select(['name', 'attempts'])
+      .where('executionId', '=', executionId)
+      .execute();
+    expect(rows.every((row) => row.attempts === 1)).toBe(true);
+    const logs = await executionLogs(trellis.admin, workflowId, executionId);
+    expect(logs.filter((line) => line.startsWith('Execution started'))).toHaveLength(1);
+    expect(logs.filter((line) => line.startsWith('Execution completed'))).toHaveLength(1);
+  }, 180_000);
+});
