@@ -42,17 +42,38 @@ function hasBody(req: Request): boolean {
 
 const jsonTypes = ['application/json', 'application/*+json'];
 
-/** Bodies must be JSON: anything else is 415 before it is read. */
-const requireJsonBodies: RequestHandler = (req, _res, next) => {
-  if (hasBody(req) && !req.is(jsonTypes)) {
-    const given = req.headers['content-type'] ?? 'none';
-    throw new ApiError(
-      415,
-      `The request body must be JSON (Content-Type: application/json), not ${given}.`,
-    );
-  }
-  next();
-};
+/**
+ * Body problems (not JSON: 415; malformed: 400; too large: 413), held back until the caller is
+ * authenticated and authorised, so that anonymous callers always get 401 and nothing else.
+ */
+const bodyErrors = new WeakMap<Request, unknown>();
+
+/** Reads JSON bodies within the limit; anything else is recorded as a 415 without being read. */
+function readJsonBodies(limit: number): RequestHandler {
+  const parse = express.json({ limit, type: jsonTypes });
+  return (req, res, next) => {
+    if (hasBody(req) && !req.is(jsonTypes)) {
+      const given = req.headers['content-type'] ?? 'none';
+      bodyErrors.set(
+        req,
+        new ApiError(
+          415,
+          `The request body must be JSON (Content-Type: application/json), not ${given}.`,
+        ),
+      );
+      next();
+      return;
+    }
+    parse(req, res, (error?: unknown) => {
+      if (error) bodyErrors.set(req, error);
+      next();
+    });
+  };
+}
+
+function rethrowBodyError(req: Request): void {
+  if (bodyErrors.has(req)) throw bodyErrors.get(req);
+}
 
 /**
  * The Express app: request logs, JSON bodies within the size limit, the public documentation
@@ -64,13 +85,12 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLog(logger));
-  app.use(requireJsonBodies);
-  app.use(express.json({ limit: config.Server.BodyLimitBytes, type: jsonTypes }));
+  app.use(readJsonBodies(config.Server.BodyLimitBytes));
   app.use(documentationRoutes());
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
-  installSecurity(api, document, config, logger);
+  installSecurity(api, document, config, logger, rethrowBodyError);
   api.register({
     notFound: (_context: Context, req: Request) => {
       throw routeNotFound(req.method, req.path);

@@ -169,9 +169,27 @@ describe('routing and errors', () => {
     });
   });
 
-  it('checks authentication before validating input (401, not 400)', async () => {
-    const response = await sendRaw(trellis.baseUrl, 'GET', '/workflows/not-a-uuid', { as: null });
-    expect(response.status).toBe(401);
+  it('checks authentication and roles before looking at the input (401/403, not 400/415)', async () => {
+    const anonymous = [
+      await sendRaw(trellis.baseUrl, 'GET', '/workflows/not-a-uuid', { as: null }),
+      await sendRaw(trellis.baseUrl, 'POST', '/config', {
+        body: '{',
+        contentType: 'application/json',
+        as: null,
+      }),
+      await sendRaw(trellis.baseUrl, 'POST', '/config', {
+        body: 'x',
+        contentType: 'text/plain',
+        as: null,
+      }),
+    ];
+    expect(anonymous.map((response) => response.status)).toEqual([401, 401, 401]);
+    const wrongRole = await sendRaw(trellis.baseUrl, 'POST', '/config', {
+      body: '{',
+      contentType: 'application/json',
+      as: 'workflow',
+    });
+    expect(wrongRole.status).toBe(403);
   });
 });
 
@@ -194,8 +212,10 @@ describe('request logs', () => {
       user: users.workflow.username,
     });
     expect(typeof list!['durationMs']).toBe('number');
-    const denied = requests.find((line) => line['path'] === '/config' && line['status'] === 401);
-    expect(denied).toMatchObject({ method: 'GET', user: null });
+    const denied = requests.find(
+      (line) => line['method'] === 'GET' && line['path'] === '/config' && line['status'] === 401,
+    );
+    expect(denied).toMatchObject({ user: null });
     const everything = JSON.stringify(logLines);
     expect(everything).not.toContain(users.workflow.password);
     expect(everything).not.toContain('leaked-guess');

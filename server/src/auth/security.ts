@@ -17,12 +17,14 @@ const REALM = 'Trellis';
  * security schemes decide which operations are protected; the scheme's handler verifies the
  * `Authorization` header; after that the caller's roles are checked against the operation.
  * Failures are thrown as `ApiError`s (401 with `WWW-Authenticate`, 403 naming the roles).
+ * `onAuthorized` runs once the caller may call the operation, before its input is validated.
  */
 export function installSecurity(
   api: OpenAPIBackend,
   document: Document,
   config: TrellisConfig,
   logger: Logger,
+  onAuthorized: (req: Request) => void = () => undefined,
 ): void {
   const { Basic, Bearer } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
@@ -78,8 +80,12 @@ export function installSecurity(
     const isPublic = (context.operation.security ?? []).every(
       (requirement) => Object.keys(requirement).length === 0,
     );
-    if (isPublic || !context.security['authorized'] || !req.user) return;
-    assertAllowed(req.user, allowedRoles(context.operation as { path: string }));
+    if (!isPublic) {
+      // Not authenticated: the unauthorizedHandler answers 401 next.
+      if (!context.security['authorized'] || !req.user) return;
+      assertAllowed(req.user, allowedRoles(context.operation as { path: string }));
+    }
+    onAuthorized(req);
   });
 }
 
