@@ -1,0 +1,260 @@
+/**
+ * Determinism guard (STYLE.md, Temporal samples): histories of representative runs are committed
+ * under `test/histories/` and replayed against the current workflow code. A change that would
+ * break running executions fails here.
+ *
+ * A missing history is recorded by running its scenario for real; set TRELLIS_RECORD_HISTORIES=1
+ * to record them all again (only after a deliberate, versioned change of the workflow).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/src/logging.js';
+import { findTemporalCli } from '../../core/src/temporal/cli.js';
+import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
+import { startTrellis, type Trellis } from '../support/harness.js';
+import {
+  addWorkflow,
+  definition,
+  delay,
+  eventually,
+  execute,
+  noop,
+  statuses,
+  type Definition,
+} from './engine-support.js';
+import { historyFromFile } from './history-file.js';
+
+const historiesDirectory = fileURLToPath(new URL('../histories/', import.meta.url));
+const recordAll = process.env.TRELLIS_RECORD_HISTORIES === '1';
+
+type Scenario = {
+  name: string;
+  definition: () => Definition;
+  /** Drives the run from outside (approve, reject, cancel) before it ends. */
+  drive?: (trellis: Trellis, ids: { workflowId: string; executionId: string }) => Promise<void>;
+  expected: string;
+};
+
+async function decideFirstApproval(
+  trellis: Trellis,
+  path: { workflowId: string; executionId: string },
+  action: 'approve' | 'reject',
+): Promise<void> {
+  await trellis.admin.waitForExecution(path.workflowId, path.executionId, {
+    until: ['Paused'],
+    timeoutMs: 20_000,
+  });
+  const [approval] = await trellis.admin.GET(
+    '/workflows/{workflowId}/executions/{executionId}/approvals',
+    { params: { path } },
+  );
+  await trellis.admin.POST(
+    `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${action}`,
+    { params: { path: { ...path, approvalId: approval!.id } } },
+  );
+}
+
+const gate = (name: string, dependencies: string[]) => ({
+  name,
+  type: noop,
+  dependencies,
+  manualApproval: { enabled: true, comment: 'Go?' },
+});
+
+const scenarios: Scenario[] = [
+  {
+    name: 'diamond-with-condition-and-parallelism',
+    definition: () =>
+      definition(
+        [
+          { name: 'A', type: noop },
+          { name: 'B', ...delay(100), dependencies: ['A'] },
+          { name: 'C', ...delay(50), dependencies: ['A'] },
+          {
+            name: 'Maybe',
+            type: noop,
+            dependencies: ['A'],
+            executionCondition: { expression: "Variables('go') == true" },
+          },
+          {
+            name: 'D',
+            type: { plugin: 'Flow/Log' },
+            dependencies: ['B', 'C', 'Maybe'],
+            parameters: { message: "B waited $[Outputs('B').delayedMilliseconds] ms" },
+          },
+        ],
+        { variables: { go: false }, configuration: { degreeOfParallelism: 1 } },
+      ),
+    expected: 'Completed',
+  },
+  {
+    name: 'timeouts-retries-and-handlers',
+    definition: () =>
+      definition([
+        {
+          name: 'Slow',
+          ...delay(5000),
+          timeoutMilliseconds: 150,
+          errorHandling: {
+            strategy: 'Retry',
+            retryPolicy: {
+              maxRetries: 2,
+              backoffStrategy: 'Jitter',
+              initialDelayMilliseconds: 100,
+            },
+          },
+        },
+        { name: 'Alert', type: noop, runOnFailureOf: ['Slow'] },
+        {
+          name: 'Optional',
+          ...delay(5000),
+          timeoutMilliseconds: 100,
+          errorHandling: { strategy: 'Skip' },
+        },
+        {
+          name: 'Triggering',
+          ...delay(5000),
+          timeoutMilliseconds: 100,
+          errorHandling: { strategy: 'TriggerTask', triggerTask: 'Cleanup' },
+        },
+        { name: 'Cleanup', type: noop },
+        { name: 'AfterSlow', type: noop, dependencies: ['Slow'] },
+        { name: 'AfterOptional', type: noop, dependencies: ['Optional'] },
+      ]),
+    expected: 'Completed',
+  },
+  {
+    name: 'approved',
+    definition: () => definition([{ name: 'Prepare', type: noop }, gate('Gate', ['Prepare'])]),
+    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve'),
+    expected: 'Completed',
+  },
+  {
+    name: 'rejected',
+    definition: () =>
+      definition([gate('Gate', []), { name: 'After', type: noop, dependencies: ['Gate'] }]),
+    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'reject'),
+    expected: 'Failed',
+  },
+  {
+    name: 'canceled',
+    definition: () =>
+      definition([
+        { name: 'Wait', ...delay(60_000) },
+        { name: 'After', type: noop, dependencies: ['Wait'] },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      await eventually(async () =>
+        expect((await statuses(trellis.admin, workflowId, executionId)).Wait).toBe('Running'),
+      );
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    expected: 'Canceled',
+  },
+  {
+    name: 'workflow-timeout',
+    definition: () =>
+      definition(
+        [
+          { name: 'Wait', ...delay(60_000) },
+          { name: 'After', type: noop, dependencies: ['Wait'] },
+        ],
+        {
+          configuration: { timeoutMilliseconds: 300 },
+        },
+      ),
+    expected: 'Failed',
+  },
+];
+
+const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);
+const missing = scenarios.filter(
+  (scenario) => recordAll || !existsSync(historyFile(scenario.name)),
+);
+
+describe.runIf(missing.length > 0)('recording histories', () => {
+  let trellis: Trellis;
+  let connection: Connection;
+  let temporalCli: string;
+
+  beforeAll(async () => {
+    trellis = await startTrellis({ worker: true });
+    connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
+    await mkdir(historiesDirectory, { recursive: true });
+    temporalCli = (
+      await findTemporalCli({ logger: createLogger({ Level: 'silent' }), env: process.env })
+    ).path;
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await trellis?.stop();
+  });
+
+  for (const scenario of missing) {
+    it(`records ${scenario.name}`, async () => {
+      const workflowId = await addWorkflow(trellis.admin, scenario.definition());
+      const executionId = await execute(trellis.admin, workflowId);
+      await scenario.drive?.(trellis, { workflowId, executionId });
+      const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+        timeoutMs: 30_000,
+      });
+      expect(finished.status).toBe(scenario.expected);
+      const client = new Client({ connection, namespace: trellis.config.Temporal.Namespace });
+      const temporalWorkflowId = executionWorkflowId(executionId);
+      await client.workflow.getHandle(temporalWorkflowId).result();
+      // The CLI writes the standard proto3 JSON that `temporal workflow show` users know.
+      const { stdout } = await promisify(execFile)(
+        temporalCli,
+        [
+          'workflow',
+          'show',
+          '--output',
+          'json',
+          '--workflow-id',
+          temporalWorkflowId,
+          '--address',
+          trellis.config.Temporal.Address!,
+          '--namespace',
+          trellis.config.Temporal.Namespace,
+        ],
+        { maxBuffer: 64 * 1024 * 1024 },
+      );
+      await writeFile(historyFile(scenario.name), stdout);
+    });
+  }
+});
+
+describe('replaying recorded histories', () => {
+  it('replays every committed history against the current workflow code', async () => {
+    const files = (await readdir(historiesDirectory)).filter((file) => file.endsWith('.json'));
+    expect(files.length).toBeGreaterThanOrEqual(scenarios.length);
+    const histories = await Promise.all(
+      files.map(async (file) => ({
+        workflowId: path.basename(file, '.json'),
+        history: historyFromFile(
+          JSON.parse(await readFile(path.join(historiesDirectory, file), 'utf8')),
+        ),
+      })),
+    );
+    const logger = createLogger({ Level: 'silent' });
+    installTemporalRuntime(logger);
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: await workflowBundle(logger) },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
