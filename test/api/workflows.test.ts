@@ -79,6 +79,32 @@ describe('/workflows', () => {
     expect(Date.parse(after.modifiedDate)).toBeGreaterThan(Date.parse(before.modifiedDate));
   });
 
+  it('refreshes the schedules of TimeBased triggers when an update renames the workflow', async () => {
+    const { id } = await add(simpleDefinition('named-before'));
+    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId: id } },
+      body: {
+        workflowId: id,
+        type: 'TimeBased',
+        status: 'Active',
+        properties: { cron: '0 4 * * *' },
+      },
+    });
+    const handle = trellis.temporal!.client.schedule.getHandle(scheduleId(triggerId));
+    const nameOnSchedule = async () => {
+      const { action } = await handle.describe();
+      const attributes = action.type === 'startWorkflow' ? action.typedSearchAttributes : undefined;
+      return attributes?.getAll().find((pair) => pair.key.name === 'TrellisWorkflowName')?.value;
+    };
+    expect(await nameOnSchedule()).toBe('named-before');
+    await trellis.admin.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId: id } },
+      body: { workflowId: id, definition: simpleDefinition('named-after') },
+    });
+    expect(await nameOnSchedule()).toBe('named-after');
+    await trellis.admin.DELETE('/workflows/{workflowId}', { params: { path: { workflowId: id } } });
+  });
+
   it('deletes a workflow with its triggers and their schedules', async () => {
     const { id } = await add(simpleDefinition('to-delete'));
     const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {

@@ -3,7 +3,10 @@ import type { WorkflowSummary } from '../../../core/src/db/workflow-repository.j
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import { badRequest, conflict, notFound } from '../../../core/src/errors.js';
-import { deleteTriggerSchedule } from '../../../core/src/temporal/schedules.js';
+import {
+  deleteTriggerSchedule,
+  syncTriggerSchedule,
+} from '../../../core/src/temporal/schedules.js';
 import type { AppDeps } from '../app.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -53,17 +56,29 @@ export const workflowHandlers = {
   addWorkflow,
   createWorkflow: addWorkflow,
 
+  /**
+   * Replaces the definition. A rename also refreshes the schedules of the workflow's TimeBased
+   * triggers (they carry its name for the Temporal UI), inside the same transaction.
+   */
   updateWorkflow: async ({ deps, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
-    if (!(await workflowRepository.findById(deps.db, params.workflowId))) {
-      throw workflowNotFound(params.workflowId);
-    }
+    const existing = await workflowRepository.findById(deps.db, params.workflowId);
+    if (!existing) throw workflowNotFound(params.workflowId);
     const definition = await validateWorkflowDefinition(deps.db, body.definition);
-    const row = await workflowRepository.update(deps.db, params.workflowId, {
-      name: definition.name,
-      definition: body.definition,
+    const row = await deps.db.transaction().execute(async (trx) => {
+      const updated = await workflowRepository.update(trx, existing.id, {
+        name: definition.name,
+        definition: body.definition,
+      });
+      if (!updated) throw workflowNotFound(params.workflowId);
+      if (deps.temporal && updated.name !== existing.name) {
+        for (const trigger of await triggerRepository.listByWorkflow(trx, updated.id)) {
+          if (trigger.type !== 'TimeBased') continue;
+          await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, updated);
+        }
+      }
+      return updated;
     });
-    if (!row) throw workflowNotFound(params.workflowId);
     return confirmation(`Workflow "${row.name}" was updated.`);
   },
 
