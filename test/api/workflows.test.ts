@@ -94,7 +94,8 @@ describe('/workflows', () => {
     const nameOnSchedule = async () => {
       const { action } = await handle.describe();
       const attributes = action.type === 'startWorkflow' ? action.typedSearchAttributes : undefined;
-      return attributes?.getAll().find((pair) => pair.key.name === 'TrellisWorkflowName')?.value;
+      const pairs = Array.isArray(attributes) ? attributes : (attributes?.getAll() ?? []);
+      return pairs.find((pair) => pair.key.name === 'TrellisWorkflowName')?.value;
     };
     expect(await nameOnSchedule()).toBe('named-before');
     await trellis.admin.PUT('/workflows/{workflowId}', {
