@@ -60,7 +60,10 @@ async function launch(config: object, args: string[] = []): Promise<Launched> {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': by then every byte the process wrote has been read.
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => resolve(code)),
+  );
   const result = { child, output: () => output, exited };
   launched.push(result);
   return result;
@@ -73,11 +76,16 @@ async function waitForOutput(
   timeoutMs = 90_000,
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs;
+  let ended = false;
+  void launchedProcess.exited.then(() => (ended = true));
   for (;;) {
+    const done = ended; // read before matching: once ended, all output has arrived
     const match = pattern.exec(launchedProcess.output());
     if (match) return match[1] ?? match[0];
-    if (launchedProcess.child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`${pattern} not printed; output:\n${launchedProcess.output()}`);
+    if (done || Date.now() > deadline) {
+      throw new Error(
+        `${pattern} not printed (${done ? 'process ended' : 'timed out'}); output:\n${launchedProcess.output()}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

@@ -15,7 +15,9 @@
  */
 import type { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import proto from '@temporalio/proto';
+// Not re-exported by the package index; importing it keeps @temporalio/proto out of the workflow
+// bundle, which imports the keys from this file.
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 
 export const TrellisWorkflowId = defineSearchAttributeKey(
   'TrellisWorkflowId',
@@ -52,10 +54,7 @@ export async function ensureSearchAttributes(
     await connection.operatorService.addSearchAttributes({
       namespace,
       searchAttributes: Object.fromEntries(
-        missing.map((key) => [
-          key.name,
-          proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-        ]),
+        missing.map((key) => [key.name, encodeSearchAttributeIndexedValueType(key.type)!]),
       ),
     });
   } catch (error) {
