@@ -1,0 +1,33 @@
+/**
+ * The workloads of the resilience tests (and the benchmarks): chains of built-in plugins whose
+ * every row and log entry can be counted in advance.
+ */
+import { delay, noop, type Definition } from '../../engine/engine-support.js';
+
+/** One task of a chain: the no-op plugin, or a delay that keeps the run busy for a while. */
+export type Step = 'noop' | { delayMs: number };
+
+/** A chain `Step-1 → Step-2 → …` named `name`. */
+export function chainDefinition(name: string, steps: Step[]): Definition {
+  return {
+    name,
+    tasks: steps.map((step, index) => ({
+      name: `Step-${index + 1}`,
+      ...(step === 'noop' ? { type: noop } : delay(step.delayMs)),
+      ...(index > 0 ? { dependencies: [`Step-${index}`] } : {}),
+    })),
+  };
+}
+
+/**
+ * What a completed chain logs: the execution's own "started" and "completed" entries, and per
+ * task "Started." and "Completed in … ms." (the built-in plugins used here log nothing).
+ */
+export function expectedChainLogs(steps: Step[]): { executionLogs: number; taskLogs: number } {
+  return { executionLogs: 2, taskLogs: 2 * steps.length };
+}
+
+/** A name unique to this run, so repeated runs on one database never collide. */
+export function uniqueWorkflowName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
