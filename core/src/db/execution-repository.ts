@@ -1,4 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import {
+  sql,
+  type Kysely,
+  type Transaction,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from 'kysely';
 import { conflict, notFound } from '../errors.js';
 import { newId, isUuid } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
@@ -176,40 +182,49 @@ export async function hasActiveExecutions(db: Db, workflowId: string): Promise<b
   return row !== undefined;
 }
 
-/** Running (from Pending or Paused). A finished execution stays finished. */
-export async function markExecutionRunning(db: Db, executionId: string): Promise<void> {
-  await db
+/** Running (from Pending or Paused), with log entries. A finished execution stays finished. */
+export async function markExecutionRunning(
+  db: Kysely<Database>,
+  executionId: string,
+  logs: NewLogEntry[] = [],
+): Promise<void> {
+  const update = db
     .updateTable('workflowExecution')
     .set({ status: 'Running' })
     .where('id', '=', executionId)
-    .where('status', 'in', ['Pending', 'Paused'])
-    .execute();
+    .where('status', 'in', ['Pending', 'Paused']);
+  await withLogs(db, update, logs);
 }
 
-/** Paused: only a person can move the run on. */
-export async function markExecutionPaused(db: Db, executionId: string): Promise<void> {
-  await db
+/** Paused (only a person can move the run on), with log entries. */
+export async function markExecutionPaused(
+  db: Kysely<Database>,
+  executionId: string,
+  logs: NewLogEntry[] = [],
+): Promise<void> {
+  const update = db
     .updateTable('workflowExecution')
     .set({ status: 'Paused' })
     .where('id', '=', executionId)
-    .where('status', 'in', ['Pending', 'Running'])
-    .execute();
+    .where('status', 'in', ['Pending', 'Running']);
+  await withLogs(db, update, logs);
 }
 
 /**
- * Finished with its final status, message and end time; a no-op once finished, so the first
- * final status written wins.
+ * Finished with its final status, message and end time, with log entries; a no-op once
+ * finished, so the first final status written wins.
  */
 export async function markExecutionFinished(
-  db: Db,
+  db: Kysely<Database>,
   executionId: string,
   outcome: {
     status: Extract<ExecutionStatus, 'Completed' | 'Failed' | 'Canceled'>;
     message: string;
     at?: Date;
   },
+  logs: NewLogEntry[] = [],
 ): Promise<void> {
-  await db
+  const update = db
     .updateTable('workflowExecution')
     .set({
       status: outcome.status,
@@ -217,8 +232,8 @@ export async function markExecutionFinished(
       executionEnd: outcome.at ?? new Date(),
     })
     .where('id', '=', executionId)
-    .where('status', 'in', ACTIVE_EXECUTION)
-    .execute();
+    .where('status', 'in', ACTIVE_EXECUTION);
+  await withLogs(db, update, logs);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +338,10 @@ export interface AttemptOutcome {
   attempt: number;
   status: Extract<TaskStatus, 'Completed' | 'Failed' | 'Skipped' | 'Retrying' | 'Canceled'>;
   message: string;
+  /** When the outcome happened (the end time, unless Retrying). */
   at: Date;
+  /** When the attempt started; the task's start time unless an earlier attempt set it. */
+  startedAt?: Date;
   /** Completed only: the plugin's output, kept for later tasks' expressions. */
   output?: unknown;
 }
@@ -344,24 +362,14 @@ export async function recordAttempt(
       status: outcome.status,
       message: outcome.message,
       attempts: sql<number>`greatest(attempts, ${outcome.attempt})`,
-      startTime: sql<Date>`coalesce(start_time, ${outcome.at})`,
+      startTime: sql<Date>`coalesce(start_time, ${outcome.startedAt ?? outcome.at})`,
       endTime: finished ? outcome.at : null,
       ...(outcome.output !== undefined ? { output: JSON.stringify(outcome.output) } : {}),
     })
     .where('id', '=', outcome.id)
     .where('attempts', '<=', outcome.attempt)
     .where('status', 'not in', FINISHED_TASK);
-  if (logs.length === 0) {
-    await update.execute();
-    return;
-  }
-  // One statement: the update runs as a data-modifying CTE beside the log insert.
-  await db
-    .with('attempt', () => update.returning('id'))
-    .insertInto('logEntry')
-    .values(logs.map(logValues))
-    .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
-    .execute();
+  await withLogs(db, update, logs);
 }
 
 export interface TaskTransition {
@@ -549,6 +557,28 @@ function logValues(entry: NewLogEntry) {
     exception: entry.exception ?? null,
     timeStamp: entry.timeStamp,
   };
+}
+
+/**
+ * Runs a status change and inserts its log entries in one statement (the change as a
+ * data-modifying CTE), so a transition and the entries saying why land together, in one round
+ * trip. Entries already written (same dedupe key) are skipped.
+ */
+async function withLogs<T extends keyof Database>(
+  db: Kysely<Database>,
+  change: UpdateQueryBuilder<Database, T, T, UpdateResult>,
+  logs: NewLogEntry[],
+): Promise<void> {
+  if (logs.length === 0) {
+    await change.execute();
+    return;
+  }
+  await db
+    .with('change', () => change.returning(sql<string>`1`.as('changed')))
+    .insertInto('logEntry')
+    .values(logs.map(logValues))
+    .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
+    .execute();
 }
 
 /** Appends log entries in batches; entries already written (same dedupe key) are skipped. */

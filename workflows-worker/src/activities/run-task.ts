@@ -39,6 +39,9 @@ export interface TaskFailedDetails {
 /** How often a running plugin heartbeats; cancellation and a dead worker are noticed this fast. */
 const HEARTBEAT_INTERVAL_MS = 1000;
 
+/** A task still running after this long is shown Running; quicker ones go straight to done. */
+const RUNNING_MARK_DELAY_MS = 250;
+
 /** Why an attempt did not complete. */
 type Failure = { message: string; retryable: boolean; exception?: string };
 
@@ -101,12 +104,14 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         timeStamp: new Date(),
       });
     };
-    const record = (
+    const running = new RunningMark();
+    const record = async (
       status: executionRepository.AttemptOutcome['status'],
       message: string,
       output?: unknown,
-    ) =>
-      executionRepository.recordAttempt(
+    ) => {
+      await running.settle();
+      await executionRepository.recordAttempt(
         db,
         {
           id: taskId,
@@ -114,10 +119,12 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
           status,
           message,
           at: new Date(),
+          ...(running.startedAt ? { startedAt: running.startedAt } : {}),
           ...(output !== undefined ? { output } : {}),
         },
         logs,
       );
+    };
 
     const failed = async (failure: Failure): Promise<never> => {
       const plan = input.onFailure;
@@ -169,8 +176,9 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       });
     }
 
-    const startedAt = Date.now();
-    await executionRepository.markTaskRunning(db, { id: taskId, attempt, at: new Date(startedAt) });
+    const started = running.start((at) =>
+      executionRepository.markTaskRunning(db, { id: taskId, attempt, at }),
+    );
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
 
     let parameters: Record<string, unknown>;
@@ -232,15 +240,47 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     } finally {
       clearInterval(heartbeat);
       clearTimeout(timer);
+      running.cancel();
       context.cancellationSignal.removeEventListener('abort', abortOnCancel);
     }
     if (failure) return failed(failure);
 
-    const message = `Completed in ${Date.now() - startedAt} ms.`;
+    const message = `Completed in ${Date.now() - started.getTime()} ms.`;
     log('Info', message);
     await record('Completed', message, output ?? null);
     return { status: 'Completed' };
   };
+}
+
+/**
+ * Most tasks finish quickly: their outcome write carries the start time, and only a task still
+ * running after a moment gets a Running write of its own (half the writes of a quick task).
+ */
+class RunningMark {
+  startedAt: Date | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private written: Promise<void> | undefined;
+
+  /** The attempt started now; `write` marks it Running if it is still going after a moment. */
+  start(write: (at: Date) => Promise<void>): Date {
+    const at = new Date();
+    this.startedAt = at;
+    this.timer = setTimeout(() => {
+      this.written = write(at);
+      this.written.catch(() => {}); // awaited, and so reported, by `settle`
+    }, RUNNING_MARK_DELAY_MS);
+    return at;
+  }
+
+  /** No Running write from now on; one already sent has landed when this resolves. */
+  async settle(): Promise<void> {
+    this.cancel();
+    await this.written;
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 function rejectWhenAborted(signal: AbortSignal): Promise<never> {
