@@ -1,5 +1,7 @@
 /**
- * The Trellis launcher: `npm start` (= `tsx bin/trellis.ts`).
+ * The Trellis launcher: `npm start` (= `tsx bin/trellis.ts`). Under a process manager prefer
+ * `node --import tsx bin/trellis.ts`: the `tsx` CLI wrapper SIGKILLs its script when a relayed
+ * SIGTERM is not acknowledged within 30 ms, which skips the clean shutdown below.
  *
  *   trellis [--role all|api|worker]
  *
@@ -106,16 +108,21 @@ async function main(): Promise<void> {
 
   const logger = createLogger(config.Logging, { role });
   const running = new Running(logger);
+  // A signal during start only sets `stopRequested`: the start stops at its next step and unwinds
+  // what it started, so nothing is torn down under a step still using it.
   let stopRequested = false;
-  let stopping: Promise<void> | null = null;
+  let started = false;
+  const shutDown = async () => process.exit((await running.stopAll()) ? 0 : 1);
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stopRequested) {
       logger.warn(`${signal} again: exiting without waiting`);
       process.exit(1);
     }
-    logger.info(`${signal} received, stopping`);
     stopRequested = true;
-    stopping = running.stopAll().then((clean) => process.exit(clean ? 0 : 1));
+    logger.info(
+      `${signal} received, stopping${started ? '' : ' once the current start step ends'}`,
+    );
+    if (started) void shutDown();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
@@ -125,13 +132,16 @@ async function main(): Promise<void> {
 
   try {
     const banner = await start(role, config, logger, running, checkpoint);
+    started = true;
+    if (stopRequested) return await shutDown(); // the signal came after the last checkpoint
     process.stdout.write(banner);
   } catch (error) {
-    if (error instanceof Interrupted) return; // `stop` is already unwinding what started
-    logger.fatal({ err: error }, `Trellis failed to start: ${(error as Error).message}`);
-    stopRequested = true;
-    await running.stopAll();
-    process.exit(1);
+    if (!(error instanceof Interrupted)) {
+      logger.fatal({ err: error }, `Trellis failed to start: ${(error as Error).message}`);
+      await running.stopAll();
+      process.exit(1);
+    }
+    await shutDown();
   }
 }
 

@@ -47,12 +47,14 @@ async function launch(config: object, args: string[] = []): Promise<Launched> {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith('TRELLIS')),
   );
-  // What `npm start` runs (tsx relays signals to the script and exits with its code).
+  // One process, `node --import tsx` (resolved from the checkout, hence its cwd). The `tsx` CLI
+  // wrapper would SIGKILL the script when it does not acknowledge a relayed signal within 30 ms,
+  // which a busy start-up can miss.
   const child = spawn(
-    path.join(root, 'node_modules/.bin/tsx'),
-    [path.join(root, 'bin/trellis.ts'), ...args],
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bin/trellis.ts'), ...args],
     {
-      cwd: folder,
+      cwd: root,
       env: { ...env, TRELLIS_CONFIG: configFile },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -190,6 +192,24 @@ describe('bin/trellis.ts', () => {
 
     expect(await stopWith(worker, 'SIGTERM')).toBe(0);
     expect(await stopWith(api, 'SIGTERM')).toBe(0);
+  });
+
+  it('stops cleanly when SIGTERM arrives while it is still starting', async () => {
+    const { temporalAddress } = testServices();
+    const trellis = await launch({
+      Server: { Port: 0 },
+      Database: { Url: await createTestDatabase() },
+      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
+      Security: {
+        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
+      },
+      Logging: { Level: 'info' },
+    });
+    await waitForOutput(trellis, /connected to Temporal/);
+    expect(await stopWith(trellis, 'SIGTERM')).toBe(0);
+    expect(trellis.output()).toContain('stopped Temporal connection');
+    expect(trellis.output()).toContain('stopped database');
+    expect(trellis.output()).not.toContain('Press Ctrl-C to stop.');
   });
 
   it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {
