@@ -1,4 +1,7 @@
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { stateQuery } from '../../workflows-worker/src/workflows/messages.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import {
@@ -70,6 +73,20 @@ describe('approvals', () => {
       Gate: 'WaitingForApproval',
       Publish: 'Pending',
     });
+    // Operators see the same live state through the workflow's query.
+    const connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
+    try {
+      const handle = new Client({ connection }).workflow.getHandle(
+        executionWorkflowId(executionId),
+      );
+      expect(await handle.query(stateQuery)).toEqual({
+        executionId,
+        status: 'Paused',
+        tasks: { Prepare: 'Completed', Gate: 'WaitingForApproval', Publish: 'Pending' },
+      });
+    } finally {
+      await connection.close();
+    }
 
     // A workflow-role user decides; the decision names them.
     const approver = trellis.client(basicAs('workflow'));
