@@ -2,13 +2,25 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', '**/dist/**', '.trellis/**', '.tools/**', '.test-data/**'] },
+  {
+    ignores: [
+      'generated/**',
+      'node_modules/**',
+      '**/dist/**',
+      '.trellis/**',
+      '.tools/**',
+      '.test-data/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
@@ -20,9 +32,24 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
-            { group: ['**/core/src/db/**', '**/core/src/config/**', '**/server/**', '**/activities/*.js'], allowTypeImports: true, message: 'Workflow code may import activities and core/db only as types.' },
-            { group: ['pg', 'kysely', 'express', 'fs', 'path', 'crypto', 'child_process'], message: 'Workflow code must be deterministic.' },
+            {
+              group: ['node:*'],
+              message: 'Workflow code must be deterministic: no Node built-ins.',
+            },
+            {
+              group: [
+                '**/core/src/db/**',
+                '**/core/src/config/**',
+                '**/server/**',
+                '**/activities/*.js',
+              ],
+              allowTypeImports: true,
+              message: 'Workflow code may import activities and core/db only as types.',
+            },
+            {
+              group: ['pg', 'kysely', 'express', 'fs', 'path', 'crypto', 'child_process'],
+              message: 'Workflow code must be deterministic.',
+            },
           ],
         },
       ],

@@ -16,7 +16,10 @@ export default defineConfig({
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts', ...sources.map((folder) => `${folder}/**/*.int.test.{ts,js}`)],
+          include: [
+            'test/**/*.test.ts',
+            ...sources.map((folder) => `${folder}/**/*.int.test.{ts,js}`),
+          ],
           exclude: ['**/node_modules/**'],
           globalSetup: ['test/global-setup.ts'],
           testTimeout: 120_000,

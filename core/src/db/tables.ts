@@ -68,7 +68,8 @@ export interface WorkflowTriggerTable {
   lastModified: Timestamp;
 }
 
-export type ExecutionStatus = 'Pending' | 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
+export type ExecutionStatus =
+  'Pending' | 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
 export type TaskStatus =
   | 'Pending'
   | 'Running'
