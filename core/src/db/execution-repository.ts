@@ -388,33 +388,24 @@ export async function applyTaskTransitions(
   transitions: TaskTransition[],
   at: Date,
 ): Promise<void> {
-  const byStatus = new Map<string, TaskTransition[]>();
-  for (const transition of transitions) {
-    const key = `${transition.status}\u0000${transition.message}`;
-    byStatus.set(key, [...(byStatus.get(key) ?? []), transition]);
-  }
-  for (const group of byStatus.values()) {
-    const { status, message } = group[0]!;
-    const finished = status !== 'WaitingForApproval';
-    await db
-      .updateTable('taskExecution')
-      .set({
-        status,
-        message,
-        ...(finished
-          ? {
-              startTime: sql<Date>`coalesce(start_time, ${at})`,
-              endTime: sql<Date>`coalesce(end_time, ${at})`,
-            }
-          : {}),
-      })
-      .where(
-        'id',
-        'in',
-        group.map((transition) => transition.id),
-      )
-      .where('status', 'not in', FINISHED_TASK)
-      .execute();
+  // One statement per chunk however many tasks (a failure near the root of a big DAG skips
+  // thousands at once): the new values join the table as a VALUES list.
+  for (let start = 0; start < transitions.length; start += 5000) {
+    const rows = transitions
+      .slice(start, start + 5000)
+      .map(
+        (transition) => sql`(${transition.id}::uuid, ${transition.status}, ${transition.message})`,
+      );
+    const finished = sql`v.status <> 'WaitingForApproval'`;
+    await sql`
+      update task_execution as t
+      set status = v.status,
+          message = v.message,
+          start_time = case when ${finished} then coalesce(t.start_time, ${at}) else t.start_time end,
+          end_time = case when ${finished} then coalesce(t.end_time, ${at}) else t.end_time end
+      from (values ${sql.join(rows)}) as v(id, status, message)
+      where t.id = v.id and t.status not in (${sql.join(FINISHED_TASK)})
+    `.execute(db);
   }
 }
 
