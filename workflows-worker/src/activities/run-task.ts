@@ -1,5 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  ApplicationFailureCategory,
+  CancelledFailure,
+} from '@temporalio/common';
 import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
@@ -150,6 +154,8 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         type: taskFailedType,
         message,
         nonRetryable: true,
+        // An expected outcome the workflow handles, not a worker problem: logged at debug level.
+        category: ApplicationFailureCategory.BENIGN,
         details: [{ outcome } satisfies TaskFailedDetails],
       });
     };
