@@ -77,7 +77,54 @@ afterAll(async () => {
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 
+/** Checks the run completed with each of its tasks recorded exactly once, in one attempt. */
+async function expectRecordedOnce(workflowId: string, executionId: string, count: number) {
+  const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+    timeoutMs: 90_000,
+  });
+  expect(finished.status).toBe('Completed');
+  const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+  expect(Object.keys(tasks)).toHaveLength(count);
+  for (const task of Object.values(tasks)) {
+    expect(task.status).toBe('Completed');
+    // One attempt each, logged once: a re-run after the worker went away is the same attempt.
+    expect(await taskLogs(trellis.admin, workflowId, executionId, task.id)).toEqual([
+      'Started.',
+      expect.stringMatching(/^Completed in \d+ ms\.$/),
+    ]);
+  }
+  const rows = await trellis.db
+    .selectFrom('taskExecution')
+    .select(['name', 'attempts'])
+    .where('executionId', '=', executionId)
+    .execute();
+  expect(rows.every((row) => row.attempts === 1)).toBe(true);
+  const logs = await executionLogs(trellis.admin, workflowId, executionId);
+  expect(logs.filter((line) => line.startsWith('Execution started'))).toHaveLength(1);
+  expect(logs.filter((line) => line.startsWith('Execution completed'))).toHaveLength(1);
+}
+
 describe('durability', () => {
+  it('a worker stopped gracefully mid-task hands the attempt over without counting a failure', async () => {
+    const first = await spawnWorker();
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([
+        // Longer than the worker's shutdown grace time: the attempt is interrupted, not awaited.
+        { name: 'Long', ...delay(9000) },
+        { name: 'Tail', type: noop, dependencies: ['Long'] },
+      ]),
+    );
+    const executionId = await execute(trellis.admin, workflowId);
+    await eventually(async () =>
+      expect((await statuses(trellis.admin, workflowId, executionId)).Long).toBe('Running'),
+    );
+    const second = spawnWorker();
+    first.kill('SIGTERM');
+    await second;
+    await expectRecordedOnce(workflowId, executionId, 2);
+  }, 180_000);
+
   it('a worker killed mid-run is replaced and the run completes with every task recorded once', async () => {
     const first = await spawnWorker();
     const workflowId = await addWorkflow(
@@ -102,29 +149,6 @@ describe('durability', () => {
     await new Promise((resolve) => first.once('exit', resolve));
 
     await spawnWorker();
-    const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
-      timeoutMs: 90_000,
-    });
-    expect(finished.status).toBe('Completed');
-
-    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
-    expect(Object.keys(tasks)).toHaveLength(5);
-    for (const task of Object.values(tasks)) {
-      expect(task.status).toBe('Completed');
-      // One attempt each, logged once: the re-run of Long was the same attempt, not a retry.
-      expect(await taskLogs(trellis.admin, workflowId, executionId, task.id)).toEqual([
-        'Started.',
-        expect.stringMatching(/^Completed in \d+ ms\.$/),
-      ]);
-    }
-    const rows = await trellis.db
-      .selectFrom('taskExecution')
-      .select(['name', 'attempts'])
-      .where('executionId', '=', executionId)
-      .execute();
-    expect(rows.every((row) => row.attempts === 1)).toBe(true);
-    const logs = await executionLogs(trellis.admin, workflowId, executionId);
-    expect(logs.filter((line) => line.startsWith('Execution started'))).toHaveLength(1);
-    expect(logs.filter((line) => line.startsWith('Execution completed'))).toHaveLength(1);
+    await expectRecordedOnce(workflowId, executionId, 5);
   }, 180_000);
 });

@@ -225,9 +225,13 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     } catch (error) {
       if (context.cancellationSignal.aborted) {
         if (!context.cancellationDetails?.cancelRequested) {
-          // Worker shutdown, a lost heartbeat, the safety timeout: not the task's doing. Temporal
-          // runs this same attempt again (here or on another worker).
-          throw error;
+          // Worker shutdown, a lost heartbeat, the safety timeout: not the task's doing. Failing
+          // retryably (never as "canceled", which would read as the user's cancel) makes
+          // Temporal run this same attempt again, here or on another worker.
+          throw ApplicationFailure.retryable(
+            `The attempt was interrupted (${describeInterruption(context)}); it runs again.`,
+            'AttemptInterrupted',
+          );
         }
         const message = 'Canceled while running.';
         log('Warning', message);
@@ -287,6 +291,14 @@ class RunningMark {
   cancel(): void {
     clearTimeout(this.timer);
   }
+}
+
+function describeInterruption(context: Context): string {
+  const details = context.cancellationDetails;
+  if (details?.workerShutdown) return 'the worker is shutting down';
+  if (details?.timedOut) return 'the attempt timed out in Temporal';
+  if (details?.notFound) return 'Temporal no longer knows the attempt';
+  return 'the attempt was stopped';
 }
 
 function rejectWhenAborted(signal: AbortSignal): Promise<never> {

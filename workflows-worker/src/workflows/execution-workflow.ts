@@ -313,11 +313,13 @@ class ExecutionRun {
       } catch (error) {
         const outcome = taskFailure(error);
         if (outcome === null) {
-          // The activity acknowledged a cancel and recorded the task Canceled itself.
-          if (isCancellation(error) && error instanceof ActivityFailure) {
-            this.states.set(task.name, { status: 'Canceled' });
+          if (isCancellation(error) && this.taskScope.consideredCancelled) {
+            // An activity that acknowledged the cancel recorded the task Canceled itself;
+            // `stop` records the others.
+            if (error instanceof ActivityFailure)
+              this.states.set(task.name, { status: 'Canceled' });
+            return;
           }
-          if (isCancellation(error)) return;
           // Not expected (Temporal retries infrastructure failures forever); fail the task
           // rather than the whole workflow task.
           const message = `Failed: ${error instanceof Error ? error.message : String(error)}`;
