@@ -1,4 +1,6 @@
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import {
@@ -75,6 +77,36 @@ describe('cancel', () => {
       409,
       /is Canceled/,
     );
+  });
+
+  it('treats a cancel from Temporal itself (e.g. the Temporal UI) like the API cancel', async () => {
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([
+        { name: 'Wait', ...delay(60_000) },
+        { name: 'After', type: noop, dependencies: ['Wait'] },
+      ]),
+    );
+    const executionId = await execute(trellis.admin, workflowId);
+    await eventually(async () =>
+      expect((await statuses(trellis.admin, workflowId, executionId)).Wait).toBe('Running'),
+    );
+    const connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
+    try {
+      await new Client({ connection }).workflow
+        .getHandle(executionWorkflowId(executionId))
+        .cancel();
+    } finally {
+      await connection.close();
+    }
+    const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+      timeoutMs: 10_000,
+    });
+    expect(finished.status).toBe('Canceled');
+    expect(await statuses(trellis.admin, workflowId, executionId)).toEqual({
+      Wait: 'Canceled',
+      After: 'Canceled',
+    });
   });
 
   it('refuses to cancel a finished execution and 404s another workflow’s execution', async () => {

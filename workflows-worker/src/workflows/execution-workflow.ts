@@ -393,7 +393,22 @@ class ExecutionRun {
       return;
     }
     this.pending = { tasks: [], approvals: [], logs: [] };
-    const result = await bookkeeping.recordProgress({ executionId: this.executionId, ...batch });
+    let result;
+    try {
+      result = await bookkeeping.recordProgress({ executionId: this.executionId, ...batch });
+    } catch (error) {
+      // Canceled from Temporal mid-write: keep the batch for the final write (writes repeat
+      // harmlessly), ahead of anything gathered since.
+      const since = this.pending;
+      const execution = since.execution ?? batch.execution;
+      this.pending = {
+        tasks: [...batch.tasks, ...since.tasks],
+        approvals: [...batch.approvals, ...since.approvals],
+        logs: [...batch.logs, ...since.logs],
+        ...(execution ? { execution } : {}),
+      };
+      throw error;
+    }
     for (const approval of result.approvals) {
       if ('approvalId' in approval) {
         this.approvalTasks.set(approval.approvalId, approval.taskName);
