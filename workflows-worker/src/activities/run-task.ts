@@ -91,7 +91,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     };
   }
 
-  return async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
+  async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt } = input;
     const loaded = await definitions.get(executionId);
@@ -206,7 +206,6 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       timeout !== undefined
         ? setTimeout(() => controller.abort(new AttemptTimeout(timeout)), timeout)
         : undefined;
-    const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     let output: unknown;
     let failure: Failure | undefined;
     try {
@@ -248,7 +247,6 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
               ...(reason instanceof Error && reason.stack ? { exception: stackOf(reason) } : {}),
             };
     } finally {
-      clearInterval(heartbeat);
       clearTimeout(timer);
       running.cancel();
       context.cancellationSignal.removeEventListener('abort', abortOnCancel);
@@ -259,6 +257,18 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     log('Info', message);
     await record('Completed', message, output ?? null);
     return { status: 'Completed' };
+  }
+
+  // Heartbeats cover the whole attempt, database waits included, so a busy database never
+  // passes for a dead worker.
+  return async function runTaskAttemptWithHeartbeats(input: AttemptInput): Promise<AttemptResult> {
+    const context = Context.current();
+    const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    try {
+      return await runTaskAttempt(input);
+    } finally {
+      clearInterval(heartbeat);
+    }
   };
 }
 
