@@ -1,0 +1,126 @@
+/**
+ * `dag_2000_s`: a 2,000-task DAG (20 layers × 100 wide of `Flow/NoOp`, degreeOfParallelism 100)
+ * from `POST .../executions` until it completes; `dag_overhead_ms_per_task` is that time per
+ * task (the tasks do nothing, so all of it is the engine's); `dag_history_events` is the length
+ * of its Temporal history, which must stay far below Temporal's limits (51,200 events, 50 MB).
+ * The baseline row is plain Temporal running 2,000 no-op activities 100 at a time.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { executionWorkflowId } from '../core/src/temporal/ids.js';
+import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
+import type { BenchEnvironment } from './environment.js';
+import type { Plan } from './plan.js';
+import type { BenchOutcome } from './report.js';
+import { baselineTaskQueue, ensureTemporalBaseline } from './temporal-baseline.js';
+import { describeSummary, ratioSummary, round, summarize } from './stats.js';
+
+/**
+ * Layer `l` task `i` depends on tasks `i` and `i + 1` (wrapping) of layer `l - 1`: every layer
+ * waits for the one before, without a definition of 190,000 edges.
+ */
+export function layeredDefinition(plan: Plan['dag']): string {
+  const name = (layer: number, index: number) => `L${layer}-T${index}`;
+  const tasks = [];
+  for (let layer = 1; layer <= plan.layers; layer++) {
+    for (let index = 0; index < plan.width; index++) {
+      tasks.push({
+        name: name(layer, index),
+        type: { plugin: 'Flow/NoOp' },
+        ...(layer > 1
+          ? {
+              dependencies: [name(layer - 1, index), name(layer - 1, (index + 1) % plan.width)],
+            }
+          : {}),
+      });
+    }
+  }
+  return JSON.stringify({
+    name: uniqueWorkflowName('bench-dag'),
+    configuration: { degreeOfParallelism: plan.parallelism },
+    tasks,
+  });
+}
+
+export async function benchmarkDag(
+  env: BenchEnvironment,
+  plan: Plan['dag'],
+): Promise<BenchOutcome> {
+  const taskCount = plan.layers * plan.width;
+  await ensureTemporalBaseline(env);
+  const { id: workflowId } = await env.admin.POST('/workflows/Add', {
+    body: { definition: layeredDefinition(plan) },
+  });
+
+  const seconds: number[] = [];
+  const baselineSeconds: number[] = [];
+  const histories: number[] = [];
+  const historyBytes: number[] = [];
+  for (let index = 0; index < plan.rounds; index++) {
+    let started = performance.now();
+    const { executionId } = await env.admin.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+      body: { workflowId },
+    });
+    const handle = env.temporal.workflow.getHandle(executionWorkflowId(executionId));
+    await handle.result();
+    seconds.push((performance.now() - started) / 1000);
+    await expectTasksCompleted(env, executionId, taskCount);
+    const description = await handle.describe();
+    histories.push(description.historyLength);
+    historyBytes.push(Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0));
+
+    started = performance.now();
+    await env.temporal.workflow.execute('manyNoOps', {
+      taskQueue: baselineTaskQueue,
+      workflowId: `bench-baseline-dag-${randomUUID()}`,
+      args: [taskCount, plan.parallelism],
+    });
+    baselineSeconds.push((performance.now() - started) / 1000);
+  }
+
+  const ours = summarize(seconds);
+  const baseline = summarize(baselineSeconds);
+  return {
+    results: {
+      dag_2000_s: round(ours.median, 1),
+      dag_overhead_ms_per_task: round((ours.median * 1000) / taskCount),
+      dag_history_events: Math.max(...histories),
+    },
+    rows: [
+      {
+        metric: `${taskCount}-task DAG seconds (lower is better)`,
+        ours: describeSummary(ours, 1),
+        baseline: describeSummary(baseline, 1),
+        ratio: describeSummary(ratioSummary(seconds, baselineSeconds)),
+        target: 'completes',
+      },
+      {
+        metric: 'DAG history events / size',
+        ours: `${Math.max(...histories)} / ${round(Math.max(...historyBytes) / 1024, 0)} KiB`,
+        baseline: '',
+        ratio: '',
+        target: '< 51,200 / 50 MiB',
+      },
+    ],
+    details: {
+      shape: `${plan.layers} layers × ${plan.width} wide, 2 dependencies per task, degreeOfParallelism ${plan.parallelism}`,
+      seconds: ours,
+      baselineSeconds: baseline,
+      historyEvents: histories,
+      historyBytes,
+    },
+  };
+}
+
+async function expectTasksCompleted(env: BenchEnvironment, executionId: string, expected: number) {
+  const row = await env.db
+    .selectFrom('taskExecution')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('executionId', '=', executionId)
+    .where('status', '=', 'Completed')
+    .executeTakeFirstOrThrow();
+  if (Number(row.count) !== expected) {
+    throw new Error(`DAG execution ${executionId}: ${row.count} of ${expected} tasks Completed`);
+  }
+}

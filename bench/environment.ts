@@ -1,0 +1,236 @@
+/**
+ * What every benchmark runs against, started once per `npm run bench`: a PostgreSQL and a
+ * Temporal dev server of the benchmark's own, Trellis as an operator deploys it (an `api` and a
+ * `worker` process), and the baseline processes the benchmarks compare with. Baselines use the
+ * very same PostgreSQL and Temporal server.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client, Connection } from '@temporalio/client';
+import type { Kysely } from 'kysely';
+import { buildConfig } from '../core/src/config/load.js';
+import type { TrellisConfig } from '../core/src/config/types.js';
+import { openDatabase } from '../core/src/db/database.js';
+import type { Database } from '../core/src/db/tables.js';
+import { createLogger, type Logger } from '../core/src/logging.js';
+import { hashPassword } from '../core/src/security/password.js';
+import { freePort } from '../core/src/temporal/dev-server.js';
+import { basicAuthorization, createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
+import { createDatabase, ensurePostgres } from '../test/support/postgres.js';
+import {
+  startPrivateTemporal,
+  type PrivateTemporal,
+} from '../test/resilience/support/private-services.js';
+import {
+  projectRoot,
+  spawnTrellis,
+  writeTrellisConfig,
+  type TrellisProcess,
+} from '../test/resilience/support/trellis-process.js';
+
+/** The pool size of every process that talks to PostgreSQL, ours and the baselines alike. */
+export const poolSize = 10;
+
+const credentials = { username: 'bench', password: 'bench-password-not-secret' };
+
+export interface BenchOptions {
+  /** Write V8 CPU profiles of the Trellis processes into this folder (`node --cpu-prof`). */
+  profileDirectory?: string;
+  /** Trellis' log level (default warn: the baselines log nothing either). */
+  logLevel?: TrellisConfig['Logging']['Level'];
+}
+
+export interface BenchEnvironment {
+  logger: Logger;
+  /** A scratch folder deleted on stop. */
+  workDirectory: string;
+  /** The Trellis database; the baselines use it too. */
+  databaseUrl: string;
+  temporalAddress: string;
+  /** The task queue of the Trellis worker. */
+  taskQueue: string;
+  api: TrellisProcess;
+  worker: TrellisProcess;
+  apiUrl: string;
+  /** `Authorization` header value of the benchmark's admin user. */
+  authorization: string;
+  /** SDK client as the benchmark's admin user. */
+  admin: TrellisClient;
+  /** The benchmark's own connection to the Trellis database (setup and checks only). */
+  db: Kysely<Database>;
+  /** The benchmark's own Temporal client (waiting for results, history sizes). */
+  temporal: Client;
+  /** Starts a baseline script of `bench/baseline/` and resolves once it printed its readiness. */
+  startBaseline(script: string, args: Record<string, string>): Promise<BaselineProcess>;
+  stop(): Promise<void>;
+}
+
+export interface BaselineProcess {
+  /** What the script printed after `ready `, parsed as JSON. */
+  ready: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Starts everything; on failure stops what had started. */
+export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
+  const logger = createLogger({ Level: 'info' }, { component: 'bench' });
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error: unknown) => logger.warn({ err: error }, 'cleanup failed'));
+    }
+  };
+  try {
+    const workDirectory = await mkdtemp(path.join(tmpdir(), 'trellis-bench-'));
+    cleanups.push(() => rm(workDirectory, { recursive: true, force: true }));
+
+    const quiet = createLogger({ Level: 'warn' }, { component: 'bench' });
+    const [postgres, temporalServer] = await Promise.all([
+      ensurePostgres(),
+      startPrivateTemporal({ logger: quiet }),
+    ]);
+    cleanups.push(async () => postgres.stop?.());
+    cleanups.push(() => temporalServer.stop());
+    const databaseUrl = await createDatabase(postgres.adminUrl, `trellis_bench_${Date.now()}`);
+    logger.info({ temporal: temporalServer.address }, 'PostgreSQL and Temporal are up');
+
+    const taskQueue = 'trellis-bench';
+    const config = await trellisConfig({
+      databaseUrl,
+      temporal: temporalServer,
+      taskQueue,
+      dataDirectory: path.join(workDirectory, 'data'),
+      logLevel: options.logLevel ?? 'warn',
+    });
+    const configFile = await writeTrellisConfig(
+      path.join(workDirectory, 'trellis.config.json'),
+      config,
+    );
+    const nodeArgs = options.profileDirectory
+      ? await profileArgs(options.profileDirectory)
+      : undefined;
+    // The API first: it migrates the database and installs the built-in plugins.
+    const api = await spawnTrellis({ role: 'api', configFile, ...(nodeArgs ? { nodeArgs } : {}) });
+    cleanups.push(() => api.stop());
+    const worker = await spawnTrellis({
+      role: 'worker',
+      configFile,
+      ...(nodeArgs ? { nodeArgs } : {}),
+    });
+    cleanups.push(() => worker.stop());
+    if (!api.url) throw new Error('The API process did not print its URL');
+    logger.info({ api: api.url }, 'Trellis api and worker processes are up');
+
+    const database = await openDatabase(buildConfig(config), quiet);
+    cleanups.push(() => database.close());
+    const connection = await Connection.connect({ address: temporalServer.address });
+    cleanups.push(() => connection.close());
+
+    return {
+      logger,
+      workDirectory,
+      databaseUrl,
+      temporalAddress: temporalServer.address,
+      taskQueue,
+      api,
+      worker,
+      apiUrl: api.url,
+      authorization: basicAuthorization(credentials.username, credentials.password),
+      admin: createTrellisClient({ baseUrl: api.url, basic: credentials }),
+      db: database.db,
+      temporal: new Client({ connection, namespace: 'default' }),
+      startBaseline: async (script, args) => {
+        const baseline = await startBaselineProcess(script, args);
+        cleanups.push(() => baseline.stop());
+        return baseline;
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function trellisConfig(options: {
+  databaseUrl: string;
+  temporal: PrivateTemporal;
+  taskQueue: string;
+  dataDirectory: string;
+  logLevel: TrellisConfig['Logging']['Level'];
+}) {
+  return {
+    Server: { Host: '127.0.0.1', Port: await freePort() },
+    DataDirectory: options.dataDirectory,
+    Database: { Url: options.databaseUrl, PoolSize: poolSize },
+    Temporal: {
+      Address: options.temporal.address,
+      Namespace: 'default',
+      TaskQueue: options.taskQueue,
+    },
+    Security: {
+      // Hashed, as in production: the credential cache must make that cost rare.
+      Basic: {
+        Enabled: true,
+        Users: [
+          {
+            Name: credentials.username,
+            Password: await hashPassword(credentials.password),
+            Roles: ['admin' as const],
+          },
+        ],
+      },
+    },
+    Logging: { Level: options.logLevel },
+  };
+}
+
+async function profileArgs(directory: string): Promise<string[]> {
+  await mkdir(directory, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${path.resolve(directory)}`];
+}
+
+/** Runs `bench/baseline/<script>` (tsx, like Trellis) with `--key=value` arguments. */
+async function startBaselineProcess(
+  script: string,
+  args: Record<string, string>,
+): Promise<BaselineProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(projectRoot, 'bench/baseline', script),
+      ...Object.entries(args).map(([key, value]) => `--${key}=${value}`),
+    ],
+    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not start:\n${output}`)),
+      90_000,
+    );
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!line.startsWith('ready ')) return;
+      clearTimeout(timer);
+      resolve(JSON.parse(line.slice('ready '.length)) as Record<string, string>);
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited while starting:\n${output}`));
+    });
+  });
+  return {
+    ready,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/** How much each benchmark measures: `--quick` (under 5 minutes on 2 cores) or the full run. */
+export interface Plan {
+  mode: 'quick' | 'full';
+  api: { rounds: number; seconds: number; warmupSeconds: number; connections: number };
+  exec: { rounds: number; executionsPerRound: number; inFlight: number; latencySamples: number };
+  dag: { rounds: number; layers: number; width: number; parallelism: number };
+  logs: { entries: number; samples: number; pageSize: number };
+}
+
+const shared = {
+  dag: { layers: 20, width: 100, parallelism: 100 },
+  logs: { entries: 100_000, pageSize: 100 },
+} as const;
+
+export const quickPlan: Plan = {
+  mode: 'quick',
+  api: { rounds: 3, seconds: 4, warmupSeconds: 2, connections: 32 },
+  exec: { rounds: 3, executionsPerRound: 100, inFlight: 50, latencySamples: 30 },
+  dag: { rounds: 1, ...shared.dag },
+  logs: { samples: 100, ...shared.logs },
+};
+
+export const fullPlan: Plan = {
+  mode: 'full',
+  api: { rounds: 5, seconds: 10, warmupSeconds: 3, connections: 32 },
+  exec: { rounds: 5, executionsPerRound: 300, inFlight: 50, latencySamples: 100 },
+  dag: { rounds: 3, ...shared.dag },
+  logs: { samples: 300, ...shared.logs },
+};

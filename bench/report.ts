@@ -1,0 +1,78 @@
+/** The benchmarks' output: the results file with the keys of issue 5, and the printed table. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** `bench/results/latest.json`: exactly these keys. */
+export interface Results {
+  api_read_ratio: number;
+  api_write_ratio: number;
+  exec_ratio: number;
+  exec_per_s: number;
+  exec_e2e_p50_ms: number;
+  exec_e2e_p99_ms: number;
+  dag_2000_s: number;
+  dag_overhead_ms_per_task: number;
+  dag_history_events: number;
+  logs_read_ms: number;
+  cores: number;
+  date: string;
+}
+
+/** One line of the printed table. */
+export interface TableRow {
+  metric: string;
+  ours: string;
+  baseline: string;
+  /** Ours ÷ baseline, median (min–max over rounds). */
+  ratio: string;
+  target: string;
+}
+
+/** What one benchmark reports: its keys, its table rows, and everything behind them. */
+export interface BenchOutcome {
+  results: Partial<Results>;
+  rows: TableRow[];
+  details: Record<string, unknown>;
+}
+
+/** Prints the rows as an aligned text table. */
+export function printTable(rows: TableRow[]): void {
+  const header: TableRow = {
+    metric: 'metric',
+    ours: 'ours',
+    baseline: 'baseline',
+    ratio: 'ratio (min–max)',
+    target: 'target',
+  };
+  const columns = Object.keys(header) as (keyof TableRow)[];
+  const widths = columns.map((column) =>
+    Math.max(...[header, ...rows].map((row) => row[column].length)),
+  );
+  const line = (row: TableRow) =>
+    columns.map((column, index) => row[column].padEnd(widths[index]!)).join('  ');
+  console.log(
+    [
+      '',
+      line(header),
+      widths.map((width) => '-'.repeat(width)).join('  '),
+      ...rows.map(line),
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Writes `latest.json` (the keys) and `latest-details.json` (rounds, spreads, settings). */
+export async function writeResults(
+  directory: string,
+  results: Results,
+  details: Record<string, unknown>,
+): Promise<string> {
+  await mkdir(directory, { recursive: true });
+  const file = path.join(directory, 'latest.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(
+    path.join(directory, 'latest-details.json'),
+    `${JSON.stringify(details, null, 2)}\n`,
+  );
+  return file;
+}

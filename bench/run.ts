@@ -1,0 +1,89 @@
+/**
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs] [-- --profile]`
+ *
+ * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
+ * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
+ * same run; prints a table and writes `bench/results/latest.json` (the keys) and
+ * `latest-details.json` (rounds, spreads, settings). `--profile` also writes V8 CPU profiles of
+ * the Trellis processes to `bench/results/profiles/` and prints where their time went.
+ */
+import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { benchmarkApi } from './api.js';
+import { benchmarkDag } from './dag.js';
+import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
+import { benchmarkExecutions } from './exec.js';
+import { benchmarkLogs } from './logs.js';
+import { fullPlan, quickPlan, type Plan } from './plan.js';
+import { summarizeProfiles } from './profile.js';
+import { printTable, writeResults, type BenchOutcome, type Results } from './report.js';
+
+const benchmarks = {
+  api: (env, plan) => benchmarkApi(env, plan.api),
+  exec: (env, plan) => benchmarkExecutions(env, plan.exec),
+  dag: (env, plan) => benchmarkDag(env, plan.dag),
+  logs: (env, plan) => benchmarkLogs(env, plan.logs),
+} satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
+type BenchmarkName = keyof typeof benchmarks;
+
+const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      profile: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const plan = values.quick ? quickPlan : fullPlan;
+  const selected = (values.only?.split(',') ?? Object.keys(benchmarks)) as BenchmarkName[];
+  const unknown = selected.filter((name) => !(name in benchmarks));
+  if (unknown.length > 0) throw new Error(`Unknown benchmark(s): ${unknown.join(', ')}`);
+  const profileDirectory = values.profile ? path.join(resultsDirectory, 'profiles') : undefined;
+
+  const began = Date.now();
+  if (profileDirectory) await rm(profileDirectory, { recursive: true, force: true });
+  const env = await startBenchEnvironment(profileDirectory ? { profileDirectory } : {});
+  const roles = { [env.api.pid]: 'api', [env.worker.pid]: 'worker' };
+  const outcomes: Partial<Record<BenchmarkName, BenchOutcome>> = {};
+  try {
+    for (const name of selected) {
+      const started = Date.now();
+      env.logger.info(`benchmark ${name} (${plan.mode})`);
+      outcomes[name] = await benchmarks[name](env, plan);
+      env.logger.info(`benchmark ${name} took ${Math.round((Date.now() - started) / 1000)} s`);
+    }
+  } finally {
+    await env.stop();
+  }
+
+  const all = Object.values(outcomes);
+  printTable(all.flatMap((outcome) => outcome.rows));
+  const results = {
+    ...Object.assign({}, ...all.map((outcome) => outcome.results)),
+    cores: availableParallelism(),
+    date: new Date().toISOString(),
+  } as Results;
+  const details = {
+    mode: plan.mode,
+    plan,
+    seconds: Math.round((Date.now() - began) / 1000),
+    node: process.version,
+    ...Object.fromEntries(
+      Object.entries(outcomes).map(([name, outcome]) => [name, outcome.details]),
+    ),
+  };
+  if (selected.length === Object.keys(benchmarks).length) {
+    console.log(`Results: ${await writeResults(resultsDirectory, results, details)}`);
+  } else {
+    console.log(JSON.stringify(results, null, 2));
+  }
+  if (profileDirectory) console.log(await summarizeProfiles(profileDirectory, roles));
+}
+
+await main();
