@@ -8,6 +8,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // Unit tests first: they are fast and say the most when something basic broke.
+          sequence: { groupOrder: 0 },
           include: sources.map((folder) => `${folder}/**/*.test.{ts,js}`),
           exclude: ['**/node_modules/**', '**/*.int.test.{ts,js}'],
         },
@@ -16,6 +18,7 @@ export default defineConfig({
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
         test: {
           name: 'integration',
+          sequence: { groupOrder: 1 },
           include: [
             'test/**/*.test.ts',
             ...sources.map((folder) => `${folder}/**/*.int.test.{ts,js}`),
