@@ -4,6 +4,7 @@ import {
   type Transaction,
   type UpdateQueryBuilder,
   type UpdateResult,
+  type Updateable,
 } from 'kysely';
 import { conflict, notFound } from '../errors.js';
 import { newId, isUuid } from './ids.js';
@@ -18,6 +19,7 @@ import type {
   TaskExecutionRow,
   TaskStatus,
   WorkflowExecutionRow,
+  WorkflowExecutionTable,
 } from './tables.js';
 
 /**
@@ -188,12 +190,7 @@ export async function markExecutionRunning(
   executionId: string,
   logs: NewLogEntry[] = [],
 ): Promise<void> {
-  const update = db
-    .updateTable('workflowExecution')
-    .set({ status: 'Running' })
-    .where('id', '=', executionId)
-    .where('status', 'in', ['Pending', 'Paused']);
-  await withLogs(db, update, logs);
+  await changeExecution(db, executionId, ['Pending', 'Paused'], { status: 'Running' }, logs);
 }
 
 /** Paused (only a person can move the run on), with log entries. */
@@ -202,12 +199,7 @@ export async function markExecutionPaused(
   executionId: string,
   logs: NewLogEntry[] = [],
 ): Promise<void> {
-  const update = db
-    .updateTable('workflowExecution')
-    .set({ status: 'Paused' })
-    .where('id', '=', executionId)
-    .where('status', 'in', ['Pending', 'Running']);
-  await withLogs(db, update, logs);
+  await changeExecution(db, executionId, ['Pending', 'Running'], { status: 'Paused' }, logs);
 }
 
 /**
@@ -224,15 +216,27 @@ export async function markExecutionFinished(
   },
   logs: NewLogEntry[] = [],
 ): Promise<void> {
+  const change = {
+    status: outcome.status,
+    message: outcome.message,
+    executionEnd: outcome.at ?? new Date(),
+  };
+  await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
+}
+
+/** Writes `change` to an execution whose status is one of `from`, with its log entries. */
+async function changeExecution(
+  db: Kysely<Database>,
+  executionId: string,
+  from: ExecutionStatus[],
+  change: Updateable<WorkflowExecutionTable>,
+  logs: NewLogEntry[],
+): Promise<void> {
   const update = db
     .updateTable('workflowExecution')
-    .set({
-      status: outcome.status,
-      message: outcome.message,
-      executionEnd: outcome.at ?? new Date(),
-    })
+    .set(change)
     .where('id', '=', executionId)
-    .where('status', 'in', ACTIVE_EXECUTION);
+    .where('status', 'in', from);
   await withLogs(db, update, logs);
 }
 
