@@ -33,11 +33,20 @@ async function findWorkflow(deps: AppDeps, workflowId: string): Promise<Workflow
   return workflow;
 }
 
-/** 400 naming each problem of a TimeBased trigger's cron and time zone. */
-function checkTrigger(input: TriggerInput): void {
-  if (input.type !== 'TimeBased') return;
+/**
+ * The trigger a create or update body describes, without its ids; 400 naming each problem of a
+ * TimeBased trigger's cron and time zone.
+ */
+function triggerInput(body: TriggerInput): TriggerInput {
+  const input: TriggerInput = {
+    type: body.type,
+    status: body.status,
+    properties: body.properties,
+  };
+  if (input.type !== 'TimeBased') return input;
   const problems = checkTimeBasedProperties(input.properties);
   if (problems.length > 0) throw badRequest(problems.map((problem) => `body.${problem}`));
+  return input;
 }
 
 /**
@@ -75,12 +84,7 @@ export const triggerHandlers = {
   createTrigger: async ({ deps, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input: TriggerInput = {
-      type: body.type,
-      status: body.status,
-      properties: body.properties,
-    };
-    checkTrigger(input);
+    const input = triggerInput(body);
     const row = await writeTrigger(deps, workflow, (trx) =>
       triggerRepository.insert(trx, workflow.id, input),
     );
@@ -94,12 +98,7 @@ export const triggerHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     assertSameId('triggerId', body.triggerId, params.triggerId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input: TriggerInput = {
-      type: body.type,
-      status: body.status,
-      properties: body.properties,
-    };
-    checkTrigger(input);
+    const input = triggerInput(body);
     await writeTrigger(deps, workflow, async (trx) => {
       const row = await triggerRepository.update(trx, workflow.id, params.triggerId, input);
       if (!row) throw triggerNotFound(params.workflowId, params.triggerId);
