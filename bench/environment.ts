@@ -39,6 +39,8 @@ const credentials = { username: 'bench', password: 'bench-password-not-secret' }
 export interface BenchOptions {
   /** Write V8 CPU profiles of the Trellis processes into this folder (`node --cpu-prof`). */
   profileDirectory?: string;
+  /** Modules of `bench/experiments/` to preload into the API process (measuring a fix there). */
+  experiments?: string[];
   /** Trellis' log level (default warn: the baselines log nothing either). */
   logLevel?: TrellisConfig['Logging']['Level'];
 }
@@ -109,17 +111,15 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
       path.join(workDirectory, 'trellis.config.json'),
       config,
     );
-    const nodeArgs = options.profileDirectory
-      ? await profileArgs(options.profileDirectory)
-      : undefined;
+    const nodeArgs = options.profileDirectory ? await profileArgs(options.profileDirectory) : [];
     // The API first: it migrates the database and installs the built-in plugins.
-    const api = await spawnTrellis({ role: 'api', configFile, ...(nodeArgs ? { nodeArgs } : {}) });
-    cleanups.push(() => api.stop());
-    const worker = await spawnTrellis({
-      role: 'worker',
+    const api = await spawnTrellis({
+      role: 'api',
       configFile,
-      ...(nodeArgs ? { nodeArgs } : {}),
+      nodeArgs: [...nodeArgs, ...experimentArgs(options.experiments ?? [])],
     });
+    cleanups.push(() => api.stop());
+    const worker = await spawnTrellis({ role: 'worker', configFile, nodeArgs });
     cleanups.push(() => worker.stop());
     if (!api.url) throw new Error('The API process did not print its URL');
     logger.info({ api: api.url }, 'Trellis api and worker processes are up');
@@ -191,6 +191,19 @@ async function trellisConfig(options: {
 async function profileArgs(directory: string): Promise<string[]> {
   await mkdir(directory, { recursive: true });
   return ['--cpu-prof', `--cpu-prof-dir=${path.resolve(directory)}`];
+}
+
+/** `--import` of each experiment module (after tsx, which loads TypeScript). */
+function experimentArgs(experiments: string[]): string[] {
+  if (experiments.length === 0) return [];
+  return [
+    '--import',
+    'tsx',
+    ...experiments.flatMap((name) => [
+      '--import',
+      path.join(projectRoot, 'bench/experiments', `${name}.ts`),
+    ]),
+  ];
 }
 
 /** Runs `bench/baseline/<script>` (tsx, like Trellis) with `--key=value` arguments. */

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
 import { executionWorkflowId } from '../core/src/temporal/ids.js';
 import { runConcurrently } from '../test/resilience/support/concurrency.js';
 import { chainDefinition, uniqueWorkflowName } from '../test/resilience/support/workload.js';
@@ -58,7 +59,13 @@ export async function benchmarkExecutions(
       else baselineRounds.push(await throughput(baseline('threeNoOps'), plan.executionsPerRound));
     }
   }
-  await expectAllCompleted(env, chain, warmup + plan.rounds * plan.executionsPerRound);
+  const sampled = Math.min(100, plan.executionsPerRound);
+  const databaseWork = await databaseWorkPerExecution(
+    env,
+    () => throughput(ours, sampled),
+    sampled,
+  );
+  await expectAllCompleted(env, chain, warmup + plan.rounds * plan.executionsPerRound + sampled);
 
   const latencies: number[] = [];
   const baselineLatencies: number[] = [];
@@ -91,6 +98,13 @@ export async function benchmarkExecutions(
         target: '≥ 0.70',
       },
       {
+        metric: 'DB transactions / rows written per 3-task execution',
+        ours: `${round(databaseWork.transactions, 1)} / ${round(databaseWork.rowsWritten, 1)}`,
+        baseline: '0 / 0',
+        ratio: '',
+        target: '',
+      },
+      {
         metric: '1-task POST→Completed p50 / p99 ms',
         ours: `${round(p50, 1)} / ${round(p99, 1)}`,
         baseline: `${round(baselineP50, 1)} / ${round(percentile(baselineLatencies, 99), 1)}`,
@@ -102,6 +116,7 @@ export async function benchmarkExecutions(
       inFlight: plan.inFlight,
       executionsPerRound: plan.executionsPerRound,
       perSecond: { ours: oursSummary, baseline: baselineSummary, ratio },
+      databaseWorkPerExecution: databaseWork,
       latencyMs: {
         samples: plan.latencySamples,
         ours: { p50, p90: percentile(latencies, 90), p99, max: Math.max(...latencies) },
@@ -149,4 +164,32 @@ async function expectAllCompleted(env: BenchEnvironment, workflowId: string, exp
   if (completed !== expected) {
     throw new Error(`Expected ${expected} Completed executions, found ${JSON.stringify(rows)}`);
   }
+}
+
+/**
+ * PostgreSQL's own counters around `count` executions: transactions (each autocommit statement
+ * is one; every one is a round trip) and rows written, per execution. PostgreSQL publishes a
+ * backend's counters up to 10 s late when it goes idle, hence the waits.
+ */
+async function databaseWorkPerExecution(
+  env: BenchEnvironment,
+  run: () => Promise<unknown>,
+  count: number,
+): Promise<{ transactions: number; rowsWritten: number }> {
+  const counters = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    const { rows } = await sql<{ transactions: string; written: string }>`
+      select xact_commit + xact_rollback as transactions,
+             tup_inserted + tup_updated + tup_deleted as written
+      from pg_stat_database where datname = current_database()`.execute(env.db);
+    return { transactions: Number(rows[0]!.transactions), written: Number(rows[0]!.written) };
+  };
+  const before = await counters();
+  await run();
+  const after = await counters();
+  return {
+    // Minus the first counters query, which commits after it has read the counters.
+    transactions: (after.transactions - before.transactions - 1) / count,
+    rowsWritten: (after.written - before.written) / count,
+  };
 }

@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs] [-- --profile]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
  * same run; prints a table and writes `bench/results/latest.json` (the keys) and
  * `latest-details.json` (rounds, spreads, settings). `--profile` also writes V8 CPU profiles of
- * the Trellis processes to `bench/results/profiles/` and prints where their time went.
+ * the Trellis processes to `bench/results/profiles/` and prints where their time went;
+ * `--experiment=<name>` preloads `bench/experiments/<name>.ts` into the API process to measure a proposed fix.
  */
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
       only: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      experiment: { type: 'string', multiple: true },
     },
     strict: true,
   });
@@ -48,7 +50,11 @@ async function main(): Promise<void> {
 
   const began = Date.now();
   if (profileDirectory) await rm(profileDirectory, { recursive: true, force: true });
-  const env = await startBenchEnvironment(profileDirectory ? { profileDirectory } : {});
+  const experiments = values.experiment ?? [];
+  const env = await startBenchEnvironment({
+    ...(profileDirectory ? { profileDirectory } : {}),
+    experiments,
+  });
   const roles = { [env.api.pid]: 'api', [env.worker.pid]: 'worker' };
   const outcomes: Partial<Record<BenchmarkName, BenchOutcome>> = {};
   try {
@@ -71,6 +77,7 @@ async function main(): Promise<void> {
   } as Results;
   const details = {
     mode: plan.mode,
+    experiments,
     plan,
     seconds: Math.round((Date.now() - began) / 1000),
     node: process.version,
@@ -78,7 +85,8 @@ async function main(): Promise<void> {
       Object.entries(outcomes).map(([name, outcome]) => [name, outcome.details]),
     ),
   };
-  if (selected.length === Object.keys(benchmarks).length) {
+  // The results file holds the product's numbers only: never a partial run or an experiment.
+  if (selected.length === Object.keys(benchmarks).length && experiments.length === 0) {
     console.log(`Results: ${await writeResults(resultsDirectory, results, details)}`);
   } else {
     console.log(JSON.stringify(results, null, 2));
