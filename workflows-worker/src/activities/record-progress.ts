@@ -58,6 +58,18 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       exception: exception ?? null,
       timeStamp: at,
     });
+    const endWithoutApproval = async (
+      status: 'Failed' | 'Skipped',
+      level: LogLevel,
+      message: string,
+    ) => {
+      await executionRepository.applyTaskTransitions(
+        db,
+        [{ id: request.taskExecutionId, status, message }],
+        at,
+      );
+      return { outcome: { taskName: task.name, status, message }, log: log(level, message) };
+    };
     const condition = task.executionCondition?.expression;
     if (condition !== undefined) {
       let holds: boolean;
@@ -65,27 +77,14 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
         holds = evaluateCondition(condition, await expressionScope(db, loaded, task.name));
       } catch (error) {
         const message = `Failed: the condition could not be evaluated: ${(error as Error).message}`;
-        await executionRepository.applyTaskTransitions(
-          db,
-          [{ id: request.taskExecutionId, status: 'Failed', message }],
-          at,
-        );
-        return {
-          outcome: { taskName: task.name, status: 'Failed', message },
-          log: log('Error', message),
-        };
+        return endWithoutApproval('Failed', 'Error', message);
       }
       if (!holds) {
-        const message = `Skipped: the condition ${condition} is false.`;
-        await executionRepository.applyTaskTransitions(
-          db,
-          [{ id: request.taskExecutionId, status: 'Skipped', message }],
-          at,
+        return endWithoutApproval(
+          'Skipped',
+          'Info',
+          `Skipped: the condition ${condition} is false.`,
         );
-        return {
-          outcome: { taskName: task.name, status: 'Skipped', message },
-          log: log('Info', message),
-        };
       }
     }
     const comment = task.manualApproval?.comment ?? '';
