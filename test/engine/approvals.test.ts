@@ -1,20 +1,21 @@
-import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { stateQuery } from '../../workflows-worker/src/workflows/messages.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import {
-  addWorkflow,
+  approvalsOncePaused,
+  decideApproval,
   definition,
   delay,
   eventually,
-  execute,
   executionLogs,
   noop,
+  start,
   statuses,
   taskLogs,
   tasksOf,
+  withTemporalClient,
 } from './engine-support.js';
 
 let trellis: Trellis;
@@ -39,20 +40,9 @@ const gated = () =>
   ]);
 
 async function startGated() {
-  const workflowId = await addWorkflow(trellis.admin, gated());
-  const executionId = await execute(trellis.admin, workflowId);
-  const path = { workflowId, executionId };
-  await trellis.admin.waitForExecution(workflowId, executionId, {
-    until: ['Paused'],
-    timeoutMs: 20_000,
-  });
-  const approvals = await trellis.admin.GET(
-    '/workflows/{workflowId}/executions/{executionId}/approvals',
-    {
-      params: { path },
-    },
-  );
-  return { workflowId, executionId, path, approvals };
+  const { workflowId, executionId } = await start(trellis.admin, gated());
+  const approvals = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+  return { workflowId, executionId, path: { workflowId, executionId }, approvals };
 }
 
 describe('approvals', () => {
@@ -74,26 +64,18 @@ describe('approvals', () => {
       Publish: 'Pending',
     });
     // Operators see the same live state through the workflow's query.
-    const connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
-    try {
-      const handle = new Client({ connection }).workflow.getHandle(
-        executionWorkflowId(executionId),
-      );
-      expect(await handle.query(stateQuery)).toEqual({
-        executionId,
-        status: 'Paused',
-        tasks: { Prepare: 'Completed', Gate: 'WaitingForApproval', Publish: 'Pending' },
-      });
-    } finally {
-      await connection.close();
-    }
+    const state = await withTemporalClient(trellis, (client) =>
+      client.workflow.getHandle(executionWorkflowId(executionId)).query(stateQuery),
+    );
+    expect(state).toEqual({
+      executionId,
+      status: 'Paused',
+      tasks: { Prepare: 'Completed', Gate: 'WaitingForApproval', Publish: 'Pending' },
+    });
 
     // A workflow-role user decides; the decision names them.
     const approver = trellis.client(basicAs('workflow'));
-    await approver.POST(
-      '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-      { params: { path: { ...path, approvalId: approval!.id } } },
-    );
+    await decideApproval(approver, workflowId, executionId, approval!.id, 'approve');
     const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
       timeoutMs: 20_000,
     });
@@ -117,10 +99,7 @@ describe('approvals', () => {
     // The decision is recorded exactly once.
     for (const action of ['approve', 'reject'] as const) {
       await expectFailure(
-        trellis.admin.POST(
-          `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${action}`,
-          { params: { path: { ...path, approvalId: approval!.id } } },
-        ),
+        decideApproval(trellis.admin, workflowId, executionId, approval!.id, action),
         409,
       );
     }
@@ -137,12 +116,9 @@ describe('approvals', () => {
   });
 
   it('a rejection fails the task with the reason and the run goes on as for any failure', async () => {
-    const { workflowId, executionId, path, approvals } = await startGated();
+    const { workflowId, executionId, approvals } = await startGated();
     const approvalId = approvals[0]!.id;
-    await trellis.admin.POST(
-      '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
-      { params: { path: { ...path, approvalId } } },
-    );
+    await decideApproval(trellis.admin, workflowId, executionId, approvalId, 'reject');
     const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
       timeoutMs: 20_000,
     });
@@ -154,24 +130,20 @@ describe('approvals', () => {
       message: "Skipped: dependency 'Gate' failed.",
     });
     await expectFailure(
-      trellis.admin.POST(
-        '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
-        { params: { path: { ...path, approvalId } } },
-      ),
+      decideApproval(trellis.admin, workflowId, executionId, approvalId, 'reject'),
       409,
       `Approval ${approvalId} was already rejected.`,
     );
   });
 
   it('answers 404 for an unknown approval and keeps other tasks running while one waits', async () => {
-    const workflowId = await addWorkflow(
+    const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
         { name: 'Gate', type: noop, manualApproval: { enabled: true } },
         { name: 'Busy', ...delay(1500) },
       ]),
     );
-    const executionId = await execute(trellis.admin, workflowId);
     const path = { workflowId, executionId };
     // Busy runs while the gate waits: the execution stays Running, then pauses.
     await eventually(async () =>
@@ -192,9 +164,12 @@ describe('approvals', () => {
       timeoutMs: 20_000,
     });
     await expectFailure(
-      trellis.admin.POST(
-        '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-        { params: { path: { ...path, approvalId: '00000000-0000-4000-8000-000000000000' } } },
+      decideApproval(
+        trellis.admin,
+        workflowId,
+        executionId,
+        '00000000-0000-4000-8000-000000000000',
+        'approve',
       ),
       404,
     );
@@ -212,10 +187,7 @@ describe('approvals', () => {
       { params: { path } },
     );
     await expectFailure(
-      trellis.admin.POST(
-        '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-        { params: { path: { ...path, approvalId: approval!.id } } },
-      ),
+      decideApproval(trellis.admin, workflowId, executionId, approval!.id, 'approve'),
       409,
     );
   });

@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
@@ -7,14 +6,15 @@ import {
   addWorkflow,
   definition,
   delay,
-  eventually,
-  execute,
   executionLogs,
   noop,
   run,
+  start,
   statuses,
   taskLogs,
   tasksOf,
+  untilStatuses,
+  withTemporalClient,
 } from './engine-support.js';
 
 let trellis: Trellis;
@@ -26,20 +26,18 @@ afterAll(async () => {
   await trellis?.stop();
 });
 
+/** A long wait and a task after it: a run that is still busy when the test cancels it. */
+const longWait = () =>
+  definition([
+    { name: 'Wait', ...delay(60_000) },
+    { name: 'After', type: noop, dependencies: ['Wait'] },
+  ]);
+
 describe('cancel', () => {
   it('stops a running Flow/Delay within about two seconds and cancels what was pending', async () => {
-    const workflowId = await addWorkflow(
-      trellis.admin,
-      definition([
-        { name: 'Wait', ...delay(60_000) },
-        { name: 'After', type: noop, dependencies: ['Wait'] },
-      ]),
-    );
-    const executionId = await execute(trellis.admin, workflowId);
+    const { workflowId, executionId } = await start(trellis.admin, longWait());
     const path = { workflowId, executionId };
-    await eventually(async () =>
-      expect((await statuses(trellis.admin, workflowId, executionId)).Wait).toBe('Running'),
-    );
+    await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
     // Let the plugin settle into its wait (and the activity heartbeat) before canceling.
     await new Promise((resolve) => setTimeout(resolve, 1200));
 
@@ -80,25 +78,11 @@ describe('cancel', () => {
   });
 
   it('treats a cancel from Temporal itself (e.g. the Temporal UI) like the API cancel', async () => {
-    const workflowId = await addWorkflow(
-      trellis.admin,
-      definition([
-        { name: 'Wait', ...delay(60_000) },
-        { name: 'After', type: noop, dependencies: ['Wait'] },
-      ]),
+    const { workflowId, executionId } = await start(trellis.admin, longWait());
+    await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
+    await withTemporalClient(trellis, (client) =>
+      client.workflow.getHandle(executionWorkflowId(executionId)).cancel(),
     );
-    const executionId = await execute(trellis.admin, workflowId);
-    await eventually(async () =>
-      expect((await statuses(trellis.admin, workflowId, executionId)).Wait).toBe('Running'),
-    );
-    const connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
-    try {
-      await new Client({ connection }).workflow
-        .getHandle(executionWorkflowId(executionId))
-        .cancel();
-    } finally {
-      await connection.close();
-    }
     const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
       timeoutMs: 10_000,
     });

@@ -11,16 +11,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
-  addWorkflow,
   definition,
   delay,
-  eventually,
-  execute,
   executionLogs,
   noop,
-  statuses,
+  start,
   taskLogs,
   tasksOf,
+  untilStatuses,
 } from './engine-support.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -107,7 +105,7 @@ async function expectRecordedOnce(workflowId: string, executionId: string, count
 describe('durability', () => {
   it('a worker stopped gracefully mid-task hands the attempt over without counting a failure', async () => {
     const first = await spawnWorker();
-    const workflowId = await addWorkflow(
+    const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
         // Longer than the worker's shutdown grace time: the attempt is interrupted, not awaited.
@@ -115,10 +113,7 @@ describe('durability', () => {
         { name: 'Tail', type: noop, dependencies: ['Long'] },
       ]),
     );
-    const executionId = await execute(trellis.admin, workflowId);
-    await eventually(async () =>
-      expect((await statuses(trellis.admin, workflowId, executionId)).Long).toBe('Running'),
-    );
+    await untilStatuses(trellis.admin, workflowId, executionId, { Long: 'Running' });
     const second = spawnWorker();
     first.kill('SIGTERM');
     await second;
@@ -127,7 +122,7 @@ describe('durability', () => {
 
   it('a worker killed mid-run is replaced and the run completes with every task recorded once', async () => {
     const first = await spawnWorker();
-    const workflowId = await addWorkflow(
+    const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
         { name: 'Start', type: noop },
@@ -137,14 +132,11 @@ describe('durability', () => {
         { name: 'Tail', type: noop, dependencies: ['Long', 'Side-1', 'Side-2'] },
       ]),
     );
-    const executionId = await execute(trellis.admin, workflowId);
-    await eventually(async () =>
-      expect(await statuses(trellis.admin, workflowId, executionId)).toMatchObject({
-        Long: 'Running',
-        'Side-1': 'Completed',
-        'Side-2': 'Completed',
-      }),
-    );
+    await untilStatuses(trellis.admin, workflowId, executionId, {
+      Long: 'Running',
+      'Side-1': 'Completed',
+      'Side-2': 'Completed',
+    });
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 

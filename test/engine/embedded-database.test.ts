@@ -4,7 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, delay, execute, noop, statuses } from './engine-support.js';
+import {
+  approvalsOncePaused,
+  decideApproval,
+  definition,
+  delay,
+  noop,
+  start,
+  statuses,
+} from './engine-support.js';
 
 let trellis: Trellis;
 
@@ -17,7 +25,7 @@ afterAll(async () => {
 
 describe('the engine on PGlite', () => {
   it('runs a DAG with a skip, a failure handler and an approval', async () => {
-    const workflowId = await addWorkflow(
+    const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
         { name: 'A', type: noop },
@@ -27,20 +35,8 @@ describe('the engine on PGlite', () => {
         { name: 'Gate', type: noop, dependencies: ['A'], manualApproval: { enabled: true } },
       ]),
     );
-    const executionId = await execute(trellis.admin, workflowId);
-    const path = { workflowId, executionId };
-    await trellis.admin.waitForExecution(workflowId, executionId, {
-      until: ['Paused'],
-      timeoutMs: 20_000,
-    });
-    const [approval] = await trellis.admin.GET(
-      '/workflows/{workflowId}/executions/{executionId}/approvals',
-      { params: { path } },
-    );
-    await trellis.admin.POST(
-      '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-      { params: { path: { ...path, approvalId: approval!.id } } },
-    );
+    const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+    await decideApproval(trellis.admin, workflowId, executionId, approval!.id, 'approve');
     const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
       timeoutMs: 20_000,
     });

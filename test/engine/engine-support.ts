@@ -2,6 +2,7 @@
  * Helpers for the engine's end-to-end tests: store a definition, run it through the API, read
  * back what the API shows about its tasks and logs.
  */
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
 import type { Trellis } from '../support/harness.js';
@@ -46,16 +47,51 @@ export async function execute(client: TrellisClient, workflowId: string): Promis
   return started.executionId;
 }
 
+/** Stores a definition and starts it without waiting; the ids of the run. */
+export async function start(
+  client: TrellisClient,
+  def: Definition,
+): Promise<{ workflowId: string; executionId: string }> {
+  const workflowId = await addWorkflow(client, def);
+  const executionId = await execute(client, workflowId);
+  return { workflowId, executionId };
+}
+
 /** Stores and runs a definition, waits until the run ends. */
 export async function run(
   trellis: Trellis,
   def: Definition,
   timeoutMs = 60_000,
 ): Promise<{ workflowId: string; executionId: string; execution: ExecutionDetail }> {
-  const workflowId = await addWorkflow(trellis.admin, def);
-  const executionId = await execute(trellis.admin, workflowId);
+  const { workflowId, executionId } = await start(trellis.admin, def);
   const execution = await trellis.admin.waitForExecution(workflowId, executionId, { timeoutMs });
   return { workflowId, executionId, execution };
+}
+
+/** Waits until the run pauses; its approvals then. */
+export async function approvalsOncePaused(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+) {
+  await client.waitForExecution(workflowId, executionId, { until: ['Paused'], timeoutMs: 20_000 });
+  return client.GET('/workflows/{workflowId}/executions/{executionId}/approvals', {
+    params: { path: { workflowId, executionId } },
+  });
+}
+
+/** Approves or rejects an approval of the run as the client's user. */
+export async function decideApproval(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+  approvalId: string,
+  action: 'approve' | 'reject',
+): Promise<void> {
+  await client.POST(
+    `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${action}`,
+    { params: { path: { workflowId, executionId, approvalId } } },
+  );
 }
 
 export type TaskView = {
@@ -125,6 +161,31 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000)
       if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+}
+
+/** Polls until the run's tasks have (at least) the given statuses. */
+export async function untilStatuses(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+  expected: Record<string, string>,
+): Promise<void> {
+  await eventually(async () =>
+    expect(await statuses(client, workflowId, executionId)).toMatchObject(expected),
+  );
+}
+
+/** Runs `use` with a client of the test's Temporal, closing its connection afterwards. */
+export async function withTemporalClient<T>(
+  trellis: Trellis,
+  use: (client: Client) => Promise<T>,
+): Promise<T> {
+  const connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
+  try {
+    return await use(new Client({ connection, namespace: trellis.config.Temporal.Namespace }));
+  } finally {
+    await connection.close();
   }
 }
 

@@ -21,13 +21,13 @@ import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
-  addWorkflow,
+  approvalsOncePaused,
+  decideApproval,
   definition,
   delay,
-  eventually,
-  execute,
   noop,
-  statuses,
+  start,
+  untilStatuses,
   type Definition,
 } from './engine-support.js';
 import { historyFromFile } from './history-file.js';
@@ -45,21 +45,11 @@ type Scenario = {
 
 async function decideFirstApproval(
   trellis: Trellis,
-  path: { workflowId: string; executionId: string },
+  { workflowId, executionId }: { workflowId: string; executionId: string },
   action: 'approve' | 'reject',
 ): Promise<void> {
-  await trellis.admin.waitForExecution(path.workflowId, path.executionId, {
-    until: ['Paused'],
-    timeoutMs: 20_000,
-  });
-  const [approval] = await trellis.admin.GET(
-    '/workflows/{workflowId}/executions/{executionId}/approvals',
-    { params: { path } },
-  );
-  await trellis.admin.POST(
-    `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${action}`,
-    { params: { path: { ...path, approvalId: approval!.id } } },
-  );
+  const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+  await decideApproval(trellis.admin, workflowId, executionId, approval!.id, action);
 }
 
 const gate = (name: string, dependencies: string[]) => ({
@@ -152,9 +142,7 @@ const scenarios: Scenario[] = [
         { name: 'After', type: noop, dependencies: ['Wait'] },
       ]),
     drive: async (trellis, { workflowId, executionId }) => {
-      await eventually(async () =>
-        expect((await statuses(trellis.admin, workflowId, executionId)).Wait).toBe('Running'),
-      );
+      await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
       await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
         params: { path: { workflowId, executionId } },
       });
@@ -202,8 +190,7 @@ describe.runIf(missing.length > 0)('recording histories', () => {
 
   for (const scenario of missing) {
     it(`records ${scenario.name}`, async () => {
-      const workflowId = await addWorkflow(trellis.admin, scenario.definition());
-      const executionId = await execute(trellis.admin, workflowId);
+      const { workflowId, executionId } = await start(trellis.admin, scenario.definition());
       await scenario.drive?.(trellis, { workflowId, executionId });
       const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
         timeoutMs: 30_000,
