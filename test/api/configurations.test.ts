@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
-import { sendRaw } from './http.js';
+import { expectRawFailure, sendRaw } from './http.js';
 
 let trellis: Trellis;
 beforeAll(async () => {
@@ -256,27 +256,27 @@ describe('/config', () => {
 
   it('rejects malformed JSON (400), other content types (415) and oversized bodies (413), storing nothing', async () => {
     const before = await listNames();
-    const malformed = await sendRaw(trellis.baseUrl, 'POST', '/config', {
-      body: '{"name": "broken",',
-      contentType: 'application/json',
-    });
-    expect(malformed.status).toBe(400);
-    expect(malformed.body).toMatchObject({ data: null, succeeded: false });
-    const text = await sendRaw(trellis.baseUrl, 'POST', '/config', {
-      body: 'name=plain',
-      contentType: 'text/plain',
-    });
-    expect(text.status).toBe(415);
-    expect(text.body).toMatchObject({ data: null, succeeded: false });
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/config', {
+        body: '{"name": "broken",',
+        contentType: 'application/json',
+      }),
+      400,
+    );
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/config', {
+        body: 'name=plain',
+        contentType: 'text/plain',
+      }),
+      415,
+    );
     const huge = JSON.stringify(
       httpConfiguration('huge', { baseUrl: 'x'.repeat(trellis.config.Server.BodyLimitBytes) }),
     );
-    const tooLarge = await sendRaw(trellis.baseUrl, 'POST', '/config', {
-      body: huge,
-      contentType: 'application/json',
-    });
-    expect(tooLarge.status).toBe(413);
-    expect(tooLarge.body).toMatchObject({ data: null, succeeded: false });
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/config', { body: huge, contentType: 'application/json' }),
+      413,
+    );
     expect(await listNames()).toEqual(before);
   });
 

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { users, type TestUser } from '../support/harness.js';
 
@@ -34,4 +35,9 @@ export async function sendRaw(
     // not JSON (e.g. the docs page)
   }
   return { status: response.status, headers: response.headers, body };
+}
+
+/** Asserts a raw call was refused with `status` and the error envelope (`data: null`). */
+export async function expectRawFailure(response: Promise<RawResponse>, status: number) {
+  expect(await response).toMatchObject({ status, body: { data: null, succeeded: false } });
 }

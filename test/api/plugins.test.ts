@@ -6,7 +6,7 @@ import { buildRegistry } from '../../core/src/plugins/registry.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
-import { sendRaw } from './http.js';
+import { expectRawFailure, sendRaw } from './http.js';
 
 let trellis: Trellis;
 let registryDirectory: string;
@@ -189,16 +189,17 @@ describe('/plugins', () => {
         'body.type: is not allowed',
       ]),
     );
-    const text = await sendRaw(trellis.baseUrl, 'POST', '/plugins', {
-      body: 'Type=x',
-      contentType: 'text/plain',
-    });
-    expect(text.status).toBe(415);
-    const malformed = await sendRaw(trellis.baseUrl, 'DELETE', '/plugins', {
-      body: '{"Type":',
-      contentType: 'application/json',
-    });
-    expect(malformed.status).toBe(400);
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/plugins', { body: 'Type=x', contentType: 'text/plain' }),
+      415,
+    );
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'DELETE', '/plugins', {
+        body: '{"Type":',
+        contentType: 'application/json',
+      }),
+      400,
+    );
     expect(await trellis.admin.GET('/plugins')).toEqual(before);
   });
 

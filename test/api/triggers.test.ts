@@ -4,7 +4,7 @@ import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
 import { simpleDefinition } from './definitions.js';
-import { sendRaw } from './http.js';
+import { expectRawFailure, sendRaw } from './http.js';
 
 let trellis: Trellis;
 let workflowId: string;
@@ -317,27 +317,24 @@ describe('/workflows/{workflowId}/triggers', () => {
   it('rejects malformed JSON (400), text (415) and oversized bodies (413) without creating triggers', async () => {
     const before = await triggers();
     const path = `/workflows/${workflowId}/triggers`;
-    expect(
-      (await sendRaw(trellis.baseUrl, 'POST', path, { body: '{', contentType: 'application/json' }))
-        .status,
-    ).toBe(400);
-    expect(
-      (await sendRaw(trellis.baseUrl, 'POST', path, { body: 'x', contentType: 'text/csv' })).status,
-    ).toBe(415);
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', path, { body: '{', contentType: 'application/json' }),
+      400,
+    );
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', path, { body: 'x', contentType: 'text/csv' }),
+      415,
+    );
     const huge = JSON.stringify({
       workflowId,
       type: 'Manual',
       status: 'Active',
       properties: { blob: 'x'.repeat(trellis.config.Server.BodyLimitBytes) },
     });
-    expect(
-      (
-        await sendRaw(trellis.baseUrl, 'POST', path, {
-          body: huge,
-          contentType: 'application/json',
-        })
-      ).status,
-    ).toBe(413);
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', path, { body: huge, contentType: 'application/json' }),
+      413,
+    );
     expect(await triggers()).toEqual(before);
   });
 

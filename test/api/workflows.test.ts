@@ -4,7 +4,7 @@ import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
 import { simpleDefinition } from './definitions.js';
-import { sendRaw } from './http.js';
+import { expectRawFailure, sendRaw } from './http.js';
 
 let trellis: Trellis;
 beforeAll(async () => {
@@ -291,21 +291,27 @@ describe('/workflows', () => {
     expect(error.messages).toEqual(
       expect.arrayContaining(['body.definition: must be string', 'body.extra: is not allowed']),
     );
-    const malformed = await sendRaw(trellis.baseUrl, 'POST', '/workflows/Add', {
-      body: '{"definition": ',
-      contentType: 'application/json',
-    });
-    expect(malformed).toMatchObject({ status: 400, body: { data: null, succeeded: false } });
-    const text = await sendRaw(trellis.baseUrl, 'POST', '/workflows/Add', {
-      body: simpleDefinition('as-text'),
-      contentType: 'text/plain',
-    });
-    expect(text).toMatchObject({ status: 415, body: { data: null, succeeded: false } });
-    const huge = await sendRaw(trellis.baseUrl, 'POST', '/workflows', {
-      body: JSON.stringify({ definition: ' '.repeat(trellis.config.Server.BodyLimitBytes + 1) }),
-      contentType: 'application/json',
-    });
-    expect(huge).toMatchObject({ status: 413, body: { data: null, succeeded: false } });
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/workflows/Add', {
+        body: '{"definition": ',
+        contentType: 'application/json',
+      }),
+      400,
+    );
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/workflows/Add', {
+        body: simpleDefinition('as-text'),
+        contentType: 'text/plain',
+      }),
+      415,
+    );
+    await expectRawFailure(
+      sendRaw(trellis.baseUrl, 'POST', '/workflows', {
+        body: JSON.stringify({ definition: ' '.repeat(trellis.config.Server.BodyLimitBytes + 1) }),
+        contentType: 'application/json',
+      }),
+      413,
+    );
     expect(await workflowNames()).toEqual(before);
   });
 
