@@ -97,6 +97,18 @@ async function waitForOutput(
 const bannerApiUrl = (launchedProcess: Launched, timeoutMs?: number) =>
   waitForOutput(launchedProcess, /^ {2}API {10}(http\S+)$/m, timeoutMs);
 
+/** A fresh database on the test PostgreSQL, the test Temporal, and an `ops` admin user. */
+async function sharedServicesConfig() {
+  return {
+    Server: { Port: 0 },
+    Database: { Url: await createTestDatabase() },
+    Temporal: { Address: testServices().temporalAddress, TaskQueue: uniqueTaskQueue() },
+    Security: {
+      Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
+    },
+  };
+}
+
 async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Promise<number | null> {
   launchedProcess.child.kill(signal);
   return launchedProcess.exited;
@@ -105,15 +117,7 @@ async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Prom
 describe('bin/trellis.ts', () => {
   it('starts against PostgreSQL and Temporal, serves /version, and exits 0 on SIGTERM', async () => {
     const { temporalAddress } = testServices();
-    const trellis = await launch({
-      Server: { Port: 0 },
-      Database: { Url: await createTestDatabase() },
-      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
-      Security: {
-        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
-      },
-      Logging: { Level: 'info' },
-    });
+    const trellis = await launch({ ...(await sharedServicesConfig()), Logging: { Level: 'info' } });
     const apiUrl = await bannerApiUrl(trellis);
     expect(trellis.output()).toContain(`Temporal     ${temporalAddress}`);
     expect(trellis.output()).toContain(`API docs     ${apiUrl}/docs`);
@@ -157,15 +161,7 @@ describe('bin/trellis.ts', () => {
   });
 
   it('runs the api and worker roles as separate processes sharing PostgreSQL and Temporal', async () => {
-    const { temporalAddress } = testServices();
-    const config = {
-      Server: { Port: 0 },
-      Database: { Url: await createTestDatabase() },
-      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
-      Security: {
-        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
-      },
-    };
+    const config = await sharedServicesConfig();
     const api = await launch(config, ['--role', 'api']);
     const apiUrl = await bannerApiUrl(api);
     expect(api.output()).not.toContain('Worker       polling');
@@ -195,16 +191,7 @@ describe('bin/trellis.ts', () => {
   });
 
   it('stops cleanly when SIGTERM arrives while it is still starting', async () => {
-    const { temporalAddress } = testServices();
-    const trellis = await launch({
-      Server: { Port: 0 },
-      Database: { Url: await createTestDatabase() },
-      Temporal: { Address: temporalAddress, TaskQueue: uniqueTaskQueue() },
-      Security: {
-        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
-      },
-      Logging: { Level: 'info' },
-    });
+    const trellis = await launch({ ...(await sharedServicesConfig()), Logging: { Level: 'info' } });
     await waitForOutput(trellis, /connected to Temporal/);
     expect(await stopWith(trellis, 'SIGTERM')).toBe(0);
     expect(trellis.output()).toContain('stopped Temporal connection');
