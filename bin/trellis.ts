@@ -22,7 +22,6 @@ import { migrateToLatest } from '../core/src/db/migrate.js';
 import { createLogger, type Logger } from '../core/src/logging.js';
 import { createCatalog } from '../core/src/plugins/catalog.js';
 import { installBuiltIns } from '../core/src/plugins/installation.js';
-import { createPluginRunner } from '../core/src/plugins/runner.js';
 import { findTemporalCli } from '../core/src/temporal/cli.js';
 import { connectTemporal } from '../core/src/temporal/connection.js';
 import { startDevServer } from '../core/src/temporal/dev-server.js';
@@ -227,13 +226,11 @@ async function start(
   }
   if (role !== 'api') {
     const { startWorker } = await import('../workflows-worker/src/worker.js');
-    const runner = createPluginRunner({ db: database.db, config, logger });
     const worker = await startWorker({
       config,
       db: database.db,
       connection: temporal.connection,
       logger,
-      runner,
     });
     running.add('worker', () => worker.stop());
     checkpoint();

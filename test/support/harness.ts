@@ -230,14 +230,11 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     if (options.worker) {
       if (!temporal) throw new Error('startTrellis: a worker needs Temporal');
       const { startWorker } = await import('../../workflows-worker/src/worker.js');
-      const { createPluginRunner } = await import('../../core/src/plugins/runner.js');
-      const runner = createPluginRunner({ db: database.db, config, logger });
       const worker = await startWorker({
         config,
         db: database.db,
         connection: temporal.connection,
         logger,
-        runner,
       });
       cleanups.push(() => worker.stop());
     }

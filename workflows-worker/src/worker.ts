@@ -16,7 +16,7 @@ import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
-import type { PluginRunner } from '../../core/src/plugins/runner.js';
+import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
 import { createActivities } from './activities/index.js';
 
 /** The module whose exports are the workflows. */
@@ -31,7 +31,8 @@ export interface WorkerDeps {
    */
   connection?: NativeConnection | Connection;
   logger: Logger;
-  runner: PluginRunner;
+  /** How tasks call plugins; by default the plugins installed in `db`. */
+  runner?: PluginRunner;
 }
 
 export interface RunningWorker {
@@ -113,7 +114,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       namespace: config.Temporal.Namespace,
       taskQueue: config.Temporal.TaskQueue,
       workflowBundle: await workflowBundle(logger),
-      activities: createActivities(deps),
+      activities: createActivities({
+        ...deps,
+        runner: deps.runner ?? createPluginRunner({ db: deps.db, config, logger }),
+      }),
       // Plugins mostly wait on I/O: many attempts fit in one process.
       maxConcurrentActivityTaskExecutions: 200,
       maxConcurrentLocalActivityExecutions: 100,
