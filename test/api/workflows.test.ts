@@ -29,6 +29,15 @@ async function definitionOf(workflowId: string): Promise<string> {
     .workflow;
 }
 
+/** An active TimeBased trigger (so a Temporal schedule) on the workflow; its id. */
+async function addTimeBasedTrigger(workflowId: string, cron: string): Promise<string> {
+  const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+    params: { path: { workflowId } },
+    body: { workflowId, type: 'TimeBased', status: 'Active', properties: { cron } },
+  });
+  return triggerId;
+}
+
 describeAuthMatrix({
   role: 'workflow',
   trellis: () => trellis,
@@ -81,15 +90,7 @@ describe('/workflows', () => {
 
   it('refreshes the schedules of TimeBased triggers when an update renames the workflow', async () => {
     const { id } = await add(simpleDefinition('named-before'));
-    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
-      params: { path: { workflowId: id } },
-      body: {
-        workflowId: id,
-        type: 'TimeBased',
-        status: 'Active',
-        properties: { cron: '0 4 * * *' },
-      },
-    });
+    const triggerId = await addTimeBasedTrigger(id, '0 4 * * *');
     const handle = trellis.temporal!.client.schedule.getHandle(scheduleId(triggerId));
     const nameOnSchedule = async () => {
       const { action } = await handle.describe();
@@ -108,15 +109,7 @@ describe('/workflows', () => {
 
   it('deletes a workflow with its triggers and their schedules', async () => {
     const { id } = await add(simpleDefinition('to-delete'));
-    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
-      params: { path: { workflowId: id } },
-      body: {
-        workflowId: id,
-        type: 'TimeBased',
-        status: 'Active',
-        properties: { cron: '0 3 * * *' },
-      },
-    });
+    const triggerId = await addTimeBasedTrigger(id, '0 3 * * *');
     const schedules = trellis.temporal!.client.schedule;
     await schedules.getHandle(scheduleId(triggerId)).describe();
 
