@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../config/load.js';
-import { ApiError } from '../errors.js';
+import { apiErrorOf } from '../expect-api-error.js';
 import { builtInPluginsDirectory, createCatalog } from './catalog.js';
 import { packFolder, sha256Hex } from './package.js';
 import { buildRegistry, type RegistryIndex } from './registry.js';
@@ -31,15 +31,6 @@ beforeAll(async () => {
 
 const catalogOf = (location?: string) =>
   createCatalog(buildConfig(location ? { Plugins: { Registry: location } } : {}));
-
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
 
 describe('built-ins', () => {
   it('lists every package folder under plugins/', async () => {
@@ -86,12 +77,12 @@ describe('registry directory', () => {
 
   it('answers 404 naming what is available', async () => {
     const catalog = catalogOf(registry);
-    const version = await rejection(catalog.resolve('Acme/Echo', '9.9.9'));
+    const version = await apiErrorOf(catalog.resolve('Acme/Echo', '9.9.9'));
     expect(version.status).toBe(404);
     expect(version.message).toBe(
       'Plugin "Acme/Echo" 9.9.9 is not in the catalog; available versions: 1.0.0, 1.2.0, 1.10.0',
     );
-    const type = await rejection(catalog.resolve('Acme/Nothing', '1.0.0'));
+    const type = await apiErrorOf(catalog.resolve('Acme/Nothing', '1.0.0'));
     expect(type.status).toBe(404);
     expect(type.message).toMatch(
       new RegExp(
@@ -112,7 +103,7 @@ describe('registry directory', () => {
       path.join(tampered, index.plugins[0]!.tarball),
       await packFolder(path.join(sources, 'acme-echo-1.0.0')),
     );
-    const error = await rejection(catalogOf(tampered).resolve('Acme/Tampered', '1.0.0'));
+    const error = await apiErrorOf(catalogOf(tampered).resolve('Acme/Tampered', '1.0.0'));
     expect(error.status).toBe(503);
     expect(error.message).toMatch(
       /^Checksum mismatch for plugin "Acme\/Tampered" 1.0.0 from the registry .*: the index says sha256 [0-9a-f]{64} but the tarball acme-tampered-1.0.0.tgz has [0-9a-f]{64}; refusing to install it$/,
@@ -127,7 +118,7 @@ describe('registry directory', () => {
       path.join(lying, 'index.json'),
       JSON.stringify({ plugins: [entry] } satisfies RegistryIndex),
     );
-    const error = await rejection(catalogOf(lying).resolve('Acme/Other', '1.0.0'));
+    const error = await apiErrorOf(catalogOf(lying).resolve('Acme/Other', '1.0.0'));
     expect(error.status).toBe(503);
     expect(error.message).toMatch(
       /holds "Acme\/Echo" 1.0.0, but the index lists it as "Acme\/Other" 1.0.0/,
@@ -135,7 +126,7 @@ describe('registry directory', () => {
   });
 
   it('reports an unreachable registry as 503', async () => {
-    const error = await rejection(catalogOf('/nonexistent/registry').resolve('Acme/Echo'));
+    const error = await apiErrorOf(catalogOf('/nonexistent/registry').resolve('Acme/Echo'));
     expect(error.status).toBe(503);
     expect(error.message).toMatch(
       /^Plugin registry \/nonexistent\/registry is unavailable: cannot read/,

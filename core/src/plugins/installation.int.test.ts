@@ -12,7 +12,7 @@ import type { TrellisDatabase } from '../db/database.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { Database } from '../db/tables.js';
 import * as workflowRepository from '../db/workflow-repository.js';
-import { ApiError } from '../errors.js';
+import { apiErrorOf } from '../expect-api-error.js';
 import { createCatalog, type PluginCatalog } from './catalog.js';
 import { installBuiltIns, installPlugin, uninstallPlugin, updatePlugin } from './installation.js';
 import { defaultCacheDirectory } from './package.js';
@@ -78,15 +78,6 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
-
 const task = { name: 'Greet', executionId: randomUUID(), attempt: 1 };
 const request = (extra: Partial<PluginRunRequest> = {}): PluginRunRequest => ({
   type: TYPE,
@@ -100,14 +91,14 @@ const definition = (name: string, ...types: unknown[]) =>
 
 describe('plugin lifecycle over a registry directory', () => {
   it('refuses what the catalog does not have, naming what it has', async () => {
-    const unknown = await rejection(
+    const unknown = await apiErrorOf(
       installPlugin(db, catalog, { type: 'Test/Nothing', version: '1.0.0' }),
     );
     expect(unknown.status).toBe(404);
     expect(unknown.message).toMatch(
       /^Plugin "Test\/Nothing" 1.0.0 is not in the catalog .*available types: .*Test\/Greeter/,
     );
-    const version = await rejection(installPlugin(db, catalog, { type: TYPE, version: '3.0.0' }));
+    const version = await apiErrorOf(installPlugin(db, catalog, { type: TYPE, version: '3.0.0' }));
     expect(version.status).toBe(404);
     expect(version.message).toBe(
       'Plugin "Test/Greeter" 3.0.0 is not in the catalog; available versions: 1.0.0, 2.0.0',
@@ -128,7 +119,7 @@ describe('plugin lifecycle over a registry directory', () => {
     );
     expect(await pluginRepository.list(db, { group: 'test' })).toHaveLength(1);
 
-    const again = await rejection(
+    const again = await apiErrorOf(
       installPlugin(db, catalog, { type: 'test/greeter', version: '1.0.0' }),
     );
     expect(again.status).toBe(409);
@@ -173,7 +164,7 @@ describe('plugin lifecycle over a registry directory', () => {
       version: '1.0.0',
       specifications: { greeting: 'Hi' },
     });
-    const blocked = await rejection(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
+    const blocked = await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
     expect(blocked.status).toBe(409);
     expect(blocked.message).toBe(
       'Plugin "Test/Greeter" cannot be updated to 2.0.0: version 1.0.0 is in use by workflows "PinnedGreeting"; change or delete them first',
@@ -199,10 +190,10 @@ describe('plugin lifecycle over a registry directory', () => {
   });
 
   it('refuses updates that make no sense', async () => {
-    const same = await rejection(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
+    const same = await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
     expect(same.status).toBe(409);
     expect(same.message).toBe('Plugin "Test/Greeter" is already installed at version 2.0.0');
-    const missing = await rejection(
+    const missing = await apiErrorOf(
       updatePlugin(db, catalog, { type: 'Test/Other', version: '1.0.0' }),
     );
     expect(missing.status).toBe(404);
@@ -210,7 +201,7 @@ describe('plugin lifecycle over a registry directory', () => {
       /^Plugin "Test\/Other" is not installed, so it cannot be updated/,
     );
     expect(
-      (await rejection(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }))).status,
+      (await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }))).status,
     ).toBe(404);
   });
 
@@ -219,7 +210,7 @@ describe('plugin lifecycle over a registry directory', () => {
       name: 'ViaConfiguration',
       definition: definition('ViaConfiguration', 'friendly-greeter'),
     });
-    const inUse = await rejection(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
+    const inUse = await apiErrorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
     expect(inUse.status).toBe(409);
     expect(inUse.message).toBe(
       'Plugin "Test/Greeter" 2.0.0 cannot be uninstalled: version 2.0.0 is in use by workflows "PinnedGreeting", "ViaConfiguration" and configurations "friendly-greeter"; change or delete them first',
@@ -237,7 +228,7 @@ describe('plugin lifecycle over a registry directory', () => {
     await expect(createPluginRunner({ db, config }).run(request())).rejects.toThrow(
       new PluginInputError('Plugin "Test/Greeter" is not installed; install it with POST /plugins'),
     );
-    const again = await rejection(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
+    const again = await apiErrorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
     expect(again.status).toBe(404);
     expect(again.message).toBe('Plugin "Test/Greeter" 2.0.0 is not installed');
   });
@@ -245,7 +236,7 @@ describe('plugin lifecycle over a registry directory', () => {
   it('refuses a registry package whose checksum does not match, installing nothing', async () => {
     const tarball = path.join(registry, 'test-greeter-1.0.0.tgz');
     await writeFile(tarball, await readFile(path.join(registry, 'test-greeter-2.0.0.tgz')));
-    const mismatch = await rejection(installPlugin(db, catalog, { type: TYPE, version: '1.0.0' }));
+    const mismatch = await apiErrorOf(installPlugin(db, catalog, { type: TYPE, version: '1.0.0' }));
     expect(mismatch.status).toBe(503);
     expect(mismatch.message).toMatch(
       /^Checksum mismatch for plugin "Test\/Greeter" 1.0.0 from the registry/,

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { apiErrorOf } from '../../../core/src/expect-api-error.js';
 import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';
 
 const secret = 'unit-test-secret-unit-test-secret-unit-test';
@@ -29,17 +29,6 @@ async function hs256(
     .sign(new TextEncoder().encode(options.key ?? secret));
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
-
 describe('rolesFromClaims', () => {
   it('reads an array, a space- or comma-separated string, and a nested claim; ignores unknown roles', () => {
     expect(rolesFromClaims({ roles: ['workflow', 'root'] }, 'roles')).toEqual(['workflow']);
@@ -59,13 +48,13 @@ describe('Bearer authentication (HS256)', () => {
   });
 
   it('rejects an expired token, naming expiry', async () => {
-    const error = await rejection(authenticate(`Bearer ${await hs256({}, { exp: -600 })}`));
+    const error = await apiErrorOf(authenticate(`Bearer ${await hs256({}, { exp: -600 })}`));
     expect(error.status).toBe(401);
     expect(error.messages).toEqual(['The bearer token has expired.']);
   });
 
   it('rejects a token signed with another key', async () => {
-    const error = await rejection(
+    const error = await apiErrorOf(
       authenticate(`Bearer ${await hs256({}, { key: 'x'.repeat(40) })}`),
     );
     expect(error.messages[0]).toMatch(/signature/);
@@ -78,14 +67,16 @@ describe('Bearer authentication (HS256)', () => {
       .setAudience('other')
       .setExpirationTime('5m')
       .sign(new TextEncoder().encode(secret));
-    expect((await rejection(authenticate(`Bearer ${wrongAudience}`))).messages[0]).toMatch(/"aud"/);
+    expect((await apiErrorOf(authenticate(`Bearer ${wrongAudience}`))).messages[0]).toMatch(
+      /"aud"/,
+    );
     const wrongIssuer = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer('https://evil.test')
       .setAudience('trellis')
       .setExpirationTime('5m')
       .sign(new TextEncoder().encode(secret));
-    expect((await rejection(authenticate(`Bearer ${wrongIssuer}`))).messages[0]).toMatch(/"iss"/);
+    expect((await apiErrorOf(authenticate(`Bearer ${wrongIssuer}`))).messages[0]).toMatch(/"iss"/);
   });
 
   it('rejects a token that is not yet valid (nbf)', async () => {
@@ -96,11 +87,11 @@ describe('Bearer authentication (HS256)', () => {
       .setNotBefore('1h')
       .setExpirationTime('2h')
       .sign(new TextEncoder().encode(secret));
-    expect((await rejection(authenticate(`Bearer ${early}`))).messages[0]).toMatch(/"nbf"/);
+    expect((await apiErrorOf(authenticate(`Bearer ${early}`))).messages[0]).toMatch(/"nbf"/);
   });
 
   it('rejects garbage without echoing it', async () => {
-    const error = await rejection(authenticate('Bearer not.a.jwt'));
+    const error = await apiErrorOf(authenticate('Bearer not.a.jwt'));
     expect(error.messages.join(' ')).not.toContain('not.a.jwt');
   });
 });
@@ -162,7 +153,7 @@ describe('Bearer authentication (RS256 and ES256 via JWKS)', () => {
       Secret: undefined,
       JwksUri: url,
     });
-    const error = await rejection(authenticate(`Bearer ${await hs256({})}`));
+    const error = await apiErrorOf(authenticate(`Bearer ${await hs256({})}`));
     expect(error.status).toBe(401);
   });
 });
