@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
+import { OpenAPIRouter } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { describeValidationErrors } from './openapi.js';
+import { createOpenApiBackend, describeValidationErrors, openApiDocument } from './openapi.js';
 
 const error = (instancePath: string, keyword: string, params: object, message?: string) =>
   ({ instancePath, keyword, params, message, schemaPath: '#' }) as ErrorObject;
@@ -37,5 +38,46 @@ describe('describeValidationErrors', () => {
   it('drops duplicates', () => {
     const same = error('/requestBody/name', 'type', { type: 'string' }, 'must be string');
     expect(describeValidationErrors([same, same])).toHaveLength(1);
+  });
+});
+
+describe('createOpenApiBackend routing', () => {
+  const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+  /** The operation, or the 404/405 error, a router gives a request in strict mode. */
+  function route(router: OpenAPIRouter, method: string, path: string): string {
+    try {
+      return router.matchOperation({ method, path, headers: {} }, true).operationId ?? '?';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  it('matches every request as openapi-backend’s own router does, 404 and 405 included', async () => {
+    const api = await createOpenApiBackend(openApiDocument()).init();
+    const library = new OpenAPIRouter({ definition: api.definition });
+    const paths = [
+      ...library.getOperations().flatMap(({ path }) => {
+        const filled = path.replace(/\{[^}]+\}/g, 'x1');
+        return [filled, `${filled}/`, `${filled}/extra`, `${filled}?page=2`];
+      }),
+      '/',
+      '',
+      '/nope',
+      '//workflows',
+      '/workflows/a/b/c/d/e',
+    ];
+    const answers = paths.flatMap((path) =>
+      methods.map((method) => [method, path, route(api.router, method.toUpperCase(), path)]),
+    );
+    const expected = paths.flatMap((path) =>
+      methods.map((method) => [method, path, route(library, method.toUpperCase(), path)]),
+    );
+    expect(answers).toEqual(expected);
+    expect(answers.some(([, , answer]) => answer?.startsWith('404'))).toBe(true);
+    expect(answers.some(([, , answer]) => answer?.startsWith('405'))).toBe(true);
+    expect(api.router.getOperations()).toEqual(library.getOperations());
+    // Built once, not per call as the library's router does.
+    expect(api.router.getOperations()).toBe(api.router.getOperations());
   });
 });
