@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../config/types.js';
 import * as pluginRepository from '../db/plugin-repository.js';
+import type { InstalledPlugin } from '../db/plugin-repository.js';
 import type { Database, LogLevel } from '../db/tables.js';
 import type {
   PluginContext,
@@ -92,6 +93,10 @@ export interface RunLimits {
   encryptionKey?: () => Promise<Buffer>;
 }
 
+/** How long the runner reuses an installed plugin's row (see `installedRow`). */
+const INSTALLED_ROW_TTL_MS = 2000;
+const MAX_INSTALLED_ROWS = 500;
+
 export function createPluginRunner(deps: {
   db: Kysely<Database>;
   config: TrellisConfig;
@@ -119,12 +124,32 @@ export function createPluginRunner(deps: {
     return loadPluginFolder(cachedPackageDirectory(sha256, cacheDirectory));
   }
 
+  // Every attempt of every task asks which package runs it: a row found is reused for a moment.
+  // A miss is never remembered, so a plugin just installed runs at once; an uninstall or a newer
+  // latest version is seen within INSTALLED_ROW_TTL_MS.
+  const installedRows = new Map<string, { row: InstalledPlugin; expiresAt: number }>();
+  async function installedRow(type: string, version: string | undefined) {
+    const key = `${type}\n${version ?? 'latest'}`;
+    const cached = installedRows.get(key);
+    if (cached && cached.expiresAt > Date.now()) return cached.row;
+    installedRows.delete(key);
+    const row =
+      version !== undefined
+        ? await pluginRepository.findByTypeVersion(db, type, version)
+        : await pluginRepository.latestByType(db, type);
+    if (row) {
+      installedRows.set(key, { row, expiresAt: Date.now() + INSTALLED_ROW_TTL_MS });
+      if (installedRows.size > MAX_INSTALLED_ROWS) {
+        installedRows.delete(installedRows.keys().next().value!);
+      }
+    }
+    return row;
+  }
+
   return {
     async run(request) {
       const pinned = request.version && request.version.toLowerCase() !== 'latest';
-      const row = pinned
-        ? await pluginRepository.findByTypeVersion(db, request.type, request.version!)
-        : await pluginRepository.latestByType(db, request.type);
+      const row = await installedRow(request.type, pinned ? request.version : undefined);
       if (!row) {
         throw new PluginInputError(
           `Plugin "${request.type}"${pinned ? ` ${request.version}` : ''} is not installed; install it with POST /plugins`,
