@@ -28,6 +28,18 @@ export class DefinitionCache {
 
   /** The parsed definition of an execution (loaded from its row on a miss). */
   get(executionId: string): Promise<LoadedDefinition> {
+    return this.cached(executionId, () => this.load(executionId));
+  }
+
+  /** The parsed definition of an execution whose row is at hand: a miss parses it, no read. */
+  of(execution: WorkflowExecutionRow): Promise<LoadedDefinition> {
+    return this.cached(execution.id, async () => parsed(execution));
+  }
+
+  private cached(
+    executionId: string,
+    load: () => Promise<LoadedDefinition>,
+  ): Promise<LoadedDefinition> {
     const cached = this.cache.get(executionId);
     if (cached) {
       // Refresh its place: the map's order is the eviction order.
@@ -35,7 +47,7 @@ export class DefinitionCache {
       this.cache.set(executionId, cached);
       return cached;
     }
-    const loading = this.load(executionId);
+    const loading = load();
     this.cache.set(executionId, loading);
     loading.catch(() => this.cache.delete(executionId));
     if (this.cache.size > MAX_CACHED) {
@@ -53,14 +65,18 @@ export class DefinitionCache {
   private async load(executionId: string): Promise<LoadedDefinition> {
     const execution = await executionRepository.findExecution(this.db, executionId);
     if (!execution) throw new Error(`Execution ${executionId} does not exist`);
-    const parsed = parseDefinition(execution.definition);
-    if (!parsed.ok) {
-      throw new Error(
-        `Execution ${executionId} has an invalid definition: ${parsed.errors.join('; ')}`,
-      );
-    }
-    return loadedDefinition(execution, parsed.definition);
+    return parsed(execution);
   }
+}
+
+function parsed(execution: WorkflowExecutionRow): LoadedDefinition {
+  const result = parseDefinition(execution.definition);
+  if (!result.ok) {
+    throw new Error(
+      `Execution ${execution.id} has an invalid definition: ${result.errors.join('; ')}`,
+    );
+  }
+  return loadedDefinition(execution, result.definition);
 }
 
 function loadedDefinition(

@@ -74,10 +74,9 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         message: execution.message || `Execution is ${execution.status}.`,
       };
     }
-    const loaded = await definitions.get(execution.id);
+    const loaded = await definitions.of(execution);
     const taskIds = await executionRepository.taskIds(db, execution.id);
-    await executionRepository.markExecutionRunning(db, execution.id);
-    await executionRepository.appendLogs(db, [
+    await executionRepository.markExecutionRunning(db, execution.id, [
       {
         executionId: execution.id,
         taskExecutionId: null,
