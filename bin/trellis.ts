@@ -212,6 +212,16 @@ async function start(
   let apiUrl: string | null = null;
   // Imported only by the role that runs them: an API process never loads the worker's native code.
   if (role !== 'worker') {
+    // Repairs executions a killed API left without a run, now and every little while after.
+    const { startExecutionRecovery } =
+      await import('../server/src/executions/recover-executions.js');
+    const recovery = startExecutionRecovery({
+      db: database.db,
+      client: temporal.client,
+      config,
+      logger,
+    });
+    running.add('execution recovery', () => recovery.stop());
     const { startApiServer } = await import('../server/src/app.js');
     const api = await startApiServer({
       config,

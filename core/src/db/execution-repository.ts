@@ -184,6 +184,124 @@ export async function hasActiveExecutions(db: Db, workflowId: string): Promise<b
   return row !== undefined;
 }
 
+/**
+ * Dedupe key of the entry a run logs once it has prepared its execution: the mark that a
+ * Temporal run took the execution on (recovery restarts only executions without it). The
+ * worker's `prepareExecution` writes it.
+ */
+export const executionPreparedLogKey = 'engine:started';
+
+/** An active execution as recovery sees it. */
+export type ActiveExecution = Pick<
+  WorkflowExecutionRow,
+  'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId' | 'status' | 'executionStart'
+>;
+
+/** Where a scan of active executions stopped: the last row's start time and id. */
+export interface ExecutionCursor {
+  executionStart: Date;
+  id: string;
+}
+
+/**
+ * Active executions, oldest first (after `after`, started in [`startedFrom`, `startedBefore`)):
+ * those a run has prepared (`prepared: true`), or those no run has touched yet.
+ */
+export async function listActiveExecutions(
+  db: Db,
+  options: {
+    prepared: boolean;
+    startedBefore?: Date;
+    startedFrom?: Date;
+    after?: ExecutionCursor;
+    limit: number;
+  },
+): Promise<ActiveExecution[]> {
+  const { after, startedBefore, startedFrom } = options;
+  return db
+    .selectFrom('workflowExecution as e')
+    .select([
+      'e.id',
+      'e.workflowId',
+      'e.workflowName',
+      'e.temporalWorkflowId',
+      'e.status',
+      'e.executionStart',
+    ])
+    .where('e.status', 'in', ACTIVE_EXECUTION)
+    .$if(startedBefore !== undefined, (query) =>
+      query.where('e.executionStart', '<', startedBefore!),
+    )
+    .$if(startedFrom !== undefined, (query) => query.where('e.executionStart', '>=', startedFrom!))
+    .$if(after !== undefined, (query) =>
+      query.where((eb) =>
+        eb(
+          eb.refTuple('e.executionStart', 'e.id'),
+          '>',
+          eb.tuple(after!.executionStart, after!.id),
+        ),
+      ),
+    )
+    .where((eb) => {
+      const prepared = eb.exists(
+        eb
+          .selectFrom('logEntry as l')
+          .select(sql<number>`1`.as('one'))
+          .whereRef('l.executionId', '=', 'e.id')
+          .where('l.dedupeKey', '=', executionPreparedLogKey),
+      );
+      return options.prepared ? prepared : eb.not(prepared);
+    })
+    .orderBy('e.executionStart')
+    .orderBy('e.id')
+    .limit(options.limit)
+    .execute();
+}
+
+/**
+ * Ends an execution whose Temporal run is gone without writing its outcome: the execution gets
+ * `outcome` (with a log entry saying why) and every unfinished task is Canceled. Returns whether
+ * anything changed: an execution that finished meanwhile keeps its own outcome.
+ */
+export async function finishAbandonedExecution(
+  db: Kysely<Database>,
+  executionId: string,
+  outcome: { status: Extract<ExecutionStatus, 'Failed' | 'Canceled'>; message: string; at: Date },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const finished = await trx
+      .updateTable('workflowExecution')
+      .set({ status: outcome.status, message: outcome.message, executionEnd: outcome.at })
+      .where('id', '=', executionId)
+      .where('status', 'in', ACTIVE_EXECUTION)
+      .returning('id')
+      .executeTakeFirst();
+    if (!finished) return false;
+    await trx
+      .updateTable('taskExecution')
+      .set({
+        status: 'Canceled',
+        message: outcome.message,
+        startTime: sql<Date>`coalesce(start_time, ${outcome.at})`,
+        endTime: sql<Date>`coalesce(end_time, ${outcome.at})`,
+      })
+      .where('executionId', '=', executionId)
+      .where('status', 'not in', FINISHED_TASK)
+      .execute();
+    await appendLogs(trx, [
+      {
+        executionId,
+        taskExecutionId: null,
+        dedupeKey: 'recovery:abandoned',
+        level: 'Error',
+        message: outcome.message,
+        timeStamp: outcome.at,
+      },
+    ]);
+    return true;
+  });
+}
+
 /** Running (from Pending or Paused), with log entries. A finished execution stays finished. */
 export async function markExecutionRunning(
   db: Kysely<Database>,

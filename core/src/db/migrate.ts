@@ -2,6 +2,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Logger } from '../logging.js';
 import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
 import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
+import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
 import type { Database } from './tables.js';
 
 /**
@@ -11,6 +12,7 @@ import type { Database } from './tables.js';
 export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-initial': initial,
   '2026-11-22T01-00-00-engine': engine,
+  '2026-11-22T02-00-00-active-executions': activeExecutions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

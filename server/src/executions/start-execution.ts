@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
-import type { Database, WorkflowRow } from '../../../core/src/db/tables.js';
+import type { Database, WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import { ApiError, unavailable } from '../../../core/src/errors.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
@@ -30,14 +30,17 @@ export interface ExecutionStarted {
   startedAt: string;
 }
 
+/** How long a start waits for Temporal before the execution is recorded Failed (503). */
+export const startDeadlineMs = 10_000;
+
 /**
- * Executes a workflow (DESIGN.md §7, "Start"): validates the current definition (400 naming
- * each problem), snapshots it into a new execution with one Pending row per task, and starts the
- * Temporal workflow whose id derives from the execution id (so a retried start cannot make two
- * runs). The execution is Running from the start, as the API promises.
+ * Executes a workflow (DESIGN.md §7, "Start"): records the execution (`recordExecution`) and
+ * starts its Temporal run (`startExecutionWorkflow`). The execution is Running from the start,
+ * as the API promises.
  *
  * Temporal unavailable: 503, and the execution is recorded Failed with the reason rather than
- * left Running with nothing behind it.
+ * left Running with nothing behind it. A process that dies between the two steps leaves the
+ * execution to `recoverExecutions`, which starts the same run.
  */
 export async function startExecution(
   deps: StartExecutionDeps,
@@ -45,6 +48,36 @@ export async function startExecution(
   options: { triggerId?: string } = {},
 ): Promise<ExecutionStarted> {
   const { db, temporal, config } = deps;
+  const execution = await recordExecution(deps, workflow, options);
+  try {
+    // The check in recordExecution guarantees Temporal is configured.
+    await startExecutionWorkflow(temporal!.client, config, execution);
+  } catch (error) {
+    const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
+    await executionRepository.markExecutionFinished(db, execution.id, {
+      status: 'Failed',
+      message,
+    });
+    throw unavailable(message);
+  }
+  return {
+    workflowId: workflow.id,
+    executionId: execution.id,
+    startedAt: execution.executionStart.toISOString(),
+  };
+}
+
+/**
+ * The first half of a start: validates the current definition (400 naming each problem) and
+ * snapshots it into a new Running execution with one Pending row per task, whose Temporal
+ * workflow id derives from the execution id (so a retried start cannot make two runs).
+ */
+export async function recordExecution(
+  deps: StartExecutionDeps,
+  workflow: WorkflowRow,
+  options: { triggerId?: string } = {},
+): Promise<WorkflowExecutionRow> {
+  const { db, temporal } = deps;
   let definition;
   try {
     definition = await validateWorkflowDefinition(db, workflow.definition);
@@ -63,44 +96,48 @@ export async function startExecution(
   if (!temporal) throw unavailable('Temporal is not configured; executions cannot run.');
 
   const executionId = newId();
-  const temporalWorkflowId = executionWorkflowId(executionId);
-  const startedAt = new Date();
-  await executionRepository.createExecutionWithTasks(db, {
+  const { execution } = await executionRepository.createExecutionWithTasks(db, {
     id: executionId,
     workflowId: workflow.id,
     workflowName: workflow.name,
     definition: workflow.definition,
     taskNames: definition.tasks.map((task) => task.name),
     triggerId: options.triggerId ?? null,
-    temporalWorkflowId,
+    temporalWorkflowId: executionWorkflowId(executionId),
     status: 'Running',
-    executionStart: startedAt,
+    executionStart: new Date(),
   });
+  return execution;
+}
 
-  const input: ExecutionInput = { executionId };
+/**
+ * Starts the Temporal run of a recorded execution, with its search attributes. Idempotent: a
+ * run with the execution's workflow id that exists already counts as started.
+ */
+export async function startExecutionWorkflow(
+  client: Client,
+  config: TrellisConfig,
+  execution: Pick<
+    WorkflowExecutionRow,
+    'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId'
+  >,
+): Promise<void> {
+  const input: ExecutionInput = { executionId: execution.id };
   try {
     // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
-    await temporal.client.withDeadline(Date.now() + 10_000, () =>
-      temporal.client.workflow.start(executionWorkflowType, {
-        workflowId: temporalWorkflowId,
+    await client.withDeadline(Date.now() + startDeadlineMs, () =>
+      client.workflow.start(executionWorkflowType, {
+        workflowId: execution.temporalWorkflowId,
         taskQueue: config.Temporal.TaskQueue,
         args: [input],
         typedSearchAttributes: [
-          { key: TrellisWorkflowId, value: workflow.id },
-          { key: TrellisWorkflowName, value: workflow.name },
-          { key: TrellisExecutionId, value: executionId },
+          { key: TrellisWorkflowId, value: execution.workflowId },
+          { key: TrellisWorkflowName, value: execution.workflowName },
+          { key: TrellisExecutionId, value: execution.id },
         ],
       }),
     );
   } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
-      await executionRepository.markExecutionFinished(db, executionId, {
-        status: 'Failed',
-        message,
-      });
-      throw unavailable(message);
-    }
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
-  return { workflowId: workflow.id, executionId, startedAt: startedAt.toISOString() };
 }
