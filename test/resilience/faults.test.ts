@@ -208,50 +208,46 @@ describe('faults', () => {
   }, 240_000);
 
   /**
-   * ENGINE BUG (marked `fails` until fixed): `startExecution` (server/src/executions/
-   * start-execution.ts) commits the execution and task rows, then starts the Temporal workflow.
-   * An API killed between the two leaves rows that say Running with no run behind them, forever.
-   * The window is as long as Temporal takes to accept a start; here Temporal is stopped for a
-   * moment so that every request is inside it when the API dies. Once a killed API can no longer
-   * strand an execution this test passes, and `fails` must go.
+   * `startExecution` (server/src/executions/start-execution.ts) commits the execution and task
+   * rows, then starts the Temporal workflow. An API killed between the two leaves rows that say
+   * Running with no run behind them until execution recovery (recover-executions.ts, run by
+   * every API at start-up and periodically) starts the missing run. The window is as long as
+   * Temporal takes to accept a start; here Temporal is stopped for a moment so that every
+   * request is inside it when the API dies.
    */
-  it.fails(
-    'an API killed between recording an execution and starting its run strands nothing',
-    async () => {
-      const steps: Step[] = ['noop'];
-      const workflowId = await addWorkflow(
-        client,
-        chainDefinition(uniqueWorkflowName('faults-strand'), steps),
-      );
-      await temporal.stopServer();
-      const requests = runConcurrently(5, 5, () => execute(client, workflowId).catch(() => null));
-      await waitForRows(workflowId, 5);
-      await api.kill();
-      await requests;
-      await temporal.start();
-      api = await spawnTrellis({ role: 'api', configFile });
+  it('an API killed between recording an execution and starting its run strands nothing', async () => {
+    const steps: Step[] = ['noop'];
+    const workflowId = await addWorkflow(
+      client,
+      chainDefinition(uniqueWorkflowName('faults-strand'), steps),
+    );
+    await temporal.stopServer();
+    const requests = runConcurrently(5, 5, () => execute(client, workflowId).catch(() => null));
+    await waitForRows(workflowId, 5);
+    await api.kill();
+    await requests;
+    await temporal.start();
+    api = await spawnTrellis({ role: 'api', configFile });
 
-      // Give a repair (at start-up, or in the first run of the worker) its chance.
-      const ledger = await waitUntilSettled(db, workflowId, 5, 20_000).catch(() => null);
-      const stranded: string[] = [];
-      for (const row of await db
-        .selectFrom('workflowExecution')
-        .select(['id', 'temporalWorkflowId'])
-        .where('workflowId', '=', workflowId)
-        .where('status', 'in', ['Pending', 'Running'])
-        .execute()) {
-        try {
-          await temporalClient.workflow.getHandle(row.temporalWorkflowId).describe();
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          stranded.push(row.id);
-        }
+    // The restarted API's recovery starts the missing runs once they pass its grace period.
+    const ledger = await waitUntilSettled(db, workflowId, 5, 20_000).catch(() => null);
+    const stranded: string[] = [];
+    for (const row of await db
+      .selectFrom('workflowExecution')
+      .select(['id', 'temporalWorkflowId'])
+      .where('workflowId', '=', workflowId)
+      .where('status', 'in', ['Pending', 'Running'])
+      .execute()) {
+      try {
+        await temporalClient.workflow.getHandle(row.temporalWorkflowId).describe();
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        stranded.push(row.id);
       }
-      expect(stranded, 'executions Running with no Temporal run behind them').toEqual([]);
-      expect(ledger).not.toBeNull();
-    },
-    240_000,
-  );
+    }
+    expect(stranded, 'executions Running with no Temporal run behind them').toEqual([]);
+    expect(ledger).not.toBeNull();
+  }, 240_000);
 
   it('the Temporal dev server stopped and started again mid-run: every execution completes, rows exact', async () => {
     const steps: Step[] = [{ delayMs: 1000 }, 'noop', { delayMs: 1000 }];

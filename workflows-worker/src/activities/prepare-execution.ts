@@ -80,7 +80,7 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       {
         executionId: execution.id,
         taskExecutionId: null,
-        dedupeKey: 'engine:started',
+        dedupeKey: executionRepository.executionPreparedLogKey,
         level: 'Info',
         message: `Execution started (${loaded.definition.tasks.length} tasks)${execution.triggerId ? ` by trigger ${execution.triggerId}` : ''}.`,
         timeStamp: new Date(),
