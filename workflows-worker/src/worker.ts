@@ -71,8 +71,11 @@ const methods = {
 } as const satisfies Record<LogLevel, string>;
 
 function temporalLogger(logger: Logger): TemporalLogger {
-  const write = (level: LogLevel, message: string, meta?: LogMetadata) =>
-    logger[methods[level]](meta ?? {}, message);
+  // The SDK logs every activity and workflow task at DEBUG: drop those below our level at once.
+  const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
+    const method = methods[level];
+    if (logger.isLevelEnabled(method)) logger[method](meta ?? {}, message);
+  };
   return {
     log: write,
     trace: (message, meta) => write('TRACE', message, meta),
