@@ -135,6 +135,7 @@ type AnyHandler = (
 
 /** Calls a typed handler with the validated request and sends its reply as the envelope. */
 function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) {
+  const log = deps.logger.child({ operationId });
   return async (context: Context, req: Request, res: Response) => {
     const reply = await handler({
       params: context.request.params as never,
@@ -142,7 +143,7 @@ function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) 
       body: context.request.requestBody as never,
       user: req.user ?? anonymous,
       deps,
-      log: deps.logger.child({ operationId }),
+      log,
       req,
     });
     if ('raw' in reply) {
