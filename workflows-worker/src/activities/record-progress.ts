@@ -39,6 +39,9 @@ export interface ProgressResult {
   approvals: ApprovalOutcome[];
 }
 
+/** Log entries written in the statement of a status change (8 bind parameters each). */
+const MAX_LOGS_WITH_STATUS = 1000;
+
 export function recordProgressActivity(deps: ActivityDeps, definitions: DefinitionCache) {
   const { db } = deps;
 
@@ -125,15 +128,19 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       })),
       ...requested.map((result) => result.log),
     ];
-    if (logs.length > 0) await executionRepository.appendLogs(db, logs);
     const execution = input.execution;
+    // A status change carries the log entries in its own statement (one round trip fewer at the
+    // end of every run), unless there are more than one statement should bind.
+    const withStatus = execution && logs.length <= MAX_LOGS_WITH_STATUS ? logs : [];
+    if (logs.length > withStatus.length) await executionRepository.appendLogs(db, logs);
     if (execution?.status === 'Running') {
-      await executionRepository.markExecutionRunning(db, executionId);
+      await executionRepository.markExecutionRunning(db, executionId, withStatus);
     } else if (execution?.status === 'Paused') {
-      await executionRepository.markExecutionPaused(db, executionId);
+      await executionRepository.markExecutionPaused(db, executionId, withStatus);
     } else if (execution && 'message' in execution) {
       const { status, message } = execution;
-      await executionRepository.markExecutionFinished(db, executionId, { status, message, at });
+      const outcome = { status, message, at };
+      await executionRepository.markExecutionFinished(db, executionId, outcome, withStatus);
     }
     return { approvals: requested.map((result) => result.outcome) };
   };
