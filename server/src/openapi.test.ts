@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { OpenAPIRouter } from 'openapi-backend';
+import type { Request } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import { createOpenApiBackend, describeValidationErrors, openApiDocument } from './openapi.js';
 
@@ -79,5 +80,35 @@ describe('createOpenApiBackend routing', () => {
     expect(api.router.getOperations()).toEqual(library.getOperations());
     // Built once, not per call as the library's router does.
     expect(api.router.getOperations()).toBe(api.router.getOperations());
+  });
+
+  it('parses every request as openapi-backend’s own router does', async () => {
+    const api = await createOpenApiBackend(openApiDocument()).init();
+    const library = new OpenAPIRouter({ definition: api.definition });
+    const headers = { authorization: 'Basic eDp5', 'content-type': 'application/json' };
+    const queries: Request['query'][] = [
+      {},
+      { page: '2', pageSize: '10' },
+      { tag: ['a', 'b'] },
+      'page=3',
+    ];
+    const requests = library.getOperations().flatMap(({ method, path }) =>
+      [path.replace(/\{[^}]+\}/g, 'x%201'), path.replace(/\{[^}]+\}/g, '')].flatMap((filled) =>
+        queries.flatMap((query) => [
+          { method, path: filled, headers, query, body: { name: 'n' } },
+          { method, path: `${filled}/`, headers: { ...headers, cookie: 'a=b' }, query },
+          { method, path: filled, headers, query, body: '{"name":"n"}' },
+        ]),
+      ),
+    );
+    for (const request of requests) {
+      const operation = api.router.matchOperation(request);
+      expect(api.router.parseRequest(request)).toEqual(library.parseRequest(request));
+      if (operation) {
+        expect(api.router.parseRequest(request, operation)).toEqual(
+          library.parseRequest(request, operation),
+        );
+      }
+    }
   });
 });
