@@ -9,8 +9,10 @@ export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const status = res.statusCode;
+      // The line is built only when it will be written (APIs usually run at level warn).
+      if (status < 500 && !logger.isLevelEnabled('info')) return;
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const line = {
         method: req.method,
         path: req.originalUrl.split('?')[0],

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Remembers verified credentials for a short time so that a client sending the same
@@ -36,6 +36,6 @@ export class CredentialCache<T> {
   }
 
   static #key(header: string): string {
-    return createHash('sha256').update(header).digest('base64url');
+    return hash('sha256', header, 'base64url');
   }
 }
