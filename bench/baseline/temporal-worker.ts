@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { baselineActivities } from './activities.js';
+import { workerTuning } from '../../workflows-worker/src/worker.js';
 import { announceReady, requiredArguments } from './arguments.js';
 
 const args = requiredArguments(['address', 'taskQueue']);
@@ -17,13 +18,8 @@ const worker = await Worker.create({
   taskQueue: args.taskQueue,
   workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
   activities: baselineActivities,
-  // Mirrors workflows-worker/src/worker.ts, so only the work done differs.
-  maxConcurrentActivityTaskExecutions: 200,
-  maxConcurrentLocalActivityExecutions: 100,
-  maxHeartbeatThrottleInterval: '1 second',
-  defaultHeartbeatThrottleInterval: '1 second',
-  stickyQueueScheduleToStartTimeout: '5 seconds',
-  shutdownGraceTime: '5 seconds',
+  // The same options as our worker, so only the work done differs.
+  ...workerTuning,
 });
 const running = worker.run();
 announceReady({ taskQueue: args.taskQueue });

@@ -10,6 +10,7 @@ import {
   NativeConnection,
   Runtime,
   Worker,
+  type WorkerOptions,
   type WorkflowBundle,
 } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
@@ -98,6 +99,20 @@ export function workflowBundle(logger?: Logger): Promise<WorkflowBundle> {
   return bundle;
 }
 
+/** Worker options that shape throughput and failover; the benchmark baseline uses the same. */
+export const workerTuning = {
+  // Plugins mostly wait on I/O: many attempts fit in one process.
+  maxConcurrentActivityTaskExecutions: 200,
+  maxConcurrentLocalActivityExecutions: 100,
+  // Heartbeats reach the server at least every second, so a cancel reaches a plugin within
+  // about a second (the server answers a heartbeat with the cancel).
+  maxHeartbeatThrottleInterval: '1 second',
+  defaultHeartbeatThrottleInterval: '1 second',
+  // A dead worker's workflows move to another worker after this long.
+  stickyQueueScheduleToStartTimeout: '5 seconds',
+  shutdownGraceTime: '5 seconds',
+} as const satisfies Partial<WorkerOptions>;
+
 /** Starts a worker on `Temporal.TaskQueue`; resolves once it polls. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
@@ -121,16 +136,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         ...deps,
         runner: deps.runner ?? createPluginRunner({ db: deps.db, config, logger }),
       }),
-      // Plugins mostly wait on I/O: many attempts fit in one process.
-      maxConcurrentActivityTaskExecutions: 200,
-      maxConcurrentLocalActivityExecutions: 100,
-      // Heartbeats reach the server at least every second, so a cancel reaches a plugin within
-      // about a second (the server answers a heartbeat with the cancel).
-      maxHeartbeatThrottleInterval: '1 second',
-      defaultHeartbeatThrottleInterval: '1 second',
-      // A dead worker's workflows move to another worker after this long.
-      stickyQueueScheduleToStartTimeout: '5 seconds',
-      shutdownGraceTime: '5 seconds',
+      ...workerTuning,
     });
     const running = worker.run();
     running.catch((error: unknown) =>
