@@ -3,6 +3,7 @@ import { conflict } from '../errors.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
+import { preparedQuery } from './prepared.js';
 import type { Database, WorkflowRow } from './tables.js';
 
 /** Stored workflows: the definition text as the client sent it, named by the definition's name. */
@@ -36,9 +37,14 @@ export async function listAll(db: Kysely<Database>): Promise<WorkflowRow[]> {
   return db.selectFrom('workflow').selectAll().orderBy('name').execute();
 }
 
+const selectById = preparedQuery((db, values: { id: string }) =>
+  db.selectFrom('workflow').selectAll().where('id', '=', values.id),
+);
+
 export async function findById(db: Kysely<Database>, id: string): Promise<WorkflowRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return db.selectFrom('workflow').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = await selectById(db, { id });
+  return row;
 }
 
 export async function findByName(
