@@ -19,6 +19,12 @@ export interface PluginManifest {
   parameters?: Record<string, unknown>;
   /** Entry module, relative to the package root. Defaults to `index.js`. */
   main?: string;
+  /**
+   * The plugin finishes in well under a second without waiting on the network or other
+   * processes, so the engine runs it as a Temporal local activity inside the worker running the
+   * workflow. Default false.
+   */
+  quick?: boolean;
 }
 
 export interface PluginLogger {

@@ -3,11 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../errors.js';
+import { builtInPluginsDirectory } from './catalog.js';
 import {
   packFolder,
   packageFiles,
   parseManifest,
   readManifestFromPackage,
+  readPackageFolder,
   sha256Hex,
   unpackPackage,
 } from './package.js';
@@ -35,6 +37,43 @@ describe('parseManifest', () => {
     expect(manifest.specifications).toEqual([
       { key: 'token', type: 'string', required: false, secret: true, description: '' },
     ]);
+  });
+
+  it('reads `quick`, absent meaning a regular plugin, and refuses a non-boolean', () => {
+    expect(parseManifest({ ...valid, quick: true }, 'x').quick).toBe(true);
+    expect(parseManifest({ ...valid, quick: false }, 'x').quick).toBe(false);
+    expect(parseManifest(valid, 'x').quick).toBeUndefined();
+    expect(problemsOf({ ...valid, quick: 'yes' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "quick" must be boolean',
+    ]);
+  });
+
+  it('marks the built-ins that only compute quick, and those that wait or do I/O not', async () => {
+    const quick = new Map(
+      await Promise.all(
+        (await readdir(builtInPluginsDirectory(), { withFileTypes: true }))
+          .filter((entry) => entry.isDirectory())
+          .map(async (entry) => {
+            const manifest = await readPackageFolder(
+              path.join(builtInPluginsDirectory(), entry.name),
+            );
+            return [manifest.type, manifest.quick === true] as const;
+          }),
+      ),
+    );
+    expect(Object.fromEntries(quick)).toEqual({
+      'Data/Base64': true,
+      'Data/Csv': true,
+      'Data/Json': true,
+      'Database/PostgreSql': false,
+      'Exec/Process': false,
+      'Flow/Delay': false,
+      'Flow/Log': true,
+      'Flow/NoOp': true,
+      'Net/Http': false,
+      'Security/Hash': true,
+      'Storage/Local': false,
+    });
   });
 
   it('names every problem, each with the package', () => {

@@ -26,6 +26,7 @@ const manifestSchema = {
     description: { type: 'string' },
     main: { type: 'string', minLength: 1 },
     parameters: { type: 'object' },
+    quick: { type: 'boolean' },
     specifications: {
       type: 'array',
       default: [],
