@@ -4,13 +4,13 @@ import type { Client } from '@temporalio/client';
 import express from 'express';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Kysely } from 'kysely';
-import type { Context } from 'openapi-backend';
+import type { Request as OpenApiRequest } from 'openapi-backend';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import { ApiError } from '../../core/src/errors.js';
 import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
 import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
-import { installSecurity } from './auth/security.js';
+import { createAuthorizer } from './auth/security.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { renderErrors, routeNotFound } from './errors.js';
@@ -90,40 +90,56 @@ export function createApp(deps: AppDeps): Express {
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
-  installSecurity(api, document, config, logger, rethrowBodyError);
-  api.register({
-    notFound: (_context: Context, req: Request) => {
-      throw routeNotFound(req.method, req.path);
-    },
-    methodNotAllowed: (_context: Context, req: Request) => {
-      throw new ApiError(405, `${req.method} is not allowed on ${req.path}.`);
-    },
-    validationFail: (context: Context) => {
-      throw new ApiError(400, describeValidationErrors(context.validation.errors ?? []));
-    },
+  const authorize = createAuthorizer(document, config, logger);
+  const operations = new Map(
+    Object.entries(handlers).map(([operationId, handler]) => [
+      operationId,
+      dispatch(operationId as OperationId, handler as AnyHandler, deps),
+    ]),
+  );
+  let ready = false;
+  const initialised = api.init().then(() => {
+    const missing = api.router
+      .getOperations()
+      .filter(({ operationId }) => !operationId || !operations.has(operationId));
+    if (missing.length > 0) {
+      throw new Error(
+        `No handler for ${missing.map((op) => `${op.method} ${op.path}`).join(', ')}`,
+      );
+    }
+    ready = true;
   });
-  for (const [operationId, handler] of Object.entries(handlers)) {
-    api.register(operationId, dispatch(operationId as OperationId, handler as AnyHandler, deps));
-  }
-  const initialised = api.init();
   initialised.catch((error: unknown) =>
     logger.error({ err: error }, 'cannot load the OpenAPI document'),
   );
   readiness.set(app, initialised);
 
+  // Every operation of the spec, in this order: route, authenticate and authorise (before the
+  // body is looked at, so anonymous callers only ever see 401), validate, handle.
   app.use(async (req, res) => {
-    await initialised;
-    await api.handleRequest(
-      {
-        method: req.method,
-        path: req.path,
-        headers: req.headers as Record<string, string | string[]>,
-        query: req.query as Record<string, string | string[]>,
-        body: req.body as unknown,
-      },
-      req,
-      res,
-    );
+    if (!ready) await initialised;
+    const request: OpenApiRequest = {
+      method: req.method,
+      path: req.path,
+      headers: req.headers as Record<string, string | string[]>,
+      query: req.query as Record<string, string | string[]>,
+      body: req.body as unknown,
+    };
+    const operation = api.router.findOperation(request);
+    if (operation === 'notFound') throw routeNotFound(req.method, req.path);
+    if (operation === 'methodNotAllowed') {
+      throw new ApiError(405, `${req.method} is not allowed on ${req.path}.`);
+    }
+    const user = await authorize(operation, req.headers.authorization);
+    if (user) req.user = user;
+    rethrowBodyError(req);
+    const validation = api.validator.validateRequest(request, operation);
+    if (validation.errors) throw new ApiError(400, describeValidationErrors(validation.errors));
+    const handle = operations.get(operation.operationId ?? '');
+    if (!handle) throw routeNotFound(req.method, req.path);
+    // Path and query parameters as validated (and coerced to their declared types).
+    const { params = {}, query = {} } = validation.coerced ?? {};
+    await handle({ params, query, body: request.body }, req, res);
   });
   app.use(renderErrors(logger, config.Server.BodyLimitBytes));
   return app;
@@ -136,11 +152,15 @@ type AnyHandler = (
 /** Calls a typed handler with the validated request and sends its reply as the envelope. */
 function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) {
   const log = deps.logger.child({ operationId });
-  return async (context: Context, req: Request, res: Response) => {
+  return async (
+    request: { params: unknown; query: unknown; body: unknown },
+    req: Request,
+    res: Response,
+  ) => {
     const reply = await handler({
-      params: context.request.params as never,
-      query: context.request.query as never,
-      body: context.request.requestBody as never,
+      params: request.params as never,
+      query: request.query as never,
+      body: request.body as never,
       user: req.user ?? anonymous,
       deps,
       log,

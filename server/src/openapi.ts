@@ -90,7 +90,7 @@ function copyFlatQuery(query: object): Record<string, unknown> | null {
  * and method first, then templates by specificity (most literal characters), 404 when no path
  * matches and 405 when a path matches but not the method. The API root is `/`.
  */
-class PrecompiledRouter extends OpenAPIRouter {
+export class PrecompiledRouter extends OpenAPIRouter {
   readonly #operations: Operation[];
   readonly #exact: Map<string, Operation>;
   readonly #templates: { operation: Operation; pattern: RegExp }[];
@@ -114,20 +114,29 @@ class PrecompiledRouter extends OpenAPIRouter {
   override matchOperation(req: Request): Operation | undefined;
   override matchOperation(req: Request, strict: boolean): Operation;
   override matchOperation(req: Request, strict = false): Operation | undefined {
+    const found = this.findOperation(req);
+    if (typeof found !== 'string') return found;
+    if (!strict) return undefined;
+    throw new Error(
+      found === 'notFound'
+        ? '404-notFound: no route matches request'
+        : '405-methodNotAllowed: this method is not registered for the route',
+    );
+  }
+
+  /** The operation serving a request, or why none does. */
+  findOperation(req: Request): Operation | 'notFound' | 'methodNotAllowed' {
     const { method, path: requestPath } = this.normalizeRequest(req);
     const path = this.normalizePath(requestPath);
     const exact = this.#exact.get(`${method} ${path}`);
     if (exact) return exact;
-    const routes = this.#templates.filter(({ pattern }) => pattern.test(path));
-    if (routes.length === 0) {
-      if (strict) throw new Error('404-notFound: no route matches request');
-      return undefined;
+    let pathMatched = false;
+    for (const { operation, pattern } of this.#templates) {
+      if (!pattern.test(path)) continue;
+      if (operation.method === method) return operation;
+      pathMatched = true;
     }
-    const match = routes.find(({ operation }) => operation.method === method)?.operation;
-    if (!match && strict) {
-      throw new Error('405-methodNotAllowed: this method is not registered for the route');
-    }
-    return match;
+    return pathMatched ? 'methodNotAllowed' : 'notFound';
   }
 
   /**
@@ -175,7 +184,9 @@ class PrecompiledRouter extends OpenAPIRouter {
 }
 
 /** openapi-backend routing through the {@link PrecompiledRouter} once the document is loaded. */
-class TrellisOpenApiBackend extends OpenAPIBackend {
+export class TrellisOpenApiBackend extends OpenAPIBackend {
+  declare router: PrecompiledRouter;
+
   override async init(): Promise<this> {
     await super.init();
     this.router = new PrecompiledRouter(this.definition, this.ignoreTrailingSlashes);
@@ -194,7 +205,7 @@ class TrellisOpenApiBackend extends OpenAPIBackend {
  * compiling every request and response validator up front (seconds per app, and responses are
  * never validated here); the document itself is checked where it is generated.
  */
-export function createOpenApiBackend(document: Document): OpenAPIBackend {
+export function createOpenApiBackend(document: Document): TrellisOpenApiBackend {
   return new TrellisOpenApiBackend({
     definition: document,
     strict: true,

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import express from 'express';
-import type { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { openApiJson, readOpenApiYaml } from '../openapi.js';
 
 const require = createRequire(import.meta.url);
@@ -42,7 +42,7 @@ const initializer = `window.onload = function () {
  * The public documentation routes, outside the spec: `/openapi.json`, `/openapi.yaml` and an
  * interactive reference at `/docs` served entirely from local assets (works offline).
  */
-export function documentationRoutes(): Router {
+export function documentationRoutes(): RequestHandler {
   const router = express.Router();
   const yaml = readOpenApiYaml();
   router.get('/openapi.json', (_req, res) => {
@@ -60,5 +60,11 @@ export function documentationRoutes(): Router {
     res.type('application/javascript').send(initializer);
   });
   router.use('/docs', express.static(swaggerUiDirectory, { index: false }));
-  return router;
+  // API requests pass by without walking the documentation routes (Express matches paths
+  // case-insensitively, so the router still decides among these).
+  return (req, res, next) => {
+    const path = req.path.toLowerCase();
+    if (path.startsWith('/docs') || path.startsWith('/openapi.')) router(req, res, next);
+    else next();
+  };
 }
