@@ -10,6 +10,17 @@ export interface Envelope<T> {
   pagination?: Pagination;
 }
 
+let clock = { millisecond: 0, text: '' };
+
+/** Now in ISO 8601 (UTC); formatted once per millisecond however many responses share it. */
+function nowUtc(): string {
+  const millisecond = Date.now();
+  if (millisecond !== clock.millisecond) {
+    clock = { millisecond, text: new Date(millisecond).toISOString() };
+  }
+  return clock.text;
+}
+
 /** The envelope of a successful operation. */
 export function successEnvelope<T>(
   data: T,
@@ -20,14 +31,14 @@ export function successEnvelope<T>(
     data,
     messages,
     succeeded: true,
-    generatedAtUtc: new Date().toISOString(),
+    generatedAtUtc: nowUtc(),
     ...(pagination ? { pagination } : {}),
   };
 }
 
 /** The envelope of a failed operation: `data` is null, `messages` say what was wrong. */
 export function errorEnvelope(messages: string[]): Envelope<null> {
-  return { data: null, messages, succeeded: false, generatedAtUtc: new Date().toISOString() };
+  return { data: null, messages, succeeded: false, generatedAtUtc: nowUtc() };
 }
 
 /** Sends a failure as the envelope with its status and extra headers. */

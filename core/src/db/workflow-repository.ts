@@ -47,6 +47,22 @@ export async function findById(db: Kysely<Database>, id: string): Promise<Workfl
   return row;
 }
 
+/** A stored workflow as `GET /workflows/{id}` shows it: no timestamps to read and parse. */
+export type StoredDefinition = Pick<WorkflowRow, 'id' | 'name' | 'definition'>;
+
+const selectDefinitionById = preparedQuery((db, values: { id: string }) =>
+  db.selectFrom('workflow').select(['id', 'name', 'definition']).where('id', '=', values.id),
+);
+
+export async function findDefinitionById(
+  db: Kysely<Database>,
+  id: string,
+): Promise<StoredDefinition | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await selectDefinitionById(db, { id });
+  return row;
+}
+
 export async function findByName(
   db: Kysely<Database>,
   name: string,

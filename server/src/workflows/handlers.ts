@@ -48,7 +48,7 @@ export const workflowHandlers = {
     listReply(await workflowRepository.list(deps.db, requestedPage(query)), query, toListItem),
 
   getWorkflow: async ({ deps, params }) => {
-    const row = await workflowRepository.findById(deps.db, params.workflowId);
+    const row = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
     if (!row) throw workflowNotFound(params.workflowId);
     return { data: { id: row.id, name: row.name, workflow: row.definition } };
   },
