@@ -71,9 +71,12 @@ function decodesQueryParameters(operation: Operation): boolean {
   );
 }
 
+function isPrimitive(value: unknown): boolean {
+  return value === null || typeof value !== 'object';
+}
+
 /** A copy of a parsed query whose values are primitives or arrays of them; null otherwise. */
 function copyFlatQuery(query: object): Record<string, unknown> | null {
-  const isPrimitive = (value: unknown) => value === null || typeof value !== 'object';
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
     if (isPrimitive(value)) copy[name] = value;

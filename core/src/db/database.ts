@@ -242,28 +242,35 @@ function createKysely(pool: pg.Pool): Kysely<Database> {
 function guardPool(pool: pg.Pool): PostgresPool {
   return {
     connect: async () => {
-      let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        return new GuardedClient(await pool.connect()) as unknown as PostgresPoolClient;
       } catch (error) {
         throw unavailable(error);
       }
-      let broken: Error | undefined;
-      return {
-        query: async (text: string, parameters: readonly unknown[]) => {
-          try {
-            return await client.query(text, [...parameters]);
-          } catch (error) {
-            if (isConnectionError(error)) broken = error as Error;
-            throw unavailable(error);
-          }
-        },
-        release: () => client.release(broken),
-        // No cursor is configured, so Kysely never calls the streaming overload of `query`.
-      } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
   };
+}
+
+/** One checkout of {@link guardPool} (a class: no closures made per query on this hot path). */
+class GuardedClient {
+  #broken: Error | undefined;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  // No cursor is configured, so Kysely never calls the streaming overload of `query`.
+  async query(text: string, parameters: unknown[]) {
+    try {
+      return await this.client.query(text, parameters);
+    } catch (error) {
+      if (isConnectionError(error)) this.#broken = error as Error;
+      throw unavailable(error);
+    }
+  }
+
+  release() {
+    this.client.release(this.#broken);
+  }
 }
 
 function describeUrl(url: string): string {
