@@ -52,6 +52,14 @@ const bodyErrors = new WeakMap<Request, unknown>();
 function readJsonBodies(limit: number): RequestHandler {
   const parse = express.json({ limit, type: jsonTypes });
   return (req, res, next) => {
+    // No body at all (every GET): nothing for body-parser to look at.
+    if (
+      req.headers['content-length'] === undefined &&
+      req.headers['transfer-encoding'] === undefined
+    ) {
+      next();
+      return;
+    }
     if (hasBody(req) && !req.is(jsonTypes)) {
       const given = req.headers['content-type'] ?? 'none';
       bodyErrors.set(
