@@ -67,7 +67,7 @@ beforeAll(async () => {
   const common = { type: TYPE, specifications: [...settings], parameters };
   await buildRegistry(registry, [
     await writeTestPackage({ ...common, version: '1.0.0' }, version1, sources),
-    await writeTestPackage({ ...common, version: '2.0.0' }, version2, sources),
+    await writeTestPackage({ ...common, version: '2.0.0', quick: true }, version2, sources),
   ]);
   config = buildConfig({
     DataDirectory: await mkdtemp(path.join(os.tmpdir(), 'trellis-data-')),
@@ -151,6 +151,8 @@ describe('plugin lifecycle over a registry directory', () => {
         'Plugin "Test/Greeter" 2.0.0 is not installed; install it with POST /plugins',
       ),
     );
+    expect(await runner.installedManifest(TYPE, 'latest')).toMatchObject({ version: '1.0.0' });
+    expect(await runner.installedManifest(TYPE, '2.0.0')).toBeUndefined();
   });
 
   it('updates to version 2, moving configurations along, unless a workflow pins version 1', async () => {
@@ -187,6 +189,7 @@ describe('plugin lifecycle over a registry directory', () => {
       version: '2.0.0',
     });
     expect(await readdir(defaultCacheDirectory())).toContain(updated.sha256);
+    expect(await runner.installedManifest(TYPE)).toMatchObject({ version: '2.0.0', quick: true });
   });
 
   it('refuses updates that make no sense', async () => {

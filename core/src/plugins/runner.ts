@@ -76,6 +76,11 @@ export interface PluginRunRequest {
 export interface PluginRunner {
   /** Runs a task's plugin and returns its (JSON-clean) output. */
   run(request: PluginRunRequest): Promise<unknown>;
+  /**
+   * The manifest of the package a run of `type` at `version` (absent or `latest`: the highest)
+   * would load now; undefined when none is installed.
+   */
+  installedManifest(type: string, version?: string): Promise<PluginManifest | undefined>;
 }
 
 /** A plugin package loaded and ready to execute. */
@@ -146,24 +151,42 @@ export function createPluginRunner(deps: {
     return row;
   }
 
+  /** The installed package of `type` at a pinned version (or the highest), loaded once. */
+  async function installedPlugin(
+    type: string,
+    pinned: string | undefined,
+  ): Promise<LoadedPlugin | undefined> {
+    const row = await installedRow(type, pinned);
+    if (!row) return undefined;
+    let plugin = loaded.get(row.sha256);
+    if (!plugin) {
+      plugin = loadPackage(row.sha256);
+      loaded.set(row.sha256, plugin);
+      plugin.catch(() => loaded.delete(row.sha256));
+    }
+    return plugin;
+  }
+
   return {
     async run(request) {
-      const pinned = request.version && request.version.toLowerCase() !== 'latest';
-      const row = await installedRow(request.type, pinned ? request.version : undefined);
-      if (!row) {
+      const pinned = pinnedVersion(request.version);
+      const plugin = await installedPlugin(request.type, pinned);
+      if (!plugin) {
         throw new PluginInputError(
-          `Plugin "${request.type}"${pinned ? ` ${request.version}` : ''} is not installed; install it with POST /plugins`,
+          `Plugin "${request.type}"${pinned ? ` ${pinned}` : ''} is not installed; install it with POST /plugins`,
         );
       }
-      let plugin = loaded.get(row.sha256);
-      if (!plugin) {
-        plugin = loadPackage(row.sha256);
-        loaded.set(row.sha256, plugin);
-        plugin.catch(() => loaded.delete(row.sha256));
-      }
-      return executePlugin(await plugin, request, limits);
+      return executePlugin(plugin, request, limits);
+    },
+    async installedManifest(type, version) {
+      return (await installedPlugin(type, pinnedVersion(version)))?.manifest;
     },
   };
+}
+
+/** The version a task asks for, or undefined when it takes the highest installed. */
+function pinnedVersion(version: string | undefined): string | undefined {
+  return version && version.toLowerCase() !== 'latest' ? version : undefined;
 }
 
 /** The host settings a configuration gives plugins. */
