@@ -20,11 +20,13 @@ import {
   tasksOf,
   untilStatuses,
 } from './engine-support.js';
+import { installQuickWait, quickWaitTask, writeQuickPluginRegistry } from './quick-plugin.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let trellis: Trellis;
 let directory: string;
 let configFile: string;
+let registry: Awaited<ReturnType<typeof writeQuickPluginRegistry>>;
 const workers = new Set<ChildProcess>();
 
 /** Starts `trellis --role worker` as its own process; resolves once it polls. */
@@ -56,7 +58,9 @@ async function spawnWorker(): Promise<ChildProcess> {
 }
 
 beforeAll(async () => {
-  trellis = await startTrellis();
+  registry = await writeQuickPluginRegistry();
+  trellis = await startTrellis({ config: { Plugins: { Registry: registry.index } } });
+  await installQuickWait(trellis.admin);
   directory = await mkdtemp(path.join(tmpdir(), 'trellis-durability-'));
   configFile = path.join(directory, 'trellis.config.json');
   // The same database, Temporal and task queue as the API; logs on stdout for the readiness line.
@@ -72,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of workers) child.kill('SIGKILL');
   await trellis?.stop();
+  await registry?.remove();
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 
@@ -142,5 +147,45 @@ describe('durability', () => {
 
     await spawnWorker();
     await expectRecordedOnce(workflowId, executionId, 5);
+  }, 180_000);
+
+  // A quick plugin's attempt is a local activity: no heartbeat, no activity task to time out.
+  // The run's workflow task, which the attempt holds open, times out instead, and the worker
+  // that resumes the run runs the same attempt again.
+  it('a worker killed during a quick task is replaced and the attempt runs again, recorded once', async () => {
+    const first = await spawnWorker();
+    const { workflowId, executionId } = await start(
+      trellis.admin,
+      definition([
+        { name: 'Start', type: noop },
+        { name: 'Quick', ...quickWaitTask({ milliseconds: 4000 }), dependencies: ['Start'] },
+        { name: 'Tail', type: noop, dependencies: ['Quick'] },
+      ]),
+    );
+    await untilStatuses(trellis.admin, workflowId, executionId, { Quick: 'Running' });
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    await spawnWorker();
+    await expectRecordedOnce(workflowId, executionId, 3);
+  }, 180_000);
+
+  it('a worker stopped gracefully during a quick task loses nothing, recording it once', async () => {
+    const first = await spawnWorker();
+    const { workflowId, executionId } = await start(
+      trellis.admin,
+      definition([
+        // Longer than the worker's shutdown grace time. The stopping worker lets a local
+        // activity finish (the SDK cancels only regular ones at the grace time); had it been
+        // cut short, the next worker would run the same attempt again.
+        { name: 'Quick', ...quickWaitTask({ milliseconds: 9000 }) },
+        { name: 'Tail', type: noop, dependencies: ['Quick'] },
+      ]),
+    );
+    await untilStatuses(trellis.admin, workflowId, executionId, { Quick: 'Running' });
+    const second = spawnWorker();
+    first.kill('SIGTERM');
+    await second;
+    await expectRecordedOnce(workflowId, executionId, 2);
   }, 180_000);
 });

@@ -4,6 +4,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
+import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
 import type { Trellis } from '../support/harness.js';
 
@@ -194,4 +195,41 @@ export function expectBefore(a: TaskView, b: TaskView): void {
   expect(a.endTime).not.toBeNull();
   expect(b.startTime).not.toBeNull();
   expect(Date.parse(a.endTime!)).toBeLessThanOrEqual(Date.parse(b.startTime!));
+}
+
+/** How a run's task attempts ran, as its Temporal history shows. */
+export interface AttemptsInHistory {
+  /** Task names of the attempts scheduled as regular activities, in order. */
+  regular: string[];
+  /** How many attempts ran as local activities (a marker each). */
+  local: number;
+  /** Timers started (backoff waits, the workflow timeout). */
+  timers: number;
+}
+
+/** Reads the run's Temporal history and tells which attempts ran how. */
+export async function attemptsInHistory(
+  trellis: Trellis,
+  executionId: string,
+): Promise<AttemptsInHistory> {
+  const history = await withTemporalClient(trellis, (client) =>
+    client.workflow.getHandle(executionWorkflowId(executionId)).fetchHistory(),
+  );
+  const json = (payload: { data?: Uint8Array | null } | null | undefined): unknown =>
+    JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8'));
+  const found: AttemptsInHistory = { regular: [], local: 0, timers: 0 };
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'runTaskAttempt') {
+      found.regular.push((json(scheduled.input?.payloads?.[0]) as { taskName: string }).taskName);
+    }
+    // A local activity's marker says which activity it records in its `data` detail.
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const data = json(marker.details?.data?.payloads?.[0]) as { activity_type?: string };
+      if (data.activity_type === 'runTaskAttempt') found.local += 1;
+    }
+    if (event.timerStartedEventAttributes) found.timers += 1;
+  }
+  return found;
 }

@@ -2,7 +2,8 @@
  * The activities of the `trellisExecution` workflow. Bookkeeping (`prepareExecution`,
  * `recordProgress`) runs as local activities: short database writes that need no task queue
  * round trip. `runTaskAttempt` is a regular activity: it may run for long, heartbeats, can be
- * cancelled, and is picked up by another worker when this one dies.
+ * cancelled, and is picked up by another worker when this one dies; for a task whose plugin is
+ * quick it runs as a local activity instead.
  */
 import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';

@@ -8,6 +8,7 @@ import type { ExecutionInput } from '../workflows/messages.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { quickTasks } from './task-plugin.js';
 
 export type PrepareResult =
   | { ok: true; run: RunDefinition }
@@ -16,10 +17,11 @@ export type PrepareResult =
 
 /**
  * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
- * Running, log the start, and hand the workflow the graph it schedules.
+ * Running, log the start, and hand the workflow the graph it schedules, with which tasks have a
+ * quick plugin (recorded here, in the activity's result, so that a replay decides the same).
  */
 export function prepareExecutionActivity(deps: ActivityDeps, definitions: DefinitionCache) {
-  const { db } = deps;
+  const { db, runner } = deps;
 
   async function executionOfSchedule(input: {
     workflowId: string;
@@ -75,7 +77,10 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       };
     }
     const loaded = await definitions.of(execution);
-    const taskIds = await executionRepository.taskIds(db, execution.id);
+    const [taskIds, quick] = await Promise.all([
+      executionRepository.taskIds(db, execution.id),
+      quickTasks(db, runner, loaded.definition.tasks),
+    ]);
     await executionRepository.markExecutionRunning(db, execution.id, [
       {
         executionId: execution.id,
@@ -86,6 +91,6 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         timeStamp: new Date(),
       },
     ]);
-    return { ok: true, run: toRunDefinition(execution.id, loaded.definition, taskIds) };
+    return { ok: true, run: toRunDefinition(execution.id, loaded.definition, taskIds, quick) };
   };
 }

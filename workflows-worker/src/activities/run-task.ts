@@ -4,16 +4,15 @@ import {
   ApplicationFailureCategory,
   CancelledFailure,
 } from '@temporalio/common';
-import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
-import type { TaskType } from '../../../core/src/definition/types.js';
-import type { PluginRunRequest } from '../../../core/src/plugins/runner.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
+import { canceledWhileRunning } from '../workflows/messages.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { taskPlugin, type TaskPlugin } from './task-plugin.js';
 
 /** One attempt of one task. */
 export interface AttemptInput {
@@ -66,30 +65,6 @@ class AttemptTimeout extends Error {
  */
 export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache) {
   const { db, runner } = deps;
-
-  async function pluginOf(
-    type: TaskType,
-  ): Promise<Pick<PluginRunRequest, 'type' | 'version' | 'specifications'>> {
-    if (typeof type !== 'string') {
-      return {
-        type: type.plugin,
-        ...(type.version !== undefined ? { version: type.version } : {}),
-        specifications: type.specifications ?? {},
-      };
-    }
-    const configuration = await configurationRepository.findByName(db, type);
-    if (!configuration) {
-      throw Object.assign(new Error(`Plugin configuration '${type}' does not exist.`), {
-        nonRetryable: true,
-      });
-    }
-    // Secret settings stay encrypted here; the runner decrypts them right before the run.
-    return {
-      type: configuration.type,
-      version: configuration.version,
-      specifications: configuration.specifications as Record<string, unknown>,
-    };
-  }
 
   async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
@@ -188,10 +163,10 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
 
     let parameters: Record<string, unknown>;
-    let plugin: Awaited<ReturnType<typeof pluginOf>>;
+    let plugin: TaskPlugin;
     try {
       parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
-      plugin = await pluginOf(task.type);
+      plugin = await taskPlugin(db, task.type);
     } catch (error) {
       if (!isExpressionError(error) && !isNonRetryable(error)) throw error;
       return failed({ message: (error as Error).message, retryable: false });
@@ -214,7 +189,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         parameters,
         signal: controller.signal,
         logger: createPluginLogger((level, message, exception) => log(level, message, exception)),
-        heartbeat: (details) => context.heartbeat(details),
+        heartbeat: context.info.isLocal ? () => {} : (details) => context.heartbeat(details),
         task: { name: task.name, executionId, attempt },
       });
       // A plugin that ignores its signal must not hold the attempt: stop waiting when it fires
@@ -223,6 +198,13 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       output = await Promise.race([run, rejectWhenAborted(controller.signal)]);
     } catch (error) {
       if (context.cancellationSignal.aborted) {
+        if (context.info.isLocal && context.cancellationDetails?.cancelRequested) {
+          // A local attempt is also canceled when its workflow leaves this worker's cache (the
+          // worker stops, the cache is full), and it cannot tell which happened. So it records
+          // nothing: on a cancel of the run the workflow records the task Canceled; otherwise
+          // the workflow runs this same attempt again wherever it resumes.
+          throw new CancelledFailure(canceledWhileRunning);
+        }
         if (!context.cancellationDetails?.cancelRequested) {
           // Worker shutdown, a lost heartbeat, the safety timeout: not the task's doing. Failing
           // retryably (never as "canceled", which would read as the user's cancel) makes
@@ -232,10 +214,9 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
             'AttemptInterrupted',
           );
         }
-        const message = 'Canceled while running.';
-        log('Warning', message);
-        await record('Canceled', message);
-        throw new CancelledFailure(message);
+        log('Warning', canceledWhileRunning);
+        await record('Canceled', canceledWhileRunning);
+        throw new CancelledFailure(canceledWhileRunning);
       }
       const reason = controller.signal.aborted ? controller.signal.reason : error;
       failure =
@@ -260,9 +241,11 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
   }
 
   // Heartbeats cover the whole attempt, database waits included, so a busy database never
-  // passes for a dead worker.
+  // passes for a dead worker. A local attempt (a quick plugin's) has no one to heartbeat to:
+  // the SDK would pass each beat to the worker's core, which knows no such activity and warns.
   return async function runTaskAttemptWithHeartbeats(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
+    if (context.info.isLocal) return runTaskAttempt(input);
     const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       return await runTaskAttempt(input);

@@ -5,8 +5,9 @@
  * happens in activities, imported here only as types.
  *
  * History stays small: one activity per task attempt (it records the task's status and logs
- * itself), one local activity per batch of engine bookkeeping, and no data in payloads — task
- * outputs live in PostgreSQL and the activities resolve expressions against them.
+ * itself; a local one, a marker, when the task's plugin is quick), one local activity per batch
+ * of engine bookkeeping, and no data in payloads — task outputs live in PostgreSQL and the
+ * activities resolve expressions against them.
  */
 import {
   ActivityCancellationType,
@@ -15,6 +16,7 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  type LocalActivityOptions,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -34,6 +36,7 @@ import type {
 import { failurePlan, failureSources, mergeErrorHandling } from './error-handling.js';
 import {
   approveSignal,
+  canceledWhileRunning,
   cancelSignal,
   rejectSignal,
   stateQuery,
@@ -74,12 +77,15 @@ const bookkeeping = proxyLocalActivities<TrellisActivities>({
  * - `startToCloseTimeout` is only a safety net above the task's own timeout.
  * - Cancellation waits for the activity to acknowledge, so the plugin has been aborted and the
  *   task recorded Canceled before the run moves on.
+ * - A quick plugin's attempts are local activities: they run in this worker and are recorded
+ *   as markers, saving a task queue round trip and a workflow task per attempt. The rest holds
+ *   for them, except that they do not heartbeat: when this worker dies the workflow task times
+ *   out, and the worker that resumes the run runs the same attempt again.
  */
 function attemptActivities(task: RunTask, workflowTimeout: number | undefined) {
   const limit = task.timeoutMilliseconds ?? workflowTimeout;
-  return proxyActivities<TrellisActivities>({
+  const options = {
     startToCloseTimeout: limit !== undefined ? limit + 60_000 : '30 days',
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       initialInterval: '1 second',
@@ -87,7 +93,10 @@ function attemptActivities(task: RunTask, workflowTimeout: number | undefined) {
       maximumInterval: '30 seconds',
       nonRetryableErrorTypes: ['TaskFailed'],
     },
-  });
+  } satisfies LocalActivityOptions;
+  return task.quick
+    ? proxyLocalActivities<TrellisActivities>(options)
+    : proxyActivities<TrellisActivities>({ ...options, heartbeatTimeout: HEARTBEAT_TIMEOUT });
 }
 
 /** The workflow: prepare, then interpret the DAG until it finishes, is canceled or times out. */
@@ -239,7 +248,11 @@ class ExecutionRun {
         this.states.set(name, { status: 'WaitingForApproval' });
         this.pending.approvals.push({ taskExecutionId: this.task(name).id, taskName: name });
       }
-      for (const name of plan.start) this.start(name);
+      // A regular attempt starts once this workflow task completes, so after the write below; a
+      // local one would start at once. Quick tasks start after the write, so that what led to
+      // them (an approval, say) is logged before their own entries, as for any task.
+      const quick = plan.start.filter((name) => this.task(name).quick);
+      for (const name of plan.start) if (!this.task(name).quick) this.start(name);
       if (plan.finished) return plan.finished;
       const status = plan.paused ? 'Paused' : 'Running';
       if (status !== this.executionStatus) {
@@ -248,6 +261,10 @@ class ExecutionRun {
         this.log(null, 'Info', plan.paused ? 'Paused: waiting for an approval.' : 'Resumed.');
       }
       await this.flush();
+      // After a cancel or the timeout during the write they stay Pending: `stop` cancels them.
+      if (!this.signals.cancelRequested && !this.timedOut) {
+        for (const name of quick) this.start(name);
+      }
       await condition(() => this.signals.changed || this.signals.cancelRequested || this.timedOut);
     }
   }
@@ -314,10 +331,17 @@ class ExecutionRun {
         const outcome = taskFailure(error);
         if (outcome === null) {
           if (isCancellation(error) && this.taskScope.consideredCancelled) {
-            // An activity that acknowledged the cancel recorded the task Canceled itself;
-            // `stop` records the others.
-            if (error instanceof ActivityFailure)
+            // An activity that acknowledged the cancel recorded the task Canceled itself, except
+            // a local one, which leaves that to the workflow (see runTaskAttempt); `stop`
+            // records the others.
+            if (error instanceof ActivityFailure) {
               this.states.set(task.name, { status: 'Canceled' });
+              if (task.quick) {
+                const message = canceledWhileRunning;
+                this.pending.tasks.push({ id: task.id, status: 'Canceled', message });
+                this.log(task.id, 'Warning', message);
+              }
+            }
             return;
           }
           // Not expected (Temporal retries infrastructure failures forever); fail the task
@@ -435,11 +459,13 @@ class ExecutionRun {
   }
 }
 
-/** The outcome a failed attempt recorded, or null when the error is not a task failure. */
+/**
+ * The outcome a failed attempt recorded, or null when the error is not a task failure. A
+ * regular activity's failure arrives wrapped in an ActivityFailure, a local activity's as is.
+ */
 function taskFailure(error: unknown): TaskFailedDetails['outcome'] | null {
-  if (!(error instanceof ActivityFailure)) return null;
-  const cause = error.cause;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== 'TaskFailed') return null;
-  const details = cause.details?.[0] as TaskFailedDetails | undefined;
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if (!(failure instanceof ApplicationFailure) || failure.type !== 'TaskFailed') return null;
+  const details = failure.details?.[0] as TaskFailedDetails | undefined;
   return details?.outcome ?? 'Failed';
 }

@@ -48,6 +48,8 @@ export interface ExecutionOutcome {
 
 /** Stops the run: in-flight plugins are aborted, pending tasks become Canceled. */
 export const cancelSignal = defineSignal<[CancelSignal?]>('cancel');
+/** The message of a task whose plugin was running when the run was canceled. */
+export const canceledWhileRunning = 'Canceled while running.';
 /** A person approved a pending approval (the API recorded the decision first). */
 export const approveSignal = defineSignal<[ApproveSignal]>('approve');
 /** A person rejected a pending approval: the task fails with the reason. */

@@ -15,6 +15,12 @@ export interface RunTask {
   errorHandling?: ErrorHandling;
   timeoutMilliseconds?: number;
   manualApproval: boolean;
+  /**
+   * The task's plugin is quick (`PluginManifest.quick`): its attempts run as local activities.
+   * Decided once, when the run is prepared, so that a replay takes the same path. Absent in
+   * histories recorded before local attempts existed, whose tasks ran as regular activities.
+   */
+  quick?: true;
 }
 
 export interface RunDefinition {
@@ -25,11 +31,15 @@ export interface RunDefinition {
   tasks: RunTask[];
 }
 
-/** The run definition of a parsed definition whose task rows have the given ids. */
+/**
+ * The run definition of a parsed definition whose task rows have the given ids and whose tasks
+ * named in `quickTasks` have a quick plugin.
+ */
 export function toRunDefinition(
   executionId: string,
   definition: WorkflowDefinition,
   taskIds: ReadonlyMap<string, string>,
+  quickTasks: ReadonlySet<string>,
 ): RunDefinition {
   const configuration = definition.configuration ?? {};
   return {
@@ -54,6 +64,7 @@ export function toRunDefinition(
           ? { timeoutMilliseconds: task.timeoutMilliseconds }
           : {}),
         manualApproval: task.manualApproval?.enabled === true,
+        ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
       };
     }),
   };

@@ -1,0 +1,243 @@
+/**
+ * Tasks whose plugin is quick (`PluginManifest.quick`) run their attempts as Temporal local
+ * activities: the history shows a marker per attempt instead of an activity task, and nothing
+ * a user sees changes (statuses, logs, retries with backoff, timeouts, cancel).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTrellis, type Trellis } from '../support/harness.js';
+import {
+  attemptsInHistory,
+  definition,
+  delay,
+  expectBefore,
+  noop,
+  run,
+  start,
+  taskLogs,
+  tasksOf,
+  untilStatuses,
+} from './engine-support.js';
+import { installQuickWait, quickWaitTask, writeQuickPluginRegistry } from './quick-plugin.js';
+
+let trellis: Trellis;
+let registry: Awaited<ReturnType<typeof writeQuickPluginRegistry>>;
+
+beforeAll(async () => {
+  registry = await writeQuickPluginRegistry();
+  trellis = await startTrellis({ worker: true, config: { Plugins: { Registry: registry.index } } });
+  await installQuickWait(trellis.admin);
+});
+afterAll(async () => {
+  await trellis?.stop();
+  await registry?.remove();
+});
+
+const completed = expect.stringMatching(/^Completed in \d+ ms\.$/);
+
+const retry = (maxRetries: number, initialDelayMilliseconds: number) => ({
+  errorHandling: {
+    strategy: 'Retry',
+    retryPolicy: { maxRetries, backoffStrategy: 'Fixed', initialDelayMilliseconds },
+  },
+});
+
+describe('quick tasks', () => {
+  it('a chain of quick built-ins runs as local activities, with the same rows and logs', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Start', type: noop, parameters: { values: [1, 2, 3] } },
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          dependencies: ['Start'],
+          parameters: { expression: '$sum(values)', input: "$[Outputs('Start')]" },
+        },
+        {
+          name: 'Report',
+          type: { plugin: 'Flow/Log' },
+          dependencies: ['Sum'],
+          parameters: { message: "The sum is $[Outputs('Sum').result]." },
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Completed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    for (const task of Object.values(tasks)) {
+      expect(task).toMatchObject({ status: 'Completed', message: completed });
+      expect(task.startTime).not.toBeNull();
+      expect(task.endTime).not.toBeNull();
+    }
+    expectBefore(tasks.Start!, tasks.Sum!);
+    expectBefore(tasks.Sum!, tasks.Report!);
+    expect(await taskLogs(trellis.admin, workflowId, executionId, tasks.Start!.id)).toEqual([
+      'Started.',
+      completed,
+    ]);
+    expect(await taskLogs(trellis.admin, workflowId, executionId, tasks.Report!.id)).toEqual([
+      'Started.',
+      'The sum is 6.',
+      completed,
+    ]);
+    expect(await attemptsInHistory(trellis, executionId)).toEqual({
+      regular: [],
+      local: 3,
+      timers: 0,
+    });
+  });
+
+  it('a plugin that is not quick still runs as an activity task beside quick ones', async () => {
+    const { executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Before', type: noop },
+        { name: 'Wait', ...delay(50), dependencies: ['Before'] },
+        { name: 'After', type: noop, dependencies: ['Wait'] },
+      ]),
+    );
+    expect(execution.status).toBe('Completed');
+    expect(await attemptsInHistory(trellis, executionId)).toEqual({
+      regular: ['Wait'],
+      local: 2,
+      timers: 0,
+    });
+  });
+
+  it('retries a failing quick task by the definition, waiting on workflow timers', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([{ name: 'Flaky', ...quickWaitTask({ failUntilAttempt: 2 }), ...retry(2, 300) }]),
+    );
+    expect(execution.status).toBe('Completed');
+    const flaky = (await tasksOf(trellis.admin, workflowId, executionId)).Flaky!;
+    expect(flaky).toMatchObject({ status: 'Completed', message: completed });
+    expect(await taskLogs(trellis.admin, workflowId, executionId, flaky.id)).toEqual([
+      'Started.',
+      'Attempt 1 failed: attempt 1 fails on purpose. Retrying in 300 ms (retry 1 of 2).',
+      'Attempt 2 started.',
+      'Attempt 2 failed: attempt 2 fails on purpose. Retrying in 300 ms (retry 2 of 2).',
+      'Attempt 3 started.',
+      completed,
+    ]);
+    const row = await trellis.db
+      .selectFrom('taskExecution')
+      .select('attempts')
+      .where('id', '=', flaky.id)
+      .executeTakeFirstOrThrow();
+    expect(row.attempts).toBe(3);
+    // Each attempt is a local activity of its own; the backoffs are the workflow's timers.
+    expect(await attemptsInHistory(trellis, executionId)).toEqual({
+      regular: [],
+      local: 3,
+      timers: 2,
+    });
+  });
+
+  it('fails the run once a quick task has used up its retries, skipping its dependants', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Broken', ...quickWaitTask({ failUntilAttempt: 99 }), ...retry(1, 100) },
+        { name: 'Next', type: noop, dependencies: ['Broken'] },
+      ]),
+    );
+    expect(execution.status).toBe('Failed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(tasks.Broken).toMatchObject({
+      status: 'Failed',
+      message: 'Failed after 2 attempts: attempt 2 fails on purpose.',
+    });
+    expect(tasks.Next).toMatchObject({
+      status: 'Skipped',
+      message: "Skipped: dependency 'Broken' failed.",
+    });
+    expect(await attemptsInHistory(trellis, executionId)).toMatchObject({ regular: [], local: 2 });
+  });
+
+  it('fails a quick task at once when its plugin says retrying cannot help', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        {
+          name: 'Select',
+          type: { plugin: 'Data/Json' },
+          parameters: { expression: 'orders[', input: {} },
+          ...retry(3, 100),
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Failed');
+    const select = (await tasksOf(trellis.admin, workflowId, executionId)).Select!;
+    expect(select.status).toBe('Failed');
+    expect(select.message).toMatch(/^Failed: expression is not valid JSONata: /);
+    expect(await attemptsInHistory(trellis, executionId)).toMatchObject({ regular: [], local: 1 });
+  });
+
+  it('enforces the task timeout inside a quick attempt, as a retryable failure', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        {
+          name: 'Slow',
+          ...quickWaitTask({ milliseconds: 30_000 }),
+          timeoutMilliseconds: 200,
+          ...retry(1, 100),
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Failed');
+    const slow = (await tasksOf(trellis.admin, workflowId, executionId)).Slow!;
+    expect(slow).toMatchObject({
+      status: 'Failed',
+      message: 'Failed after 2 attempts: Timed out after 200 ms.',
+    });
+    expect(await taskLogs(trellis.admin, workflowId, executionId, slow.id)).toEqual([
+      'Started.',
+      'Attempt 1 failed: Timed out after 200 ms. Retrying in 100 ms (retry 1 of 1).',
+      'Attempt 2 started.',
+      'Failed after 2 attempts: Timed out after 200 ms.',
+    ]);
+  });
+
+  it('a cancel aborts a running quick plugin and records the task Canceled', async () => {
+    const scratch = await mkdtemp(path.join(tmpdir(), 'trellis-quick-cancel-'));
+    try {
+      const abortedMarker = path.join(scratch, 'aborted');
+      const { workflowId, executionId } = await start(
+        trellis.admin,
+        definition([
+          { name: 'Wait', ...quickWaitTask({ milliseconds: 60_000, abortedMarker }) },
+          { name: 'After', type: noop, dependencies: ['Wait'] },
+        ]),
+      );
+      await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+      // Not within a second or two as for a regular task: the cancel signal reaches the workflow
+      // only when the workflow task the local activity holds open ends (the worker ends it after
+      // 80% of the 10 s workflow task timeout). A plugin that is really quick is done by then.
+      const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+        timeoutMs: 20_000,
+      });
+      expect(finished.status).toBe('Canceled');
+      expect(await readFile(abortedMarker, 'utf8')).toBe('aborted');
+
+      const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+      expect(tasks.Wait).toMatchObject({ status: 'Canceled', message: 'Canceled while running.' });
+      expect(tasks.Wait!.endTime).not.toBeNull();
+      expect(tasks.After).toMatchObject({
+        status: 'Canceled',
+        message: 'Canceled: the execution was canceled.',
+      });
+      const logs = await taskLogs(trellis.admin, workflowId, executionId, tasks.Wait!.id);
+      expect(logs.at(-1)).toBe('Canceled while running.');
+      expect(await attemptsInHistory(trellis, executionId)).toMatchObject({ regular: [] });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,70 @@
+import type { Kysely } from 'kysely';
+import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
+import type { Database } from '../../../core/src/db/tables.js';
+import type { TaskDefinition, TaskType } from '../../../core/src/definition/types.js';
+import type { PluginRunner, PluginRunRequest } from '../../../core/src/plugins/runner.js';
+
+export type TaskPlugin = Pick<PluginRunRequest, 'type' | 'version' | 'specifications'>;
+
+/**
+ * The plugin a task's `type` names: inline, or through a named configuration. A configuration
+ * that does not exist is an error retrying cannot fix (`nonRetryable`).
+ */
+export async function taskPlugin(db: Kysely<Database>, type: TaskType): Promise<TaskPlugin> {
+  if (typeof type !== 'string') {
+    return {
+      type: type.plugin,
+      ...(type.version !== undefined ? { version: type.version } : {}),
+      specifications: type.specifications ?? {},
+    };
+  }
+  const configuration = await configurationRepository.findByName(db, type);
+  if (!configuration) {
+    throw Object.assign(new Error(`Plugin configuration '${type}' does not exist.`), {
+      nonRetryable: true,
+    });
+  }
+  // Secret settings stay encrypted here; the runner decrypts them right before the run.
+  return {
+    type: configuration.type,
+    version: configuration.version,
+    specifications: configuration.specifications as Record<string, unknown>,
+  };
+}
+
+/**
+ * The names of the tasks whose plugin is installed and says it is quick: their attempts run as
+ * local activities. Each distinct task `type` is looked up once.
+ */
+export async function quickTasks(
+  db: Kysely<Database>,
+  runner: PluginRunner,
+  tasks: readonly TaskDefinition[],
+): Promise<Set<string>> {
+  const byType = new Map<string, Promise<boolean>>();
+  const quick = await Promise.all(
+    tasks.map((task) => {
+      const key = JSON.stringify(
+        typeof task.type === 'string' ? task.type : [task.type.plugin, task.type.version],
+      );
+      let answer = byType.get(key);
+      if (!answer) {
+        answer = isQuick(db, runner, task.type);
+        byType.set(key, answer);
+      }
+      return answer;
+    }),
+  );
+  return new Set(tasks.filter((_, index) => quick[index]).map((task) => task.name));
+}
+
+// In doubt a task is not quick: a missing configuration or plugin, or a package that does not
+// load, is then reported by the task's first attempt, in the task's own log, as before.
+async function isQuick(db: Kysely<Database>, runner: PluginRunner, type: TaskType) {
+  try {
+    const plugin = await taskPlugin(db, type);
+    return (await runner.installedManifest(plugin.type, plugin.version))?.quick === true;
+  } catch {
+    return false;
+  }
+}
