@@ -122,6 +122,36 @@ const scenarios: Scenario[] = [
     expected: 'Completed',
   },
   {
+    // Quick plugins' attempts are local activities (markers), beside a regular one; a quick
+    // task that fails for good takes its error strategy as a regular one would.
+    name: 'quick-tasks',
+    definition: () =>
+      definition([
+        { name: 'Start', type: noop, parameters: { values: [1, 2, 3] } },
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          dependencies: ['Start'],
+          parameters: { expression: '$sum(values)', input: "$[Outputs('Start')]" },
+        },
+        {
+          name: 'Broken',
+          type: { plugin: 'Data/Json' },
+          dependencies: ['Start'],
+          parameters: { expression: 'orders[', input: {} },
+          errorHandling: { strategy: 'Skip' },
+        },
+        { name: 'Wait', ...delay(50), dependencies: ['Sum'] },
+        {
+          name: 'Report',
+          type: { plugin: 'Flow/Log' },
+          dependencies: ['Wait', 'Broken'],
+          parameters: { message: "The sum is $[Outputs('Sum').result]." },
+        },
+      ]),
+    expected: 'Completed',
+  },
+  {
     name: 'approved',
     definition: () => definition([{ name: 'Prepare', type: noop }, gate('Gate', ['Prepare'])]),
     drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve'),
