@@ -14,7 +14,7 @@ const shared = {
 
 export const quickPlan: Plan = {
   mode: 'quick',
-  api: { rounds: 3, seconds: 4, warmupSeconds: 2, connections: 32 },
+  api: { rounds: 5, seconds: 3, warmupSeconds: 2, connections: 32 },
   exec: { rounds: 3, executionsPerRound: 100, inFlight: 50, latencySamples: 30 },
   dag: { rounds: 1, ...shared.dag },
   logs: { samples: 100, ...shared.logs },
@@ -22,7 +22,7 @@ export const quickPlan: Plan = {
 
 export const fullPlan: Plan = {
   mode: 'full',
-  api: { rounds: 5, seconds: 10, warmupSeconds: 3, connections: 32 },
+  api: { rounds: 9, seconds: 6, warmupSeconds: 3, connections: 32 },
   exec: { rounds: 5, executionsPerRound: 300, inFlight: 50, latencySamples: 100 },
   dag: { rounds: 3, ...shared.dag },
   logs: { samples: 300, ...shared.logs },
