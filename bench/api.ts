@@ -54,8 +54,9 @@ export async function benchmarkApi(
   await baselineServer.stop();
 
   const rows: TableRow[] = [
-    row('GET /workflows/{id} req/s', readResult),
-    row('POST /workflows/Add req/s', writeResult),
+    row('GET /workflows/{id} req/s', readResult, '≥ 0.70'),
+    // The issue sets no target for writes; they are reported beside the reads.
+    row('POST /workflows/Add req/s', writeResult, ''),
   ];
   return {
     results: {
@@ -69,13 +70,13 @@ export async function benchmarkApi(
 
 type Comparison = Awaited<ReturnType<typeof compare>>;
 
-function row(metric: string, result: Comparison): TableRow {
+function row(metric: string, result: Comparison, target: string): TableRow {
   return {
     metric,
     ours: describeSummary(result.ours, 0),
     baseline: describeSummary(result.baseline, 0),
     ratio: describeSummary(result.ratio),
-    target: '≥ 0.70',
+    target,
   };
 }
 
