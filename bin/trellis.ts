@@ -14,23 +14,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Connection } from '@temporalio/client';
 import { buildConfig, loadConfig } from '../core/src/config/load.js';
 import type { TrellisConfig } from '../core/src/config/types.js';
-import { openDatabase } from '../core/src/db/database.js';
-import { migrateToLatest } from '../core/src/db/migrate.js';
-import { createLogger, type Logger } from '../core/src/logging.js';
-import { createCatalog } from '../core/src/plugins/catalog.js';
-import { installBuiltIns } from '../core/src/plugins/installation.js';
-import { findTemporalCli } from '../core/src/temporal/cli.js';
-import { connectTemporal } from '../core/src/temporal/connection.js';
-import { startDevServer } from '../core/src/temporal/dev-server.js';
-import { reconcileSchedules } from '../core/src/temporal/schedules.js';
-import { ensureSearchAttributes } from '../core/src/temporal/search-attributes.js';
+import { createLogger } from '../core/src/logging.js';
 import { ensureGeneratedAdmin, type GeneratedAdmin } from './admin-user.js';
-
-type Role = 'all' | 'api' | 'worker';
-const roles: readonly Role[] = ['all', 'api', 'worker'];
+import {
+  checkRole,
+  createTrellis,
+  processRoles,
+  StartAborted,
+  type ProcessRole,
+  type RunningTrellis,
+} from './trellis-process.js';
 
 const usage = `Usage: trellis [--role all|api|worker]
 
@@ -42,48 +37,22 @@ const usage = `Usage: trellis [--role all|api|worker]
 Configuration: TRELLIS_CONFIG=<file> (default ./trellis.config.json), overrides as
 TRELLIS__Section__Key=value, e.g. TRELLIS__Server__Port=7000.`;
 
-/** What runs, stopped in reverse order of start. */
-class Running {
-  private readonly parts: { name: string; stop: () => Promise<void> }[] = [];
-  constructor(private readonly logger: Logger) {}
+class UsageError extends Error {}
 
-  add(name: string, stop: () => Promise<void>): void {
-    this.parts.push({ name, stop });
-  }
-
-  async stopAll(): Promise<boolean> {
-    let clean = true;
-    for (const part of this.parts.reverse().splice(0)) {
-      try {
-        await part.stop();
-        this.logger.info(`stopped ${part.name}`);
-      } catch (error) {
-        clean = false;
-        this.logger.error({ err: error }, `stopping ${part.name} failed`);
-      }
-    }
-    return clean;
-  }
-}
-
-class Interrupted extends Error {}
-
-function parseRole(argv: string[]): Role | 'help' {
+function parseRole(argv: string[]): ProcessRole | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: { role: { type: 'string', short: 'r' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
   });
   if (values.help) return 'help';
-  const role = (values.role ?? 'all').toLowerCase() as Role;
-  if (!roles.includes(role)) throw new UsageError(`Unknown role "${values.role}".`);
+  const role = (values.role ?? 'all').toLowerCase() as ProcessRole;
+  if (!processRoles.includes(role)) throw new UsageError(`Unknown role "${values.role}".`);
   return role;
 }
 
-class UsageError extends Error {}
-
 async function main(): Promise<void> {
-  let role: Role | 'help';
+  let role: ProcessRole | 'help';
   let config: TrellisConfig;
   try {
     role = parseRole(process.argv.slice(2));
@@ -97,6 +66,7 @@ async function main(): Promise<void> {
     console.error(`trellis: ${(error as Error).message}`);
     if (
       error instanceof UsageError ||
+      (error as Error).name === 'RoleConfigurationError' ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       console.error(usage);
@@ -106,18 +76,30 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger(config.Logging, { role });
-  const running = new Running(logger);
-  // A signal during start only sets `stopRequested`: the start stops at its next step and unwinds
-  // what it started, so nothing is torn down under a step still using it.
-  let stopRequested = false;
+  // With no way to log in configured, the `all` process makes an admin rather than ship a default.
+  const admin =
+    role === 'all' && needsGeneratedAdmin(config)
+      ? await ensureGeneratedAdmin(config.DataDirectory)
+      : null;
+  const trellis = createTrellis(admin ? withAdmin(config, admin) : config, { role, logger });
+  // A signal during start aborts it at its next step; `stop()` then unwinds what it started, so
+  // nothing is torn down under a step still using it.
+  const aborter = new AbortController();
   let started = false;
-  const shutDown = async () => process.exit((await running.stopAll()) ? 0 : 1);
+  const shutDown = async () => {
+    try {
+      await trellis.stop();
+      process.exit(0);
+    } catch {
+      process.exit(1);
+    }
+  };
   const stop = (signal: NodeJS.Signals) => {
-    if (stopRequested) {
+    if (aborter.signal.aborted) {
       logger.warn(`${signal} again: exiting without waiting`);
       process.exit(1);
     }
-    stopRequested = true;
+    aborter.abort();
     logger.info(
       `${signal} received, stopping${started ? '' : ' once the current start step ends'}`,
     );
@@ -125,180 +107,34 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  const checkpoint = () => {
-    if (stopRequested) throw new Interrupted();
-  };
 
   try {
-    const banner = await start(role, config, logger, running, checkpoint);
+    const running = await trellis.start(aborter.signal);
     started = true;
-    if (stopRequested) return await shutDown(); // the signal came after the last checkpoint
-    process.stdout.write(banner);
+    if (aborter.signal.aborted) return await shutDown(); // the signal came after the last step
+    process.stdout.write(banner(running, admin));
   } catch (error) {
-    if (!(error instanceof Interrupted)) {
+    if (!(error instanceof StartAborted)) {
       logger.fatal({ err: error }, `Trellis failed to start: ${(error as Error).message}`);
-      await running.stopAll();
+      await trellis.stop().catch(() => undefined);
       process.exit(1);
     }
     await shutDown();
   }
 }
 
-/** Separate processes share nothing but PostgreSQL and Temporal: the embedded ones cannot do. */
-function checkRole(role: Role, config: TrellisConfig): void {
-  if (role === 'all') return;
-  const missing = [
-    config.Database.Url ? null : 'Database.Url (the embedded PGlite serves one process only)',
-    config.Temporal.Address
-      ? null
-      : 'Temporal.Address (the embedded Temporal lives inside the `all` process)',
-  ].filter((item) => item !== null);
-  if (missing.length > 0) throw new UsageError(`--role ${role} needs ${missing.join(' and ')}.`);
-}
-
-async function start(
-  role: Role,
-  loaded: TrellisConfig,
-  logger: Logger,
-  running: Running,
-  checkpoint: () => void,
-): Promise<string> {
-  const database = await openDatabase(loaded, logger);
-  running.add('database', () => database.close());
-  await migrateToLatest(database.db, logger);
-  checkpoint();
-
-  const catalog = createCatalog(loaded);
-  if (role !== 'worker' && loaded.Plugins.InstallBuiltIns)
-    await installBuiltIns(database.db, catalog, logger);
-  checkpoint();
-
-  let temporalAddress = loaded.Temporal.Address;
-  let temporalUi: string | null = null;
-  if (!temporalAddress) {
-    const cli = await findTemporalCli({ logger, env: process.env });
-    checkpoint();
-    const devServer = await startDevServer({
-      cliPath: cli.path,
-      port: loaded.Temporal.Port,
-      uiPort: loaded.Temporal.UiPort,
-      dbFile: path.join(loaded.DataDirectory, 'temporal.db'),
-      namespace: loaded.Temporal.Namespace,
-      logger,
-    });
-    running.add('Temporal dev server', () => devServer.stop());
-    temporalAddress = devServer.address;
-    temporalUi = devServer.uiUrl;
-    checkpoint();
-  }
-
-  const admin =
-    role === 'all' && needsGeneratedAdmin(loaded)
-      ? await ensureGeneratedAdmin(loaded.DataDirectory)
-      : null;
-  const config = withRuntimeSettings(loaded, temporalAddress, admin);
-
-  const temporal = await connectTemporal(config.Temporal, logger);
-  running.add('Temporal connection', () => temporal.connection.close());
-  await registerSearchAttributes(
-    temporal.connection,
-    config,
-    logger,
-    loaded.Temporal.Address === undefined,
-  );
-  if (role !== 'worker') await reconcileSchedules(database.db, temporal.client, config, logger);
-  checkpoint();
-
-  let apiUrl: string | null = null;
-  // Imported only by the role that runs them: an API process never loads the worker's native code.
-  if (role !== 'worker') {
-    // Repairs executions a killed API left without a run, now and every little while after.
-    const { startExecutionRecovery } =
-      await import('../server/src/executions/recover-executions.js');
-    const recovery = startExecutionRecovery({
-      db: database.db,
-      client: temporal.client,
-      config,
-      logger,
-    });
-    running.add('execution recovery', () => recovery.stop());
-    const { startApiServer } = await import('../server/src/app.js');
-    const api = await startApiServer({
-      config,
-      db: database.db,
-      logger,
-      temporal: { client: temporal.client },
-      catalog,
-    });
-    running.add('API', () => api.close());
-    apiUrl = api.url;
-    checkpoint();
-  }
-  if (role !== 'api') {
-    const { startWorker } = await import('../workflows-worker/src/worker.js');
-    const worker = await startWorker({
-      config,
-      db: database.db,
-      connection: temporal.connection,
-      logger,
-    });
-    running.add('worker', () => worker.stop());
-    checkpoint();
-  }
-
-  return banner({ role, config, apiUrl, temporalUi, admin, embeddedDatabase: database.embedded });
-}
-
-/** With no way to log in configured, the `all` process makes an admin rather than ship a default. */
 function needsGeneratedAdmin(config: TrellisConfig): boolean {
   return config.Security.Basic.Users.length === 0 && !config.Security.Bearer.Enabled;
 }
 
-/** The configuration as this process runs it: the embedded Temporal's address, the generated admin. */
-function withRuntimeSettings(
-  loaded: TrellisConfig,
-  temporalAddress: string,
-  admin: GeneratedAdmin | null,
-): TrellisConfig {
-  const copy = structuredClone(loaded) as TrellisConfig;
-  copy.Temporal.Address = temporalAddress;
-  if (admin) copy.Security.Basic = { Enabled: true, Users: [admin.user] };
+function withAdmin(config: TrellisConfig, admin: GeneratedAdmin): TrellisConfig {
+  const copy = structuredClone(config) as TrellisConfig;
+  copy.Security.Basic = { Enabled: true, Users: [admin.user] };
   return buildConfig(copy);
 }
 
-/**
- * The dev server registers the attributes itself; a real cluster may refuse the operator call, in
- * which case runs still work once an operator registers them (see search-attributes.ts).
- */
-async function registerSearchAttributes(
-  connection: Connection,
-  config: TrellisConfig,
-  logger: Logger,
-  embedded: boolean,
-): Promise<void> {
-  try {
-    const added = await ensureSearchAttributes(connection, config.Temporal.Namespace);
-    if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');
-  } catch (error) {
-    if (embedded) throw error;
-    logger.error(
-      { err: error },
-      'Could not register the search attributes TrellisWorkflowId, TrellisWorkflowName, TrellisExecutionId ' +
-        `(Keyword) in namespace ${config.Temporal.Namespace}; register them with ` +
-        '`temporal operator search-attribute create`, or runs cannot start',
-    );
-  }
-}
-
-function banner(options: {
-  role: Role;
-  config: TrellisConfig;
-  apiUrl: string | null;
-  temporalUi: string | null;
-  admin: GeneratedAdmin | null;
-  embeddedDatabase: boolean;
-}): string {
-  const { role, config, apiUrl, temporalUi, admin } = options;
+function banner(running: RunningTrellis, admin: GeneratedAdmin | null): string {
+  const { role, config, apiUrl, temporalUi } = running;
   const version = (
     JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version: string;
@@ -313,7 +149,7 @@ function banner(options: {
       ? `  Temporal UI  ${temporalUi}/namespaces/${Namespace}/workflows`
       : `  Temporal     ${Address} (namespace ${Namespace})`,
     ...(role !== 'api' ? [`  Worker       polling task queue "${TaskQueue}"`] : []),
-    `  Database     ${options.embeddedDatabase ? `embedded PGlite in ${path.join(config.DataDirectory, 'pglite')}` : 'PostgreSQL (Database.Url)'}`,
+    `  Database     ${running.embeddedDatabase ? `embedded PGlite in ${path.join(config.DataDirectory, 'pglite')}` : 'PostgreSQL (Database.Url)'}`,
   ];
   if (apiUrl) lines.push(...loginLines(config, apiUrl, admin));
   lines.push('Press Ctrl-C to stop.', '');

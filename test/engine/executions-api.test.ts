@@ -9,7 +9,7 @@ let offline: Trellis;
 beforeAll(async () => {
   [trellis, offline] = await Promise.all([
     startTrellis({ worker: true }),
-    startTrellis({ temporal: 'none' }),
+    startTrellis({ temporal: 'unreachable' }),
   ]);
 });
 afterAll(async () => {
@@ -185,7 +185,7 @@ describe('executions API', () => {
     );
   });
 
-  it('answers 503 and records nothing when Temporal is not available', async () => {
+  it('answers 503 and records the execution Failed with the reason when Temporal is not available', async () => {
     const workflowId = await addWorkflow(offline.admin, definition([{ name: 'A', type: noop }]));
     await expectFailure(
       offline.admin.POST('/workflows/{workflowId}/executions', {
@@ -195,11 +195,15 @@ describe('executions API', () => {
       503,
       /Temporal/,
     );
-    expect(
-      await offline.admin.GET('/workflows/{workflowId}/executions', {
-        params: { path: { workflowId } },
-      }),
-    ).toEqual([]);
+    // Never left Running with no run behind it: recorded Failed at once.
+    const executions = await offline.admin.GET('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+    });
+    expect(executions.map((execution) => execution.status)).toEqual(['Failed']);
+    const logs = await offline.admin.GET('/workflows/{workflowId}/executions/{executionId}/logs', {
+      params: { path: { workflowId, executionId: executions[0]!.id } },
+    });
+    expect(logs.map((entry) => entry.message).join('\n')).toMatch(/Temporal is unavailable/);
   });
 
   it('refuses a run whose definition names a plugin that is no longer installed', async () => {

@@ -1,7 +1,9 @@
 /**
- * Boots a real Trellis in-process for end-to-end tests: a fresh database (PostgreSQL from the
- * global setup, or embedded PGlite), migrations, built-in plugins, a Temporal client on the test
- * dev server with a task queue of its own, the API on a free port and, on request, a worker.
+ * Boots a real Trellis in-process for end-to-end tests through the composition root
+ * (`createTrellis`), so each test starts Trellis as production does: a fresh database
+ * (PostgreSQL from the global setup, or embedded PGlite), migrations, built-in plugins, the test
+ * dev server with a task queue of its own, schedule reconciliation, execution recovery, the API on
+ * a free port and, on request, a worker.
  * Tests talk to it only through the SDK (or plain fetch for what the SDK cannot send).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,16 +17,11 @@ import type { Credentials, TrellisClient } from '../../sdk/src/index.js';
 import { buildConfig } from '../../core/src/config/load.js';
 import type { DeepPartial } from '../../core/src/config/load.js';
 import type { Role, TrellisConfig } from '../../core/src/config/types.js';
-import { openDatabase } from '../../core/src/db/database.js';
-import { migrateToLatest } from '../../core/src/db/migrate.js';
 import type { Database } from '../../core/src/db/tables.js';
 import { createLogger, type Logger } from '../../core/src/logging.js';
-import { createCatalog } from '../../core/src/plugins/catalog.js';
-import { installBuiltIns } from '../../core/src/plugins/installation.js';
 import { hashPassword } from '../../core/src/security/password.js';
-import { connectTemporal } from '../../core/src/temporal/connection.js';
-import { ensureSearchAttributes } from '../../core/src/temporal/search-attributes.js';
-import { startApiServer } from '../../server/src/app.js';
+import type { TemporalConnection } from '../../core/src/temporal/connection.js';
+import { createTrellis } from '../../bin/trellis-process.js';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './services.js';
 
 /** The Basic users every harness configures: one per role, plus admin. */
@@ -99,10 +96,10 @@ export interface StartOptions {
   /** Reuse a database URL (postgres mode), e.g. to restart on the same database. */
   databaseUrl?: string;
   /**
-   * `test` (default): the shared dev server; `none`: the API runs without Temporal;
-   * `unreachable`: a client for an address where nothing listens (calls fail at once, for 503s).
+   * `test` (default): the shared dev server; `unreachable`: a client for an address where
+   * nothing listens (calls fail at once, for 503s).
    */
-  temporal?: 'test' | 'none' | 'unreachable';
+  temporal?: 'test' | 'unreachable';
   /** The service's logger (default silent; `TRELLIS_TEST_LOG=1` prints debug logs). */
   logger?: Logger;
 }
@@ -113,8 +110,8 @@ export interface Trellis {
   db: Kysely<Database>;
   /** The database URL (postgres mode), to restart on the same data. */
   databaseUrl: string | undefined;
-  /** The Temporal client and connection the service uses (null with `temporal: 'none'`). */
-  temporal: { client: Client; connection: Connection } | null;
+  /** The Temporal client and connection the service uses. */
+  temporal: { client: Client; connection: Connection };
   /** An SDK client authenticated as the admin user (Basic). */
   admin: TrellisClient;
   /** An SDK client with the given credentials (none: anonymous). */
@@ -150,14 +147,13 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     (options.database ?? 'postgres') === 'postgres'
       ? (options.databaseUrl ?? (await createTestDatabase()))
       : undefined;
-  const temporalMode = options.temporal ?? 'test';
-  const useTemporal = temporalMode === 'test';
+  const unreachable = options.temporal === 'unreachable';
   const defaults: DeepPartial<TrellisConfig> = {
     Server: { Port: 0, Host: '127.0.0.1' },
     DataDirectory: dataDirectory,
     Database: databaseUrl ? { Url: databaseUrl, PoolSize: 5 } : {},
     Temporal: {
-      ...(useTemporal ? { Address: testServices().temporalAddress } : {}),
+      Address: unreachable ? unreachableTemporal : testServices().temporalAddress,
       Namespace: 'default',
       TaskQueue: uniqueTaskQueue(),
     },
@@ -190,63 +186,30 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
   const config = buildConfig(
     mergeDeep(defaults as Plain, (options.config ?? {}) as Plain) as DeepPartial<TrellisConfig>,
   );
+  if (unreachable && options.worker) throw new Error('startTrellis: a worker needs Temporal');
 
-  const cleanups: (() => Promise<unknown>)[] = [];
+  // Exactly the start-up production runs (bin/trellis-process.ts): an API, and a worker on request.
+  const trellis = createTrellis(config, {
+    role: options.worker ? 'all' : 'api',
+    logger,
+    ...(unreachable ? { temporal: unreachableConnection() } : {}),
+  });
   const stop = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    cleanups.length = 0;
+    await trellis.stop().catch(() => undefined);
+    if (ownDirectory) await rm(dataDirectory, { recursive: true, force: true });
   };
-  if (ownDirectory) cleanups.push(() => rm(dataDirectory, { recursive: true, force: true }));
   try {
-    const database = await openDatabase(config, logger);
-    cleanups.push(() => database.close());
-    await migrateToLatest(database.db, logger);
-    const catalog = createCatalog(config);
-    await installBuiltIns(database.db, catalog, logger);
-
-    let temporal: { client: Client; connection: Connection } | null = null;
-    if (temporalMode === 'test') {
-      temporal = await connectTemporal(config.Temporal, logger);
-      await ensureSearchAttributes(temporal.connection, config.Temporal.Namespace);
-    } else if (temporalMode === 'unreachable') {
-      // Port 1 on loopback refuses connections; no retry interceptor, so calls fail at once.
-      const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: [] });
-      temporal = { connection, client: new Client({ connection, namespace: 'default' }) };
-    }
-    if (temporal) {
-      const connection = temporal.connection;
-      cleanups.push(() => connection.close());
-    }
-
-    const server = await startApiServer({
-      config,
-      db: database.db,
-      logger,
-      temporal: temporal ? { client: temporal.client } : null,
-      catalog,
-    });
-    cleanups.push(() => server.close());
-
-    if (options.worker) {
-      if (!temporal) throw new Error('startTrellis: a worker needs Temporal');
-      const { startWorker } = await import('../../workflows-worker/src/worker.js');
-      const worker = await startWorker({
-        config,
-        db: database.db,
-        connection: temporal.connection,
-        logger,
-      });
-      cleanups.push(() => worker.stop());
-    }
-
+    const running = await trellis.start();
+    const baseUrl = running.apiUrl;
+    if (!baseUrl) throw new Error('startTrellis: the process runs no API');
     const client = (credentials: Credentials = {}) =>
-      createTrellisClient({ baseUrl: server.url, ...credentials });
+      createTrellisClient({ baseUrl, ...credentials });
     return {
-      baseUrl: server.url,
-      config,
-      db: database.db,
+      baseUrl,
+      config: running.config,
+      db: running.db,
       databaseUrl,
-      temporal,
+      temporal: running.temporal,
       admin: client(basicAs('admin')),
       client,
       stop,
@@ -255,4 +218,13 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     await stop();
     throw error;
   }
+}
+
+/** Port 1 on loopback refuses connections. */
+const unreachableTemporal = '127.0.0.1:1';
+
+/** A client for an address where nothing listens; no retry interceptor, so calls fail at once. */
+function unreachableConnection(): TemporalConnection {
+  const connection = Connection.lazy({ address: unreachableTemporal, interceptors: [] });
+  return { connection, client: new Client({ connection, namespace: 'default' }) };
 }

@@ -54,10 +54,23 @@ export async function startExecution(
     await startExecutionWorkflow(temporal!.client, config, execution);
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
-    await executionRepository.markExecutionFinished(db, execution.id, {
-      status: 'Failed',
-      message,
-    });
+    const at = new Date();
+    // The reason goes into the execution's log too: the detail has no message field to show it.
+    await executionRepository.markExecutionFinished(
+      db,
+      execution.id,
+      { status: 'Failed', message, at },
+      [
+        {
+          executionId: execution.id,
+          taskExecutionId: null,
+          dedupeKey: 'start-failed',
+          level: 'Error',
+          message,
+          timeStamp: at,
+        },
+      ],
+    );
     throw unavailable(message);
   }
   return {

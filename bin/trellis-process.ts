@@ -1,0 +1,269 @@
+/**
+ * The composition root: the one place that builds a Trellis process from a frozen config and a
+ * role. The launcher (`bin/trellis.ts`), the integration-test harness and the benchmarks all start
+ * Trellis through `createTrellis`, so a test runs exactly the start-up production runs: database
+ * and migrations, built-in plugins, Temporal (embedded dev server when no address is configured),
+ * search attributes, schedule reconciliation, execution recovery, the API and the worker.
+ *
+ *   const trellis = createTrellis(config, { role: 'all', logger });
+ *   const running = await trellis.start();   // what runs, and where
+ *   await trellis.stop();                    // everything, in reverse order of start
+ */
+import path from 'node:path';
+import type { Client, Connection } from '@temporalio/client';
+import type { Kysely } from 'kysely';
+import { buildConfig } from '../core/src/config/load.js';
+import type { TrellisConfig } from '../core/src/config/types.js';
+import { openDatabase } from '../core/src/db/database.js';
+import { migrateToLatest } from '../core/src/db/migrate.js';
+import type { Database } from '../core/src/db/tables.js';
+import type { Logger } from '../core/src/logging.js';
+import { createCatalog } from '../core/src/plugins/catalog.js';
+import { installBuiltIns } from '../core/src/plugins/installation.js';
+import { findTemporalCli } from '../core/src/temporal/cli.js';
+import { connectTemporal, type TemporalConnection } from '../core/src/temporal/connection.js';
+import { startDevServer } from '../core/src/temporal/dev-server.js';
+import { reconcileSchedules } from '../core/src/temporal/schedules.js';
+import { ensureSearchAttributes } from '../core/src/temporal/search-attributes.js';
+
+export type ProcessRole = 'all' | 'api' | 'worker';
+export const processRoles: readonly ProcessRole[] = ['all', 'api', 'worker'];
+
+export interface TrellisProcessOptions {
+  role: ProcessRole;
+  logger: Logger;
+  /**
+   * A Temporal connection to use instead of connecting to `Temporal.Address`. Tests pass one
+   * that cannot reach anything to see how the API answers while Temporal is down; it is closed
+   * on stop like an own connection.
+   */
+  temporal?: TemporalConnection;
+}
+
+/** What a started process runs; `apiUrl` is null without an API, `temporalUi` without a dev server. */
+export interface RunningTrellis {
+  role: ProcessRole;
+  /** The configuration as the process runs it (the embedded Temporal's address filled in). */
+  config: TrellisConfig;
+  db: Kysely<Database>;
+  temporal: TemporalConnection;
+  apiUrl: string | null;
+  temporalUi: string | null;
+  embeddedDatabase: boolean;
+}
+
+export interface TrellisProcess {
+  /**
+   * Starts every part the role needs, in order. When `signal` aborts during the start, the start
+   * stops at its next step and rejects with `StartAborted`; `stop()` then unwinds what started.
+   * A failed start leaves what it started running for `stop()` too.
+   */
+  start(signal?: AbortSignal): Promise<RunningTrellis>;
+  /** Stops what runs in reverse order of start; rejects naming the parts that failed to stop. */
+  stop(): Promise<void>;
+}
+
+/** The start was interrupted (a signal arrived while it ran). */
+export class StartAborted extends Error {
+  constructor() {
+    super('Trellis start was interrupted');
+    this.name = 'StartAborted';
+  }
+}
+
+/** A role and a configuration that cannot run together; says what is missing. */
+export class RoleConfigurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RoleConfigurationError';
+  }
+}
+
+/**
+ * Separate processes share nothing but PostgreSQL and Temporal, which the embedded ones cannot
+ * be: `api` and `worker` need both configured.
+ */
+export function checkRole(role: ProcessRole, config: TrellisConfig): void {
+  if (role === 'all') return;
+  const missing = [
+    config.Database.Url ? null : 'Database.Url (the embedded PGlite serves one process only)',
+    config.Temporal.Address
+      ? null
+      : 'Temporal.Address (the embedded Temporal lives inside the `all` process)',
+  ].filter((item) => item !== null);
+  if (missing.length > 0) {
+    throw new RoleConfigurationError(`--role ${role} needs ${missing.join(' and ')}.`);
+  }
+}
+
+/**
+ * Builds (does not start) a Trellis process. Any role runs on the embedded database and Temporal
+ * in one process; the launcher refuses `api`/`worker` without external ones (`checkRole`), since
+ * several processes cannot share them.
+ */
+export function createTrellis(
+  config: TrellisConfig,
+  options: TrellisProcessOptions,
+): TrellisProcess {
+  const { role, logger } = options;
+  const parts: { name: string; stop: () => Promise<void> }[] = [];
+  const started = (name: string, stop: () => Promise<void>) => parts.push({ name, stop });
+
+  async function start(signal?: AbortSignal): Promise<RunningTrellis> {
+    const checkpoint = () => {
+      if (signal?.aborted) throw new StartAborted();
+    };
+    checkpoint();
+    const database = await openDatabase(config, logger);
+    started('database', () => database.close());
+    await migrateToLatest(database.db, logger);
+    checkpoint();
+
+    const catalog = createCatalog(config);
+    if (role !== 'worker' && config.Plugins.InstallBuiltIns) {
+      await installBuiltIns(database.db, catalog, logger);
+    }
+    checkpoint();
+
+    let temporalAddress = config.Temporal.Address;
+    let temporalUi: string | null = null;
+    if (!temporalAddress && !options.temporal) {
+      const cli = await findTemporalCli({ logger, env: process.env });
+      checkpoint();
+      const devServer = await startDevServer({
+        cliPath: cli.path,
+        port: config.Temporal.Port,
+        uiPort: config.Temporal.UiPort,
+        dbFile: path.join(config.DataDirectory, 'temporal.db'),
+        namespace: config.Temporal.Namespace,
+        logger,
+      });
+      started('Temporal dev server', () => devServer.stop());
+      temporalAddress = devServer.address;
+      temporalUi = devServer.uiUrl;
+      checkpoint();
+    }
+    const runtime =
+      temporalAddress === config.Temporal.Address ? config : withAddress(config, temporalAddress);
+
+    const temporal = options.temporal ?? (await connectTemporal(runtime.Temporal, logger));
+    started('Temporal connection', () => temporal.connection.close());
+    await registerSearchAttributes(temporal.connection, runtime, logger, temporalUi !== null);
+    if (role !== 'worker') await reconcile(database.db, temporal.client, runtime, logger);
+    checkpoint();
+
+    let apiUrl: string | null = null;
+    // Imported only by the roles that run them: an API process never loads the worker's native code.
+    if (role !== 'worker') {
+      // Repairs executions a killed API left without a run, now and every little while after.
+      const { startExecutionRecovery } =
+        await import('../server/src/executions/recover-executions.js');
+      const recovery = startExecutionRecovery({
+        db: database.db,
+        client: temporal.client,
+        config: runtime,
+        logger,
+      });
+      started('execution recovery', () => recovery.stop());
+      const { startApiServer } = await import('../server/src/app.js');
+      const api = await startApiServer({
+        config: runtime,
+        db: database.db,
+        logger,
+        temporal: { client: temporal.client },
+        catalog,
+      });
+      started('API', () => api.close());
+      apiUrl = api.url;
+      checkpoint();
+    }
+    if (role !== 'api') {
+      const { startWorker } = await import('../workflows-worker/src/worker.js');
+      const worker = await startWorker({
+        config: runtime,
+        db: database.db,
+        connection: temporal.connection,
+        logger,
+      });
+      started('worker', () => worker.stop());
+      checkpoint();
+    }
+
+    return {
+      role,
+      config: runtime,
+      db: database.db,
+      temporal,
+      apiUrl,
+      temporalUi,
+      embeddedDatabase: database.embedded,
+    };
+  }
+
+  async function stop(): Promise<void> {
+    const failed: string[] = [];
+    for (const part of parts.reverse().splice(0)) {
+      try {
+        await part.stop();
+        logger.info(`stopped ${part.name}`);
+      } catch (error) {
+        failed.push(part.name);
+        logger.error({ err: error }, `stopping ${part.name} failed`);
+      }
+    }
+    if (failed.length > 0) throw new Error(`Stopping ${failed.join(', ')} failed (see the log).`);
+  }
+
+  return { start, stop };
+}
+
+function withAddress(config: TrellisConfig, address: string | undefined): TrellisConfig {
+  const copy = structuredClone(config) as TrellisConfig;
+  copy.Temporal.Address = address;
+  return buildConfig(copy);
+}
+
+/**
+ * The dev server registers the attributes itself; a real cluster may refuse the operator call, in
+ * which case runs still work once an operator registers them (see search-attributes.ts).
+ */
+async function registerSearchAttributes(
+  connection: Connection,
+  config: TrellisConfig,
+  logger: Logger,
+  embedded: boolean,
+): Promise<void> {
+  try {
+    const added = await ensureSearchAttributes(connection, config.Temporal.Namespace);
+    if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');
+  } catch (error) {
+    if (embedded) throw error;
+    logger.error(
+      { err: error },
+      'Could not register the search attributes TrellisWorkflowId, TrellisWorkflowName, TrellisExecutionId ' +
+        `(Keyword) in namespace ${config.Temporal.Namespace}; register them with ` +
+        '`temporal operator search-attribute create`, or runs cannot start',
+    );
+  }
+}
+
+/**
+ * Brings Temporal's schedules in line with the triggers. A failure here (Temporal answering
+ * slowly at start) is logged, not fatal: the API still serves, and saving a trigger syncs its
+ * schedule again.
+ */
+async function reconcile(
+  db: Kysely<Database>,
+  client: Client,
+  config: TrellisConfig,
+  logger: Logger,
+): Promise<void> {
+  try {
+    await reconcileSchedules(db, client, config, logger);
+  } catch (error) {
+    logger.error(
+      { err: error },
+      'Could not reconcile Temporal schedules with the triggers; the next start tries again',
+    );
+  }
+}
