@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildConfig, loadConfig } from '../core/src/config/load.js';
 import type { TrellisConfig } from '../core/src/config/types.js';
+import { installPath } from '../core/src/install-root.js';
 import { createLogger } from '../core/src/logging.js';
 import { ensureGeneratedAdmin, type GeneratedAdmin } from './admin-user.js';
 import {
@@ -136,7 +137,7 @@ function withAdmin(config: TrellisConfig, admin: GeneratedAdmin): TrellisConfig 
 function banner(running: RunningTrellis, admin: GeneratedAdmin | null): string {
   const { role, config, apiUrl, temporalUi } = running;
   const version = (
-    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    JSON.parse(readFileSync(installPath('package.json'), 'utf8')) as {
       version: string;
     }
   ).version;

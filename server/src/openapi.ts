@@ -4,12 +4,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, OpenAPIRouter } from 'openapi-backend';
 import type { Document, Operation, ParsedRequest, Request } from 'openapi-backend';
+import { installPath } from '../../core/src/install-root.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-const documentUrl = new URL('../../generated/openapi.json', import.meta.url);
-const yamlUrl = new URL('../../generated/openapi.yaml', import.meta.url);
+const documentUrl = installPath('generated', 'openapi.json');
+const yamlUrl = installPath('generated', 'openapi.yaml');
 
 /** The OpenAPI document as text, read once: it is the route table and the validation schema. */
 export const openApiJson: string = readFileSync(documentUrl, 'utf8');

@@ -2,6 +2,7 @@
  * The Trellis worker: polls the configured task queue, runs `trellisExecution` workflows and
  * their activities. Any number of workers may run against one Temporal and one PostgreSQL.
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Connection } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
@@ -12,6 +13,7 @@ import {
   Worker,
   type WorkerOptions,
   type WorkflowBundle,
+  type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
@@ -20,8 +22,16 @@ import type { Logger } from '../../core/src/logging.js';
 import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
 import { createActivities } from './activities/index.js';
 
-/** The module whose exports are the workflows. */
-export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+/** Whether this module runs compiled (`dist/`, `npm run build`) rather than from TypeScript source. */
+const compiled = import.meta.url.endsWith('.js');
+
+/** The module whose exports are the workflows (its compiled form when this module is compiled). */
+export const workflowsPath = fileURLToPath(
+  new URL(`./workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url),
+);
+
+/** Where `npm run build` writes the workflow bundle: beside the compiled worker. */
+export const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 
 export interface WorkerDeps {
   config: TrellisConfig;
@@ -87,14 +97,24 @@ function temporalLogger(logger: Logger): TemporalLogger {
   };
 }
 
-let bundle: Promise<WorkflowBundle> | undefined;
-
-/** The workflow code bundle, built once per process (webpack takes seconds). */
-export function workflowBundle(logger?: Logger): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({
+/** Builds the workflow code bundle (webpack: seconds). */
+export async function buildWorkflowBundle(logger?: Logger): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
     workflowsPath,
     ...(logger ? { logger: temporalLogger(logger.child({ component: 'workflow-bundler' })) } : {}),
   });
+}
+
+let bundle: Promise<WorkflowBundleOption> | undefined;
+
+/**
+ * The workflow code the worker runs: compiled, the bundle `npm run build` made (a worker start
+ * takes no webpack run); from source, a bundle built once per process.
+ */
+export function workflowBundle(logger?: Logger): Promise<WorkflowBundleOption> {
+  bundle ??= compiled && existsSync(prebuiltBundlePath)
+    ? Promise.resolve({ codePath: prebuiltBundlePath })
+    : buildWorkflowBundle(logger);
   bundle.catch(() => (bundle = undefined));
   return bundle;
 }

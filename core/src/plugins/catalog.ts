@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import semver from 'semver';
 import type { TrellisConfig } from '../config/types.js';
 import { notFound } from '../errors.js';
+import { installPath } from '../install-root.js';
 import type { PluginManifest } from './contract.js';
 import {
   compareTypeAndVersion,
@@ -57,7 +57,7 @@ export interface PluginCatalog {
 
 /** The folder holding the built-in packages: `<repo>/plugins`. */
 export function builtInPluginsDirectory(): string {
-  return fileURLToPath(new URL('../../../plugins/', import.meta.url));
+  return installPath('plugins');
 }
 
 interface BuiltIn extends CatalogEntry {

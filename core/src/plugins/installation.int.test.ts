@@ -15,7 +15,7 @@ import * as workflowRepository from '../db/workflow-repository.js';
 import { apiErrorOf } from '../expect-api-error.js';
 import { createCatalog, type PluginCatalog } from './catalog.js';
 import { installBuiltIns, installPlugin, uninstallPlugin, updatePlugin } from './installation.js';
-import { defaultCacheDirectory } from './package.js';
+import { pluginCacheDirectory } from './package.js';
 import { buildRegistry } from './registry.js';
 import { createPluginRunner, PluginInputError, type PluginRunRequest } from './runner.js';
 import { encryptSecrets, loadEncryptionKey } from './settings.js';
@@ -141,7 +141,7 @@ describe('plugin lifecycle over a registry directory', () => {
     expect(output).toEqual({ text: 'Hello, Ann', version: '1.0.0' });
     expect(logger.entries).toEqual([{ level: 'Info', message: 'greeting Ann with key ********' }]);
     const [row] = await pluginRepository.listByType(db, TYPE);
-    expect(await readdir(cacheDirectory)).toEqual([row!.sha256]);
+    expect((await readdir(cacheDirectory)).sort()).toEqual(['node_modules', row!.sha256].sort());
 
     await expect(runner.run(request({ parameters: {} }))).rejects.toThrow(
       new PluginInputError('Plugin "Test/Greeter" 1.0.0: parameter "name" is required'),
@@ -188,7 +188,7 @@ describe('plugin lifecycle over a registry directory', () => {
       text: 'Hi, ANN',
       version: '2.0.0',
     });
-    expect(await readdir(defaultCacheDirectory())).toContain(updated.sha256);
+    expect(await readdir(pluginCacheDirectory(config))).toContain(updated.sha256);
     expect(await runner.installedManifest(TYPE)).toMatchObject({ version: '2.0.0', quick: true });
   });
 

@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import semver from 'semver';
 import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
 import { ApiError } from '../errors.js';
+import { installPath } from '../install-root.js';
 import type { PluginManifest } from './contract.js';
 import { createAjv, validationProblems } from './schema.js';
 
@@ -272,22 +272,34 @@ export async function readManifestFromPackage(
 }
 
 /**
- * Where unpacked packages live, one folder per sha256. It sits inside the host's own
- * `node_modules` (`<repo>/node_modules/.cache/trellis-plugins`, found from this module's
- * location) because Node resolves a plugin's bare imports (`jsonata`, `pg`...) by walking up
- * from the plugin's file: from there the walk reaches the host's `node_modules`, so plugins can
- * use what the host installed without a `node_modules` of their own. `.cache` under
- * `node_modules` is also where tools conventionally keep disposable caches, and git ignores it.
+ * Where unpacked packages live, one folder per sha256: `<DataDirectory>/plugin-cache`, so the
+ * install folder and its `node_modules` may be read-only at run time. Node resolves a plugin's
+ * bare imports (`jsonata`, `pg`...) by walking up from the plugin's file; the cache holds a
+ * `node_modules` link to the host's, so that walk finds what Trellis installed and plugins need
+ * no `node_modules` of their own (`prepareCacheDirectory`).
  */
-export function defaultCacheDirectory(): string {
-  const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-  return path.join(repoRoot, 'node_modules', '.cache', 'trellis-plugins');
+export function pluginCacheDirectory(config: { DataDirectory: string }): string {
+  return path.join(config.DataDirectory, 'plugin-cache');
+}
+
+/** Creates the cache folder and its `node_modules` link to the host's packages. */
+export async function prepareCacheDirectory(cacheDirectory: string): Promise<void> {
+  await mkdir(cacheDirectory, { recursive: true });
+  const link = path.join(cacheDirectory, 'node_modules');
+  const target = installPath('node_modules');
+  const current = await readlink(link).catch(() => null);
+  if (current === target) return;
+  if (current !== null) await rm(link, { force: true });
+  await symlink(target, link, 'dir').catch((error: NodeJS.ErrnoException) => {
+    // Another worker made the same link at the same moment.
+    if (error.code !== 'EEXIST') throw error;
+  });
 }
 
 /** The cache folder of a package, whether or not it is unpacked yet. */
 export function cachedPackageDirectory(
   sha256: string,
-  cacheDirectory = defaultCacheDirectory(),
+  cacheDirectory: string,
 ): string {
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`Not a sha256: ${sha256}`);
   return path.join(cacheDirectory, sha256);
@@ -296,7 +308,7 @@ export function cachedPackageDirectory(
 /** Whether a package is already unpacked in the cache. */
 export async function isCached(
   sha256: string,
-  cacheDirectory = defaultCacheDirectory(),
+  cacheDirectory: string,
 ): Promise<boolean> {
   try {
     await access(path.join(cachedPackageDirectory(sha256, cacheDirectory), MANIFEST_FILE));
@@ -314,7 +326,7 @@ export async function isCached(
 export async function unpackPackage(
   bytes: Uint8Array,
   sha256: string,
-  cacheDirectory = defaultCacheDirectory(),
+  cacheDirectory: string,
 ): Promise<string> {
   const target = cachedPackageDirectory(sha256, cacheDirectory);
   if (await isCached(sha256, cacheDirectory)) return target;

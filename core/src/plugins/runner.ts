@@ -14,7 +14,8 @@ import type {
   PluginManifest,
 } from './contract.js';
 import {
-  defaultCacheDirectory,
+  pluginCacheDirectory,
+  prepareCacheDirectory,
   entryModule,
   isCached,
   readPackageFolder,
@@ -106,11 +107,12 @@ export function createPluginRunner(deps: {
   db: Kysely<Database>;
   config: TrellisConfig;
   logger?: { debug(details: object, message: string): void };
-  /** Where packages are unpacked; defaults to `defaultCacheDirectory()`. */
+  /** Where packages are unpacked; defaults to `pluginCacheDirectory(config)`. */
   cacheDirectory?: string;
 }): PluginRunner {
   const { db, config } = deps;
-  const cacheDirectory = deps.cacheDirectory ?? defaultCacheDirectory();
+  const cacheDirectory = deps.cacheDirectory ?? pluginCacheDirectory(config);
+  let cacheReady: Promise<void> | undefined;
   const loaded = new Map<string, Promise<LoadedPlugin>>();
   let key: Promise<Buffer> | undefined;
   const limits: RunLimits = {
@@ -121,6 +123,10 @@ export function createPluginRunner(deps: {
 
   async function loadPackage(sha256: string): Promise<LoadedPlugin> {
     if (!(await isCached(sha256, cacheDirectory))) {
+      await (cacheReady ??= prepareCacheDirectory(cacheDirectory)).catch((error: unknown) => {
+        cacheReady = undefined;
+        throw error;
+      });
       const bytes = await pluginRepository.findPackage(db, sha256);
       if (!bytes) throw new PluginInputError(`Plugin package ${sha256} is no longer installed`);
       await unpackPackage(bytes, sha256, cacheDirectory);

@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { installRoot } from '../install-root.js';
 import type { Logger } from '../logging.js';
 
 /** Where the CLI came from, in the order they are tried. */
@@ -28,7 +28,7 @@ export interface FindTemporalCliOptions {
   allowSdkDownload?: boolean;
 }
 
-export const defaultProjectRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export const defaultProjectRoot = installRoot;
 
 const executableName = process.platform === 'win32' ? 'temporal.exe' : 'temporal';
 

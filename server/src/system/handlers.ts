@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { installPath } from '../../../core/src/install-root.js';
 import { routeNotFound } from '../errors.js';
 import type { HandlerMap } from '../handler.js';
 import { checkHealth } from './health.js';
 
 const packageVersion = (
-  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  JSON.parse(readFileSync(installPath('package.json'), 'utf8')) as {
     version: string;
   }
 ).version;

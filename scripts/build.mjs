@@ -1,0 +1,44 @@
+// `npm run build`: compiles Trellis to dist/ (tsconfig.build.json) and prebuilds the workflow
+// bundle beside the compiled worker, so production runs plain JavaScript and a worker start needs
+// no webpack run. Plain JavaScript itself: building must not need a TypeScript loader.
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { buildStamp, writeBuildStamp } from './build-state.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+export async function build({ quiet = false } = {}) {
+  const say = (line) => quiet || console.log(line);
+  const started = Date.now();
+  let tsc;
+  try {
+    tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  } catch {
+    throw new Error(
+      'Cannot build Trellis: TypeScript is not installed (npm install, with dev dependencies).',
+    );
+  }
+  say('build: compiling TypeScript to dist/');
+  const compiled = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (compiled.status !== 0) throw new Error('build: tsc failed (errors above)');
+
+  say('build: bundling the workflow code');
+  const worker = await import('../dist/workflows-worker/src/worker.js');
+  const { createLogger } = await import('../dist/core/src/logging.js');
+  const bundle = await worker.buildWorkflowBundle(createLogger({ Level: 'warn' }));
+  await writeFile(worker.prebuiltBundlePath, bundle.code);
+  await writeBuildStamp(await buildStamp());
+  say(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  build().catch((error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
+}
