@@ -4,7 +4,7 @@
  * `worker` process), and the baseline processes the benchmarks compare with. Baselines use the
  * very same PostgreSQL and Temporal server.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -112,14 +112,17 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
       config,
     );
     const nodeArgs = options.profileDirectory ? await profileArgs(options.profileDirectory) : [];
+    // Trellis as production runs it: compiled, with the prebuilt workflow bundle.
+    buildTrellis();
     // The API first: it migrates the database and installs the built-in plugins.
     const api = await spawnTrellis({
       role: 'api',
       configFile,
       nodeArgs: [...nodeArgs, ...experimentArgs(options.experiments ?? [])],
+      compiled: true,
     });
     cleanups.push(() => api.stop());
-    const worker = await spawnTrellis({ role: 'worker', configFile, nodeArgs });
+    const worker = await spawnTrellis({ role: 'worker', configFile, nodeArgs, compiled: true });
     cleanups.push(() => worker.stop());
     if (!api.url) throw new Error('The API process did not print its URL');
     logger.info({ api: api.url }, 'Trellis api and worker processes are up');
@@ -191,6 +194,15 @@ async function trellisConfig(options: {
 async function profileArgs(directory: string): Promise<string[]> {
   await mkdir(directory, { recursive: true });
   return ['--cpu-prof', `--cpu-prof-dir=${path.resolve(directory)}`];
+}
+
+/** `npm run build`: dist/ and the workflow bundle, as a deployment has them. */
+function buildTrellis(): void {
+  const built = spawnSync(process.execPath, [path.join(projectRoot, 'scripts/build.mjs')], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (built.status !== 0) throw new Error('npm run build failed (errors above)');
 }
 
 /** `--import` of each experiment module (after tsx, which loads TypeScript). */

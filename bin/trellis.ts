@@ -1,7 +1,9 @@
 /**
- * The Trellis launcher: `npm start` (= `tsx bin/trellis.ts`). Under a process manager prefer
- * `node --import tsx bin/trellis.ts`: the `tsx` CLI wrapper SIGKILLs its script when a relayed
- * SIGTERM is not acknowledged within 30 ms, which skips the clean shutdown below.
+ * The Trellis launcher. `npm start` runs its compiled form (`dist/bin/trellis.js`, built by
+ * `npm run build`, or by `npm start` itself when dist/ is stale); under a process manager run
+ * `node dist/bin/trellis.js` directly. It builds the process through the composition root
+ * (`trellis-process.ts`) and adds what only a person at a terminal needs: arguments, the
+ * generated admin, the banner and signals.
  *
  *   trellis [--role all|api|worker]
  *

@@ -3,7 +3,7 @@
  * signal. Against the test PostgreSQL and Temporal, and fully embedded as `npm start` runs it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,8 +36,15 @@ async function tempFolder(): Promise<string> {
   return folder;
 }
 
-/** Runs `bin/trellis.ts` with `config` as its TRELLIS_CONFIG file. */
-async function launch(config: object, args: string[] = []): Promise<Launched> {
+/**
+ * Runs the launcher with `config` as its TRELLIS_CONFIG file: from source (`bin/trellis.ts`), or
+ * compiled as `npm start` runs it (`scripts/run-built.mjs`, which builds dist/ when it is stale).
+ */
+async function launch(
+  config: object,
+  args: string[] = [],
+  as: 'source' | 'npm start' = 'source',
+): Promise<Launched> {
   const folder = await tempFolder();
   const configFile = path.join(folder, 'trellis.config.json');
   await writeFile(
@@ -50,15 +57,15 @@ async function launch(config: object, args: string[] = []): Promise<Launched> {
   // One process, `node --import tsx` (resolved from the checkout, hence its cwd). The `tsx` CLI
   // wrapper would SIGKILL the script when it does not acknowledge a relayed signal within 30 ms,
   // which a busy start-up can miss.
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(root, 'bin/trellis.ts'), ...args],
-    {
-      cwd: root,
-      env: { ...env, TRELLIS_CONFIG: configFile },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const program =
+    as === 'source'
+      ? ['--import', 'tsx', path.join(root, 'bin/trellis.ts')]
+      : [path.join(root, 'scripts/run-built.mjs'), 'bin/trellis.js'];
+  const child = spawn(process.execPath, [...program, ...args], {
+    cwd: root,
+    env: { ...env, TRELLIS_CONFIG: configFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -114,7 +121,7 @@ async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Prom
   return launchedProcess.exited;
 }
 
-describe('bin/trellis.ts', () => {
+describe('the launcher', () => {
   it('starts against PostgreSQL and Temporal, serves /version, and exits 0 on SIGTERM', async () => {
     const { temporalAddress } = testServices();
     const trellis = await launch({ ...(await sharedServicesConfig()), Logging: { Level: 'info' } });
@@ -136,13 +143,22 @@ describe('bin/trellis.ts', () => {
     expect(trellis.output()).toMatch(/stopped worker[\s\S]*stopped API[\s\S]*stopped database/);
   });
 
-  it('runs fully embedded like `npm start`: PGlite, a Temporal child with UI, a generated admin', async () => {
-    const trellis = await launch({
-      Server: { Port: 0 },
-      Temporal: { Port: await freePort(), UiPort: await freePort() },
-    });
+  it('runs fully embedded as `npm start` does: compiled, PGlite, a Temporal child with UI, a generated admin', async () => {
+    const trellis = await launch(
+      { Server: { Port: 0 }, Temporal: { Port: await freePort(), UiPort: await freePort() } },
+      [],
+      'npm start',
+    );
     const apiUrl = await bannerApiUrl(trellis, 150_000);
     const output = trellis.output();
+    // Compiled JavaScript: no TypeScript loader in the process's arguments or options.
+    const commandLine = await readFile(`/proc/${trellis.child.pid}/cmdline`, 'utf8');
+    expect(commandLine.split('\0')).toContain('bin/trellis.js');
+    expect(commandLine).not.toMatch(/tsx|ts-node/);
+    const environment = await readFile(`/proc/${trellis.child.pid}/environ`, 'utf8');
+    expect(
+      environment.split('\0').find((line) => line.startsWith('NODE_OPTIONS=')) ?? '',
+    ).not.toMatch(/tsx|ts-node/);
     expect(output).toMatch(
       /Temporal UI {2}http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows/,
     );

@@ -24,6 +24,8 @@ export interface TrellisProcessOptions {
   nodeArgs?: string[];
   /** How long to wait for the launcher's banner (default 90 s: the worker bundles its workflows). */
   startTimeoutMs?: number;
+  /** Run the compiled launcher (`dist/`, built beforehand by `npm run build`) rather than source. */
+  compiled?: boolean;
 }
 
 export interface TrellisProcess {
@@ -65,9 +67,9 @@ export async function spawnTrellis(options: TrellisProcessOptions): Promise<Trel
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      '--import',
-      'tsx',
-      path.join(projectRoot, 'bin/trellis.ts'),
+      ...(options.compiled
+        ? [path.join(projectRoot, 'dist/bin/trellis.js')]
+        : ['--import', 'tsx', path.join(projectRoot, 'bin/trellis.ts')]),
       '--role',
       options.role,
     ],
