@@ -171,6 +171,34 @@ describe('the launcher', () => {
     expect(authorized.status).toBe(200);
     expect((await fetch(`${apiUrl}/workflows`)).status).toBe(401);
 
+    // The compiled worker runs the prebuilt workflow bundle, and a plugin unpacked into the data
+    // directory's cache still imports the host's packages (Data/Json needs jsonata).
+    const client = createTrellisClient({
+      baseUrl: apiUrl,
+      basic: { username: 'admin', password: password! },
+    });
+    const definition = {
+      name: 'Compiled',
+      tasks: [
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          parameters: { input: [1, 2], expression: '$sum($)' },
+        },
+      ],
+    };
+    const workflow = await client.POST('/workflows/Add', {
+      body: { definition: JSON.stringify(definition) },
+    });
+    const started = await client.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId: workflow.id } },
+      body: { workflowId: workflow.id },
+    });
+    const finished = await client.waitForExecution(workflow.id, started.executionId, {
+      timeoutMs: 60_000,
+    });
+    expect(finished.status).toBe('Completed');
+
     // Ctrl-C in a terminal.
     expect(await stopWith(trellis, 'SIGINT')).toBe(0);
     expect(trellis.output()).toContain('stopped Temporal dev server');
