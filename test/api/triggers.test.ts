@@ -41,11 +41,18 @@ describeAuthMatrix({
   call: (client) => client.GET('/workflows/{workflowId}/triggers', inWorkflow()),
 });
 
+const manualProperties = {
+  note: 'by hand',
+  my_key: 1,
+  HTTP_STATUS: 2,
+  nested: { snake_case: [{ Mixed_Key: true }] },
+};
+
 describe('/workflows/{workflowId}/triggers', () => {
   it('creates, lists, reads, updates and deletes a Manual trigger', async () => {
     const created = await trellis.admin.envelope.POST('/workflows/{workflowId}/triggers', {
       ...inWorkflow(),
-      body: { workflowId, type: 'Manual', status: 'Active', properties: { note: 'by hand' } },
+      body: { workflowId, type: 'Manual', status: 'Active', properties: manualProperties },
     });
     expect(created.succeeded).toBe(true);
     expect(created.messages[0]).toMatch(/created/);
@@ -59,7 +66,8 @@ describe('/workflows/{workflowId}/triggers', () => {
       id: triggerId,
       type: 'Manual',
       status: 'Active',
-      properties: { note: 'by hand' },
+      // Keys inside a user's JSON come back as they were given.
+      properties: manualProperties,
       lastModified: expect.any(String),
     });
     expect((await triggers()).map((t) => t.id)).toContain(triggerId);

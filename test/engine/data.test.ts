@@ -85,6 +85,38 @@ describe('expressions passing data between tasks', () => {
     expect(logs.map((entry) => entry.message)).toContain('Stored reports/eu.json with 20 open');
   });
 
+  it("keeps the keys of a task's JSON output as the server answered them (snake_case, upper case)", async () => {
+    server.script('/user', [
+      { status: 200, body: { user_id: 7, HTTP_STATUS: 2, nested: { snake_case: 4 } } },
+    ]);
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        {
+          name: 'Call',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `${server.url}/user`, method: 'GET' },
+        },
+        {
+          name: 'Say',
+          type: { plugin: 'Flow/Log' },
+          dependencies: ['Call'],
+          parameters: {
+            message:
+              "user $[Outputs('Call').body.user_id] $[Outputs('Call').body.HTTP_STATUS] $[Outputs('Call').body.nested.snake_case]",
+          },
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Completed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    const logs = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs',
+      { params: { path: { workflowId, executionId, taskExecutionId: tasks.Say!.id } } },
+    );
+    expect(logs.map((entry) => entry.message)).toContain('user 7 2 4');
+  });
+
   it('fails a task whose expression cannot be evaluated, naming the problem', async () => {
     const { workflowId, executionId, execution } = await run(
       trellis,

@@ -228,7 +228,8 @@ function watchPool(pool: pg.Pool, logger: Logger) {
 function createKysely(pool: pg.Pool): Kysely<Database> {
   return new Kysely<Database>({
     dialect: new PostgresDialect({ pool: guardPool(pool) }),
-    plugins: [new CamelCasePlugin()],
+    // Column names only: keys inside JSON values (outputs, properties, schemas) are the user's.
+    plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
   });
 }
 
