@@ -3,8 +3,10 @@
  * under `test/histories/` and replayed against the current workflow code. A change that would
  * break running executions fails here.
  *
- * A missing history is recorded by running its scenario for real; set TRELLIS_RECORD_HISTORIES=1
- * to record them all again (only after a deliberate, versioned change of the workflow).
+ * A scenario without a recorded history fails the test. `npm run record-histories` (which sets
+ * TRELLIS_RECORD_HISTORIES=1) is the only way to write them: it runs every scenario for real and
+ * records its history again. Record only after a deliberate, versioned change of the workflow,
+ * or for a new scenario.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -33,7 +35,7 @@ import {
 import { historyFromFile } from './history-file.js';
 
 const historiesDirectory = fileURLToPath(new URL('../histories/', import.meta.url));
-const recordAll = process.env.TRELLIS_RECORD_HISTORIES === '1';
+const recording = process.env.TRELLIS_RECORD_HISTORIES === '1';
 
 type Scenario = {
   name: string;
@@ -196,11 +198,8 @@ const scenarios: Scenario[] = [
 ];
 
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);
-const missing = scenarios.filter(
-  (scenario) => recordAll || !existsSync(historyFile(scenario.name)),
-);
 
-describe.runIf(missing.length > 0)('recording histories', () => {
+describe.runIf(recording)('recording histories', () => {
   let trellis: Trellis;
   let connection: Connection;
   let temporalCli: string;
@@ -218,7 +217,7 @@ describe.runIf(missing.length > 0)('recording histories', () => {
     await trellis?.stop();
   });
 
-  for (const scenario of missing) {
+  for (const scenario of scenarios) {
     it(`records ${scenario.name}`, async () => {
       const { workflowId, executionId } = await start(trellis.admin, scenario.definition());
       await scenario.drive?.(trellis, { workflowId, executionId });
@@ -252,9 +251,19 @@ describe.runIf(missing.length > 0)('recording histories', () => {
 });
 
 describe('replaying recorded histories', () => {
+  it('has a recorded history of every scenario', () => {
+    const missing = scenarios
+      .map((scenario) => scenario.name)
+      .filter((name) => !existsSync(historyFile(name)));
+    expect(
+      missing,
+      `No recorded history in test/histories/ for: ${missing.join(', ')}. ` +
+        'Run `npm run record-histories` to record them, and commit the files.',
+    ).toEqual([]);
+  });
+
   it('replays every committed history against the current workflow code', async () => {
     const files = (await readdir(historiesDirectory)).filter((file) => file.endsWith('.json'));
-    expect(files.length).toBeGreaterThanOrEqual(scenarios.length);
     const histories = await Promise.all(
       files.map(async (file) => ({
         workflowId: path.basename(file, '.json'),

@@ -1,22 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../core/src/errors.js';
-import { allowedRoles, assertAllowed } from './roles.js';
+import { assertAllowed, declaredRoles } from './roles.js';
 
-describe('allowedRoles', () => {
-  it('maps each area to its role, admin always allowed', () => {
-    expect(allowedRoles({ path: '/config/{configId}' })).toEqual(['admin', 'config']);
-    expect(allowedRoles({ path: '/plugins/{group}/{name}' })).toEqual(['admin', 'plugins']);
-    expect(allowedRoles({ path: '/workflows/{workflowId}/executions' })).toEqual([
+describe('declaredRoles', () => {
+  it('is exactly the x-roles list', () => {
+    expect(declaredRoles({ 'x-roles': ['admin', 'workflow'] }, 'GET /w')).toEqual([
       'admin',
       'workflow',
     ]);
+    expect(declaredRoles({ 'x-roles': ['admin'] }, 'GET /a')).toEqual(['admin']);
   });
-  it('keeps anything outside the known areas admin-only, and honours x-roles', () => {
-    expect(allowedRoles({ path: '/secret' })).toEqual(['admin']);
-    expect(allowedRoles({ path: '/secret', 'x-roles': ['workflow'] })).toEqual([
-      'admin',
-      'workflow',
-    ]);
+
+  it('refuses a missing, empty, unknown or admin-less list, naming the operation', () => {
+    expect(() => declaredRoles({}, 'GET /secret')).toThrow(
+      'The protected operation GET /secret has no x-roles; declare its roles with @roles',
+    );
+    expect(() => declaredRoles({ 'x-roles': [] }, 'GET /secret')).toThrow(/GET \/secret/);
+    expect(() => declaredRoles({ 'x-roles': 'workflow' }, 'GET /secret')).toThrow(/no x-roles/);
+    expect(() => declaredRoles({ 'x-roles': ['admin', 'workflows'] }, 'PUT /w')).toThrow(
+      'The x-roles of PUT /w name unknown roles: workflows',
+    );
+    expect(() => declaredRoles({ 'x-roles': ['workflow'] }, 'PUT /w')).toThrow(
+      'The x-roles of PUT /w leave out admin',
+    );
   });
 });
 
@@ -31,7 +37,9 @@ describe('assertAllowed', () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ApiError);
       expect((error as ApiError).status).toBe(403);
-      expect((error as ApiError).messages[0]).toContain('admin, workflow');
+      expect((error as ApiError).messages).toEqual([
+        'User "c" may not call this operation; it needs one of the roles: admin, workflow.',
+      ]);
     }
   });
 });

@@ -2,27 +2,32 @@ import type { Role } from '../../../core/src/config/types.js';
 import { ApiError } from '../../../core/src/errors.js';
 import type { AuthUser } from './user.js';
 
-/**
- * The one declaration of who may call what: the first path segment names the area, the area
- * names its role (DESIGN.md §5). An operation may override it with an `x-roles` extension.
- * Anything outside the known areas is admin-only. Public operations are those the spec marks
- * with no security requirement; they never reach this check.
- */
-const areaRoles: Record<string, Role> = {
-  config: 'config',
-  plugins: 'plugins',
-  workflows: 'workflow',
-};
+/** Every role there is; typed so that a new `Role` cannot be left out. */
+const knownRoles: Record<Role, true> = { admin: true, config: true, plugins: true, workflow: true };
 
-/** The roles allowed to call an operation (admin always among them). */
-export function allowedRoles(operation: { path: string; 'x-roles'?: unknown }): Role[] {
-  const declared = operation['x-roles'];
-  if (Array.isArray(declared)) {
-    return [...new Set<Role>(['admin', ...(declared as Role[])])];
+const isRole = (value: unknown): value is Role =>
+  typeof value === 'string' && Object.hasOwn(knownRoles, value);
+
+/**
+ * The roles that may call a protected operation: exactly the list in its `x-roles` extension,
+ * which the spec declares with `@roles` (spec/common/roles.tsp). Throws, naming the operation,
+ * when the list is missing or empty, names an unknown role, or leaves out `admin` (who may call
+ * every protected operation, DESIGN.md §5): the server must not start on such a document.
+ */
+export function declaredRoles(operation: object, name: string): Role[] {
+  const declared = 'x-roles' in operation ? operation['x-roles'] : undefined;
+  const fix = 'declare its roles with @roles in spec/ and run `npm run gen`';
+  if (!Array.isArray(declared) || declared.length === 0) {
+    throw new Error(`The protected operation ${name} has no x-roles; ${fix}.`);
   }
-  const area = operation.path.split('/')[1] ?? '';
-  const role = areaRoles[area];
-  return role ? ['admin', role] : ['admin'];
+  const unknown = declared.filter((role) => !isRole(role));
+  if (unknown.length > 0) {
+    throw new Error(`The x-roles of ${name} name unknown roles: ${unknown.join(', ')}; ${fix}.`);
+  }
+  if (!declared.includes('admin')) {
+    throw new Error(`The x-roles of ${name} leave out admin, who may call everything; ${fix}.`);
+  }
+  return [...new Set(declared as Role[])];
 }
 
 /** Throws 403 naming the roles needed unless the user holds one of them. */

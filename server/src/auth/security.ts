@@ -4,7 +4,7 @@ import { ApiError } from '../../../core/src/errors.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';
-import { allowedRoles, assertAllowed } from './roles.js';
+import { assertAllowed, declaredRoles } from './roles.js';
 import type { AuthUser } from './user.js';
 
 type Authenticate = (header: string) => Promise<AuthUser>;
@@ -12,11 +12,44 @@ type Authenticate = (header: string) => Promise<AuthUser>;
 /** What one security scheme made of the request's `Authorization` header. */
 type SchemeResult = AuthUser | { rejected: unknown } | null;
 
-/** Who may call an operation, worked out once per operation. */
-interface Access {
+/** Who may call a protected operation. */
+export interface Access {
   /** The spec's security requirements: any one satisfied, each by all of its schemes. */
   requirements: string[][];
+  /** Its `x-roles`: the caller must hold one of them. */
   roles: Role[];
+}
+
+const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/** `get /config/{configId}`: how {@link accessByOperation} names an operation. */
+export const operationKey = (method: string, path: string): string =>
+  `${method.toLowerCase()} ${path}`;
+
+/**
+ * Who may call each operation of the document, by method and path. An operation is public when it
+ * has no security requirement or an empty one (`security: [{}]`); any other operation must
+ * declare its roles, else this throws and the server does not start.
+ */
+export function accessByOperation(document: Document): Map<string, Access | 'public'> {
+  const access = new Map<string, Access | 'public'>();
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const method of methods) {
+      const operation = item?.[method];
+      if (!operation) continue;
+      const requirements = (operation.security ?? document.security ?? []).map((requirement) =>
+        Object.keys(requirement),
+      );
+      const key = operationKey(method, path);
+      if (requirements.length === 0 || requirements.some((schemes) => schemes.length === 0)) {
+        access.set(key, 'public');
+      } else {
+        const name = `${method.toUpperCase()} ${path}`;
+        access.set(key, { requirements, roles: declaredRoles(operation, name) });
+      }
+    }
+  }
+  return access;
 }
 
 const REALM = 'Trellis';
@@ -25,8 +58,9 @@ const REALM = 'Trellis';
  * Authentication and authorisation as the spec declares them. The spec's security schemes decide
  * which operations are protected; a protected operation needs one of its security requirements
  * satisfied (Basic and Bearer, as configured, verify the `Authorization` header), then one of the
- * roles of its area. Returns the caller, or null for a public operation. Throws `ApiError` 401
- * (with `WWW-Authenticate`) or 403 naming the roles.
+ * roles its `x-roles` declares. Returns the caller, or null for a public operation. Throws
+ * `ApiError` 401 (with `WWW-Authenticate`) or 403 naming the roles; throws at once, before
+ * serving anything, when a protected operation declares no roles.
  */
 export function createAuthorizer(
   document: Document,
@@ -59,18 +93,7 @@ export function createAuthorizer(
     if (authenticate) schemes.set(name, { prefix: new RegExp(`^${kind}\\s`, 'i'), authenticate });
   }
 
-  const accessOf = new WeakMap<Operation, Access>();
-  const access = (operation: Operation): Access => {
-    let known = accessOf.get(operation);
-    if (!known) {
-      known = {
-        requirements: (operation.security ?? []).map((requirement) => Object.keys(requirement)),
-        roles: allowedRoles(operation as { path: string }),
-      };
-      accessOf.set(operation, known);
-    }
-    return known;
-  };
+  const accessOf = accessByOperation(document);
 
   async function checkScheme(name: string, header: string | undefined): Promise<SchemeResult> {
     const scheme = schemes.get(name);
@@ -83,12 +106,12 @@ export function createAuthorizer(
   }
 
   return async (operation, header) => {
-    const { requirements, roles } = access(operation);
-    if (requirements.length === 0) return null;
+    const access = accessOf.get(operationKey(operation.method, operation.path));
+    if (!access) throw new Error(`${operation.method} ${operation.path} is not in the document`);
+    if (access === 'public') return null;
+    const { requirements, roles } = access;
     const results = new Map<string, SchemeResult>();
     for (const schemesNeeded of requirements) {
-      // An empty requirement (`security: [{}]`) lets anyone call the operation.
-      if (schemesNeeded.length === 0) return null;
       let user: AuthUser | null = null;
       for (const name of schemesNeeded) {
         if (!results.has(name)) results.set(name, await checkScheme(name, header));

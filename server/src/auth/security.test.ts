@@ -1,0 +1,62 @@
+import type { Document } from 'openapi-backend';
+import { describe, expect, it } from 'vitest';
+import { openApiDocument } from '../openapi.js';
+import { accessByOperation, operationKey } from './security.js';
+
+/** The seed's table of areas and the roles allowed besides admin (DESIGN.md §5). */
+function seedRoleOf(path: string): string {
+  if (path.startsWith('/config')) return 'config';
+  if (path.startsWith('/plugins')) return 'plugins';
+  if (path.startsWith('/workflows')) return 'workflow';
+  return 'none: only /config, /plugins and /workflows are protected';
+}
+
+const documentWith = (paths: Record<string, unknown>): Document =>
+  ({
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    security: [{ BasicAuth: [] }],
+    paths,
+  }) as Document;
+
+describe('accessByOperation', () => {
+  it('gives every protected operation of the spec the roles of its area, admin first', () => {
+    const access = accessByOperation(openApiDocument());
+    const publicOperations: string[] = [];
+    for (const [key, entry] of access) {
+      if (entry === 'public') {
+        publicOperations.push(key);
+        continue;
+      }
+      const path = key.slice(key.indexOf(' ') + 1);
+      expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', seedRoleOf(path)] });
+      expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
+    }
+    expect(publicOperations.sort()).toEqual(['get /health', 'get /version']);
+    expect(access.size).toBeGreaterThan(30);
+  });
+
+  it('refuses a document whose protected operation declares no roles', () => {
+    const document = documentWith({
+      '/open': { get: { security: [{}] } },
+      '/reports': { get: { 'x-roles': ['admin', 'config'] }, delete: {} },
+    });
+    expect(() => accessByOperation(document)).toThrow(
+      'The protected operation DELETE /reports has no x-roles',
+    );
+  });
+
+  it('treats an empty security requirement as public and takes x-roles verbatim', () => {
+    const document = documentWith({
+      '/open': { get: { security: [] }, post: { security: [{ BasicAuth: [] }, {}] } },
+      '/reports': { get: { 'x-roles': ['admin', 'plugins', 'config'] } },
+    });
+    const access = accessByOperation(document);
+    expect(access.get(operationKey('GET', '/open'))).toBe('public');
+    expect(access.get(operationKey('post', '/open'))).toBe('public');
+    expect(access.get(operationKey('get', '/reports'))).toEqual({
+      requirements: [['BasicAuth']],
+      roles: ['admin', 'plugins', 'config'],
+    });
+  });
+});
