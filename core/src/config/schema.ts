@@ -1,4 +1,3 @@
-import type { SchemaObject } from 'ajv';
 import Type, { type Static } from 'typebox';
 
 /**
@@ -95,14 +94,3 @@ export const configSchema = Type.Object(
 
 /** The configuration as validated, defaults filled in. */
 export type ValidatedConfig = Static<typeof configSchema>;
-
-/** The schema of `key` under an object schema, matching the key case-insensitively. */
-export function findProperty(
-  schema: SchemaObject,
-  key: string,
-): { name: string; schema: SchemaObject } | undefined {
-  const properties = (schema.properties ?? {}) as Record<string, SchemaObject>;
-  const lower = key.toLowerCase();
-  const name = Object.keys(properties).find((candidate) => candidate.toLowerCase() === lower);
-  return name === undefined ? undefined : { name, schema: properties[name]! };
-}
