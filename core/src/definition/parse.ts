@@ -37,7 +37,7 @@ export function parseDefinition(text: string): ParseResult {
   return validateDefinition(value);
 }
 
-/** Messages in the words of DESIGN.md §6: `tasks[0].type: must be a string or an object`. */
+/** Plain words for people writing definitions: `tasks[0].type: must be a string or an object`. */
 const messageStyle: MessageStyle = {
   root: DEFINITION_ROOT,
   values: 'plain',
