@@ -297,19 +297,13 @@ export async function prepareCacheDirectory(cacheDirectory: string): Promise<voi
 }
 
 /** The cache folder of a package, whether or not it is unpacked yet. */
-export function cachedPackageDirectory(
-  sha256: string,
-  cacheDirectory: string,
-): string {
+export function cachedPackageDirectory(sha256: string, cacheDirectory: string): string {
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`Not a sha256: ${sha256}`);
   return path.join(cacheDirectory, sha256);
 }
 
 /** Whether a package is already unpacked in the cache. */
-export async function isCached(
-  sha256: string,
-  cacheDirectory: string,
-): Promise<boolean> {
+export async function isCached(sha256: string, cacheDirectory: string): Promise<boolean> {
   try {
     await access(path.join(cachedPackageDirectory(sha256, cacheDirectory), MANIFEST_FILE));
     return true;
