@@ -36,6 +36,9 @@ if [[ -f spec/definition/main.tsp ]]; then
     exit 1
   fi
   cp "${emitted[0]}" generated/workflow-definition.schema.json
+  # Its TypeScript types, from the same schema (core/src/definition/types.ts re-exports them).
+  quiet node node_modules/tsx/dist/cli.mjs scripts/definition-types.ts \
+    generated/workflow-definition.schema.json generated/workflow-definition.d.ts
 fi
 
 # 3. TypeScript types of the API (server handlers, tests), and the SDK's own copy as a .ts module

@@ -16,7 +16,7 @@ import { successEnvelope } from './envelope.js';
 import { renderErrors, routeNotFound } from './errors.js';
 import type { EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
 import { handlers } from './handlers.js';
-import { createOpenApiBackend, describeValidationErrors, openApiDocument } from './openapi.js';
+import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { documentationRoutes } from './system/docs.js';
 
@@ -142,7 +142,7 @@ export function createApp(deps: AppDeps): Express {
     if (user) req.user = user;
     rethrowBodyError(req);
     const validation = api.validator.validateRequest(request, operation);
-    if (validation.errors) throw new ApiError(400, describeValidationErrors(validation.errors));
+    if (validation.errors) throw new ApiError(400, describeRequestErrors(validation.errors));
     const handle = operations.get(operation.operationId ?? '');
     if (!handle) throw routeNotFound(req.method, req.path);
     // Path and query parameters as validated (and coerced to their declared types).

@@ -2,15 +2,15 @@ import type { ErrorObject } from 'ajv';
 import { OpenAPIRouter } from 'openapi-backend';
 import type { Request } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { createOpenApiBackend, describeValidationErrors, openApiDocument } from './openapi.js';
+import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
 
 const error = (instancePath: string, keyword: string, params: object, message?: string) =>
   ({ instancePath, keyword, params, message, schemaPath: '#' }) as ErrorObject;
 
-describe('describeValidationErrors', () => {
+describe('describeRequestErrors', () => {
   it('names each field as the client sent it, one message per problem', () => {
     expect(
-      describeValidationErrors([
+      describeRequestErrors([
         error('/requestBody/name', 'type', { type: 'string' }, 'must be string'),
         error('/path/workflowId', 'format', { format: 'uuid' }, 'must match format "uuid"'),
         error('/requestBody', 'required', { missingProperty: 'definition' }),
@@ -36,9 +36,29 @@ describe('describeValidationErrors', () => {
       'query.pageSize: must be <= 1000',
     ]);
   });
+  it('tells a key with a dot in it from nested keys', () => {
+    expect(
+      describeRequestErrors([
+        error('/requestBody', 'additionalProperties', { additionalProperty: 'a.b' }),
+        error('/requestBody/a', 'additionalProperties', { additionalProperty: 'b' }),
+      ]),
+    ).toEqual(['body["a.b"]: is not allowed', 'body.a.b: is not allowed']);
+  });
+
+  it('says where JSON did not parse', () => {
+    const parse = (instancePath: string) => ({
+      ...error(instancePath, 'parse', []),
+      message: 'Unexpected end of JSON input',
+    });
+    expect(describeRequestErrors([parse(''), parse('/query/filter')])).toEqual([
+      'body: is not valid JSON (Unexpected end of JSON input)',
+      'query.filter: is not valid JSON (Unexpected end of JSON input)',
+    ]);
+  });
+
   it('drops duplicates', () => {
     const same = error('/requestBody/name', 'type', { type: 'string' }, 'must be string');
-    expect(describeValidationErrors([same, same])).toHaveLength(1);
+    expect(describeRequestErrors([same, same])).toHaveLength(1);
   });
 });
 

@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { ErrorObject, Options as AjvOptions } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { OpenAPIBackend, OpenAPIRouter } from 'openapi-backend';
 import type { Document, Operation, ParsedRequest, Request } from 'openapi-backend';
 import { installPath } from '../../core/src/install-root.js';
-
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+import { createAjv } from '../../core/src/validation/ajv.js';
+import { describeValidationErrors, type MessageStyle } from '../../core/src/validation/describe.js';
+import { formatPath, type PathSegment } from '../../core/src/validation/path.js';
 
 const documentUrl = installPath('generated', 'openapi.json');
 const yamlUrl = installPath('generated', 'openapi.yaml');
@@ -218,7 +216,7 @@ export function createOpenApiBackend(document: Document): TrellisOpenApiBackend 
     coerceTypes: true,
     ajvOpts: { allErrors: true, strict: false },
     customizeAjv: (_ajv, options: AjvOptions) => {
-      const ajv = addFormats(new Ajv2020(options));
+      const ajv = createAjv('2020-12', options);
       for (const [name, format] of Object.entries(openApiFormats)) ajv.addFormat(name, format);
       return ajv as never;
     },
@@ -233,43 +231,25 @@ const sectionNames: Record<string, string> = {
 };
 
 /** `/requestBody/tasks/0/name` → `body.tasks[0].name`. */
-function fieldName(pointer: string, child?: string): string {
-  const parts = pointer
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (child !== undefined) parts.push(child);
-  const [section = '', ...rest] = parts;
-  let name = sectionNames[section] ?? section;
-  for (const part of rest) name += /^\d+$/.test(part) ? `[${part}]` : `.${part}`;
-  return name || 'request';
-}
+const requestMessageStyle: MessageStyle = {
+  sentence: (path: readonly PathSegment[], problem: string) => {
+    const [section, ...rest] = path;
+    const place =
+      section === undefined ? '' : formatPath([sectionNames[section] ?? section, ...rest]);
+    return `${place || 'request'}: ${problem}`;
+  },
+};
 
 /**
  * One message per field problem, naming the field as the client sent it:
  * `body.name: must be string`, `path.workflowId: must match format "uuid"`, `body: is required`.
  */
-export function describeValidationErrors(errors: readonly ErrorObject[]): string[] {
-  const messages = errors.map((error) => {
-    const params = error.params as Record<string, unknown>;
-    switch (error.keyword) {
-      case 'required':
-        return `${fieldName(error.instancePath, String(params['missingProperty']))}: is required`;
-      case 'additionalProperties':
-        return `${fieldName(error.instancePath, String(params['additionalProperty']))}: is not allowed`;
-      case 'unevaluatedProperties':
-        return `${fieldName(error.instancePath, String(params['unevaluatedProperty']))}: is not allowed`;
-      case 'enum':
-        return `${fieldName(error.instancePath)}: must be one of ${(
-          params['allowedValues'] as unknown[]
-        )
-          .map((value) => JSON.stringify(value))
-          .join(', ')}`;
-      case 'parse':
-        return `body: is not valid JSON (${error.message ?? 'parse error'})`;
-      default:
-        return `${fieldName(error.instancePath)}: ${error.message ?? 'is invalid'}`;
-    }
-  });
-  return [...new Set(messages)];
+export function describeRequestErrors(errors: readonly ErrorObject[]): string[] {
+  // openapi-backend reports a body that is not JSON at the request's root.
+  const located = errors.map((error) =>
+    error.keyword === 'parse' && error.instancePath === ''
+      ? { ...error, instancePath: '/requestBody' }
+      : error,
+  );
+  return describeValidationErrors(located, requestMessageStyle);
 }

@@ -1,5 +1,5 @@
-import type { SchemaObject } from 'ajv';
-import { configSchema, findProperty } from './schema.js';
+import { findProperty } from '../validation/canonical-keys.js';
+import { configSchema } from './schema.js';
 
 const prefix = 'TRELLIS__';
 
@@ -19,7 +19,7 @@ export function readEnvOverrides(env: Record<string, string | undefined>): {
     if (raw === undefined || !variable.toUpperCase().startsWith(prefix)) continue;
     const segments = variable.slice(prefix.length).split('__');
     const path: string[] = [];
-    let schema: SchemaObject = configSchema;
+    let schema: object = configSchema;
     let unknown = false;
     for (const segment of segments) {
       const property = findProperty(schema, segment);
@@ -45,7 +45,7 @@ export function readEnvOverrides(env: Record<string, string | undefined>): {
   return { overrides, problems };
 }
 
-function coerce(raw: string, schema: SchemaObject): { value: unknown } | { problem: string } {
+function coerce(raw: string, schema: { type?: unknown }): { value: unknown } | { problem: string } {
   switch (schema.type) {
     case 'integer':
       return /^-?\d+$/.test(raw.trim()) ? { value: Number(raw) } : { problem: 'must be integer' };

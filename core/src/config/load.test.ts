@@ -176,6 +176,13 @@ describe('buildConfig', () => {
     const config = buildConfig({ server: { port: 7001 } } as never);
     expect(config.Server.Port).toBe(7001);
   });
+
+  it('rejects a key given twice in different spellings', () => {
+    const error = configError(() => buildConfig({ Server: { port: 1, Port: 2 } } as never));
+    expect(error.message).toBe(
+      "Server.Port: given twice, as 'port' and 'Port' (keys are case-insensitive)",
+    );
+  });
 });
 
 describe('loadConfig', () => {

@@ -1,9 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { isHashed } from '../security/password.js';
+import { trellisSchemas } from '../validation/ajv.js';
+import { canonicalizeKeys } from '../validation/canonical-keys.js';
+import {
+  describeProblems,
+  describeValidationErrors,
+  type MessageStyle,
+} from '../validation/describe.js';
 import { readEnvOverrides } from './env.js';
-import { configSchema, findProperty } from './schema.js';
+import { configSchema, type ValidatedConfig } from './schema.js';
 import type { TrellisConfig } from './types.js';
 
 export type DeepPartial<T> = T extends (infer U)[]
@@ -31,9 +37,14 @@ export interface LoadConfigOptions {
   cwd?: string;
 }
 
-// `verbose` gives errors their schema, whose `description` words pattern errors for people.
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, verbose: true });
-const validate = ajv.compile(configSchema);
+const validate = trellisSchemas.compile<ValidatedConfig>(configSchema);
+
+/** `Server.Port: must be integer`, `Database.Url: must be a postgres:// URL` (its description). */
+const messageStyle: MessageStyle = {
+  values: 'plain',
+  unknownKey: 'unknown key',
+  patternDescriptions: true,
+};
 
 /**
  * Reads the configuration file (`TRELLIS_CONFIG`, else `trellis.config.json` in `cwd` when
@@ -45,7 +56,7 @@ export function loadConfig(options: LoadConfigOptions = {}): TrellisConfig {
   const file = readConfigFile(env, cwd);
   const { overrides, problems } = readEnvOverrides(env);
   if (problems.length > 0) throw new ConfigError(problems);
-  return finish(merge(file, overrides), cwd);
+  return finish(merge(canonical(file), overrides), cwd);
 }
 
 /** Defaults, validation and freezing without reading files or env: for tests. */
@@ -95,27 +106,32 @@ function readConfigFile(env: Record<string, string | undefined>, cwd: string) {
 }
 
 function finish(raw: Record<string, unknown>, cwd: string): TrellisConfig {
-  const problems: string[] = [];
-  const candidate = canonicalizeKeys(raw, configSchema, [], problems);
-  if (problems.length > 0) throw new ConfigError(problems);
-
+  const candidate = canonical(raw);
   if (!validate(candidate)) {
-    throw new ConfigError((validate.errors ?? []).map(describeAjvError));
+    throw new ConfigError(describeValidationErrors(validate.errors, messageStyle));
   }
-  const config = candidate as TrellisConfig;
-  const semantic = checkSemantics(config);
+  const semantic = checkSemantics(candidate);
   if (semantic.length > 0) throw new ConfigError(semantic);
 
-  config.DataDirectory = path.resolve(cwd, config.DataDirectory);
-  config.Plugins.StorageRoot = path.resolve(
-    cwd,
-    config.Plugins.StorageRoot ?? path.join(config.DataDirectory, 'storage'),
-  );
+  const dataDirectory = path.resolve(cwd, candidate.DataDirectory);
+  const storageRoot = candidate.Plugins.StorageRoot ?? path.join(dataDirectory, 'storage');
+  const config: TrellisConfig = {
+    ...candidate,
+    DataDirectory: dataDirectory,
+    Plugins: { ...candidate.Plugins, StorageRoot: path.resolve(cwd, storageRoot) },
+  };
   return deepFreeze(config);
 }
 
+/** The configuration with its keys in the schema's spelling (`server.port` → `Server.Port`). */
+function canonical(raw: Record<string, unknown>): Record<string, unknown> {
+  const { value, problems } = canonicalizeKeys(raw, configSchema);
+  if (problems.length > 0) throw new ConfigError(describeProblems(problems, messageStyle));
+  return value as Record<string, unknown>;
+}
+
 /** Rules JSON Schema cannot say clearly. */
-function checkSemantics(config: TrellisConfig): string[] {
+function checkSemantics(config: ValidatedConfig): string[] {
   const problems: string[] = [];
   const { Basic, Bearer } = config.Security;
   const seen = new Set<string>();
@@ -134,86 +150,22 @@ function checkSemantics(config: TrellisConfig): string[] {
 }
 
 /**
- * Renames keys to the schema's spelling (`server.port` → `Server.Port`) and clones, so the
- * file and env may use any case. Unknown keys are left for Ajv to report.
+ * File values overlaid with env values, both spelled canonically: objects merge, anything else
+ * replaces, undefined unsets.
  */
-function canonicalizeKeys(
-  value: unknown,
-  schema: SchemaObject,
-  at: (string | number)[],
-  problems: string[],
-): unknown {
-  if (Array.isArray(value)) {
-    const items = schema.items as SchemaObject | undefined;
-    return value.map((item, index) =>
-      items ? canonicalizeKeys(item, items, [...at, index], problems) : item,
-    );
-  }
-  if (typeof value !== 'object' || value === null || !schema.properties) return value;
-  const result: Record<string, unknown> = {};
-  const spelledAs = new Map<string, string>();
-  for (const [key, item] of Object.entries(value)) {
-    if (item === undefined) continue;
-    const property = findProperty(schema, key);
-    const name = property?.name ?? key;
-    const previous = spelledAs.get(name);
-    if (previous !== undefined) {
-      problems.push(`${formatPath([...at, name])}: given twice (as "${previous}" and "${key}")`);
-    }
-    spelledAs.set(name, key);
-    result[name] = property
-      ? canonicalizeKeys(item, property.schema, [...at, name], problems)
-      : structuredClone(item);
-  }
-  return result;
-}
-
-/** File values overlaid with env values: objects merge, anything else replaces, undefined unsets. */
 function merge(base: Record<string, unknown>, overlay: Record<string, unknown>) {
   const result: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(overlay)) {
-    const previous = findKey(result, key);
-    if (previous !== undefined) delete result[previous];
-    const current = previous === undefined ? undefined : base[previous];
+    const current = result[key];
+    delete result[key];
     if (value === undefined) continue;
     result[key] = isPlainObject(value) && isPlainObject(current) ? merge(current, value) : value;
   }
   return result;
 }
 
-function findKey(object: Record<string, unknown>, key: string): string | undefined {
-  return Object.keys(object).find((candidate) => candidate.toLowerCase() === key.toLowerCase());
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describeAjvError(error: ErrorObject): string {
-  const at = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
-  switch (error.keyword) {
-    case 'additionalProperties':
-      return `${formatPath([...at, String(error.params.additionalProperty)])}: unknown key`;
-    case 'required':
-      return `${formatPath([...at, String(error.params.missingProperty)])}: is required`;
-    case 'pattern':
-      return `${formatPath(at)}: must be ${error.parentSchema?.description ?? `like ${error.params.pattern}`}`;
-    case 'enum':
-      return `${formatPath(at)}: must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
-    default:
-      return `${formatPath(at)}: ${error.message ?? 'is invalid'}`;
-  }
-}
-
-function formatPath(segments: (string | number)[]): string {
-  const text = segments
-    .map((segment) => (typeof segment === 'number' ? `[${segment}]` : `.${segment}`))
-    .join('')
-    .replace(/^\./, '');
-  return text || '(root)';
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,140 +1,96 @@
-import type { SchemaObject } from 'ajv';
+import Type, { type Static } from 'typebox';
 
 /**
- * JSON Schema of the configuration (DESIGN.md §3), with the defaults Ajv fills in. It mirrors
- * `TrellisConfig` in `types.ts`; the unit tests check that an empty input yields a complete config.
+ * The configuration (DESIGN.md §3) as one JSON Schema, built with TypeBox: Ajv validates with it
+ * and fills in its defaults, and `types.ts` derives `TrellisConfig` from it. A key with a default
+ * is listed as required, which is what it is once the defaults are in; input may omit it.
  * Defaults that depend on other values (`Plugins.StorageRoot`) are derived in `load.ts`.
  */
-
-const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
-const nonEmptyString = { type: 'string', minLength: 1 } as const;
 
 /** Every role a user or token may hold (DESIGN.md §5). */
 export const roles = ['admin', 'config', 'plugins', 'workflow'] as const;
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const;
 
-const basicUser = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['Name', 'Password', 'Roles'],
-  properties: {
-    Name: nonEmptyString,
-    Password: nonEmptyString,
-    Roles: {
-      type: 'array',
-      minItems: 1,
-      uniqueItems: true,
-      items: { type: 'string', enum: roles },
-    },
-  },
-} as const;
+const port = (value: number) => Type.Integer({ minimum: 0, maximum: 65535, default: value });
+const nonEmptyString = (defaultValue?: string) =>
+  Type.String({ minLength: 1, ...(defaultValue === undefined ? {} : { default: defaultValue }) });
+/** A string of a shape a pattern says; `description` names the shape in messages. */
+const shaped = (pattern: string, description: string) => Type.String({ pattern, description });
+/** A group of keys; absent means every key takes its default. */
+const section = <Properties extends Type.TProperties>(properties: Properties) =>
+  Type.Object(properties, { additionalProperties: false, default: {} });
 
-export const configSchema: SchemaObject = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    Server: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        Port: { ...port, default: 6262 },
-        // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
-        Host: { ...nonEmptyString, default: '127.0.0.1' },
-        BodyLimitBytes: { type: 'integer', minimum: 1, default: 1_048_576 },
-      },
-    },
-    DataDirectory: { ...nonEmptyString, default: '.trellis' },
-    HealthCheck: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { Enabled: { type: 'boolean', default: false } },
-    },
-    Database: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        Url: { type: 'string', pattern: '^postgres(ql)?://', description: 'a postgres:// URL' },
-        PoolSize: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
-      },
-    },
-    Temporal: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        Address: {
-          type: 'string',
-          pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:/\\[\\]]+):\\d{1,5}$',
-          description: 'host:port',
-        },
-        Namespace: { ...nonEmptyString, default: 'default' },
-        TaskQueue: { ...nonEmptyString, default: 'trellis' },
-        Port: { ...port, default: 7233 },
-        UiPort: { ...port, default: 8233 },
-      },
-    },
-    Security: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        Basic: {
-          type: 'object',
-          additionalProperties: false,
-          default: {},
-          properties: {
-            Enabled: { type: 'boolean', default: true },
-            Users: { type: 'array', items: basicUser, default: [] },
-          },
-        },
-        Bearer: {
-          type: 'object',
-          additionalProperties: false,
-          default: {},
-          properties: {
-            Enabled: { type: 'boolean', default: false },
-            Issuer: nonEmptyString,
-            Audience: nonEmptyString,
-            Secret: nonEmptyString,
-            JwksUri: { type: 'string', pattern: '^https?://', description: 'an http(s) URL' },
-            RolesClaim: { ...nonEmptyString, default: 'roles' },
-          },
-        },
-        EncryptionKey: nonEmptyString,
-      },
-    },
-    Plugins: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        InstallBuiltIns: { type: 'boolean', default: true },
-        Registry: nonEmptyString,
-        AllowProcessExecution: { type: 'boolean', default: false },
-        StorageRoot: nonEmptyString,
-        MaxOutputBytes: { type: 'integer', minimum: 1, default: 2 * 1024 * 1024 },
-      },
-    },
-    Logging: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: { Level: { type: 'string', enum: logLevels, default: 'info' } },
-    },
+export const basicUserSchema = Type.Object(
+  {
+    Name: nonEmptyString(),
+    /** `scrypt$...` hash or plain text (accepted with a warning). */
+    Password: nonEmptyString(),
+    Roles: Type.Array(Type.Enum(roles, { type: 'string' }), { minItems: 1, uniqueItems: true }),
   },
-};
+  { additionalProperties: false },
+);
 
-/** The schema of `key` under an object schema, matching the key case-insensitively. */
-export function findProperty(
-  schema: SchemaObject,
-  key: string,
-): { name: string; schema: SchemaObject } | undefined {
-  const properties = (schema.properties ?? {}) as Record<string, SchemaObject>;
-  const lower = key.toLowerCase();
-  const name = Object.keys(properties).find((candidate) => candidate.toLowerCase() === lower);
-  return name === undefined ? undefined : { name, schema: properties[name]! };
-}
+export const configSchema = Type.Object(
+  {
+    Server: section({
+      Port: port(6262),
+      // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
+      Host: nonEmptyString('127.0.0.1'),
+      BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
+    }),
+    /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
+    DataDirectory: nonEmptyString('.trellis'),
+    HealthCheck: section({ Enabled: Type.Boolean({ default: false }) }),
+    /** `Url` absent → embedded PGlite under `DataDirectory`. */
+    Database: section({
+      Url: Type.Optional(shaped('^postgres(ql)?://', 'a postgres:// URL')),
+      PoolSize: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+    }),
+    /** `Address` absent → embedded `temporal server start-dev`. */
+    Temporal: section({
+      Address: Type.Optional(
+        shaped('^(\\[[0-9a-fA-F:.]+\\]|[^\\s:/\\[\\]]+):\\d{1,5}$', 'host:port'),
+      ),
+      Namespace: nonEmptyString('default'),
+      TaskQueue: nonEmptyString('trellis'),
+      Port: port(7233),
+      UiPort: port(8233),
+    }),
+    Security: section({
+      Basic: section({
+        Enabled: Type.Boolean({ default: true }),
+        Users: Type.Array(basicUserSchema, { default: [] }),
+      }),
+      Bearer: section({
+        Enabled: Type.Boolean({ default: false }),
+        Issuer: Type.Optional(nonEmptyString()),
+        Audience: Type.Optional(nonEmptyString()),
+        /** HS256 shared secret. */
+        Secret: Type.Optional(nonEmptyString()),
+        /** RS256/ES256 keys. */
+        JwksUri: Type.Optional(shaped('^https?://', 'an http(s) URL')),
+        RolesClaim: nonEmptyString('roles'),
+      }),
+      /** Key (any string; hashed to 32 bytes) encrypting secret plugin settings at rest. */
+      EncryptionKey: Type.Optional(nonEmptyString()),
+    }),
+    Plugins: section({
+      /** Install the built-in packages on a fresh database. */
+      InstallBuiltIns: Type.Boolean({ default: true }),
+      /** A directory or HTTP(S) URL holding `index.json` and tarballs. */
+      Registry: Type.Optional(nonEmptyString()),
+      /** `Exec/Process` runs only when true. */
+      AllowProcessExecution: Type.Boolean({ default: false }),
+      /** Root folder for `Storage/Local`; `<DataDirectory>/storage` when absent (see load.ts). */
+      StorageRoot: Type.Optional(nonEmptyString()),
+      /** Largest JSON output a task may return. */
+      MaxOutputBytes: Type.Integer({ minimum: 1, default: 2 * 1024 * 1024 }),
+    }),
+    Logging: section({ Level: Type.Enum(logLevels, { type: 'string', default: 'info' }) }),
+  },
+  { additionalProperties: false },
+);
+
+/** The configuration as validated, defaults filled in. */
+export type ValidatedConfig = Static<typeof configSchema>;

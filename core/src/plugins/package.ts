@@ -7,8 +7,9 @@ import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
 import { ApiError } from '../errors.js';
 import { installPath } from '../install-root.js';
+import { pluginSchemaValidator, trellisSchemas } from '../validation/ajv.js';
 import type { PluginManifest } from './contract.js';
-import { createAjv, validationProblems } from './schema.js';
+import { validationProblems } from './schema.js';
 
 /**
  * The plugin package format (DESIGN.md §8): a folder holding `plugin.json` and an ES module,
@@ -50,8 +51,7 @@ const manifestSchema = {
 /** `<Group>/<Name>`, e.g. `Net/Http`. */
 export const PLUGIN_TYPE = /^[A-Za-z][A-Za-z0-9_-]*\/[A-Za-z][A-Za-z0-9_.-]*$/;
 
-const ajv = createAjv();
-const validateManifestShape = ajv.compile(manifestSchema);
+const validateManifestShape = trellisSchemas.compile(manifestSchema);
 
 /**
  * Validates a parsed `plugin.json` and returns it with defaults filled in; throws a 400
@@ -74,7 +74,7 @@ export function parseManifest(value: unknown, source: string): PluginManifest {
     problems.push(...specificationProblems(checked.specifications));
     if (checked.parameters !== undefined) {
       try {
-        createAjv().compile(checked.parameters);
+        pluginSchemaValidator(checked.parameters);
       } catch (error) {
         problems.push(`field "parameters" is not a valid JSON Schema: ${(error as Error).message}`);
       }
@@ -297,19 +297,13 @@ export async function prepareCacheDirectory(cacheDirectory: string): Promise<voi
 }
 
 /** The cache folder of a package, whether or not it is unpacked yet. */
-export function cachedPackageDirectory(
-  sha256: string,
-  cacheDirectory: string,
-): string {
+export function cachedPackageDirectory(sha256: string, cacheDirectory: string): string {
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`Not a sha256: ${sha256}`);
   return path.join(cacheDirectory, sha256);
 }
 
 /** Whether a package is already unpacked in the cache. */
-export async function isCached(
-  sha256: string,
-  cacheDirectory: string,
-): Promise<boolean> {
+export async function isCached(sha256: string, cacheDirectory: string): Promise<boolean> {
   try {
     await access(path.join(cachedPackageDirectory(sha256, cacheDirectory), MANIFEST_FILE));
     return true;

@@ -1,8 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApiError, unavailable } from '../errors.js';
+import { trellisSchemas } from '../validation/ajv.js';
 import { packFolder, readPackageFolder, sha256Hex } from './package.js';
-import { createAjv, validationProblems } from './schema.js';
+import { validationProblems } from './schema.js';
 
 /**
  * A plugin registry: a directory or HTTP(S) base URL holding `index.json` and the package
@@ -25,7 +26,7 @@ export interface RegistryIndex {
   plugins: RegistryEntry[];
 }
 
-const validateIndex = createAjv().compile({
+const validateIndex = trellisSchemas.compile({
   type: 'object',
   required: ['plugins'],
   properties: {

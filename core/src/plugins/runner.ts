@@ -6,6 +6,7 @@ import type { TrellisConfig } from '../config/types.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { InstalledPlugin } from '../db/plugin-repository.js';
 import type { Database, LogLevel } from '../db/tables.js';
+import { pluginSchemaValidator } from '../validation/ajv.js';
 import type {
   PluginContext,
   PluginExecute,
@@ -22,7 +23,7 @@ import {
   unpackPackage,
   cachedPackageDirectory,
 } from './package.js';
-import { createAjv, validationProblems } from './schema.js';
+import { validationProblems } from './schema.js';
 import {
   REDACTED,
   checkConfigurationSpecifications,
@@ -217,7 +218,7 @@ export async function loadPluginFolder(dir: string): Promise<LoadedPlugin> {
   return {
     manifest,
     execute: module.execute as PluginExecute,
-    validateParameters: createAjv().compile(manifest.parameters ?? {}),
+    validateParameters: pluginSchemaValidator(manifest.parameters ?? {}),
   };
 }
 

@@ -1,14 +1,15 @@
 /**
- * Definitions are read case-insensitively (`Name`, `name` and `NAME` are the same key). Before
- * JSON Schema validation every key the schema knows is renamed to the schema's spelling. The
- * walk follows the schema itself, so a property added in `spec/definition/` is covered without a
- * change here, and free-form objects (`parameters`, `variables`, `specifications`: user data,
- * schemas without named properties) are left exactly as written.
+ * Keys are read case-insensitively (`Name`, `name` and `NAME` are the same key), in workflow
+ * definitions and in the configuration alike. Before validation every key the schema knows is
+ * renamed to the schema's spelling. The walk follows the schema itself, so a property added to a
+ * schema is covered without a change here, and free-form objects (`parameters`, `variables`:
+ * user data, schemas without named properties) are left exactly as written.
  */
-import { formatPath, toPointer, type PathSegment } from './location.js';
+import type { ValidationProblem } from './describe.js';
+import { toPointer, type PathSegment } from './path.js';
 
-/** The subset of JSON Schema (2020-12, as TypeSpec emits it) that the walk needs. */
-export interface SchemaNode {
+/** The subset of JSON Schema (2020-12 as TypeSpec emits it, TypeBox's) that the walk needs. */
+interface SchemaNode {
   $ref?: string;
   type?: string;
   properties?: Record<string, SchemaNode>;
@@ -20,16 +21,32 @@ export interface SchemaNode {
 export interface CanonicalKeys {
   value: unknown;
   /** Keys given twice in different spellings. */
-  problems: string[];
+  problems: ValidationProblem[];
   /** For each key the schema does not know (by JSON pointer), the keys it does know there. */
   knownKeysAt: Map<string, string[]>;
 }
 
-/** Renames keys to the schema's spelling, recursively, wherever the schema names properties. */
-export function canonicalizeKeys(value: unknown, root: SchemaNode): CanonicalKeys {
+/**
+ * Renames keys to the schema's spelling, recursively, wherever the schema names properties.
+ * Objects and arrays the schema describes are copied; keys whose value is `undefined` are left
+ * out, as JSON would.
+ */
+export function canonicalizeKeys(value: unknown, schema: object): CanonicalKeys {
+  const root = schema as SchemaNode;
   const result: CanonicalKeys = { value: undefined, problems: [], knownKeysAt: new Map() };
   result.value = walk(value, root, [], root, result);
   return result;
+}
+
+/** The property of an object schema that `key` names, matched case-insensitively. */
+export function findProperty(
+  schema: object,
+  key: string,
+): { name: string; schema: object } | undefined {
+  const properties = (schema as SchemaNode).properties ?? {};
+  const lower = key.toLowerCase();
+  const name = Object.keys(properties).find((candidate) => candidate.toLowerCase() === lower);
+  return name === undefined ? undefined : { name, schema: properties[name]! };
 }
 
 function walk(
@@ -56,6 +73,7 @@ function walk(
   const spellings = new Map<string, string>();
   const entries: Array<[string, unknown]> = [];
   for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) continue;
     const canonical = byLowerCase.get(key.toLowerCase());
     if (canonical === undefined) {
       result.knownKeysAt.set(toPointer([...path, key]), known);
@@ -64,9 +82,10 @@ function walk(
     }
     const earlier = spellings.get(canonical);
     if (earlier !== undefined) {
-      result.problems.push(
-        `${formatPath([...path, canonical])}: given twice, as '${earlier}' and '${key}' (keys are case-insensitive)`,
-      );
+      result.problems.push({
+        path: [...path, canonical],
+        problem: `given twice, as '${earlier}' and '${key}' (keys are case-insensitive)`,
+      });
       continue;
     }
     spellings.set(canonical, key);
@@ -97,6 +116,14 @@ function accepts(branch: SchemaNode, value: unknown): boolean {
       return Array.isArray(value);
     case 'string':
       return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number';
+    case 'integer':
+      return Number.isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'null':
+      return value === null;
     default:
       return false;
   }

@@ -1,0 +1,176 @@
+import type { ErrorObject } from 'ajv';
+import { formatPath, pointerSegments, toPointer, type PathSegment } from './path.js';
+
+/**
+ * Turns validation errors (Ajv's, and problems found beside it such as a key given twice) into
+ * messages for people, one per problem, each naming where it is. Every validation message of
+ * Trellis is written here; callers only choose their vocabulary (a `MessageStyle`).
+ */
+
+/** One problem of a value: where it is (a path into the value) and what it is. */
+export interface ValidationProblem {
+  path: PathSegment[];
+  /** What is wrong there, e.g. `must be >= 1`. */
+  problem: string;
+}
+
+export interface MessageStyle {
+  /**
+   * Writes one message. By default `place: problem`, the place named by `formatPath`
+   * (`Server.Port`, `tasks[0].name`) and the whole value by `root`.
+   */
+  sentence?: (path: readonly PathSegment[], problem: string) => string;
+  /** The name of the whole value in the default sentence; default `(root)`. */
+  root?: string;
+  /** What a key the schema does not allow is told; default `is not allowed`. */
+  unknownKey?: string;
+  /** The keys known beside an unknown key, by that key's JSON pointer; listed after `unknownKey`. */
+  knownKeysAt?: ReadonlyMap<string, readonly string[]>;
+  /** Allowed values as JSON (`"Manual", "TimeBased"`, the default) or as written (`Abort, Retry`). */
+  values?: 'json' | 'plain';
+  /**
+   * `people` rewords Ajv's type, length, pattern and union messages (`must be an integer`,
+   * `must not be empty`, `must match the pattern ^a`); `ajv`, the default, keeps Ajv's.
+   */
+  wording?: 'ajv' | 'people';
+  /**
+   * A pattern error says `must be <description>` when the pattern's schema has a description
+   * (`must be host:port`). Needs an Ajv with `verbose`, which gives errors their schema.
+   */
+  patternDescriptions?: boolean;
+}
+
+/** Messages for Ajv errors; duplicates are dropped. */
+export function describeValidationErrors(
+  errors: readonly ErrorObject[] | null | undefined,
+  style: MessageStyle = {},
+): string[] {
+  return describeProblems(problemsOf(errors ?? [], style), style);
+}
+
+/** Messages for problems found outside Ajv, worded like the rest; duplicates are dropped. */
+export function describeProblems(
+  problems: readonly ValidationProblem[],
+  style: MessageStyle = {},
+): string[] {
+  const sentence = style.sentence ?? defaultSentence(style.root ?? '(root)');
+  return [...new Set(problems.map(({ path, problem }) => sentence(path, problem)))];
+}
+
+function defaultSentence(root: string) {
+  return (path: readonly PathSegment[], problem: string) =>
+    `${formatPath(path) || root}: ${problem}`;
+}
+
+interface Described extends ValidationProblem {
+  pointer: string;
+  /** With a `type` error: the type the value is not. */
+  wrongType?: string;
+}
+
+/**
+ * Union branches that do not apply are dropped: for a task `type` given as an object, "must be
+ * a string" from the other branch would only confuse. When no branch has a problem of its own
+ * beyond the value's type, the union is one message: `must be a string or an object`.
+ */
+function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Described[] {
+  const described: Described[] = [];
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf') {
+      described.push(describeError(error, style));
+      continue;
+    }
+    const at = error.instancePath;
+    const inside = (pointer: string) => pointer === at || pointer.startsWith(`${at}/`);
+    const branches = described.filter((d) => inside(d.pointer));
+    const relevant = branches.filter((d) => !(d.wrongType && d.pointer === at));
+    const types = branches.flatMap((d) => (d.wrongType ? [typeName(d.wrongType, style)] : []));
+    const replacement =
+      relevant.length > 0
+        ? relevant
+        : [
+            {
+              pointer: at,
+              path: pointerSegments(at),
+              problem: `must be ${types.length > 0 ? types.join(' or ') : 'valid'}`,
+            },
+          ];
+    described.splice(0, described.length, ...described.filter((d) => !inside(d.pointer)));
+    described.push(...replacement);
+  }
+  return described;
+}
+
+function describeError(error: ErrorObject, style: MessageStyle): Described {
+  const params = error.params as Record<string, unknown>;
+  const at = (path: PathSegment[], problem: string, wrongType?: string): Described => ({
+    pointer: toPointer(path),
+    path,
+    problem,
+    ...(wrongType === undefined ? {} : { wrongType }),
+  });
+  const here = pointerSegments(error.instancePath);
+  const people = style.wording === 'people';
+  const ajvSays = error.message ?? 'is invalid';
+
+  switch (error.keyword) {
+    case 'required':
+      return at([...here, String(params.missingProperty)], 'is required');
+    case 'additionalProperties':
+      return unknownKey([...here, String(params.additionalProperty)], style);
+    case 'unevaluatedProperties':
+      return unknownKey([...here, String(params.unevaluatedProperty)], style);
+    case 'not':
+      // TypeSpec closes objects with `unevaluatedProperties: {not: {}}`: the error is the key's own.
+      return error.schemaPath.endsWith('unevaluatedProperties/not')
+        ? unknownKey(here, style)
+        : at(here, ajvSays);
+    case 'enum': {
+      const allowed = params.allowedValues as unknown[];
+      const list = style.values === 'plain' ? allowed.map(String) : allowed.map(toJson);
+      return at(here, `must be one of ${list.join(', ')}`);
+    }
+    case 'type': {
+      const type = String(params.type);
+      return at(here, people ? `must be ${typeName(type, style)}` : ajvSays, type);
+    }
+    case 'minLength':
+    case 'minItems': {
+      if (!people) return at(here, ajvSays);
+      const unit = error.keyword === 'minLength' ? 'characters' : 'items';
+      const limit = Number(params.limit);
+      return at(here, limit === 1 ? 'must not be empty' : `must have at least ${limit} ${unit}`);
+    }
+    case 'maxLength':
+      return at(here, people ? `must be at most ${String(params.limit)} characters` : ajvSays);
+    case 'pattern': {
+      const description = (error.parentSchema as { description?: unknown } | undefined)
+        ?.description;
+      if (style.patternDescriptions && typeof description === 'string') {
+        return at(here, `must be ${description}`);
+      }
+      return at(here, people ? `must match the pattern ${String(params.pattern)}` : ajvSays);
+    }
+    case 'parse':
+      // openapi-backend's keyword for a body (or JSON query parameter) that is not JSON.
+      return at(here, `is not valid JSON (${error.message ?? 'parse error'})`);
+    default:
+      return at(here, ajvSays);
+  }
+}
+
+function unknownKey(path: PathSegment[], style: MessageStyle): Described {
+  const pointer = toPointer(path);
+  const known = style.knownKeysAt?.get(pointer);
+  const problem = `${style.unknownKey ?? 'is not allowed'}${known ? ` (known: ${known.join(', ')})` : ''}`;
+  return { pointer, path, problem };
+}
+
+function typeName(type: string, style: MessageStyle): string {
+  if (style.wording !== 'people') return type;
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+function toJson(value: unknown): string {
+  return JSON.stringify(value);
+}
