@@ -112,9 +112,10 @@ let bundle: Promise<WorkflowBundleOption> | undefined;
  * takes no webpack run); from source, a bundle built once per process.
  */
 export function workflowBundle(logger?: Logger): Promise<WorkflowBundleOption> {
-  bundle ??= compiled && existsSync(prebuiltBundlePath)
-    ? Promise.resolve({ codePath: prebuiltBundlePath })
-    : buildWorkflowBundle(logger);
+  bundle ??=
+    compiled && existsSync(prebuiltBundlePath)
+      ? Promise.resolve({ codePath: prebuiltBundlePath })
+      : buildWorkflowBundle(logger);
   bundle.catch(() => (bundle = undefined));
   return bundle;
 }
