@@ -35,6 +35,7 @@ describe('buildConfig', () => {
         InstallBuiltIns: true,
         AllowProcessExecution: false,
         StorageRoot: '/srv/trellis/.trellis/storage',
+        CacheDirectory: '/srv/trellis/.trellis/plugin-cache',
         MaxOutputBytes: 2 * 1024 * 1024,
       },
       Logging: { Level: 'info' },
@@ -57,10 +58,14 @@ describe('buildConfig', () => {
     expect(config.Database.Url).toBe('postgres://u:p@db:5432/trellis');
   });
 
-  it('derives the storage root from an absolute data directory', () => {
-    expect(buildConfig({ DataDirectory: '/var/lib/trellis' }).Plugins.StorageRoot).toBe(
-      '/var/lib/trellis/storage',
-    );
+  it('derives the storage root and the plugin cache from an absolute data directory', () => {
+    const { Plugins } = buildConfig({ DataDirectory: '/var/lib/trellis' });
+    expect(Plugins.StorageRoot).toBe('/var/lib/trellis/storage');
+    expect(Plugins.CacheDirectory).toBe('/var/lib/trellis/plugin-cache');
+    expect(
+      buildConfig({ DataDirectory: '/var/lib/trellis', Plugins: { CacheDirectory: '/cache' } })
+        .Plugins.CacheDirectory,
+    ).toBe('/cache');
   });
 
   it('returns a deeply frozen object and does not touch its input', () => {

@@ -115,10 +115,16 @@ function finish(raw: Record<string, unknown>, cwd: string): TrellisConfig {
 
   const dataDirectory = path.resolve(cwd, candidate.DataDirectory);
   const storageRoot = candidate.Plugins.StorageRoot ?? path.join(dataDirectory, 'storage');
+  const cacheDirectory =
+    candidate.Plugins.CacheDirectory ?? path.join(dataDirectory, 'plugin-cache');
   const config: TrellisConfig = {
     ...candidate,
     DataDirectory: dataDirectory,
-    Plugins: { ...candidate.Plugins, StorageRoot: path.resolve(cwd, storageRoot) },
+    Plugins: {
+      ...candidate.Plugins,
+      StorageRoot: path.resolve(cwd, storageRoot),
+      CacheDirectory: path.resolve(cwd, cacheDirectory),
+    },
   };
   return deepFreeze(config);
 }

@@ -4,7 +4,8 @@ import Type, { type Static } from 'typebox';
  * The configuration (DESIGN.md §3) as one JSON Schema, built with TypeBox: Ajv validates with it
  * and fills in its defaults, and `types.ts` derives `TrellisConfig` from it. A key with a default
  * is listed as required, which is what it is once the defaults are in; input may omit it.
- * Defaults that depend on other values (`Plugins.StorageRoot`) are derived in `load.ts`.
+ * Defaults that depend on other values (`Plugins.StorageRoot`, `Plugins.CacheDirectory`) are
+ * derived in `load.ts`.
  */
 
 /** Every role a user or token may hold (DESIGN.md §5). */
@@ -84,6 +85,11 @@ export const configSchema = Type.Object(
       AllowProcessExecution: Type.Boolean({ default: false }),
       /** Root folder for `Storage/Local`; `<DataDirectory>/storage` when absent (see load.ts). */
       StorageRoot: Type.Optional(nonEmptyString()),
+      /**
+       * Where installed plugin packages are unpacked; `<DataDirectory>/plugin-cache` when absent
+       * (see load.ts). The install folder and its node_modules may then be read-only.
+       */
+      CacheDirectory: Type.Optional(nonEmptyString()),
       /** Largest JSON output a task may return. */
       MaxOutputBytes: Type.Integer({ minimum: 1, default: 2 * 1024 * 1024 }),
     }),

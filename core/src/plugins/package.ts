@@ -272,14 +272,14 @@ export async function readManifestFromPackage(
 }
 
 /**
- * Where unpacked packages live, one folder per sha256: `<DataDirectory>/plugin-cache`, so the
- * install folder and its `node_modules` may be read-only at run time. Node resolves a plugin's
- * bare imports (`jsonata`, `pg`...) by walking up from the plugin's file; the cache holds a
- * `node_modules` link to the host's, so that walk finds what Trellis installed and plugins need
- * no `node_modules` of their own (`prepareCacheDirectory`).
+ * Where unpacked packages live, one folder per sha256: `Plugins.CacheDirectory` (by default
+ * `<DataDirectory>/plugin-cache`), so the install folder and its `node_modules` may be read-only
+ * at run time. Node resolves a plugin's bare imports (`jsonata`, `pg`...) by walking up from the
+ * plugin's file; the cache holds a `node_modules` link to the host's, so that walk finds what
+ * Trellis installed and plugins need no `node_modules` of their own (`prepareCacheDirectory`).
  */
-export function pluginCacheDirectory(config: { DataDirectory: string }): string {
-  return path.join(config.DataDirectory, 'plugin-cache');
+export function pluginCacheDirectory(config: { Plugins: { CacheDirectory: string } }): string {
+  return config.Plugins.CacheDirectory;
 }
 
 /** Creates the cache folder and its `node_modules` link to the host's packages. */
