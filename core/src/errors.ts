@@ -1,25 +1,41 @@
 /**
- * The one error family. Anything thrown as an `ApiError` is rendered by the server as the
- * envelope `{data: null, messages, succeeded: false}` with `status`; core services throw it too,
- * so a repository's conflict or a catalog's "not found" reaches the client unchanged.
+ * The errors core raises on purpose: what went wrong in the domain, never how a transport
+ * reports it. Each kind has a stable `code` (for logs and callers that branch on it) and one or
+ * more messages a user may read; the server alone decides which HTTP status each kind becomes.
  */
-export class ApiError extends Error {
-  readonly status: number;
-  readonly messages: string[];
-  /** Extra response headers, e.g. `WWW-Authenticate` on 401. */
-  readonly headers: Record<string, string>;
 
-  constructor(status: number, messages: string | string[], headers: Record<string, string> = {}) {
-    const list = Array.isArray(messages) ? messages : [messages];
-    super(list.join('; '));
-    this.name = 'ApiError';
-    this.status = status;
+/** The stable code of each kind of {@link TrellisError}. */
+export type TrellisErrorCode = 'invalid' | 'not_found' | 'conflict' | 'unavailable';
+
+export abstract class TrellisError extends Error {
+  abstract readonly code: TrellisErrorCode;
+  /** What was wrong, one problem per message, in words a user can act on. */
+  readonly messages: string[];
+
+  constructor(messages: string | readonly string[], options?: ErrorOptions) {
+    const list = typeof messages === 'string' ? [messages] : [...messages];
+    super(list.join('; '), options);
+    this.name = new.target.name;
     this.messages = list;
-    this.headers = headers;
   }
 }
 
-export const badRequest = (messages: string | string[]) => new ApiError(400, messages);
-export const notFound = (message: string) => new ApiError(404, message);
-export const conflict = (message: string) => new ApiError(409, message);
-export const unavailable = (message: string) => new ApiError(503, message);
+/** The input cannot be used; each message names a field or a problem. */
+export class Invalid extends TrellisError {
+  readonly code = 'invalid';
+}
+
+/** What was asked for does not exist. */
+export class NotFound extends TrellisError {
+  readonly code = 'not_found';
+}
+
+/** The request clashes with the current state (a duplicate, something in use, already decided). */
+export class Conflict extends TrellisError {
+  readonly code = 'conflict';
+}
+
+/** A dependency (the database, Temporal, a plugin registry) cannot serve the request now. */
+export class Unavailable extends TrellisError {
+  readonly code = 'unavailable';
+}

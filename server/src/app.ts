@@ -6,14 +6,14 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import type { TrellisConfig } from '../../core/src/config/types.js';
-import { ApiError } from '../../core/src/errors.js';
+import { Invalid } from '../../core/src/errors.js';
 import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
 import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
 import { createAuthorizer } from './auth/security.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
-import { renderErrors, routeNotFound } from './errors.js';
+import { HttpError, renderErrors, routeNotFound } from './errors.js';
 import type { EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
 import { handlers } from './handlers.js';
 import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
@@ -64,7 +64,7 @@ function readJsonBodies(limit: number): RequestHandler {
       const given = req.headers['content-type'] ?? 'none';
       bodyErrors.set(
         req,
-        new ApiError(
+        new HttpError(
           415,
           `The request body must be JSON (Content-Type: application/json), not ${given}.`,
         ),
@@ -136,13 +136,13 @@ export function createApp(deps: AppDeps): Express {
     const operation = api.router.findOperation(request);
     if (operation === 'notFound') throw routeNotFound(req.method, req.path);
     if (operation === 'methodNotAllowed') {
-      throw new ApiError(405, `${req.method} is not allowed on ${req.path}.`);
+      throw new HttpError(405, `${req.method} is not allowed on ${req.path}.`);
     }
     const user = await authorize(operation, req.headers.authorization);
     if (user) req.user = user;
     rethrowBodyError(req);
     const validation = api.validator.validateRequest(request, operation);
-    if (validation.errors) throw new ApiError(400, describeRequestErrors(validation.errors));
+    if (validation.errors) throw new Invalid(describeRequestErrors(validation.errors));
     const handle = operations.get(operation.operationId ?? '');
     if (!handle) throw routeNotFound(req.method, req.path);
     // Path and query parameters as validated (and coerced to their declared types).

@@ -2,9 +2,9 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../core/src/errors.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '../../core/src/errors.js';
 import { createLogger } from '../../core/src/logging.js';
-import { renderErrors } from './errors.js';
+import { HttpError, renderErrors } from './errors.js';
 
 /** A tiny app whose routes throw, behind the real error renderer, on a real socket. */
 async function serve(lines: string[]) {
@@ -23,8 +23,19 @@ async function serve(lines: string[]) {
     throw new TypeError('secret internals at /srv/app.ts:42');
   });
   app.get('/conflict', () => {
-    throw new ApiError(409, ['first', 'second'], { 'Retry-After': '1' });
+    throw new HttpError(409, ['first', 'second'], { 'Retry-After': '1' });
   });
+  const domainErrors = {
+    invalid: new Invalid(['body.name: is required', 'body.tasks: must be an array']),
+    'not-found': new NotFound('Workflow "x" was not found.'),
+    conflict: new Conflict('A workflow named "x" already exists'),
+    unavailable: new Unavailable('Temporal is unavailable: down'),
+  };
+  for (const [path, error] of Object.entries(domainErrors)) {
+    app.get(`/domain/${path}`, () => {
+      throw error;
+    });
+  }
   app.use(renderErrors(logger, 1024));
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -57,7 +68,7 @@ describe('renderErrors', () => {
     }
   });
 
-  it('renders an ApiError with its status, every message and its headers', async () => {
+  it('renders an HttpError with its status, every message and its headers', async () => {
     const { url, close } = await serve([]);
     try {
       const response = await fetch(`${url}/conflict`);
@@ -68,6 +79,26 @@ describe('renderErrors', () => {
         messages: ['first', 'second'],
         succeeded: false,
       });
+    } finally {
+      close();
+    }
+  });
+
+  it('maps each kind of domain error to its status, with every message', async () => {
+    const { url, close } = await serve([]);
+    try {
+      const answers = [];
+      for (const path of ['invalid', 'not-found', 'conflict', 'unavailable']) {
+        const response = await fetch(`${url}/domain/${path}`);
+        const body = (await response.json()) as { messages: string[]; succeeded: boolean };
+        answers.push([response.status, body.succeeded, body.messages]);
+      }
+      expect(answers).toEqual([
+        [400, false, ['body.name: is required', 'body.tasks: must be an array']],
+        [404, false, ['Workflow "x" was not found.']],
+        [409, false, ['A workflow named "x" already exists']],
+        [503, false, ['Temporal is unavailable: down']],
+      ]);
     } finally {
       close();
     }

@@ -1,12 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
-import { ApiError } from '../../core/src/errors.js';
+import { TrellisError, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 
+/**
+ * A failure only HTTP knows: no or bad credentials (401, with `WWW-Authenticate`), a wrong role
+ * (403), a route or method the API does not serve (404, 405), a body that cannot be read (400,
+ * 413, 415). What goes wrong in the domain is core's `TrellisError` instead.
+ */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly messages: string[];
+  /** Extra response headers, e.g. `WWW-Authenticate` on 401. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    messages: string | readonly string[],
+    headers: Record<string, string> = {},
+  ) {
+    const list = typeof messages === 'string' ? [messages] : [...messages];
+    super(list.join('; '));
+    this.name = 'HttpError';
+    this.status = status;
+    this.messages = list;
+    this.headers = headers;
+  }
+}
+
+/** The one mapping of domain errors to HTTP statuses (DESIGN.md §4). */
+const statusOfDomainError = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  unavailable: 503,
+} as const satisfies Record<TrellisErrorCode, number>;
+
 /** 404 for a path no operation serves (or a disabled one, like `/health`). */
-export function routeNotFound(method: string, path: string): ApiError {
-  return new ApiError(404, `No route matches ${method.toUpperCase()} ${path}.`);
+export function routeNotFound(method: string, path: string): HttpError {
+  return new HttpError(404, `No route matches ${method.toUpperCase()} ${path}.`);
 }
 
 /** The fields body-parser (and http-errors) put on the errors it raises. */
@@ -18,25 +51,29 @@ interface HttpLikeError {
 }
 
 /**
- * Turns anything thrown while handling a request into an `ApiError` a client may see:
- * body-parser's failures become 400/413/415; anything unknown becomes null (a bug → 500).
+ * Turns anything thrown while handling a request into the `HttpError` a client may see: domain
+ * errors get their status, body-parser's failures become 400/413/415; anything unknown becomes
+ * null (a bug → 500).
  */
-export function toApiError(error: unknown, bodyLimitBytes: number): ApiError | null {
-  if (error instanceof ApiError) return error;
+export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError | null {
+  if (error instanceof HttpError) return error;
+  if (error instanceof TrellisError) {
+    return new HttpError(statusOfDomainError[error.code], error.messages);
+  }
   const httpError = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError;
   switch (httpError.type) {
     case 'entity.parse.failed':
-      return new ApiError(
+      return new HttpError(
         400,
         `The request body is not valid JSON: ${httpError.message ?? ''}`.trim(),
       );
     case 'entity.too.large':
-      return new ApiError(413, `The request body is larger than ${bodyLimitBytes} bytes.`);
+      return new HttpError(413, `The request body is larger than ${bodyLimitBytes} bytes.`);
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new ApiError(415, httpError.message ?? 'Unsupported request body encoding.');
+      return new HttpError(415, httpError.message ?? 'Unsupported request body encoding.');
     case 'request.aborted':
-      return new ApiError(400, 'The request was aborted.');
+      return new HttpError(400, 'The request was aborted.');
     default:
       return null;
   }
@@ -52,9 +89,9 @@ export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorReque
       next(error);
       return;
     }
-    const apiError = toApiError(error, bodyLimitBytes);
-    if (apiError) {
-      sendErrorEnvelope(res, apiError.status, apiError.messages, apiError.headers);
+    const httpError = toHttpError(error, bodyLimitBytes);
+    if (httpError) {
+      sendErrorEnvelope(res, httpError.status, httpError.messages, httpError.headers);
       return;
     }
     const errorId = randomUUID();

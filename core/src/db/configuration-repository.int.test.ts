@@ -40,17 +40,17 @@ describe('configurationRepository', () => {
     expect(await configurationRepository.remove(db, 'nope')).toBe(false);
   });
 
-  it('rejects a duplicate name with 409 naming it, on insert and on update', async () => {
+  it('rejects a duplicate name as a conflict naming it, on insert and on update', async () => {
     const { db } = database;
     await configurationRepository.insert(db, input('dup-a'));
     const other = await configurationRepository.insert(db, input('dup-b'));
     await expect(configurationRepository.insert(db, input('dup-a'))).rejects.toMatchObject({
-      status: 409,
+      code: 'conflict',
       messages: ['A configuration named "dup-a" already exists'],
     });
     await expect(
       configurationRepository.update(db, other.id, input('dup-a')),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ code: 'conflict' });
     expect((await configurationRepository.findById(db, other.id))?.name).toBe('dup-b');
   });
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { conflict } from '../errors.js';
+import { Conflict } from '../errors.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
@@ -16,7 +16,7 @@ export interface ConfigurationInput {
 }
 
 const duplicateName = (name: string) => () =>
-  conflict(`A configuration named "${name}" already exists`);
+  new Conflict(`A configuration named "${name}" already exists`);
 
 /** Every configuration by name; one page of them when `page` is given. */
 export async function list(
@@ -48,7 +48,7 @@ export async function findByName(
     .executeTakeFirst();
 }
 
-/** Stores a new configuration (`modifiedTime` stays null); 409 when the name is taken. */
+/** Stores a new configuration (`modifiedTime` stays null); `Conflict` when the name is taken. */
 export async function insert(
   db: Kysely<Database>,
   input: ConfigurationInput,

@@ -1,4 +1,4 @@
-import type { ApiError } from '../errors.js';
+import type { TrellisError } from '../errors.js';
 
 /** PostgreSQL error codes (SQLSTATE) the repositories translate. */
 export const pgErrorCodes = {
@@ -27,12 +27,13 @@ function matches(error: unknown, constraint: string | undefined): boolean {
 }
 
 /**
- * Runs a write, turning a unique or foreign-key violation into the user-facing error given
- * (409 for a duplicate name, 404 for a missing parent...). Anything else passes unchanged.
+ * Runs a write, turning a unique or foreign-key violation into the domain error given
+ * (`Conflict` for a duplicate name, `NotFound` for a missing parent...). Anything else passes
+ * unchanged.
  */
 export async function translateConstraintErrors<T>(
   write: () => Promise<T>,
-  errors: { unique?: () => ApiError; foreignKey?: () => ApiError },
+  errors: { unique?: () => TrellisError; foreignKey?: () => TrellisError },
 ): Promise<T> {
   try {
     return await write();

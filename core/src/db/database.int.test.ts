@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../config/load.js';
-import { ApiError } from '../errors.js';
+import { Unavailable } from '../errors.js';
 import { createLogger } from '../logging.js';
 import { createTestDatabase } from '../../../test/support/services.js';
 import { checkDatabase, openDatabase, type TrellisDatabase } from './database.js';
@@ -202,29 +202,27 @@ describe('embedded PGlite', () => {
 });
 
 describe('external PostgreSQL', () => {
-  it('fails to open with 503 naming the problem when the server is unreachable', async () => {
+  it('fails to open as Unavailable naming the problem when the server is unreachable', async () => {
     const config = buildConfig({
       Database: { Url: 'postgres://nobody@127.0.0.1:1/none' },
       Logging: { Level: 'silent' },
     });
     const error = await openDatabase(config, logger).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(Unavailable);
     expect(error).toMatchObject({
-      status: 503,
       message: expect.stringMatching(/^Database unavailable: .*ECONNREFUSED/),
     });
   });
 
-  it('turns a lost connection into 503 and recovers on the next query', async () => {
+  it('turns a lost connection into Unavailable and recovers on the next query', async () => {
     const database = await modes[0]!.open();
     try {
       // What a PostgreSQL restart does to a pooled connection.
       const error = await sql`select pg_terminate_backend(pg_backend_pid())`
         .execute(database.db)
         .catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toBeInstanceOf(Unavailable);
       expect(error).toMatchObject({
-        status: 503,
         message: expect.stringMatching(/^Database unavailable: /),
       });
       await checkDatabase(database.db);
@@ -233,13 +231,13 @@ describe('external PostgreSQL', () => {
     }
   });
 
-  it('keeps query errors as they are (not 503)', async () => {
+  it('keeps query errors as they are (not Unavailable)', async () => {
     const database = await modes[0]!.open();
     try {
       const error = await sql`select * from no_such_table`
         .execute(database.db)
         .catch((caught: unknown) => caught);
-      expect(error).not.toBeInstanceOf(ApiError);
+      expect(error).not.toBeInstanceOf(Unavailable);
       expect(error).toMatchObject({ code: '42P01' });
     } finally {
       await database.close();

@@ -13,7 +13,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { TrellisConfig } from '../config/types.js';
-import { ApiError } from '../errors.js';
+import { TrellisError, Unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import type { Database } from './tables.js';
 
@@ -42,14 +42,14 @@ export async function openDatabase(
     : openEmbedded(config.DataDirectory, logger);
 }
 
-/** Fails with `ApiError(503)` when the database cannot answer (for `/health`). */
+/** Fails with `Unavailable` when the database cannot answer (for `/health`). */
 export async function checkDatabase(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
 /** True for errors meaning "the database cannot be reached", as opposed to a bad query. */
 export function isConnectionError(error: unknown): boolean {
-  if (error instanceof ApiError) return error.status === 503;
+  if (error instanceof Unavailable) return true;
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
@@ -235,7 +235,7 @@ function createKysely(pool: pg.Pool): Kysely<Database> {
 
 /**
  * The pool as Kysely sees it, with two guards around every checkout:
- * - connection failures surface as `ApiError(503)` from any query, whichever repository ran it,
+ * - connection failures surface as `Unavailable` from any query, whichever repository ran it,
  *   while query errors (constraint violations...) pass unchanged;
  * - a client whose connection failed is destroyed on release rather than handed to the next
  *   query (after a PostgreSQL restart, the server's goodbye arrives before the socket closes).
@@ -284,9 +284,7 @@ function describeUrl(url: string): string {
 }
 
 function unavailable(error: unknown): unknown {
-  if (error instanceof ApiError || !isConnectionError(error)) return error;
+  if (error instanceof TrellisError || !isConnectionError(error)) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  const wrapped = new ApiError(503, `Database unavailable: ${detail}`);
-  wrapped.cause = error;
-  return wrapped;
+  return new Unavailable(`Database unavailable: ${detail}`, { cause: error });
 }

@@ -6,7 +6,7 @@ import {
   type UpdateResult,
   type Updateable,
 } from 'kysely';
-import { conflict, notFound } from '../errors.js';
+import { Conflict, NotFound } from '../errors.js';
 import { newId, isUuid } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import type {
@@ -584,8 +584,8 @@ export async function listApprovals(
 }
 
 /**
- * Records a decision exactly once: only a Pending approval changes. 404 when the approval is not
- * one of the execution's; 409 when it was decided already.
+ * Records a decision exactly once: only a Pending approval changes. `NotFound` when the approval
+ * is not one of the execution's; `Conflict` when it was decided already.
  */
 export async function decideApproval(
   db: Db,
@@ -598,7 +598,7 @@ export async function decideApproval(
   },
 ): Promise<ApprovalRow> {
   const missing = () =>
-    notFound(`Approval ${input.approvalId} was not found in execution ${input.executionId}.`);
+    new NotFound(`Approval ${input.approvalId} was not found in execution ${input.executionId}.`);
   if (!isUuid(input.approvalId)) throw missing();
   const decided = await db
     .updateTable('approval')
@@ -629,9 +629,9 @@ export async function findApproval(
     .executeTakeFirst();
 }
 
-/** The 409 for deciding an approval that was decided already. */
+/** The `Conflict` of deciding an approval that was decided already. */
 export function alreadyDecided(approval: Pick<ApprovalRow, 'id' | 'status'>) {
-  return conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`);
+  return new Conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`);
 }
 
 /** Puts a decision back to Pending (the decision could not be delivered to the run). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../errors.js';
+import { Invalid } from '../errors.js';
 import { isPageRequested, normalizePage } from './paging.js';
 
 describe('normalizePage', () => {
@@ -21,7 +21,7 @@ describe('normalizePage', () => {
       { pageSize: 1001 },
       { pageSize: -1 },
     ]) {
-      expect(() => normalizePage(query)).toThrow(ApiError);
+      expect(() => normalizePage(query)).toThrow(Invalid);
     }
     let thrown: unknown;
     try {
@@ -29,8 +29,8 @@ describe('normalizePage', () => {
     } catch (error) {
       thrown = error;
     }
+    expect(thrown).toBeInstanceOf(Invalid);
     expect(thrown).toMatchObject({
-      status: 400,
       messages: [
         'page: must be an integer from 1 to 9007199254740991',
         'pageSize: must be an integer from 1 to 1000',

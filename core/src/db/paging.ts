@@ -1,5 +1,5 @@
 import type { SelectQueryBuilder } from 'kysely';
-import { badRequest } from '../errors.js';
+import { Invalid } from '../errors.js';
 
 /** A requested page; `page` counts from 1. */
 export type Page = { page: number; pageSize: number };
@@ -14,7 +14,7 @@ export const maxPageSize = 1000;
 
 /**
  * Reads `page` and `pageSize` from a query string (numbers or strings), applying the defaults;
- * values that are not positive integers, or a page size over the maximum, are a 400.
+ * values that are not positive integers, or a page size over the maximum, are `Invalid`.
  */
 export function normalizePage(query: { page?: unknown; pageSize?: unknown } = {}): Page {
   const problems: string[] = [];
@@ -30,7 +30,7 @@ export function normalizePage(query: { page?: unknown; pageSize?: unknown } = {}
   };
   const page = read('page', 1, Number.MAX_SAFE_INTEGER);
   const pageSize = read('pageSize', defaultPageSize, maxPageSize);
-  if (problems.length > 0) throw badRequest(problems);
+  if (problems.length > 0) throw new Invalid(problems);
   return { page, pageSize };
 }
 

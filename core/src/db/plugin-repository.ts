@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { conflict } from '../errors.js';
+import { Conflict } from '../errors.js';
 import { compareTypeAndVersion } from '../plugins/package.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
@@ -77,7 +77,7 @@ export async function latestByType(
   return (await listByType(db, type)).at(-1);
 }
 
-/** Records an installed plugin; 409 when that type and version is already installed. */
+/** Records an installed plugin; `Conflict` when that type and version is already installed. */
 export async function insert(
   db: Kysely<Database>,
   plugin: Omit<NewPlugin, 'id'>,
@@ -89,7 +89,9 @@ export async function insert(
         .values({ id: newId(), ...plugin })
         .returning(summaryColumns)
         .executeTakeFirstOrThrow(),
-    { unique: () => conflict(`Plugin "${plugin.type}" ${plugin.version} is already installed`) },
+    {
+      unique: () => new Conflict(`Plugin "${plugin.type}" ${plugin.version} is already installed`),
+    },
   );
 }
 

@@ -37,15 +37,15 @@ describe('triggerRepository', () => {
     expect(await triggerRepository.findById(db, workflow.id, 'bad')).toBeUndefined();
   });
 
-  it('answers 404 when adding a trigger to an unknown workflow', async () => {
+  it('is NotFound when adding a trigger to an unknown workflow', async () => {
     const { db } = database;
     const missing = crypto.randomUUID();
     await expect(triggerRepository.insert(db, missing, cron)).rejects.toMatchObject({
-      status: 404,
+      code: 'not_found',
       messages: [`Workflow ${missing} not found`],
     });
     await expect(triggerRepository.insert(db, 'bad-id', cron)).rejects.toMatchObject({
-      status: 404,
+      code: 'not_found',
     });
   });
 

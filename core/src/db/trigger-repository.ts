@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { notFound } from '../errors.js';
+import { NotFound } from '../errors.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import type { Database, WorkflowTriggerRow, WorkflowTriggerTable } from './tables.js';
@@ -41,13 +41,13 @@ export async function findById(
     .executeTakeFirst();
 }
 
-/** Adds a trigger to a workflow; 404 when the workflow does not exist. */
+/** Adds a trigger to a workflow; `NotFound` when the workflow does not exist. */
 export async function insert(
   db: Kysely<Database>,
   workflowId: string,
   input: TriggerInput,
 ): Promise<WorkflowTriggerRow> {
-  const missingWorkflow = () => notFound(`Workflow ${workflowId} not found`);
+  const missingWorkflow = () => new NotFound(`Workflow ${workflowId} not found`);
   if (!isUuid(workflowId)) throw missingWorkflow();
   return translateConstraintErrors(
     () =>

@@ -25,13 +25,13 @@ describe('workflowRepository', () => {
     expect(await workflowRepository.findById(db, 'bad-id')).toBeUndefined();
   });
 
-  it('rejects a duplicate name with 409', async () => {
+  it('rejects a duplicate name as a conflict', async () => {
     const { db } = database;
     await workflowRepository.insert(db, { name: 'Twice', definition: definition('Twice') });
     await expect(
       workflowRepository.insert(db, { name: 'Twice', definition: '{}' }),
     ).rejects.toMatchObject({
-      status: 409,
+      code: 'conflict',
       messages: ['A workflow named "Twice" already exists'],
     });
     const other = await workflowRepository.insert(db, {
@@ -40,7 +40,7 @@ describe('workflowRepository', () => {
     });
     await expect(
       workflowRepository.update(db, other.id, { name: 'Twice', definition: '{}' }),
-    ).rejects.toMatchObject({ status: 409 });
+    ).rejects.toMatchObject({ code: 'conflict' });
   });
 
   it('updates the definition and name and moves modifiedDate forward', async () => {

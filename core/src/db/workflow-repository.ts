@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { conflict } from '../errors.js';
+import { Conflict } from '../errors.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
@@ -18,7 +18,8 @@ export interface WorkflowInput {
 /** A list item: everything but the definition text. */
 export type WorkflowSummary = Pick<WorkflowRow, 'id' | 'name' | 'createdAt' | 'modifiedDate'>;
 
-const duplicateName = (name: string) => () => conflict(`A workflow named "${name}" already exists`);
+const duplicateName = (name: string) => () =>
+  new Conflict(`A workflow named "${name}" already exists`);
 
 /** Workflows by name, without their definitions; one page of them when `page` is given. */
 export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<WorkflowSummary>> {
@@ -70,7 +71,7 @@ export async function findByName(
   return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-/** Stores a new workflow; 409 when the name is taken. */
+/** Stores a new workflow; `Conflict` when the name is taken. */
 export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
   return translateConstraintErrors(
     () =>

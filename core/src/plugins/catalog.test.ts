@@ -6,10 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../config/load.js';
-import { apiErrorOf } from '../expect-api-error.js';
+import { NotFound, Unavailable } from '../errors.js';
+import { errorOf } from '../expect-error.js';
 import { builtInPluginsDirectory, createCatalog } from './catalog.js';
 import { packFolder, sha256Hex } from './package.js';
-import { buildRegistry, type RegistryIndex } from './registry.js';
+import { buildRegistry, PackageIntegrityError, type RegistryIndex } from './registry.js';
 import { writeTestPackage } from './test-packages.js';
 
 let registry: string;
@@ -75,15 +76,13 @@ describe('registry directory', () => {
     });
   });
 
-  it('answers 404 naming what is available', async () => {
+  it('is NotFound naming what is available', async () => {
     const catalog = catalogOf(registry);
-    const version = await apiErrorOf(catalog.resolve('Acme/Echo', '9.9.9'));
-    expect(version.status).toBe(404);
+    const version = await errorOf(catalog.resolve('Acme/Echo', '9.9.9'), NotFound);
     expect(version.message).toBe(
       'Plugin "Acme/Echo" 9.9.9 is not in the catalog; available versions: 1.0.0, 1.2.0, 1.10.0',
     );
-    const type = await apiErrorOf(catalog.resolve('Acme/Nothing', '1.0.0'));
-    expect(type.status).toBe(404);
+    const type = await errorOf(catalog.resolve('Acme/Nothing', '1.0.0'), NotFound);
     expect(type.message).toMatch(
       new RegExp(
         `^Plugin "Acme/Nothing" 1.0.0 is not in the catalog \\(the built-ins or the registry ${registry}\\); available types: .*Acme/Echo`,
@@ -103,8 +102,10 @@ describe('registry directory', () => {
       path.join(tampered, index.plugins[0]!.tarball),
       await packFolder(path.join(sources, 'acme-echo-1.0.0')),
     );
-    const error = await apiErrorOf(catalogOf(tampered).resolve('Acme/Tampered', '1.0.0'));
-    expect(error.status).toBe(503);
+    const error = await errorOf(
+      catalogOf(tampered).resolve('Acme/Tampered', '1.0.0'),
+      PackageIntegrityError,
+    );
     expect(error.message).toMatch(
       /^Checksum mismatch for plugin "Acme\/Tampered" 1.0.0 from the registry .*: the index says sha256 [0-9a-f]{64} but the tarball acme-tampered-1.0.0.tgz has [0-9a-f]{64}; refusing to install it$/,
     );
@@ -118,16 +119,20 @@ describe('registry directory', () => {
       path.join(lying, 'index.json'),
       JSON.stringify({ plugins: [entry] } satisfies RegistryIndex),
     );
-    const error = await apiErrorOf(catalogOf(lying).resolve('Acme/Other', '1.0.0'));
-    expect(error.status).toBe(503);
+    const error = await errorOf(
+      catalogOf(lying).resolve('Acme/Other', '1.0.0'),
+      PackageIntegrityError,
+    );
     expect(error.message).toMatch(
       /holds "Acme\/Echo" 1.0.0, but the index lists it as "Acme\/Other" 1.0.0/,
     );
   });
 
-  it('reports an unreachable registry as 503', async () => {
-    const error = await apiErrorOf(catalogOf('/nonexistent/registry').resolve('Acme/Echo'));
-    expect(error.status).toBe(503);
+  it('reports an unreachable registry as Unavailable', async () => {
+    const error = await errorOf(
+      catalogOf('/nonexistent/registry').resolve('Acme/Echo'),
+      Unavailable,
+    );
     expect(error.message).toMatch(
       /^Plugin registry \/nonexistent\/registry is unavailable: cannot read/,
     );

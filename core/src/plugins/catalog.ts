@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import type { TrellisConfig } from '../config/types.js';
-import { notFound } from '../errors.js';
+import { NotFound } from '../errors.js';
 import { installPath } from '../install-root.js';
 import type { PluginManifest } from './contract.js';
 import {
@@ -49,8 +49,8 @@ export interface PluginCatalog {
   builtIns(): Promise<CatalogEntry[]>;
   /**
    * The package of `type` at `version`; `'latest'`, `''` or no version pick the highest
-   * semver. 404 naming what is available when there is no such package, 503 when the registry
-   * is unreachable or serves bytes that do not match its index.
+   * semver. `NotFound` naming what is available when there is no such package, `Unavailable`
+   * when the registry is unreachable or serves bytes that do not match its index.
    */
   resolve(type: string, version?: string): Promise<ResolvedPackage>;
 }
@@ -102,7 +102,7 @@ export function createCatalog(
     const all = pinned ? [pinned] : await candidates();
     const sameType = all.filter((candidate) => matches(candidate, type));
     const chosen = wantLatest ? sameType.at(-1) : sameType.find((c) => c.version === version);
-    if (!chosen) throw notFound(describeMissing(type, version, sameType, all));
+    if (!chosen) throw new NotFound(describeMissing(type, version, sameType, all));
     if ('entry' in chosen) return downloadFromRegistry(registry!, chosen.entry);
     const key = catalogKey(chosen);
     if (!packed.has(key)) packed.set(key, packBuiltIn(chosen));

@@ -12,11 +12,12 @@ import type { TrellisDatabase } from '../db/database.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { Database } from '../db/tables.js';
 import * as workflowRepository from '../db/workflow-repository.js';
-import { apiErrorOf } from '../expect-api-error.js';
+import { Conflict, NotFound } from '../errors.js';
+import { errorOf } from '../expect-error.js';
 import { createCatalog, type PluginCatalog } from './catalog.js';
 import { installBuiltIns, installPlugin, uninstallPlugin, updatePlugin } from './installation.js';
 import { pluginCacheDirectory } from './package.js';
-import { buildRegistry } from './registry.js';
+import { buildRegistry, PackageIntegrityError } from './registry.js';
 import { createPluginRunner, PluginInputError, type PluginRunRequest } from './runner.js';
 import { encryptSecrets, loadEncryptionKey } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
@@ -91,15 +92,17 @@ const definition = (name: string, ...types: unknown[]) =>
 
 describe('plugin lifecycle over a registry directory', () => {
   it('refuses what the catalog does not have, naming what it has', async () => {
-    const unknown = await apiErrorOf(
+    const unknown = await errorOf(
       installPlugin(db, catalog, { type: 'Test/Nothing', version: '1.0.0' }),
+      NotFound,
     );
-    expect(unknown.status).toBe(404);
     expect(unknown.message).toMatch(
       /^Plugin "Test\/Nothing" 1.0.0 is not in the catalog .*available types: .*Test\/Greeter/,
     );
-    const version = await apiErrorOf(installPlugin(db, catalog, { type: TYPE, version: '3.0.0' }));
-    expect(version.status).toBe(404);
+    const version = await errorOf(
+      installPlugin(db, catalog, { type: TYPE, version: '3.0.0' }),
+      NotFound,
+    );
     expect(version.message).toBe(
       'Plugin "Test/Greeter" 3.0.0 is not in the catalog; available versions: 1.0.0, 2.0.0',
     );
@@ -119,10 +122,10 @@ describe('plugin lifecycle over a registry directory', () => {
     );
     expect(await pluginRepository.list(db, { group: 'test' })).toHaveLength(1);
 
-    const again = await apiErrorOf(
+    const again = await errorOf(
       installPlugin(db, catalog, { type: 'test/greeter', version: '1.0.0' }),
+      Conflict,
     );
-    expect(again.status).toBe(409);
     expect(again.message).toBe('Plugin "Test/Greeter" 1.0.0 is already installed');
   });
 
@@ -166,8 +169,10 @@ describe('plugin lifecycle over a registry directory', () => {
       version: '1.0.0',
       specifications: { greeting: 'Hi' },
     });
-    const blocked = await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
-    expect(blocked.status).toBe(409);
+    const blocked = await errorOf(
+      updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }),
+      Conflict,
+    );
     expect(blocked.message).toBe(
       'Plugin "Test/Greeter" cannot be updated to 2.0.0: version 1.0.0 is in use by workflows "PinnedGreeting"; change or delete them first',
     );
@@ -193,19 +198,19 @@ describe('plugin lifecycle over a registry directory', () => {
   });
 
   it('refuses updates that make no sense', async () => {
-    const same = await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }));
-    expect(same.status).toBe(409);
-    expect(same.message).toBe('Plugin "Test/Greeter" is already installed at version 2.0.0');
-    const missing = await apiErrorOf(
-      updatePlugin(db, catalog, { type: 'Test/Other', version: '1.0.0' }),
+    const same = await errorOf(
+      updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' }),
+      Conflict,
     );
-    expect(missing.status).toBe(404);
+    expect(same.message).toBe('Plugin "Test/Greeter" is already installed at version 2.0.0');
+    const missing = await errorOf(
+      updatePlugin(db, catalog, { type: 'Test/Other', version: '1.0.0' }),
+      NotFound,
+    );
     expect(missing.message).toMatch(
       /^Plugin "Test\/Other" is not installed, so it cannot be updated/,
     );
-    expect(
-      (await apiErrorOf(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }))).status,
-    ).toBe(404);
+    await errorOf(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }), NotFound);
   });
 
   it('refuses to uninstall what a workflow or configuration uses, naming them', async () => {
@@ -213,8 +218,7 @@ describe('plugin lifecycle over a registry directory', () => {
       name: 'ViaConfiguration',
       definition: definition('ViaConfiguration', 'friendly-greeter'),
     });
-    const inUse = await apiErrorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
-    expect(inUse.status).toBe(409);
+    const inUse = await errorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }), Conflict);
     expect(inUse.message).toBe(
       'Plugin "Test/Greeter" 2.0.0 cannot be uninstalled: version 2.0.0 is in use by workflows "PinnedGreeting", "ViaConfiguration" and configurations "friendly-greeter"; change or delete them first',
     );
@@ -231,16 +235,17 @@ describe('plugin lifecycle over a registry directory', () => {
     await expect(createPluginRunner({ db, config }).run(request())).rejects.toThrow(
       new PluginInputError('Plugin "Test/Greeter" is not installed; install it with POST /plugins'),
     );
-    const again = await apiErrorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }));
-    expect(again.status).toBe(404);
+    const again = await errorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }), NotFound);
     expect(again.message).toBe('Plugin "Test/Greeter" 2.0.0 is not installed');
   });
 
   it('refuses a registry package whose checksum does not match, installing nothing', async () => {
     const tarball = path.join(registry, 'test-greeter-1.0.0.tgz');
     await writeFile(tarball, await readFile(path.join(registry, 'test-greeter-2.0.0.tgz')));
-    const mismatch = await apiErrorOf(installPlugin(db, catalog, { type: TYPE, version: '1.0.0' }));
-    expect(mismatch.status).toBe(503);
+    const mismatch = await errorOf(
+      installPlugin(db, catalog, { type: TYPE, version: '1.0.0' }),
+      PackageIntegrityError,
+    );
     expect(mismatch.message).toMatch(
       /^Checksum mismatch for plugin "Test\/Greeter" 1.0.0 from the registry/,
     );

@@ -3,7 +3,7 @@ import * as configurationRepository from '../db/configuration-repository.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { InstalledPlugin } from '../db/plugin-repository.js';
 import type { Database, NewPlugin } from '../db/tables.js';
-import { ApiError, conflict, notFound } from '../errors.js';
+import { Conflict, NotFound } from '../errors.js';
 import type { PluginCatalog, ResolvedPackage } from './catalog.js';
 import { checkConfigurationSpecifications } from './settings.js';
 import { configurationsOnVersions, findPluginUsages, type PluginUsages } from './usages.js';
@@ -19,7 +19,7 @@ export interface PluginReference {
   version?: string;
 }
 
-/** Installs a package from the catalog; 404 when the catalog lacks it, 409 when installed. */
+/** Installs a package from the catalog; `NotFound` when the catalog lacks it, `Conflict` when installed. */
 export async function installPlugin(
   db: Kysely<Database>,
   catalog: PluginCatalog,
@@ -28,17 +28,17 @@ export async function installPlugin(
   const resolved = await catalog.resolve(reference.type, reference.version);
   const { type, version } = resolved.manifest;
   if (await pluginRepository.findByTypeVersion(db, type, version)) {
-    throw conflict(`Plugin "${type}" ${version} is already installed`);
+    throw new Conflict(`Plugin "${type}" ${version} is already installed`);
   }
   return pluginRepository.insert(db, toRow(resolved));
 }
 
 /**
  * Moves an installed type to another version of the catalog, replacing every installed version
- * of it. 404 when the type is not installed or the catalog lacks the version; 409 when it is
- * already installed at exactly that version alone, or when a stored workflow or configuration
- * pins a version this would remove. Configurations on the old versions move to the new one
- * (409 naming them when their settings do not fit it).
+ * of it. `NotFound` when the type is not installed or the catalog lacks the version; `Conflict`
+ * when it is already installed at exactly that version alone, or when a stored workflow or
+ * configuration pins a version this would remove. Configurations on the old versions move to the
+ * new one (`Conflict` naming them when their settings do not fit it).
  */
 export async function updatePlugin(
   db: Kysely<Database>,
@@ -47,14 +47,14 @@ export async function updatePlugin(
 ): Promise<InstalledPlugin> {
   const installed = await pluginRepository.listByType(db, reference.type);
   if (installed.length === 0) {
-    throw notFound(
+    throw new NotFound(
       `Plugin "${reference.type}" is not installed, so it cannot be updated; install it with POST /plugins`,
     );
   }
   const resolved = await catalog.resolve(reference.type, reference.version);
   const { type, version } = resolved.manifest;
   if (installed.length === 1 && installed[0]!.version === version) {
-    throw conflict(`Plugin "${type}" is already installed at version ${version}`);
+    throw new Conflict(`Plugin "${type}" is already installed at version ${version}`);
   }
   const removed = installed.filter((plugin) => plugin.version !== version).map((p) => p.version);
   const usages = await findPluginUsages(db, {
@@ -73,7 +73,7 @@ export async function updatePlugin(
     ).map((problem) => `configuration "${configuration.name}": ${problem}`),
   );
   if (misfits.length > 0) {
-    throw new ApiError(409, [
+    throw new Conflict([
       `Plugin "${type}" cannot be updated to ${version}: its configurations do not fit that version`,
       ...misfits,
     ]);
@@ -87,7 +87,7 @@ export async function updatePlugin(
   });
 }
 
-/** Uninstalls one installed version; 404 when not installed, 409 naming what still uses it. */
+/** Uninstalls one installed version; `NotFound` when not installed, `Conflict` naming its users. */
 export async function uninstallPlugin(
   db: Kysely<Database>,
   reference: { type: string; version: string },
@@ -96,7 +96,7 @@ export async function uninstallPlugin(
   const target = installed.find((plugin) => plugin.version === reference.version);
   if (!target) {
     const versions = installed.map((plugin) => plugin.version);
-    throw notFound(
+    throw new NotFound(
       `Plugin "${reference.type}" ${reference.version} is not installed` +
         (versions.length > 0 ? `; installed versions: ${versions.join(', ')}` : ''),
     );
@@ -129,7 +129,7 @@ export async function installBuiltIns(
       installed.push(await pluginRepository.insert(db, toRow(resolved)));
     } catch (error) {
       // Another process installed it between our check and our insert.
-      if (error instanceof ApiError && error.status === 409) continue;
+      if (error instanceof Conflict) continue;
       throw error;
     }
   }
@@ -162,7 +162,7 @@ function refuseWhenUsed(usages: PluginUsages, what: string, versions: string[]):
     usages.configurations.length > 0 && `configurations ${quoteAll(usages.configurations)}`,
   ].filter(Boolean);
   if (parts.length === 0) return;
-  throw conflict(
+  throw new Conflict(
     `${what}: version ${versions.join(', ')} is in use by ${parts.join(' and ')}; ` +
       'change or delete them first',
   );

@@ -5,7 +5,7 @@ import path from 'node:path';
 import semver from 'semver';
 import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
-import { ApiError } from '../errors.js';
+import { Invalid } from '../errors.js';
 import { installPath } from '../install-root.js';
 import { pluginSchemaValidator, trellisSchemas } from '../validation/ajv.js';
 import type { PluginManifest } from './contract.js';
@@ -54,8 +54,8 @@ export const PLUGIN_TYPE = /^[A-Za-z][A-Za-z0-9_-]*\/[A-Za-z][A-Za-z0-9_.-]*$/;
 const validateManifestShape = trellisSchemas.compile(manifestSchema);
 
 /**
- * Validates a parsed `plugin.json` and returns it with defaults filled in; throws a 400
- * `ApiError` listing every problem, each prefixed with `source` (the folder or tarball).
+ * Validates a parsed `plugin.json` and returns it with defaults filled in; throws `Invalid`
+ * listing every problem, each prefixed with `source` (the folder or tarball).
  */
 export function parseManifest(value: unknown, source: string): PluginManifest {
   const manifest = structuredClone(value);
@@ -81,8 +81,7 @@ export function parseManifest(value: unknown, source: string): PluginManifest {
     }
   }
   if (problems.length > 0) {
-    throw new ApiError(
-      400,
+    throw new Invalid(
       problems.map((problem) => `Plugin package ${source}: ${MANIFEST_FILE} ${problem}`),
     );
   }
@@ -153,17 +152,14 @@ export async function readPackageFolder(dir: string): Promise<PluginManifest> {
   try {
     text = await readFile(file, 'utf8');
   } catch {
-    throw new ApiError(400, `Plugin package ${dir}: ${MANIFEST_FILE} is missing`);
+    throw new Invalid(`Plugin package ${dir}: ${MANIFEST_FILE} is missing`);
   }
   const manifest = parseManifest(parseJson(text, dir), dir);
   const main = path.join(dir, entryModule(manifest));
   try {
     await access(main);
   } catch {
-    throw new ApiError(
-      400,
-      `Plugin package ${dir}: entry module ${entryModule(manifest)} is missing`,
-    );
+    throw new Invalid(`Plugin package ${dir}: entry module ${entryModule(manifest)} is missing`);
   }
   return manifest;
 }
@@ -177,8 +173,7 @@ function parseJson(text: string, source: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ApiError(
-      400,
+    throw new Invalid(
       `Plugin package ${source}: ${MANIFEST_FILE} is not valid JSON (${(error as Error).message})`,
     );
   }
@@ -260,13 +255,12 @@ export async function readManifestFromPackage(
     await done;
     await Promise.all(pending);
   } catch (error) {
-    throw new ApiError(
-      400,
+    throw new Invalid(
       `Plugin package ${source} is not a readable tarball: ${(error as Error).message}`,
     );
   }
   if (manifestText === undefined) {
-    throw new ApiError(400, `Plugin package ${source} has no ${MANIFEST_FILE}`);
+    throw new Invalid(`Plugin package ${source} has no ${MANIFEST_FILE}`);
   }
   return parseManifest(parseJson(manifestText, source), source);
 }

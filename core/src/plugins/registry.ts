@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ApiError, unavailable } from '../errors.js';
+import { Unavailable } from '../errors.js';
 import { trellisSchemas } from '../validation/ajv.js';
 import { packFolder, readPackageFolder, sha256Hex } from './package.js';
 import { validationProblems } from './schema.js';
@@ -81,13 +81,13 @@ export function openRegistry(location: string): Registry {
       try {
         index = JSON.parse((await read(indexLocation)).toString('utf8'));
       } catch (error) {
-        throw unavailable(
+        throw new Unavailable(
           `Plugin registry ${location} is unavailable: cannot read ${indexLocation} (${(error as Error).message})`,
         );
       }
       const problems = validationProblems(validateIndex, index, 'index field');
       if (problems.length > 0) {
-        throw unavailable(
+        throw new Unavailable(
           `Plugin registry ${location} has an invalid ${REGISTRY_INDEX_FILE}: ${problems.join('; ')}`,
         );
       }
@@ -98,7 +98,7 @@ export function openRegistry(location: string): Registry {
       try {
         return await read(where);
       } catch (error) {
-        throw unavailable(
+        throw new Unavailable(
           `Plugin registry ${location} is unavailable: cannot read ${where} (${(error as Error).message})`,
         );
       }
@@ -148,9 +148,4 @@ export async function buildRegistry(dir: string, packageFolders: string[]): Prom
 }
 
 /** Thrown for a package whose bytes do not match what the registry index promised. */
-export class PackageIntegrityError extends ApiError {
-  constructor(message: string) {
-    super(503, message);
-    this.name = 'PackageIntegrityError';
-  }
-}
+export class PackageIntegrityError extends Unavailable {}

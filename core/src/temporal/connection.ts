@@ -1,5 +1,5 @@
 import { Client, Connection, type Metadata } from '@temporalio/client';
-import { unavailable } from '../errors.js';
+import { Unavailable } from '../errors.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Logger } from '../logging.js';
 
@@ -51,7 +51,7 @@ export interface TemporalConnection {
 
 /**
  * Connects to Temporal at `temporal.Address` (the cluster, or the embedded dev server's address)
- * and returns a client for `temporal.Namespace`. Unreachable → `ApiError` 503 naming the address.
+ * and returns a client for `temporal.Namespace`. Unreachable → `Unavailable` naming the address.
  */
 export async function connectTemporal(
   temporal: Pick<TrellisConfig['Temporal'], 'Address' | 'Namespace'>,
@@ -64,7 +64,7 @@ export async function connectTemporal(
   try {
     connection = await ScopedContextConnection.connect({ address, connectTimeout: 10_000 });
   } catch (error) {
-    throw unavailable(`Temporal is not reachable at ${address}: ${(error as Error).message}`);
+    throw new Unavailable(`Temporal is not reachable at ${address}: ${(error as Error).message}`);
   }
   logger.info({ address, namespace: temporal.Namespace }, 'connected to Temporal');
   return { connection, client: new Client({ connection, namespace: temporal.Namespace }) };

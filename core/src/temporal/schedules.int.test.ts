@@ -11,7 +11,7 @@ import { buildConfig } from '../config/load.js';
 import type { TrellisConfig } from '../config/types.js';
 import { openDatabase, type TrellisDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { ApiError } from '../errors.js';
+import { Invalid } from '../errors.js';
 import { createLogger } from '../logging.js';
 import { connectTemporal, type TemporalConnection } from './connection.js';
 import { scheduleId } from './ids.js';
@@ -169,7 +169,7 @@ describe('syncTriggerSchedule', () => {
     await deleteTriggerSchedule(temporal.client, trigger.id);
   });
 
-  it('rejects an invalid cron or time zone with a 400 and creates nothing', async () => {
+  it('rejects an invalid cron or time zone as Invalid and creates nothing', async () => {
     const workflow = await storedWorkflow();
     for (const properties of [
       { cron: '61 * * * *' },
@@ -185,8 +185,7 @@ describe('syncTriggerSchedule', () => {
       const error = await syncTriggerSchedule(temporal.client, config, trigger, workflow).catch(
         (e: unknown) => e,
       );
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(400);
+      expect(error).toBeInstanceOf(Invalid);
       await expect(describeSchedule(trigger.id)).rejects.toBeInstanceOf(ScheduleNotFoundError);
     }
   });

@@ -16,7 +16,7 @@ import * as triggerRepository from '../db/trigger-repository.js';
 import * as workflowRepository from '../db/workflow-repository.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
-import { ApiError, badRequest, unavailable } from '../errors.js';
+import { Invalid, TrellisError, Unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import {
   executionWorkflowType,
@@ -78,7 +78,7 @@ export function checkTimeBasedProperties(properties: Record<string, unknown>): s
 
 /**
  * Makes Temporal match one trigger: a TimeBased trigger gets its schedule created or updated
- * (paused when DeActive); any other trigger has none. Invalid cron → `ApiError` 400.
+ * (paused when DeActive); any other trigger has none. Invalid cron → `Invalid`.
  */
 export async function syncTriggerSchedule(
   client: Client,
@@ -195,10 +195,10 @@ function scheduleOptions(
 ) {
   const { cron, timezone } = cronProperties(trigger.properties);
   if (typeof cron !== 'string')
-    throw badRequest(`trigger ${trigger.id}: properties.cron is required for a TimeBased trigger`);
+    throw new Invalid(`trigger ${trigger.id}: properties.cron is required for a TimeBased trigger`);
   const zone = typeof timezone === 'string' && timezone ? timezone : 'UTC';
   const problem = validateCron(cron, zone);
-  if (problem) throw badRequest(`trigger ${trigger.id}: ${problem}`);
+  if (problem) throw new Invalid(`trigger ${trigger.id}: ${problem}`);
   const input: ExecutionInput = {
     scheduled: { workflowId: workflow.id, triggerId: trigger.id },
   };
@@ -238,16 +238,19 @@ async function describeSchedule(client: Client, triggerId: string) {
   }
 }
 
-/** Temporal's invalid-argument → 400 (a cron croner accepts but Temporal does not), unreachable → 503. */
+/**
+ * Temporal's invalid-argument → `Invalid` (a cron croner accepts but Temporal does not),
+ * unreachable → `Unavailable`.
+ */
 async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof TrellisError) throw error;
     const grpc = [error, (error as { cause?: unknown }).cause].find(isGrpcServiceError);
-    if (grpc?.code === 3) throw badRequest(`Temporal rejected the schedule: ${grpc.details}`);
+    if (grpc?.code === 3) throw new Invalid(`Temporal rejected the schedule: ${grpc.details}`);
     if (grpc?.code === 14 || grpc?.code === 4)
-      throw unavailable(`Temporal is unavailable: ${grpc.details}`);
+      throw new Unavailable(`Temporal is unavailable: ${grpc.details}`);
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import { hashPassword } from '../../../core/src/security/password.js';
 import { createBasicAuthenticator, parseBasicHeader } from './basic.js';
 
@@ -41,9 +41,9 @@ describe('Basic authentication', () => {
       header('ghost', 's3cret'),
     ]) {
       const error = await authenticate(wrong).catch((reason: unknown) => reason);
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(401);
-      expect((error as ApiError).messages).toEqual(['Invalid username or password.']);
+      expect(error).toBeInstanceOf(HttpError);
+      expect((error as HttpError).status).toBe(401);
+      expect((error as HttpError).messages).toEqual(['Invalid username or password.']);
     }
   });
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { hashPassword, isHashed, verifyPassword } from '../../../core/src/security/password.js';
 import { CredentialCache } from './credential-cache.js';
 import type { AuthUser } from './user.js';
 
-const invalidCredentials = () => new ApiError(401, 'Invalid username or password.');
+const invalidCredentials = () => new HttpError(401, 'Invalid username or password.');
 
 /** Reads `Basic base64(name:password)`; null when the header is not Basic at all. */
 export function parseBasicHeader(header: string): { name: string; password: string } | null {
@@ -47,7 +47,7 @@ export function createBasicAuthenticator(settings: TrellisConfig['Security']['Ba
     const cached = cache.get(header);
     if (cached) return cached;
     const credentials = parseBasicHeader(header);
-    if (!credentials) throw new ApiError(401, 'The Basic credentials are malformed.');
+    if (!credentials) throw new HttpError(401, 'The Basic credentials are malformed.');
     const user = users.get(credentials.name);
     if (!user) {
       decoy ??= hashPassword(randomUUID());

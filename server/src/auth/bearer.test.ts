@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { apiErrorOf } from '../../../core/src/expect-api-error.js';
+import { errorOf } from '../../../core/src/expect-error.js';
+import { HttpError } from '../errors.js';
 import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';
 
 const secret = 'unit-test-secret-unit-test-secret-unit-test';
@@ -48,14 +49,18 @@ describe('Bearer authentication (HS256)', () => {
   });
 
   it('rejects an expired token, naming expiry', async () => {
-    const error = await apiErrorOf(authenticate(`Bearer ${await hs256({}, { exp: -600 })}`));
+    const error = await errorOf(
+      authenticate(`Bearer ${await hs256({}, { exp: -600 })}`),
+      HttpError,
+    );
     expect(error.status).toBe(401);
     expect(error.messages).toEqual(['The bearer token has expired.']);
   });
 
   it('rejects a token signed with another key', async () => {
-    const error = await apiErrorOf(
+    const error = await errorOf(
       authenticate(`Bearer ${await hs256({}, { key: 'x'.repeat(40) })}`),
+      HttpError,
     );
     expect(error.messages[0]).toMatch(/signature/);
   });
@@ -67,7 +72,7 @@ describe('Bearer authentication (HS256)', () => {
       .setAudience('other')
       .setExpirationTime('5m')
       .sign(new TextEncoder().encode(secret));
-    expect((await apiErrorOf(authenticate(`Bearer ${wrongAudience}`))).messages[0]).toMatch(
+    expect((await errorOf(authenticate(`Bearer ${wrongAudience}`), HttpError)).messages[0]).toMatch(
       /"aud"/,
     );
     const wrongIssuer = await new SignJWT({})
@@ -76,7 +81,9 @@ describe('Bearer authentication (HS256)', () => {
       .setAudience('trellis')
       .setExpirationTime('5m')
       .sign(new TextEncoder().encode(secret));
-    expect((await apiErrorOf(authenticate(`Bearer ${wrongIssuer}`))).messages[0]).toMatch(/"iss"/);
+    expect((await errorOf(authenticate(`Bearer ${wrongIssuer}`), HttpError)).messages[0]).toMatch(
+      /"iss"/,
+    );
   });
 
   it('rejects a token that is not yet valid (nbf)', async () => {
@@ -87,11 +94,13 @@ describe('Bearer authentication (HS256)', () => {
       .setNotBefore('1h')
       .setExpirationTime('2h')
       .sign(new TextEncoder().encode(secret));
-    expect((await apiErrorOf(authenticate(`Bearer ${early}`))).messages[0]).toMatch(/"nbf"/);
+    expect((await errorOf(authenticate(`Bearer ${early}`), HttpError)).messages[0]).toMatch(
+      /"nbf"/,
+    );
   });
 
   it('rejects garbage without echoing it', async () => {
-    const error = await apiErrorOf(authenticate('Bearer not.a.jwt'));
+    const error = await errorOf(authenticate('Bearer not.a.jwt'), HttpError);
     expect(error.messages.join(' ')).not.toContain('not.a.jwt');
   });
 });
@@ -153,7 +162,7 @@ describe('Bearer authentication (RS256 and ES256 via JWKS)', () => {
       Secret: undefined,
       JwksUri: url,
     });
-    const error = await apiErrorOf(authenticate(`Bearer ${await hs256({})}`));
+    const error = await errorOf(authenticate(`Bearer ${await hs256({})}`), HttpError);
     expect(error.status).toBe(401);
   });
 });

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import { CredentialCache } from './credential-cache.js';
 import type { AuthUser } from './user.js';
 
@@ -60,7 +60,7 @@ export function createBearerAuthenticator(settings: TrellisConfig['Security']['B
     const cached = cache.get(header);
     if (cached) return cached;
     const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    if (!token) throw new ApiError(401, 'The bearer token is missing.');
+    if (!token) throw new HttpError(401, 'The bearer token is missing.');
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, getKey, {
@@ -69,7 +69,7 @@ export function createBearerAuthenticator(settings: TrellisConfig['Security']['B
         ...(settings.Audience ? { audience: settings.Audience } : {}),
       }));
     } catch (error) {
-      throw new ApiError(401, describeJwtFailure(error));
+      throw new HttpError(401, describeJwtFailure(error));
     }
     const name =
       [payload.sub, payload['preferred_username'], payload['name']].find(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import { assertAllowed, declaredRoles } from './roles.js';
 
 describe('declaredRoles', () => {
@@ -35,9 +35,9 @@ describe('assertAllowed', () => {
       assertAllowed({ name: 'c', roles: ['config'] }, ['admin', 'workflow']);
       expect.unreachable();
     } catch (error) {
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(403);
-      expect((error as ApiError).messages).toEqual([
+      expect(error).toBeInstanceOf(HttpError);
+      expect((error as HttpError).status).toBe(403);
+      expect((error as HttpError).messages).toEqual([
         'User "c" may not call this operation; it needs one of the roles: admin, workflow.',
       ]);
     }

@@ -1,5 +1,5 @@
 import type { Role } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import type { AuthUser } from './user.js';
 
 /** Every role there is; typed so that a new `Role` cannot be left out. */
@@ -33,7 +33,7 @@ export function declaredRoles(operation: object, name: string): Role[] {
 /** Throws 403 naming the roles needed unless the user holds one of them. */
 export function assertAllowed(user: AuthUser, allowed: Role[]): void {
   if (user.roles.some((role) => allowed.includes(role))) return;
-  throw new ApiError(
+  throw new HttpError(
     403,
     `User "${user.name}" may not call this operation; it needs one of the roles: ${allowed.join(', ')}.`,
   );

@@ -1,6 +1,6 @@
 import type { Document, Operation } from 'openapi-backend';
 import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
-import { ApiError } from '../../../core/src/errors.js';
+import { HttpError } from '../errors.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';
@@ -59,7 +59,7 @@ const REALM = 'Trellis';
  * which operations are protected; a protected operation needs one of its security requirements
  * satisfied (Basic and Bearer, as configured, verify the `Authorization` header), then one of the
  * roles its `x-roles` declares. Returns the caller, or null for a public operation. Throws
- * `ApiError` 401 (with `WWW-Authenticate`) or 403 naming the roles; throws at once, before
+ * `HttpError` 401 (with `WWW-Authenticate`) or 403 naming the roles; throws at once, before
  * serving anything, when a protected operation declares no roles.
  */
 export function createAuthorizer(
@@ -126,7 +126,7 @@ export function createAuthorizer(
     }
     const reasons = [...results.values()]
       .map((result) => (result && 'rejected' in result ? result.rejected : null))
-      .filter((error): error is ApiError => error instanceof ApiError)
+      .filter((error): error is HttpError => error instanceof HttpError)
       .flatMap((error) => error.messages);
     const messages =
       reasons.length > 0
@@ -134,7 +134,7 @@ export function createAuthorizer(
         : header
           ? [`The Authorization scheme is not accepted; use ${acceptedSchemes(config)}.`]
           : [`Authentication is required (${acceptedSchemes(config)}).`];
-    throw new ApiError(401, messages, challenge ? { 'WWW-Authenticate': challenge } : {});
+    throw new HttpError(401, messages, challenge ? { 'WWW-Authenticate': challenge } : {});
   };
 }
 

@@ -1,6 +1,6 @@
 import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
 import type { PluginConfigurationRow } from '../../../core/src/db/tables.js';
-import { conflict, notFound } from '../../../core/src/errors.js';
+import { Conflict, NotFound } from '../../../core/src/errors.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
@@ -10,7 +10,7 @@ import {
   workflowsUsingConfiguration,
 } from './settings.js';
 
-const missing = (id: string) => notFound(`Configuration "${id}" was not found.`);
+const missing = (id: string) => new NotFound(`Configuration "${id}" was not found.`);
 
 function toListItem(row: PluginConfigurationRow) {
   return {
@@ -64,7 +64,7 @@ export const configurationHandlers = {
     if (!row) throw missing(params.configId);
     const users = await workflowsUsingConfiguration(deps.db, row.name);
     if (users.length > 0) {
-      throw conflict(
+      throw new Conflict(
         `Configuration "${row.name}" is used by workflows ${users.map((n) => `"${n}"`).join(', ')}; change or delete them first.`,
       );
     }

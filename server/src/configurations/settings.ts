@@ -3,7 +3,7 @@ import type { TrellisConfig } from '../../../core/src/config/types.js';
 import type { ConfigurationInput } from '../../../core/src/db/configuration-repository.js';
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { Database, PluginConfigurationRow } from '../../../core/src/db/tables.js';
-import { badRequest } from '../../../core/src/errors.js';
+import { Invalid } from '../../../core/src/errors.js';
 import {
   REDACTED,
   checkConfigurationSpecifications,
@@ -40,7 +40,7 @@ export async function prepareConfiguration(
   const plugin = await pluginRepository.findByTypeVersion(db, body.type, body.version);
   if (!plugin) {
     const installed = await pluginRepository.listByType(db, body.type);
-    throw badRequest(
+    throw new Invalid(
       installed.length === 0
         ? `body.type: plugin "${body.type}" is not installed.`
         : `body.version: plugin "${body.type}" ${body.version} is not installed (installed: ${installed
@@ -56,7 +56,7 @@ export async function prepareConfiguration(
     }
   }
   const problems = checkConfigurationSpecifications(plugin, specifications);
-  if (problems.length > 0) throw badRequest(problems);
+  if (problems.length > 0) throw new Invalid(problems);
   return {
     name: body.name,
     type: plugin.type,

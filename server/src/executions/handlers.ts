@@ -7,7 +7,7 @@ import type {
   WorkflowRow,
 } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { conflict, notFound, unavailable } from '../../../core/src/errors.js';
+import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
 import {
   approveSignal,
   cancelSignal,
@@ -39,7 +39,7 @@ async function findExecution(
     params.executionId,
   );
   if (!execution) {
-    throw notFound(
+    throw new NotFound(
       `Execution "${params.executionId}" was not found in workflow "${params.workflowId}".`,
     );
   }
@@ -53,7 +53,7 @@ async function findTask(
   const execution = await findExecution(deps, params);
   const task = await executionRepository.findTask(deps.db, execution.id, params.taskExecutionId);
   if (!task) {
-    throw notFound(
+    throw new NotFound(
       `Task "${params.taskExecutionId}" was not found in execution "${params.executionId}".`,
     );
   }
@@ -62,13 +62,13 @@ async function findTask(
 
 function temporalClient(deps: AppDeps): Client {
   if (!deps.temporal)
-    throw unavailable('Temporal is not configured; executions cannot be changed.');
+    throw new Unavailable('Temporal is not configured; executions cannot be changed.');
   return deps.temporal.client;
 }
 
 function assertActive(execution: WorkflowExecutionRow, action: string): void {
   if (!executionRepository.isExecutionActive(execution.status)) {
-    throw conflict(
+    throw new Conflict(
       `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
     );
   }
@@ -87,7 +87,7 @@ async function signalRun(
     return 'sent';
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return 'no-run';
-    throw unavailable(`Temporal is unavailable: ${(error as Error).message}`);
+    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`);
   }
 }
 
@@ -108,7 +108,9 @@ async function decide(
       params.approvalId,
     );
     if (!existing) {
-      throw notFound(`Approval ${params.approvalId} was not found in execution ${execution.id}.`);
+      throw new NotFound(
+        `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
+      );
     }
     if (existing.status !== 'Pending') throw executionRepository.alreadyDecided(existing);
     assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
@@ -126,7 +128,7 @@ async function decide(
         : handle.signal(rejectSignal, { approvalId: approval.id, decidedBy }),
     );
     if (sent === 'no-run') {
-      throw conflict(`Execution "${execution.id}" is no longer running.`);
+      throw new Conflict(`Execution "${execution.id}" is no longer running.`);
     }
   } catch (error) {
     await executionRepository.undoApprovalDecision(deps.db, approval.id);

@@ -5,7 +5,7 @@ import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
 import type { Database, WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
-import { ApiError, unavailable } from '../../../core/src/errors.js';
+import { Invalid, Unavailable } from '../../../core/src/errors.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
   TrellisExecutionId,
@@ -71,7 +71,7 @@ export async function startExecution(
         },
       ],
     );
-    throw unavailable(message);
+    throw new Unavailable(message);
   }
   return {
     workflowId: workflow.id,
@@ -96,9 +96,8 @@ export async function recordExecution(
     definition = await validateWorkflowDefinition(db, workflow.definition);
   } catch (error) {
     // The messages point into the stored definition, not into this request's body.
-    if (error instanceof ApiError && error.status === 400) {
-      throw new ApiError(
-        400,
+    if (error instanceof Invalid) {
+      throw new Invalid(
         error.messages.map((message) =>
           message.replace(/^body\.definition: /, `workflow "${workflow.name}" definition: `),
         ),
@@ -106,7 +105,7 @@ export async function recordExecution(
     }
     throw error;
   }
-  if (!temporal) throw unavailable('Temporal is not configured; executions cannot run.');
+  if (!temporal) throw new Unavailable('Temporal is not configured; executions cannot run.');
 
   const executionId = newId();
   const { execution } = await executionRepository.createExecutionWithTasks(db, {

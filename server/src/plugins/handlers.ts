@@ -1,7 +1,7 @@
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
 import { isUuid } from '../../../core/src/db/ids.js';
-import { notFound } from '../../../core/src/errors.js';
+import { NotFound } from '../../../core/src/errors.js';
 import {
   installPlugin,
   uninstallPlugin,
@@ -34,7 +34,7 @@ export const pluginHandlers = {
     const key = params.pluginIdOrType;
     if (isUuid(key)) {
       const plugin = await pluginRepository.findById(deps.db, key);
-      if (!plugin) throw notFound(`Plugin "${key}" was not found.`);
+      if (!plugin) throw new NotFound(`Plugin "${key}" was not found.`);
       return { data: toDetail(plugin) };
     }
     const filter = key.includes('/') ? { type: key } : { group: key };

@@ -2,7 +2,7 @@ import type { TriggerInput } from '../../../core/src/db/trigger-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import type { WorkflowRow, WorkflowTriggerRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { badRequest, notFound } from '../../../core/src/errors.js';
+import { Invalid, NotFound } from '../../../core/src/errors.js';
 import {
   checkTimeBasedProperties,
   deleteTriggerSchedule,
@@ -15,7 +15,7 @@ import { listReply, pageInMemory } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
-  notFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`);
+  new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`);
 
 function toTrigger(row: WorkflowTriggerRow) {
   return {
@@ -45,7 +45,7 @@ function triggerInput(body: TriggerInput): TriggerInput {
   };
   if (input.type !== 'TimeBased') return input;
   const problems = checkTimeBasedProperties(input.properties);
-  if (problems.length > 0) throw badRequest(problems.map((problem) => `body.${problem}`));
+  if (problems.length > 0) throw new Invalid(problems.map((problem) => `body.${problem}`));
   return input;
 }
 

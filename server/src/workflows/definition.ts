@@ -5,7 +5,7 @@ import type { Database } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { checkReferences } from '../../../core/src/definition/references.js';
 import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
-import { badRequest } from '../../../core/src/errors.js';
+import { Invalid } from '../../../core/src/errors.js';
 
 /**
  * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
@@ -17,7 +17,7 @@ export async function validateWorkflowDefinition(
   text: string,
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text);
-  if (!parsed.ok) throw badRequest(parsed.errors.map((error) => `body.definition: ${error}`));
+  if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
   const problems = await checkReferences(parsed.definition, {
     plugin: async (type, version) =>
       (version === undefined
@@ -27,6 +27,6 @@ export async function validateWorkflowDefinition(
       (await configurationRepository.findByName(db, name)) !== undefined,
   });
   if (problems.length > 0)
-    throw badRequest(problems.map((problem) => `body.definition: ${problem}`));
+    throw new Invalid(problems.map((problem) => `body.definition: ${problem}`));
   return parsed.definition;
 }

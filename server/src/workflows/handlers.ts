@@ -2,7 +2,7 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import type { WorkflowSummary } from '../../../core/src/db/workflow-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
-import { badRequest, conflict, notFound } from '../../../core/src/errors.js';
+import { Conflict, Invalid, NotFound } from '../../../core/src/errors.js';
 import {
   deleteTriggerSchedule,
   syncTriggerSchedule,
@@ -14,12 +14,12 @@ import { listReply, requestedPage } from '../lists.js';
 import { validateWorkflowDefinition } from './definition.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
-export const workflowNotFound = (id: string) => notFound(`Workflow "${id}" was not found.`);
+export const workflowNotFound = (id: string) => new NotFound(`Workflow "${id}" was not found.`);
 
 /** 400 unless an id repeated in the body equals the one in the path. */
 export function assertSameId(field: string, inBody: string, inPath: string): void {
   if (inBody.toLowerCase() !== inPath.toLowerCase()) {
-    throw badRequest(
+    throw new Invalid(
       `body.${field}: must equal the ${field} in the path (${inPath}), got ${inBody}.`,
     );
   }
@@ -91,7 +91,7 @@ export const workflowHandlers = {
     const row = await workflowRepository.findById(deps.db, params.workflowId);
     if (!row) throw workflowNotFound(params.workflowId);
     if (await executionRepository.hasActiveExecutions(deps.db, row.id)) {
-      throw conflict(
+      throw new Conflict(
         `Workflow "${row.name}" has executions in progress; cancel them or wait until they finish.`,
       );
     }
