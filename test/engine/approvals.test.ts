@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
-import { stateQuery } from '../../workflows-worker/src/workflows/messages.js';
+import { stateQuery } from '../../core/src/temporal/messages.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import {

@@ -18,11 +18,8 @@ import type { TrellisConfig } from '../config/types.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
 import { Invalid, TrellisError, Unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
-import {
-  executionWorkflowType,
-  type ExecutionInput,
-} from '../../../workflows-worker/src/workflows/messages.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
+import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
 
 export type ScheduleTrigger = Pick<

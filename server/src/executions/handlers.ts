@@ -8,11 +8,7 @@ import type {
 } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
-import {
-  approveSignal,
-  cancelSignal,
-  rejectSignal,
-} from '../../../workflows-worker/src/workflows/messages.js';
+import { approveSignal, cancelSignal, rejectSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../app.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';

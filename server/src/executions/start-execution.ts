@@ -12,10 +12,7 @@ import {
   TrellisWorkflowId,
   TrellisWorkflowName,
 } from '../../../core/src/temporal/search-attributes.js';
-import {
-  executionWorkflowType,
-  type ExecutionInput,
-} from '../../../workflows-worker/src/workflows/messages.js';
+import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { validateWorkflowDefinition } from '../workflows/definition.js';
 
 export interface StartExecutionDeps {

@@ -4,7 +4,7 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
-import type { ExecutionInput } from '../workflows/messages.js';
+import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';

@@ -8,8 +8,8 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
+import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
-import { canceledWhileRunning } from '../workflows/messages.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
 import { taskPlugin, type TaskPlugin } from './task-plugin.js';

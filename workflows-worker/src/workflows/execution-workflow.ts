@@ -25,15 +25,6 @@ import {
 } from '@temporalio/workflow';
 import type { ExecutionStatus } from '../../../core/src/db/tables.js';
 import type { ErrorHandling } from '../../../core/src/definition/types.js';
-import { TrellisExecutionId } from '../../../core/src/temporal/search-attributes.js';
-import type {
-  AttemptInput,
-  EngineLog,
-  ProgressInput,
-  TaskFailedDetails,
-  TrellisActivities,
-} from '../activities/index.js';
-import { failurePlan, failureSources, mergeErrorHandling } from './error-handling.js';
 import {
   approveSignal,
   canceledWhileRunning,
@@ -43,7 +34,16 @@ import {
   type ExecutionInput,
   type ExecutionOutcome,
   type ExecutionState,
-} from './messages.js';
+} from '../../../core/src/temporal/messages.js';
+import { TrellisExecutionId } from '../../../core/src/temporal/search-attributes.js';
+import type {
+  AttemptInput,
+  EngineLog,
+  ProgressInput,
+  TaskFailedDetails,
+  TrellisActivities,
+} from '../activities/index.js';
+import { failurePlan, failureSources, mergeErrorHandling } from './error-handling.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 

@@ -1,9 +1,11 @@
 /**
- * The messages of the `trellisExecution` workflow: its input, its signals and its query. The API
- * (cancel, approve, reject) and the schedules (input) use these constants, never strings.
+ * The messages of the `trellisExecution` workflow: its type name, input, signals and query. The
+ * API (start, cancel, approve, reject), the schedules (input) and the workflow itself use these
+ * constants, never strings. They live in core because both sides of the contract import them;
+ * the workflow bundle does too, so this file stays deterministic (no Node, no I/O).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ExecutionStatus, TaskStatus } from '../../../core/src/db/tables.js';
+import type { ExecutionStatus, TaskStatus } from '../db/tables.js';
 
 /** The Temporal workflow type of every Trellis execution. */
 export const executionWorkflowType = 'trellisExecution';
