@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import * as executionRepository from '../core/src/db/execution-repository.js';
+import * as logRepository from '../core/src/db/log-repository.js';
 import { newId } from '../core/src/db/ids.js';
 import type { LogLevel } from '../core/src/db/tables.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
@@ -52,7 +53,7 @@ export async function benchmarkLogs(
         timeStamp: new Date(start + n),
       };
     });
-    await executionRepository.appendLogs(env.db, entries);
+    await logRepository.appendLogs(env.db, entries);
   }
   const insertSeconds = (performance.now() - insertStarted) / 1000;
   // Fresh statistics, as autovacuum would have them some time after such a run.

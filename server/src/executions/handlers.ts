@@ -1,6 +1,9 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as approvalRepository from '../../../core/src/db/approval-repository.js';
+import * as logRepository from '../../../core/src/db/log-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type {
   ApprovalRow,
   WorkflowExecutionRow,
@@ -47,7 +50,11 @@ async function findTask(
   params: { workflowId: string; executionId: string; taskExecutionId: string },
 ) {
   const execution = await findExecution(deps, params);
-  const task = await executionRepository.findTask(deps.db, execution.id, params.taskExecutionId);
+  const task = await taskExecutionRepository.findTask(
+    deps.db,
+    execution.id,
+    params.taskExecutionId,
+  );
   if (!task) {
     throw new NotFound(
       `Task "${params.taskExecutionId}" was not found in execution "${params.executionId}".`,
@@ -98,7 +105,7 @@ async function decide(
   const client = temporalClient(deps);
   if (!executionRepository.isExecutionActive(execution.status)) {
     // Say what the client most needs: unknown approval, already decided, or the run is over.
-    const existing = await executionRepository.findApproval(
+    const existing = await approvalRepository.findApproval(
       deps.db,
       execution.id,
       params.approvalId,
@@ -108,10 +115,10 @@ async function decide(
         `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
       );
     }
-    if (existing.status !== 'Pending') throw executionRepository.alreadyDecided(existing);
+    if (existing.status !== 'Pending') throw approvalRepository.alreadyDecided(existing);
     assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
   }
-  const approval = await executionRepository.decideApproval(deps.db, {
+  const approval = await approvalRepository.decideApproval(deps.db, {
     executionId: execution.id,
     approvalId: params.approvalId,
     decision,
@@ -127,13 +134,13 @@ async function decide(
       throw new Conflict(`Execution "${execution.id}" is no longer running.`);
     }
   } catch (error) {
-    await executionRepository.undoApprovalDecision(deps.db, approval.id);
+    await approvalRepository.undoApprovalDecision(deps.db, approval.id);
     throw error;
   }
   return approval;
 }
 
-function toLogEntry(entry: executionRepository.LogEntryView) {
+function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
     message: entry.message,
@@ -202,7 +209,7 @@ export const executionHandlers = {
 
   listExecutionLogs: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await executionRepository.listExecutionLogs(
+    const paged = await logRepository.listExecutionLogs(
       deps.db,
       execution.id,
       requestedPage(query),
@@ -212,7 +219,11 @@ export const executionHandlers = {
 
   listExecutionTasks: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await executionRepository.listTasks(deps.db, execution.id, requestedPage(query));
+    const paged = await taskExecutionRepository.listTasks(
+      deps.db,
+      execution.id,
+      requestedPage(query),
+    );
     return listReply(paged, query, (task) => ({
       id: task.id,
       name: task.name,
@@ -240,13 +251,13 @@ export const executionHandlers = {
 
   listTaskLogs: async ({ deps, params, query }) => {
     const task = await findTask(deps, params);
-    const paged = await executionRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
+    const paged = await logRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
     return listReply(paged, query, toLogEntry);
   },
 
   listApprovals: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await executionRepository.listApprovals(
+    const paged = await approvalRepository.listApprovals(
       deps.db,
       execution.id,
       requestedPage(query),

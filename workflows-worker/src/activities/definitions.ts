@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
@@ -122,7 +123,7 @@ export async function expressionScope(
   taskName: string,
 ): Promise<ExpressionScope> {
   const names = loaded.reads.get(taskName) ?? [];
-  const outputs = await executionRepository.taskOutputs(db, loaded.execution.id, names);
+  const outputs = await taskExecutionRepository.taskOutputs(db, loaded.execution.id, names);
   return { outputs, variables: loaded.definition.variables ?? {} };
 }
 

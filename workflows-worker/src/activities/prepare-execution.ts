@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
@@ -78,7 +79,7 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
     }
     const loaded = await definitions.of(execution);
     const [taskIds, quick] = await Promise.all([
-      executionRepository.taskIds(db, execution.id),
+      taskExecutionRepository.taskIds(db, execution.id),
       quickTasks(db, runner, loaded.definition.tasks),
     ]);
     await executionRepository.markExecutionRunning(db, execution.id, [

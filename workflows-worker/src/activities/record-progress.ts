@@ -1,4 +1,7 @@
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as approvalRepository from '../../../core/src/db/approval-repository.js';
+import * as logRepository from '../../../core/src/db/log-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition } from '../../../core/src/definition/expressions.js';
 import type { DefinitionCache } from './definitions.js';
@@ -21,7 +24,7 @@ export interface EngineLog {
  */
 export interface ProgressInput {
   executionId: string;
-  tasks: executionRepository.TaskTransition[];
+  tasks: taskExecutionRepository.TaskTransition[];
   /** Ready tasks that need a person; their condition is checked first. */
   approvals: Array<{ taskExecutionId: string; taskName: string }>;
   logs: EngineLog[];
@@ -49,7 +52,7 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     executionId: string,
     request: ProgressInput['approvals'][number],
     at: Date,
-  ): Promise<{ outcome: ApprovalOutcome; log: executionRepository.NewLogEntry }> {
+  ): Promise<{ outcome: ApprovalOutcome; log: logRepository.NewLogEntry }> {
     const loaded = await definitions.get(executionId);
     const task = taskOf(loaded, request.taskName);
     const log = (level: LogLevel, message: string, exception?: string) => ({
@@ -66,7 +69,7 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       level: LogLevel,
       message: string,
     ) => {
-      await executionRepository.applyTaskTransitions(
+      await taskExecutionRepository.applyTaskTransitions(
         db,
         [{ id: request.taskExecutionId, status, message }],
         at,
@@ -91,7 +94,7 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       }
     }
     const comment = task.manualApproval?.comment ?? '';
-    const approval = await executionRepository.createApproval(db, {
+    const approval = await approvalRepository.createApproval(db, {
       executionId,
       taskExecutionId: request.taskExecutionId,
       taskName: task.name,
@@ -99,7 +102,7 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       at,
     });
     const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
-    await executionRepository.applyTaskTransitions(
+    await taskExecutionRepository.applyTaskTransitions(
       db,
       [{ id: request.taskExecutionId, status: 'WaitingForApproval', message }],
       at,
@@ -111,12 +114,12 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     const at = new Date();
     const { executionId } = input;
     if (input.tasks.length > 0) {
-      await executionRepository.applyTaskTransitions(db, input.tasks, at);
+      await taskExecutionRepository.applyTaskTransitions(db, input.tasks, at);
     }
     const requested = await Promise.all(
       input.approvals.map((request) => requestApproval(executionId, request, at)),
     );
-    const logs: executionRepository.NewLogEntry[] = [
+    const logs: logRepository.NewLogEntry[] = [
       ...input.logs.map((entry) => ({
         executionId,
         taskExecutionId: entry.taskExecutionId,
@@ -132,7 +135,7 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     // A status change carries the log entries in its own statement (one round trip fewer at the
     // end of every run), unless there are more than one statement should bind.
     const withStatus = execution && logs.length <= MAX_LOGS_WITH_STATUS ? logs : [];
-    if (logs.length > withStatus.length) await executionRepository.appendLogs(db, logs);
+    if (logs.length > withStatus.length) await logRepository.appendLogs(db, logs);
     if (execution?.status === 'Running') {
       await executionRepository.markExecutionRunning(db, executionId, withStatus);
     } else if (execution?.status === 'Paused') {

@@ -4,7 +4,8 @@ import {
   ApplicationFailureCategory,
   CancelledFailure,
 } from '@temporalio/common';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
@@ -71,7 +72,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     const { executionId, taskExecutionId: taskId, attempt } = input;
     const loaded = await definitions.get(executionId);
     const task = taskOf(loaded, input.taskName);
-    const logs: executionRepository.NewLogEntry[] = [];
+    const logs: NewLogEntry[] = [];
     const log = (level: LogLevel, message: string, exception?: string) => {
       logs.push({
         executionId,
@@ -85,12 +86,12 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     };
     const running = new RunningMark();
     const record = async (
-      status: executionRepository.AttemptOutcome['status'],
+      status: taskExecutionRepository.AttemptOutcome['status'],
       message: string,
       output?: unknown,
     ) => {
       await running.settle();
-      await executionRepository.recordAttempt(
+      await taskExecutionRepository.recordAttempt(
         db,
         {
           id: taskId,
@@ -158,7 +159,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     }
 
     const started = running.start((at) =>
-      executionRepository.markTaskRunning(db, { id: taskId, attempt, at }),
+      taskExecutionRepository.markTaskRunning(db, { id: taskId, attempt, at }),
     );
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
 

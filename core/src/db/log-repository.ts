@@ -1,0 +1,103 @@
+import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { newId } from './ids.js';
+import { paginate, type Page, type Paged } from './paging.js';
+import type { Database, LogEntryRow, LogLevel } from './tables.js';
+
+/**
+ * The log entries of executions and their tasks. Writes are idempotent: every entry carries a
+ * deterministic `dedupeKey`, so a retried activity or a replayed workflow writing it again
+ * inserts nothing.
+ */
+
+export interface NewLogEntry {
+  executionId: string;
+  /** null for the execution's own entries. */
+  taskExecutionId: string | null;
+  /** Deterministic per entry, unique per execution: writing it twice inserts it once. */
+  dedupeKey: string;
+  level: LogLevel;
+  message: string;
+  exception?: string | null;
+  timeStamp: Date;
+}
+
+function logValues(entry: NewLogEntry) {
+  return {
+    id: newId(),
+    executionId: entry.executionId,
+    taskExecutionId: entry.taskExecutionId,
+    dedupeKey: entry.dedupeKey,
+    level: entry.level,
+    message: entry.message,
+    exception: entry.exception ?? null,
+    timeStamp: entry.timeStamp,
+  };
+}
+
+/**
+ * Runs a status change and inserts its log entries in one statement (the change as a
+ * data-modifying CTE), so a transition and the entries saying why land together, in one round
+ * trip. Entries already written (same dedupe key) are skipped.
+ */
+export async function withLogs<T extends keyof Database>(
+  db: Kysely<Database>,
+  change: UpdateQueryBuilder<Database, T, T, UpdateResult>,
+  logs: NewLogEntry[],
+): Promise<void> {
+  if (logs.length === 0) {
+    await change.execute();
+    return;
+  }
+  await db
+    .with('change', () => change.returning(sql<string>`1`.as('changed')))
+    .insertInto('logEntry')
+    .values(logs.map(logValues))
+    .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
+    .execute();
+}
+
+/** Appends log entries in batches; entries already written (same dedupe key) are skipped. */
+export async function appendLogs(db: Kysely<Database>, entries: NewLogEntry[]): Promise<void> {
+  // 8 parameters a row: stay well under PostgreSQL's 65535 bind parameters per statement.
+  for (let start = 0; start < entries.length; start += 5000) {
+    await db
+      .insertInto('logEntry')
+      .values(entries.slice(start, start + 5000).map(logValues))
+      .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
+      .execute();
+  }
+}
+
+export type LogEntryView = Pick<
+  LogEntryRow,
+  'id' | 'message' | 'level' | 'timeStamp' | 'exception'
+>;
+
+/** An execution's own log entries (not its tasks'), oldest first. */
+export async function listExecutionLogs(
+  db: Kysely<Database>,
+  executionId: string,
+  page?: Page,
+): Promise<Paged<LogEntryView>> {
+  const query = db
+    .selectFrom('logEntry')
+    .select(['id', 'message', 'level', 'timeStamp', 'exception'])
+    .where('executionId', '=', executionId)
+    .where('taskExecutionId', 'is', null)
+    .orderBy('seq');
+  return paginate(query, page);
+}
+
+/** One task's log entries, oldest first. */
+export async function listTaskLogs(
+  db: Kysely<Database>,
+  taskExecutionId: string,
+  page?: Page,
+): Promise<Paged<LogEntryView>> {
+  const query = db
+    .selectFrom('logEntry')
+    .select(['id', 'message', 'level', 'timeStamp', 'exception'])
+    .where('taskExecutionId', '=', taskExecutionId)
+    .orderBy('seq');
+  return paginate(query, page);
+}

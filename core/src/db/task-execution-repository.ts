@@ -1,0 +1,230 @@
+import { sql, type Kysely } from 'kysely';
+import { isUuid, newId } from './ids.js';
+import { withLogs, type NewLogEntry } from './log-repository.js';
+import { paginate, type Page, type Paged } from './paging.js';
+import type { Database, TaskExecutionRow, TaskStatus } from './tables.js';
+
+/**
+ * The tasks of executions, one row per task of the definition. Status writes are keyed by task
+ * and attempt, so a retried activity or a replayed workflow writing again moves nothing
+ * backwards, and a finished task is never reopened.
+ */
+
+const FINISHED_TASK: TaskStatus[] = ['Completed', 'Failed', 'Skipped', 'Canceled'];
+
+/** PostgreSQL takes at most 65535 bind parameters per statement: large writes go in chunks. */
+const CHUNK = 5000;
+
+/** One Pending row per task name, in definition order, for a new execution. */
+export async function insertPendingTasks(
+  db: Kysely<Database>,
+  execution: { id: string; workflowId: string },
+  taskNames: string[],
+): Promise<void> {
+  const rows = taskNames.map((name, position) => ({
+    id: newId(),
+    executionId: execution.id,
+    workflowId: execution.workflowId,
+    name,
+    position,
+    status: 'Pending' as const,
+    message: '',
+  }));
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    await db
+      .insertInto('taskExecution')
+      .values(rows.slice(start, start + CHUNK))
+      .execute();
+  }
+}
+
+/** Cancels every unfinished task of an execution, giving each its start and end time. */
+export async function cancelUnfinishedTasks(
+  db: Kysely<Database>,
+  executionId: string,
+  reason: { message: string; at: Date },
+): Promise<void> {
+  await db
+    .updateTable('taskExecution')
+    .set({
+      status: 'Canceled',
+      message: reason.message,
+      startTime: sql<Date>`coalesce(start_time, ${reason.at})`,
+      endTime: sql<Date>`coalesce(end_time, ${reason.at})`,
+    })
+    .where('executionId', '=', executionId)
+    .where('status', 'not in', FINISHED_TASK)
+    .execute();
+}
+
+export type TaskSummary = Omit<TaskExecutionRow, 'output'>;
+
+const taskColumns = [
+  'id',
+  'executionId',
+  'workflowId',
+  'name',
+  'position',
+  'status',
+  'message',
+  'attempts',
+  'startTime',
+  'endTime',
+] as const;
+
+/** An execution's tasks in definition order. */
+export async function listTasks(
+  db: Kysely<Database>,
+  executionId: string,
+  page?: Page,
+): Promise<Paged<TaskSummary>> {
+  const query = db
+    .selectFrom('taskExecution')
+    .select(taskColumns)
+    .where('executionId', '=', executionId)
+    .orderBy('position');
+  return paginate(query, page);
+}
+
+/** One task of an execution; undefined when unknown or of another execution. */
+export async function findTask(
+  db: Kysely<Database>,
+  executionId: string,
+  taskExecutionId: string,
+): Promise<TaskSummary | undefined> {
+  if (!isUuid(taskExecutionId)) return undefined;
+  return db
+    .selectFrom('taskExecution')
+    .select(taskColumns)
+    .where('id', '=', taskExecutionId)
+    .where('executionId', '=', executionId)
+    .executeTakeFirst();
+}
+
+/** Task name → task execution id, for one execution. */
+export async function taskIds(
+  db: Kysely<Database>,
+  executionId: string,
+): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('taskExecution')
+    .select(['id', 'name'])
+    .where('executionId', '=', executionId)
+    .execute();
+  return new Map(rows.map((row) => [row.name, row.id]));
+}
+
+/** The outputs of the named tasks that completed (others are absent). */
+export async function taskOutputs(
+  db: Kysely<Database>,
+  executionId: string,
+  names: string[],
+): Promise<Record<string, unknown>> {
+  if (names.length === 0) return {};
+  const rows = await db
+    .selectFrom('taskExecution')
+    .select(['name', 'output'])
+    .where('executionId', '=', executionId)
+    .where('name', 'in', names)
+    .where('status', '=', 'Completed')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.name, row.output ?? null]));
+}
+
+/**
+ * Attempt `attempt` of a task started. Keyed by attempt: an older attempt's late write never
+ * overwrites a newer one, and a finished task is never reopened.
+ */
+export async function markTaskRunning(
+  db: Kysely<Database>,
+  task: { id: string; attempt: number; at: Date },
+): Promise<void> {
+  await db
+    .updateTable('taskExecution')
+    .set({
+      status: 'Running',
+      attempts: task.attempt,
+      message: '',
+      startTime: sql<Date>`coalesce(start_time, ${task.at})`,
+    })
+    .where('id', '=', task.id)
+    .where('attempts', '<=', task.attempt)
+    .where('status', 'not in', FINISHED_TASK)
+    .execute();
+}
+
+export interface AttemptOutcome {
+  id: string;
+  attempt: number;
+  status: Extract<TaskStatus, 'Completed' | 'Failed' | 'Skipped' | 'Retrying' | 'Canceled'>;
+  message: string;
+  /** When the outcome happened (the end time, unless Retrying). */
+  at: Date;
+  /** When the attempt started; the task's start time unless an earlier attempt set it. */
+  startedAt?: Date;
+  /** Completed only: the plugin's output, kept for later tasks' expressions. */
+  output?: unknown;
+}
+
+/**
+ * The outcome of one attempt, with its log entries, in one round trip. Retrying leaves the end
+ * time empty; the others finish the task. Keyed by attempt like `markTaskRunning`.
+ */
+export async function recordAttempt(
+  db: Kysely<Database>,
+  outcome: AttemptOutcome,
+  logs: NewLogEntry[],
+): Promise<void> {
+  const finished = outcome.status !== 'Retrying';
+  const update = db
+    .updateTable('taskExecution')
+    .set({
+      status: outcome.status,
+      message: outcome.message,
+      attempts: sql<number>`greatest(attempts, ${outcome.attempt})`,
+      startTime: sql<Date>`coalesce(start_time, ${outcome.startedAt ?? outcome.at})`,
+      endTime: finished ? outcome.at : null,
+      ...(outcome.output !== undefined ? { output: JSON.stringify(outcome.output) } : {}),
+    })
+    .where('id', '=', outcome.id)
+    .where('attempts', '<=', outcome.attempt)
+    .where('status', 'not in', FINISHED_TASK);
+  await withLogs(db, update, logs);
+}
+
+export interface TaskTransition {
+  id: string;
+  status: Extract<TaskStatus, 'WaitingForApproval' | 'Skipped' | 'Failed' | 'Canceled'>;
+  message: string;
+}
+
+/**
+ * Engine decisions about tasks that are not running (skipped, rejected, canceled, waiting for a
+ * person). A finished task keeps its status. Times: a finished task gets its end time (and its
+ * start time, when it never started), so the API never shows a finished task without times.
+ */
+export async function applyTaskTransitions(
+  db: Kysely<Database>,
+  transitions: TaskTransition[],
+  at: Date,
+): Promise<void> {
+  // One statement per chunk however many tasks (a failure near the root of a big DAG skips
+  // thousands at once): the new values join the table as a VALUES list.
+  for (let start = 0; start < transitions.length; start += CHUNK) {
+    const rows = transitions
+      .slice(start, start + CHUNK)
+      .map(
+        (transition) => sql`(${transition.id}::uuid, ${transition.status}, ${transition.message})`,
+      );
+    const finished = sql`v.status <> 'WaitingForApproval'`;
+    await sql`
+      update task_execution as t
+      set status = v.status,
+          message = v.message,
+          start_time = case when ${finished} then coalesce(t.start_time, ${at}) else t.start_time end,
+          end_time = case when ${finished} then coalesce(t.end_time, ${at}) else t.end_time end
+      from (values ${sql.join(rows)}) as v(id, status, message)
+      where t.id = v.id and t.status not in (${sql.join(FINISHED_TASK)})
+    `.execute(db);
+  }
+}
