@@ -1,6 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
-const sources = ['core', 'server', 'workflows-worker', 'plugins', 'sdk', 'scripts', 'bin'];
+const sources = [
+  'core',
+  'server',
+  'workflows-worker',
+  'plugins',
+  'plugin-kit',
+  'sdk',
+  'scripts',
+  'bin',
+];
 
 export default defineConfig({
   test: {

@@ -1,9 +1,10 @@
 // @ts-check
 import { Buffer } from 'node:buffer';
+import { NonRetryableError } from '@trellis/plugin-kit';
 
-/**
- * @param {{ operation: 'encode' | 'decode', input: string, urlSafe: boolean }} parameters
- */
+/** @typedef {{ operation: 'encode' | 'decode', input: string, urlSafe: boolean }} Parameters */
+
+/** @type {import('@trellis/plugin-kit').PluginExecute<Parameters>} */
 export function execute(parameters) {
   const encoding = parameters.urlSafe ? 'base64url' : 'base64';
   if (parameters.operation === 'encode') {
@@ -12,11 +13,8 @@ export function execute(parameters) {
   const pattern = parameters.urlSafe ? /^[A-Za-z0-9_-]*$/ : /^[A-Za-z0-9+/]*={0,2}$/;
   const compact = parameters.input.replace(/\s+/g, '');
   if (!pattern.test(compact)) {
-    throw Object.assign(
-      new Error(`input is not valid ${parameters.urlSafe ? 'URL-safe ' : ''}Base64`),
-      {
-        nonRetryable: true,
-      },
+    throw new NonRetryableError(
+      `input is not valid ${parameters.urlSafe ? 'URL-safe ' : ''}Base64`,
     );
   }
   return { result: Buffer.from(compact, encoding).toString('utf8') };

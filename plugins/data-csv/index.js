@@ -1,14 +1,14 @@
 // @ts-check
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-
-/** @param {string} message */
-const inputError = (message) => Object.assign(new Error(message), { nonRetryable: true });
+import { nonRetryable as inputError } from '@trellis/plugin-kit';
 
 /**
- * @param {{ operation: 'parse' | 'stringify', text?: string, rows?: unknown[], header: boolean,
- *   columns?: string[], delimiter: string, skipEmptyLines: boolean, trim: boolean }} parameters
+ * @typedef {{ operation: 'parse' | 'stringify', text?: string, rows?: unknown[], header: boolean,
+ *   columns?: string[], delimiter: string, skipEmptyLines: boolean, trim: boolean }} Parameters
  */
+
+/** @type {import('@trellis/plugin-kit').PluginExecute<Parameters>} */
 export function execute(parameters) {
   return parameters.operation === 'parse' ? parseCsv(parameters) : stringifyCsv(parameters);
 }

@@ -1,12 +1,15 @@
 // @ts-check
 import jsonata from 'jsonata';
+import { nonRetryable as inputError } from '@trellis/plugin-kit';
 
-/** @param {string} message */
-const inputError = (message) => Object.assign(new Error(message), { nonRetryable: true });
+/**
+ * @typedef {{ expression: string, input?: unknown, parseInput: boolean,
+ *   bindings: Record<string, unknown> }} Parameters
+ */
 
 /**
  * Evaluates the expression; the output is `{ result }` (null when nothing matches).
- * @param {{ expression: string, input?: unknown, parseInput: boolean, bindings: Record<string, unknown> }} parameters
+ * @type {import('@trellis/plugin-kit').PluginExecute<Parameters>}
  */
 export async function execute(parameters) {
   let input = parameters.input;

@@ -2,6 +2,7 @@
 import { Buffer } from 'node:buffer';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { spawn } from 'node:child_process';
+import { NonRetryableError } from '@trellis/plugin-kit';
 
 /**
  * @typedef {{ command: string, args: string[], env: Record<string, string>, inheritEnv: boolean,
@@ -14,12 +15,9 @@ import { spawn } from 'node:child_process';
  * @param {boolean} [retryable]
  */
 const failure = (message, retryable = false) =>
-  Object.assign(new Error(message), { nonRetryable: !retryable });
+  retryable ? new Error(message) : new NonRetryableError(message);
 
-/**
- * @param {Parameters} parameters
- * @param {{ host: { allowProcessExecution: boolean }, signal: AbortSignal }} context
- */
+/** @type {import('@trellis/plugin-kit').PluginExecute<Parameters>} */
 export async function execute(parameters, context) {
   if (!context.host.allowProcessExecution) {
     throw failure(

@@ -6,8 +6,7 @@ const HEARTBEAT_EVERY_MS = 5_000;
 /**
  * Resolves after `milliseconds`, heartbeating meanwhile; rejects with the signal's reason as
  * soon as the task is canceled or times out.
- * @param {{ milliseconds: number }} parameters
- * @param {{ signal: AbortSignal, heartbeat(details?: unknown): void }} context
+ * @type {import('@trellis/plugin-kit').PluginExecute<{ milliseconds: number }>}
  */
 export async function execute(parameters, context) {
   const { milliseconds } = parameters;

@@ -1,10 +1,11 @@
 // @ts-check
 
 /**
- * @typedef {'Trace' | 'Debug' | 'Info' | 'Warning' | 'Error' | 'Critical'} LogLevel
- * @param {{ message: string, level: LogLevel, data?: unknown }} parameters
- * @param {{ logger: { log(level: LogLevel, message: string): void } }} context
+ * @typedef {import('@trellis/plugin-kit').LogLevel} LogLevel
+ * @typedef {{ message: string, level: LogLevel, data?: unknown }} Parameters
  */
+
+/** @type {import('@trellis/plugin-kit').PluginExecute<Parameters>} */
 export function execute(parameters, context) {
   const message =
     parameters.data === undefined

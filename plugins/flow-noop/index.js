@@ -2,7 +2,7 @@
 
 /**
  * Returns its parameters unchanged.
- * @param {Record<string, unknown>} parameters
+ * @type {import('@trellis/plugin-kit').PluginExecute}
  */
 export function execute(parameters) {
   return parameters;

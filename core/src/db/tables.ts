@@ -1,3 +1,4 @@
+import type { LogLevel, PluginSpecification } from '@trellis/plugin-kit';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
@@ -11,14 +12,8 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Json<T> = ColumnType<T, string, string>;
 
-export type PluginSpecificationDescriptor = {
-  key: string;
-  type: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
-  required: boolean;
-  secret: boolean;
-  description: string;
-  default?: unknown;
-};
+/** A setting a plugin takes, as its manifest declares it (the plugin contract's type). */
+export type PluginSpecificationDescriptor = PluginSpecification;
 
 export interface PluginTable {
   id: string;
@@ -80,7 +75,8 @@ export type TaskStatus =
   | 'Skipped'
   | 'Canceled';
 export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected';
-export type LogLevel = 'Trace' | 'Debug' | 'Info' | 'Warning' | 'Error' | 'Critical';
+/** Log entry levels: the ones plugins log at (the plugin contract's), which the engine uses too. */
+export type { LogLevel };
 
 export interface WorkflowExecutionTable {
   id: string;

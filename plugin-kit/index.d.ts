@@ -1,0 +1,125 @@
+/**
+ * @trellis/plugin-kit: the contract between Trellis and a plugin package, as types (and one
+ * error helper). A plugin package is a folder holding `plugin.json` (a `PluginManifest`) and an
+ * ES module exporting `execute` (a `PluginExecute`); it depends on nothing else of Trellis.
+ * Plain JavaScript plugins use the types from JSDoc, e.g. a `@type` tag of
+ * `import('@trellis/plugin-kit').PluginExecute<Parameters>` on `execute` (see README.md).
+ */
+
+/** The level of a task log entry. */
+export type LogLevel = 'Trace' | 'Debug' | 'Info' | 'Warning' | 'Error' | 'Critical';
+
+/** A JSON Schema (draft-07, as plugin authors write them). */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** The JSON type of a setting's value. */
+export type SpecificationType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
+
+/** One setting a plugin takes, given by a `/config` configuration or inline in a task's `type`. */
+export interface PluginSpecification {
+  /** The setting's key: letters, digits and `_`, not starting with a digit. */
+  key: string;
+  type: SpecificationType;
+  /** Whether a configuration must give it. Default false. */
+  required: boolean;
+  /** Encrypted at rest, shown as `********` and scrubbed from task logs. Default false. */
+  secret: boolean;
+  /** What the setting means. */
+  description: string;
+  /** The value used when none is given (of `type`). */
+  default?: unknown;
+}
+
+/** `plugin.json`: what a plugin package is and what it takes and returns. */
+export interface PluginManifest {
+  /** `<Group>/<Name>`, e.g. `Net/Http`. */
+  type: string;
+  /** Semver. */
+  version: string;
+  description: string;
+  /** The settings the plugin takes (from a task's inline `specifications` or a `/config`). */
+  specifications: PluginSpecification[];
+  /**
+   * JSON Schema of the task `parameters`. Checked when a workflow is added or updated (values
+   * holding `$[...]` expressions are checked once resolved) and again before `execute` runs, with
+   * its `default`s filled in. Absent: any parameters.
+   */
+  parameters?: JsonSchema;
+  /** JSON Schema of what `execute` returns (later tasks read it as `Outputs('Task')`). Absent: anything. */
+  output?: JsonSchema;
+  /** Entry module, relative to the package root. Default `index.js`. */
+  main?: string;
+  /**
+   * The plugin finishes in well under a second without waiting on the network or other
+   * processes, so the engine runs it as a Temporal local activity inside the worker running the
+   * workflow. Default false.
+   */
+  quick?: boolean;
+}
+
+/** Writes task log entries (secret settings are scrubbed from them). */
+export interface PluginLogger {
+  log(level: LogLevel, message: string, exception?: string): void;
+  trace(message: string): void;
+  debug(message: string): void;
+  info(message: string): void;
+  warning(message: string): void;
+  error(message: string, exception?: string): void;
+  critical(message: string, exception?: string): void;
+}
+
+/** What the host (Trellis configuration `Plugins.*`) tells every plugin. */
+export interface PluginHostSettings {
+  /** Folder file-storage plugins must stay inside (`Plugins.StorageRoot`), absolute. */
+  storageRoot: string;
+  /** Whether plugins may start local processes (`Plugins.AllowProcessExecution`). */
+  allowProcessExecution: boolean;
+}
+
+/** Which task run a plugin call belongs to, for messages. */
+export interface PluginTask {
+  name: string;
+  executionId: string;
+  attempt: number;
+}
+
+/** What the engine gives `execute` besides the parameters. */
+export interface PluginContext<Specifications = Record<string, unknown>> {
+  /** Resolved settings: defaults, then the configuration's, then the task's inline ones. */
+  specifications: Readonly<Specifications>;
+  logger: PluginLogger;
+  /** Fires on cancel or timeout; a plugin stops promptly when it does. */
+  signal: AbortSignal;
+  /** Tells the engine the plugin is alive (long-running work should call it now and then). */
+  heartbeat(details?: unknown): void;
+  task: PluginTask;
+  /** Settings of the Trellis installation; the runner sets them and a task cannot override them. */
+  host: PluginHostSettings;
+}
+
+/**
+ * A plugin module's `execute`: the task's parameters (expressions resolved, checked against the
+ * manifest's `parameters` schema, defaults filled in) and the context; returns JSON.
+ *
+ * A thrown error is a runtime failure the engine may retry per the task's error handling. Throw
+ * a `NonRetryableError` (or any error with `nonRetryable: true`) when retrying cannot help.
+ */
+export type PluginExecute<
+  Parameters = Record<string, unknown>,
+  Specifications = Record<string, unknown>,
+  Output = unknown,
+> = (parameters: Parameters, context: PluginContext<Specifications>) => Promise<Output> | Output;
+
+/** What a plugin's entry module exports. */
+export interface PluginModule {
+  execute: PluginExecute;
+}
+
+/** An error retrying cannot fix (bad input, a forbidden action): the task fails at once. */
+export declare class NonRetryableError extends Error {
+  readonly nonRetryable: true;
+  constructor(message: string, options?: ErrorOptions);
+}
+
+/** A `NonRetryableError` with this message (and cause). */
+export declare function nonRetryable(message: string, options?: ErrorOptions): NonRetryableError;
