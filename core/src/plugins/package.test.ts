@@ -86,7 +86,7 @@ describe('parseManifest', () => {
     ]);
   });
 
-  it('checks specification descriptors and the parameters schema', () => {
+  it('checks specification descriptors and the parameters and output schemas', () => {
     expect(
       problemsOf({
         ...valid,
@@ -114,6 +114,12 @@ describe('parseManifest', () => {
     expect(problemsOf({ ...valid, parameters: { type: 'nonsense' } })[0]).toMatch(
       /field "parameters" is not a valid JSON Schema/,
     );
+    expect(problemsOf({ ...valid, output: { type: 'nonsense' } })[0]).toMatch(
+      /field "output" is not a valid JSON Schema/,
+    );
+    expect(problemsOf({ ...valid, output: 'anything' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "output" must be object',
+    ]);
     expect(problemsOf({ ...valid, main: '../outside.js' })).toEqual([
       'Plugin package acme-echo: plugin.json field "main" must be a path inside the package, got "../outside.js"',
     ]);

@@ -27,6 +27,7 @@ const manifestSchema = {
     description: { type: 'string' },
     main: { type: 'string', minLength: 1 },
     parameters: { type: 'object' },
+    output: { type: 'object' },
     quick: { type: 'boolean' },
     specifications: {
       type: 'array',
@@ -72,11 +73,13 @@ export function parseManifest(value: unknown, source: string): PluginManifest {
       problems.push(`field "main" must be a path inside the package, got "${checked.main}"`);
     }
     problems.push(...specificationProblems(checked.specifications));
-    if (checked.parameters !== undefined) {
+    for (const field of ['parameters', 'output'] as const) {
+      const schema = checked[field];
+      if (schema === undefined) continue;
       try {
-        pluginSchemaValidator(checked.parameters);
+        pluginSchemaValidator(schema);
       } catch (error) {
-        problems.push(`field "parameters" is not a valid JSON Schema: ${(error as Error).message}`);
+        problems.push(`field "${field}" is not a valid JSON Schema: ${(error as Error).message}`);
       }
     }
   }

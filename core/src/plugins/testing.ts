@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { LogLevel } from '../db/tables.js';
+import { pluginSchemaValidator } from '../validation/ajv.js';
 import type { PluginHostSettings, PluginLogger } from './contract.js';
 import {
   createPluginLogger,
@@ -8,6 +9,7 @@ import {
   loadPluginFolder,
   type PluginRunRequest,
 } from './runner.js';
+import { validationProblems } from './schema.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the
@@ -37,14 +39,18 @@ export interface FolderRunOptions extends Partial<
   encryptionKey?: Buffer;
 }
 
-/** Loads the package in `dir` and runs it once with `options` (sensible test defaults). */
+/**
+ * Loads the package in `dir` and runs it once with `options` (sensible test defaults). Unlike the
+ * engine, it also checks the output against the manifest's `output` schema, so that a plugin's
+ * tests catch a schema that does not say what the plugin returns.
+ */
 export async function runPluginFolder(
   dir: string,
   options: FolderRunOptions = {},
 ): Promise<unknown> {
   const plugin = await loadPluginFolder(dir);
   const { host, maxOutputBytes, encryptionKey, ...request } = options;
-  return executePlugin(
+  const output = await executePlugin(
     plugin,
     {
       logger: createRecordingLogger(),
@@ -61,4 +67,16 @@ export async function runPluginFolder(
       encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
     },
   );
+  const { type, version, output: schema = {} } = plugin.manifest;
+  const problems = validationProblems(
+    pluginSchemaValidator(schema),
+    structuredClone(output),
+    'output field',
+  );
+  if (problems.length > 0) {
+    throw new Error(
+      `Plugin "${type}" ${version} returned an output its manifest's output schema does not allow: ${problems.join('; ')}`,
+    );
+  }
+  return output;
 }
