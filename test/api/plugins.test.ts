@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../core/src/plugins/registry.js';
+import { writeTestPackage } from '../../core/src/plugins/test-packages.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
@@ -28,6 +29,12 @@ beforeAll(async () => {
   await buildRegistry(path.join(registryDirectory, 'index'), [
     await packageVariant(sources, 'Flow/NoOp', '1.1.0'),
     await packageVariant(sources, 'Test/Echo', '2.0.0'),
+    // A third-party manifest that declares neither parameters nor output.
+    await writeTestPackage(
+      { type: 'Test/Bare', version: '1.0.0' },
+      'export const execute = () => ({});\n',
+      sources,
+    ),
   ]);
   trellis = await startTrellis({
     config: { Plugins: { Registry: path.join(registryDirectory, 'index') } },
@@ -88,6 +95,40 @@ describe('/plugins', () => {
       404,
       unknownId,
     );
+  });
+
+  it('shows what a plugin takes and returns: its parameters and output JSON Schemas', async () => {
+    const [json] = await trellis.admin.GET('/plugins/{group}/{name}', {
+      params: { path: { group: 'Data', name: 'Json' } },
+    });
+    expect(json).toMatchObject({
+      type: 'Data/Json',
+      parameters: {
+        type: 'object',
+        required: ['expression'],
+        additionalProperties: false,
+        properties: { expression: { type: 'string', description: expect.any(String) } },
+      },
+      output: { type: 'object', required: ['result'] },
+    });
+    const detail = await trellis.admin.GET('/plugins/{pluginIdOrType}', {
+      params: { path: { pluginIdOrType: json!.id } },
+    });
+    expect(detail).toEqual(json);
+
+    // Every built-in says both; a manifest without them is taken as "anything".
+    for (const plugin of await trellis.admin.GET('/plugins')) {
+      const [shown] = await trellis.admin.GET('/plugins/{group}/{name}', {
+        params: { path: { group: plugin.type.split('/')[0]!, name: plugin.type.split('/')[1]! } },
+      });
+      expect(Object.keys(shown!.parameters).length, plugin.type).toBeGreaterThan(0);
+      expect(Object.keys(shown!.output).length, plugin.type).toBeGreaterThan(0);
+    }
+    await trellis.admin.POST('/plugins', { body: { Type: 'Test/Bare', Version: '1.0.0' } });
+    const [bare] = await trellis.admin.GET('/plugins/{group}/{name}', {
+      params: { path: { group: 'Test', name: 'Bare' } },
+    });
+    expect(bare).toMatchObject({ type: 'Test/Bare', parameters: {}, output: {} });
   });
 
   it('filters by group (Storage) and by exact type (URL-encoded Net%2FHttp, or /plugins/Net/Http)', async () => {

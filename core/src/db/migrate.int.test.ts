@@ -64,7 +64,11 @@ describe('migrations', () => {
       exception: 'text null',
       time_stamp: 'timestamp with time zone',
     });
-    expect(await columns('plugin')).toMatchObject({ package: 'bytea', parameters_schema: 'jsonb' });
+    expect(await columns('plugin')).toMatchObject({
+      package: 'bytea',
+      parameters_schema: 'jsonb',
+      output_schema: 'jsonb',
+    });
   });
 
   it('index every list query', async () => {

@@ -3,6 +3,7 @@ import type { Logger } from '../logging.js';
 import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
 import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
 import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
+import * as pluginOutputSchema from './migrations/2026-11-24T00-00-00-plugin-output-schema.js';
 import type { Database } from './tables.js';
 
 /**
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-initial': initial,
   '2026-11-22T01-00-00-engine': engine,
   '2026-11-22T02-00-00-active-executions': activeExecutions,
+  '2026-11-24T00-00-00-plugin-output-schema': pluginOutputSchema,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

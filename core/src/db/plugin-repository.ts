@@ -21,6 +21,7 @@ const summaryColumns = [
   'description',
   'specifications',
   'parametersSchema',
+  'outputSchema',
   'source',
   'sha256',
   'installedAt',

@@ -24,6 +24,8 @@ export interface PluginTable {
   specifications: Json<PluginSpecificationDescriptor[]>;
   /** JSON Schema of the task `parameters` the plugin takes. */
   parametersSchema: Json<Record<string, unknown>>;
+  /** JSON Schema of what the plugin returns (`{}`, the column default, when its manifest does not say). */
+  outputSchema: ColumnType<Record<string, unknown>, string | undefined, string>;
   /** `builtin` or `registry`. */
   source: string;
   /** sha256 (hex) of `package`, the content address of the unpacked cache. */

@@ -150,6 +150,7 @@ function toRow(resolved: ResolvedPackage): Omit<NewPlugin, 'id'> {
     description: manifest.description,
     specifications: JSON.stringify(manifest.specifications),
     parametersSchema: JSON.stringify(manifest.parameters ?? {}),
+    outputSchema: JSON.stringify(manifest.output ?? {}),
     source: resolved.source,
     sha256: resolved.sha256,
     package: resolved.bytes,

@@ -66,7 +66,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists installed plugins. */
+        /** @description Lists installed plugins, briefly; filtering by group or type gives their details. */
         get: operations["listPlugins"];
         /** @description Moves an installed plugin type to the given version. */
         put: operations["updatePlugin"];
@@ -89,7 +89,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists installed plugins of exactly the type `<group>/<name>`. */
+        /**
+         * @description Lists installed plugins of exactly the type `<group>/<name>`, each in detail: what a task on
+         *     that plugin may give as `parameters` and what it returns.
+         */
         get: operations["listPluginsByType"];
         put?: never;
         post?: never;
@@ -107,8 +110,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description With a UUID, the plugin's detail. Otherwise the list filtered by type: a group (`Storage`)
-         *     matches every type in it, a URL-encoded exact type (`Net%2FHttp`) matches that type.
+         * @description With a UUID, the plugin's detail. Otherwise the list filtered by type, each item in detail
+         *     (settings, parameters and output schemas): a group (`Storage`) matches every type in it, a
+         *     URL-encoded exact type (`Net%2FHttp`) matches that type.
          */
         get: operations["getPluginOrListByType"];
         put?: never;
@@ -699,6 +703,10 @@ export interface components {
          * @enum {string}
          */
         HealthStatus: "Healthy" | "Degraded" | "Unhealthy";
+        /** @description A JSON Schema (draft-07, as the plugin's manifest gives it). */
+        JsonSchema: {
+            [key: string]: unknown;
+        };
         /** @description A log entry of an execution or of one of its tasks. */
         LogEntry: {
             /** @description The entry's id. */
@@ -769,6 +777,33 @@ export interface components {
             description: string;
             /** @description The settings the plugin takes. */
             specifications: components["schemas"]["PluginSpecification"][];
+            /**
+             * @description JSON Schema of the task `parameters` the plugin takes. Adding or updating a workflow checks
+             *     each task's literal parameters against it; values holding `$[...]` expressions are checked
+             *     once resolved, when the task runs. `{}` when the plugin does not say (any parameters).
+             */
+            parameters: components["schemas"]["JsonSchema"];
+            /**
+             * @description JSON Schema of what the plugin returns: the task's output, which later tasks read as
+             *     `Outputs('Task')`. `{}` when the plugin does not say (anything).
+             */
+            output: components["schemas"]["JsonSchema"];
+        };
+        /** @description The envelope of a list of plugins in detail (filtered by group or type). */
+        PluginDetailListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["PluginDetail"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
         };
         /** @description An installed plugin as listed. */
         PluginListItem: {
@@ -796,10 +831,10 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
-        /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type (otherwise). */
+        /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type, in detail (otherwise). */
         PluginOrListResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
-            data: components["schemas"]["PluginDetail"] | components["schemas"]["PluginListItem"][];
+            data: components["schemas"]["PluginDetail"] | components["schemas"]["PluginDetail"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
@@ -1994,7 +2029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PluginListResponse"];
+                    "application/json": components["schemas"]["PluginDetailListResponse"];
                 };
             };
             /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */

@@ -21,7 +21,12 @@ function toListItem(plugin: InstalledPlugin) {
 }
 
 function toDetail(plugin: InstalledPlugin) {
-  return { ...toListItem(plugin), specifications: plugin.specifications };
+  return {
+    ...toListItem(plugin),
+    specifications: plugin.specifications,
+    parameters: plugin.parametersSchema,
+    output: plugin.outputSchema,
+  };
 }
 
 /** `/plugins`: installed plugins, and installing, updating and uninstalling them from the catalog. */
@@ -39,14 +44,14 @@ export const pluginHandlers = {
     }
     const filter = key.includes('/') ? { type: key } : { group: key };
     const plugins = await pluginRepository.list(deps.db, filter);
-    return listReply(pageInMemory(plugins, query), query, toListItem);
+    return listReply(pageInMemory(plugins, query), query, toDetail);
   },
 
   listPluginsByType: async ({ deps, params, query }) => {
     const plugins = await pluginRepository.list(deps.db, {
       type: `${params.group}/${params.name}`,
     });
-    return listReply(pageInMemory(plugins, query), query, toListItem);
+    return listReply(pageInMemory(plugins, query), query, toDetail);
   },
 
   installPlugin: async ({ deps, body }) => {
