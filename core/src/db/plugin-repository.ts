@@ -96,6 +96,24 @@ export async function insert(
   );
 }
 
+/**
+ * Replaces the package (and what its manifest says) of an installed type and version, keeping
+ * its id; undefined when that version is not installed.
+ */
+export async function replacePackage(
+  db: Kysely<Database>,
+  plugin: Omit<NewPlugin, 'id'>,
+): Promise<InstalledPlugin | undefined> {
+  const { type, version, installedAt: _unchanged, ...changes } = plugin;
+  return db
+    .updateTable('plugin')
+    .set(changes)
+    .where(sameType(type))
+    .where('version', '=', version)
+    .returning(summaryColumns)
+    .executeTakeFirst();
+}
+
 /** Removes one installed version; false when it was not installed. */
 export async function remove(
   db: Kysely<Database>,

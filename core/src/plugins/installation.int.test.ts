@@ -264,6 +264,24 @@ describe('built-ins', () => {
     expect(messages).toEqual([`Installed ${builtIns.length} built-in plugin(s)`]);
     expect(await installBuiltIns(db, catalog, logger)).toEqual([]);
 
+    // A row left by an older Trellis (same version, older package, no output schema) is
+    // refreshed from the package this Trellis ships, keeping its id.
+    const hash = first.find((plugin) => plugin.type === 'Security/Hash')!;
+    await db
+      .updateTable('plugin')
+      .set({ sha256: 'f'.repeat(64), outputSchema: '{}', package: Buffer.from('old') })
+      .where('id', '=', hash.id)
+      .execute();
+    const refreshed = await installBuiltIns(db, catalog, logger);
+    expect(refreshed.map((plugin) => [plugin.id, plugin.sha256])).toEqual([[hash.id, hash.sha256]]);
+    expect(refreshed[0]!.outputSchema).toMatchObject({
+      required: expect.arrayContaining(['digest']),
+    });
+    expect(messages.at(-1)).toBe(
+      'Refreshed 1 built-in plugin(s) whose package changed at the same version',
+    );
+    expect(await installBuiltIns(db, catalog, logger)).toEqual([]);
+
     const runner = createPluginRunner({ db, config });
     expect(
       await runner.run(request({ type: 'Security/Hash', parameters: { input: 'abc' } })),

@@ -114,7 +114,10 @@ export async function uninstallPlugin(
 
 /**
  * Installs every built-in package not installed yet at its version (idempotent; safe when
- * several processes start at once). Returns what it installed.
+ * several processes start at once). A built-in installed at the same version whose package has
+ * changed since (built-ins ship with the code, so a newer Trellis may carry a better manifest,
+ * such as the output schema of an upgrade) is refreshed in place. Returns what it installed or
+ * refreshed.
  */
 export async function installBuiltIns(
   db: Kysely<Database>,
@@ -122,8 +125,17 @@ export async function installBuiltIns(
   logger: { info(details: object, message: string): void },
 ): Promise<InstalledPlugin[]> {
   const installed: InstalledPlugin[] = [];
+  const refreshed: InstalledPlugin[] = [];
   for (const builtIn of await catalog.builtIns()) {
-    if (await pluginRepository.findByTypeVersion(db, builtIn.type, builtIn.version)) continue;
+    const current = await pluginRepository.findByTypeVersion(db, builtIn.type, builtIn.version);
+    if (current) {
+      if (current.source !== 'builtin') continue;
+      const resolved = await catalog.resolve(builtIn.type, builtIn.version);
+      if (resolved.sha256 === current.sha256) continue;
+      const row = await pluginRepository.replacePackage(db, toRow(resolved));
+      if (row) refreshed.push(row);
+      continue;
+    }
     try {
       const resolved = await catalog.resolve(builtIn.type, builtIn.version);
       installed.push(await pluginRepository.insert(db, toRow(resolved)));
@@ -133,13 +145,19 @@ export async function installBuiltIns(
       throw error;
     }
   }
+  const names = (plugins: InstalledPlugin[]) => ({
+    plugins: plugins.map((plugin) => `${plugin.type}@${plugin.version}`),
+  });
   if (installed.length > 0) {
+    logger.info(names(installed), `Installed ${installed.length} built-in plugin(s)`);
+  }
+  if (refreshed.length > 0) {
     logger.info(
-      { plugins: installed.map((plugin) => `${plugin.type}@${plugin.version}`) },
-      `Installed ${installed.length} built-in plugin(s)`,
+      names(refreshed),
+      `Refreshed ${refreshed.length} built-in plugin(s) whose package changed at the same version`,
     );
   }
-  return installed;
+  return [...installed, ...refreshed];
 }
 
 function toRow(resolved: ResolvedPackage): Omit<NewPlugin, 'id'> {
