@@ -243,7 +243,9 @@ describe('/config', () => {
     const { id } = await create(httpConfiguration('used-by-workflow'));
     const definition = JSON.stringify({
       name: 'uses-config',
-      tasks: [{ name: 'call', type: 'used-by-workflow' }],
+      tasks: [
+        { name: 'call', type: 'used-by-workflow', parameters: { url: 'https://example.test/' } },
+      ],
     });
     await trellis.admin.POST('/workflows/Add', { body: { definition } });
     await expectFailure(

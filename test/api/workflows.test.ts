@@ -203,6 +203,71 @@ describe('/workflows', () => {
     expect(await workflowNames()).toEqual(before);
   });
 
+  it("checks each task's parameters against its plugin's schema (400 naming task and parameter), storing nothing", async () => {
+    const before = await workflowNames();
+    const sum = (parameters: Record<string, unknown>) =>
+      JSON.stringify({
+        name: 'summing',
+        tasks: [{ name: 'Sum', type: { plugin: 'Data/Json' }, parameters }],
+      });
+    const misspelled = await expectFailure(add(sum({ data: [1, 2], expression: '$sum($)' })), 400);
+    expect(misspelled.messages).toEqual([
+      'body.definition: tasks[0] "Sum": parameter "data" is not allowed',
+    ]);
+    const problems = await expectFailure(
+      add(
+        JSON.stringify({
+          name: 'fetching',
+          tasks: [
+            { name: 'Fetch', type: { plugin: 'Net/Http' } },
+            { name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 'long' } },
+          ],
+        }),
+      ),
+      400,
+    );
+    expect(problems.messages).toEqual([
+      'body.definition: tasks[0] "Fetch": parameter "url" is required',
+      'body.definition: tasks[1] "Wait": parameter "milliseconds" must be integer',
+    ]);
+    expect(await workflowNames()).toEqual(before);
+
+    // A task named by configuration is checked against the configuration's plugin; values that
+    // hold expressions are checked when the task runs.
+    await trellis.admin.POST('/config', {
+      body: { name: 'summer', type: 'Data/Json', version: '1.0.0', specifications: {} },
+    });
+    const configuredSum = (parameters: Record<string, unknown>) =>
+      JSON.stringify({
+        name: 'configured-sum',
+        variables: { numbers: [1, 2] },
+        tasks: [{ name: 'Sum', type: 'summer', parameters }],
+      });
+    const configured = await expectFailure(
+      add(configuredSum({ input: [1], expresion: '$sum($)' })),
+      400,
+    );
+    expect(configured.messages).toEqual([
+      'body.definition: tasks[0] "Sum": parameter "expression" is required',
+      'body.definition: tasks[0] "Sum": parameter "expresion" is not allowed',
+    ]);
+    const { id } = await add(
+      configuredSum({ input: "$[Variables('numbers')]", expression: '$sum($)', parseInput: false }),
+    );
+    const valid = await definitionOf(id);
+
+    // An update is checked the same way and leaves the stored definition as it was.
+    await expectFailure(
+      trellis.admin.PUT('/workflows/{workflowId}', {
+        params: { path: { workflowId: id } },
+        body: { workflowId: id, definition: sum({ expression: '$sum($)', parseInput: 'yes' }) },
+      }),
+      400,
+      'body.definition: tasks[0] "Sum": parameter "parseInput" must be boolean',
+    );
+    expect(await definitionOf(id)).toBe(valid);
+  });
+
   it('answers 409 for a duplicate name, on add and on update, changing nothing', async () => {
     const { id } = await add(simpleDefinition('taken-one'));
     await add(simpleDefinition('taken-two'));

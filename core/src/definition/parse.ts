@@ -65,7 +65,8 @@ export function validateDefinition(value: unknown): ParseResult {
   return { ok: false, errors: limited(errors) };
 }
 
-function limited(errors: string[]): string[] {
+/** The distinct problems, at most `MAX_ERRORS` of them and a line saying how many more. */
+export function limited(errors: string[]): string[] {
   const unique = [...new Set(errors)];
   if (unique.length <= MAX_ERRORS) return unique;
   return [...unique.slice(0, MAX_ERRORS), `... and ${unique.length - MAX_ERRORS} more problems`];

@@ -40,15 +40,23 @@ const pluginSchemas = new Map<string, ValidateFunction>();
  * The validator of a schema a plugin supplies (draft-07, as plugin authors write them; lenient
  * about unknown keywords; defaults filled in). Each distinct schema gets an Ajv of its own, so
  * one plugin's `$id` cannot collide with another's, and is compiled once however often a
- * package is read. Throws when the schema is not a valid JSON Schema.
+ * package is read. Throws when the schema is not a valid JSON Schema. `verbose` gives each error
+ * its schema (`parentSchema`).
  */
-export function pluginSchemaValidator(schema: object): ValidateFunction {
-  const key = JSON.stringify(schema);
+export function pluginSchemaValidator(
+  schema: object,
+  options: { verbose?: boolean } = {},
+): ValidateFunction {
+  const verbose = options.verbose === true;
+  const key = `${verbose ? 'verbose ' : ''}${JSON.stringify(schema)}`;
   let validate = pluginSchemas.get(key);
   if (validate === undefined) {
-    validate = createAjv('draft-07', { allErrors: true, useDefaults: true, strict: false }).compile(
-      schema,
-    );
+    validate = createAjv('draft-07', {
+      allErrors: true,
+      useDefaults: true,
+      strict: false,
+      verbose,
+    }).compile(schema);
     if (pluginSchemas.size >= MAX_PLUGIN_SCHEMAS) {
       pluginSchemas.delete(pluginSchemas.keys().next().value as string);
     }

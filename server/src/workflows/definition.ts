@@ -2,15 +2,17 @@ import type { Kysely } from 'kysely';
 import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { Database } from '../../../core/src/db/tables.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { checkTaskParameters } from '../../../core/src/definition/parameters.js';
+import { limited, parseDefinition } from '../../../core/src/definition/parse.js';
 import { checkReferences } from '../../../core/src/definition/references.js';
-import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
+import type { TaskType, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
 
 /**
  * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
- * DAG checks, then that every plugin and configuration it names exists. 400 with one message
- * per problem; nothing is stored when there is any.
+ * DAG checks, then that every plugin and configuration it names exists and that each task's
+ * parameters fit its plugin's parameter schema. 400 with one message per problem; nothing is
+ * stored when there is any.
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
@@ -18,15 +20,43 @@ export async function validateWorkflowDefinition(
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text);
   if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
-  const problems = await checkReferences(parsed.definition, {
-    plugin: async (type, version) =>
-      (version === undefined
-        ? await pluginRepository.latestByType(db, type)
-        : await pluginRepository.findByTypeVersion(db, type, version)) !== undefined,
-    configuration: async (name) =>
-      (await configurationRepository.findByName(db, name)) !== undefined,
-  });
-  if (problems.length > 0)
-    throw new Invalid(problems.map((problem) => `body.definition: ${problem}`));
+  const installed = installedLookups(db);
+  const problems = [
+    ...(await checkReferences(parsed.definition, {
+      plugin: async (type, version) => (await installed.plugin(type, version)) !== undefined,
+      configuration: async (name) => (await installed.configuration(name)) !== undefined,
+    })),
+    ...(await checkTaskParameters(
+      parsed.definition,
+      async (type) => (await installed.taskPlugin(type))?.parametersSchema,
+    )),
+  ];
+  if (problems.length > 0) {
+    throw new Invalid(limited(problems).map((problem) => `body.definition: ${problem}`));
+  }
   return parsed.definition;
+}
+
+/** The installed plugins and configurations one definition names, each looked up once. */
+function installedLookups(db: Kysely<Database>) {
+  const answers = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
+    if (!answers.has(key)) answers.set(key, ask());
+    return answers.get(key) as Promise<T>;
+  };
+  const plugin = (type: string, version?: string) =>
+    once(`plugin\u0000${type.toLowerCase()}\u0000${version ?? ''}`, () =>
+      version === undefined
+        ? pluginRepository.latestByType(db, type)
+        : pluginRepository.findByTypeVersion(db, type, version),
+    );
+  const configuration = (name: string) =>
+    once(`configuration\u0000${name}`, () => configurationRepository.findByName(db, name));
+  /** The plugin a task runs, as the worker finds it: inline, or the configuration's. */
+  const taskPlugin = async (type: TaskType) => {
+    if (typeof type !== 'string') return plugin(type.plugin, type.version);
+    const named = await configuration(type);
+    return named === undefined ? undefined : plugin(named.type, named.version);
+  };
+  return { plugin, configuration, taskPlugin };
 }
