@@ -43,6 +43,11 @@ export type ConfigurationName = string;
  */
 export interface WorkflowDefinition {
   /**
+   * The JSON Schema the definition is written against, for editors: usually
+   * `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
+   */
+  $schema?: string;
+  /**
    * The workflow's name; the stored workflow takes this name.
    */
   name: string;

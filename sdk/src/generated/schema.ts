@@ -123,6 +123,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schemas/workflow-definition.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The JSON Schema (2020-12) of a workflow definition, with each task's `parameters` typed by
+         *     the parameter schema of its plugin, for the plugins installed now: by the given version, or
+         *     the latest installed when the task gives none. Wherever a parameter value is typed, a string
+         *     holding a `$[...]` expression is accepted too. Not wrapped in the envelope: it is the schema
+         *     itself (point an editor's `json.schemas` setting or a definition's `$schema` at it).
+         */
+        get: operations["getWorkflowDefinitionSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/version": {
         parameters: {
             query?: never;
@@ -703,7 +726,7 @@ export interface components {
          * @enum {string}
          */
         HealthStatus: "Healthy" | "Degraded" | "Unhealthy";
-        /** @description A JSON Schema (draft-07, as the plugin's manifest gives it). */
+        /** @description A JSON Schema document (a plugin's parameters or output, or the served definition schema). */
         JsonSchema: {
             [key: string]: unknown;
         };
@@ -2152,6 +2175,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWorkflowDefinitionSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonSchema"];
                 };
             };
         };

@@ -11,6 +11,7 @@ import type { AppDeps } from '../app.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
+import { servedDefinitionSchema } from './definition-schema.js';
 import { validateWorkflowDefinition } from './definition.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
@@ -55,6 +56,11 @@ export const workflowHandlers = {
 
   addWorkflow,
   createWorkflow: addWorkflow,
+
+  /** Public, without the envelope: the schema itself, for editors. */
+  getWorkflowDefinitionSchema: async ({ deps }) => ({
+    raw: await servedDefinitionSchema(deps.db),
+  }),
 
   /**
    * Replaces the definition. A rename also refreshes the schedules of the workflow's TimeBased
