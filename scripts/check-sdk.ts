@@ -29,7 +29,20 @@ function check(title: string, command: string, args: string[], cwd = root): Prom
 
 /** A TypeScript consumer of each module kind: real types (a wrong path does not compile). */
 const consumers = {
-  'esm.mts': `import { createTrellisClient, TrellisApiError, type components } from '@trellis/sdk';
+  'esm.mts': `import {
+  createTrellisClient,
+  defineWorkflow,
+  TrellisApiError,
+  type components,
+  type WorkflowDefinition,
+} from '@trellis/sdk';
+
+// A third-party plugin's parameters, added to the built-ins' by augmentation.
+declare module '@trellis/sdk' {
+  interface PluginParameters {
+    'Acme/Greeter': { name: string };
+  }
+}
 
 const trellis = createTrellisClient({ baseUrl: 'http://localhost:6262', bearer: 'token' });
 export async function names(): Promise<string[]> {
@@ -39,6 +52,33 @@ export async function names(): Promise<string[]> {
   return list.map((workflow) => workflow.name);
 }
 export const isApiError = (error: unknown): boolean => error instanceof TrellisApiError;
+
+// Definitions as objects, their tasks' parameters typed by plugin.
+export async function add(): Promise<string> {
+  const definition = defineWorkflow({
+    name: 'Hello',
+    tasks: [
+      { name: 'Greet', type: { plugin: 'Acme/Greeter' }, parameters: { name: 'Ann' } },
+      { name: 'Log', type: { plugin: 'Flow/Log' }, parameters: { message: '$[Outputs("Greet")]' } },
+    ],
+  });
+  const { id } = await trellis.POST('/workflows/Add', { body: { definition } });
+  const plain: WorkflowDefinition = {
+    name: 'Wait',
+    // @ts-expect-error: Flow/Delay's milliseconds is a number
+    tasks: [{ name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 'x' } }],
+  };
+  await trellis.PUT('/workflows/{workflowId}', {
+    params: { path: { workflowId: id } },
+    body: { workflowId: id, definition: plain },
+  });
+  defineWorkflow({
+    name: 'Misspelled',
+    // @ts-expect-error: Flow/Log takes message, not text
+    tasks: [{ name: 'Log', type: { plugin: 'Flow/Log' }, parameters: { text: 'hi' } }],
+  });
+  return id;
+}
 `,
   'cjs.cts': `import sdk = require('@trellis/sdk');
 

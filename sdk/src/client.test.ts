@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { createTrellisClient, TrellisApiError, type components } from './index.js';
+import {
+  createTrellisClient,
+  defineWorkflow,
+  TrellisApiError,
+  type BuiltInPluginParameters,
+  type components,
+  type WorkflowDefinition,
+} from './index.js';
 
 // A real HTTP server on loopback that answers as Trellis would, recording what it received.
 type Reply = { status: number; body: unknown };
@@ -111,6 +118,34 @@ describe('createTrellisClient', () => {
         body: { workflowId, definition: '{"name":"A","tasks":[]}' },
       },
       { method: 'DELETE', url: '/plugins', body: { Type: 'Net/Http', Version: '1.0.0' } },
+    ]);
+  });
+
+  it('sends a definition given as an object as its JSON text, the wire format', async () => {
+    const client = createTrellisClient({ baseUrl });
+    const definition: WorkflowDefinition = {
+      name: 'Sum',
+      tasks: [
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          parameters: { input: [1, 2], expression: '$sum($)' },
+        },
+      ],
+    };
+
+    await client.POST('/workflows/Add', { body: { definition } });
+    await client.POST('/workflows', { body: { definition: JSON.stringify(definition) } });
+    await client.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId } },
+      body: { workflowId, definition },
+    });
+
+    const text = JSON.stringify(definition);
+    expect(received.map((entry) => entry.body)).toEqual([
+      { definition: text },
+      { definition: text },
+      { workflowId, definition: text },
     ]);
   });
 
@@ -249,5 +284,61 @@ describe('types', () => {
       void client.GET('/nowhere');
     };
     expect(neverRun).toBeTypeOf('function');
+  });
+
+  it("type a definition's tasks by their plugin's parameters (built-ins), expressions allowed", () => {
+    expectTypeOf<BuiltInPluginParameters['Data/Json']>().toHaveProperty('expression');
+    expectTypeOf<BuiltInPluginParameters['Flow/Delay']['milliseconds']>().toEqualTypeOf<number>();
+    expectTypeOf<BuiltInPluginParameters['Net/Http']['method']>().toEqualTypeOf<
+      string | undefined
+    >();
+
+    const typed: WorkflowDefinition = {
+      name: 'Typed',
+      variables: { ms: 5 },
+      tasks: [
+        { name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 10 } },
+        {
+          name: 'Later',
+          type: { plugin: 'Flow/Delay', version: '1.0.0' },
+          parameters: { milliseconds: "$[Variables('ms')]" },
+        },
+        {
+          name: 'Fetch',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: 'https://example.test', headers: { 'X-Id': "$[Variables('id')]" } },
+        },
+        { name: 'Configured', type: 'some-configuration', parameters: { anything: true } },
+      ],
+    };
+    // Checked task by task, names included.
+    const checked = defineWorkflow({
+      name: 'Checked',
+      tasks: [
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          // @ts-expect-error Data/Json takes `input`, not `data`
+          parameters: { data: [1, 2], expression: '$sum($)' },
+        },
+        { name: 'Echo', type: { plugin: 'Flow/NoOp' }, parameters: { anything: 1 } },
+      ],
+    });
+    expectTypeOf(checked.tasks[0].parameters.expression).toEqualTypeOf<'$sum($)'>();
+    const mistyped: WorkflowDefinition = {
+      name: 'Mistyped',
+      tasks: [
+        // @ts-expect-error milliseconds is a number (or an expression), not any string
+        { name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 'soon' } },
+      ],
+    };
+    const unknownPlugin: WorkflowDefinition = {
+      name: 'Unknown',
+      tasks: [
+        // @ts-expect-error not a plugin the SDK knows (augment PluginParameters for your own)
+        { name: 'Zip', type: { plugin: 'Compression/Zip' } },
+      ],
+    };
+    expect([typed, checked, mistyped, unknownPlugin]).toHaveLength(4);
   });
 });

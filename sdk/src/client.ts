@@ -1,6 +1,7 @@
 import createClient from 'openapi-fetch';
 import type { Client, MaybeOptionalInit } from 'openapi-fetch';
 import { authMiddleware, type Credentials } from './auth.js';
+import type { WorkflowDefinition } from './definition.js';
 import { TrellisApiError } from './errors.js';
 import type { components, paths } from './generated/schema.js';
 
@@ -29,7 +30,28 @@ export type ResponseData<Op> =
 /** The element type of a list operation's `data`. */
 export type ListItem<Op> = ResponseData<Op> extends readonly (infer T)[] ? T : never;
 
-type Init<P extends keyof paths, M extends Method> = MaybeOptionalInit<paths[P], M>;
+/** A request body as the client takes it: a workflow `definition` may be an object. */
+type DefinitionAsObject<B> = B extends { definition: string }
+  ? Omit<B, 'definition'> & {
+      /** The definition: an object (sent as its JSON text) or the JSON text itself. */
+      definition: string | WorkflowDefinition;
+    }
+  : B;
+
+type TakingDefinitionObjects<O> = O extends {
+  requestBody: { content: { 'application/json': infer B } };
+}
+  ? Omit<O, 'requestBody'> & {
+      requestBody: { content: { 'application/json': DefinitionAsObject<B> } };
+    }
+  : O;
+
+/** The API's paths as the client takes them (the wire format is the same). */
+export type ClientPaths = {
+  [P in keyof paths]: { [M in keyof paths[P]]: TakingDefinitionObjects<paths[P][M]> };
+};
+
+type Init<P extends keyof paths, M extends Method> = MaybeOptionalInit<ClientPaths[P], M>;
 type RequiredKeys<T> = { [K in keyof T]: object extends Pick<T, K> ? never : K }[keyof T];
 /** The init argument is optional unless the operation needs path parameters or a body. */
 type InitArgs<I> = RequiredKeys<I> extends never ? [init?: I] : [init: I];
@@ -126,7 +148,7 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
       u: string,
       i?: LooseInit,
     ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-    const { data, error, response } = await request(method, url, init);
+    const { data, error, response } = await request(method, url, withDefinitionText(init));
     if (!response.ok) throw TrellisApiError.fromResponse(response, error);
     return data;
   };
@@ -188,6 +210,15 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
     raw,
   };
   return client as unknown as TrellisClient;
+}
+
+/** The init with an object `definition` in its body replaced by its JSON text (the wire format). */
+function withDefinitionText(init: LooseInit | undefined): LooseInit | undefined {
+  const body = init?.body;
+  if (typeof body !== 'object' || body === null || !('definition' in body)) return init;
+  const { definition } = body;
+  if (typeof definition !== 'object' || definition === null) return init;
+  return { ...init, body: { ...body, definition: JSON.stringify(definition) } };
 }
 
 interface EnvelopeBody {

@@ -4,6 +4,7 @@
  */
 export { createTrellisClient } from './client.js';
 export type {
+  ClientPaths,
   ExecutionDetail,
   ExecutionStatus,
   ListItem,
@@ -16,6 +17,19 @@ export type {
   TrellisClientOptions,
   WaitOptions,
 } from './client.js';
+export { defineWorkflow } from './definition.js';
+export type {
+  CheckedDefinition,
+  ConfiguredTask,
+  Expression,
+  PluginParameters,
+  PluginTask,
+  PluginType,
+  WithExpressions,
+  WorkflowDefinition,
+  WorkflowTask,
+} from './definition.js';
+export type * from './generated/plugin-types.js';
 export { TrellisApiError } from './errors.js';
 export { basicAuthorization, type Credentials } from './auth.js';
 export type { components, operations, paths } from './generated/schema.js';

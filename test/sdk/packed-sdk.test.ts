@@ -55,6 +55,7 @@ describe('the packed SDK', () => {
       'TrellisApiError',
       'basicAuthorization',
       'createTrellisClient',
+      'defineWorkflow',
     ]);
   });
 
@@ -114,6 +115,46 @@ describe('the packed SDK', () => {
 
     const duplicate = await failure(trellisClient.POST('/workflows/Add', { body: { definition } }));
     expect(duplicate.status).toBe(409);
+  });
+
+  it('sends a definition object as its JSON text; a misspelled parameter is a 400 naming it', async () => {
+    const trellisClient = admin();
+    const definition = sdk.defineWorkflow({
+      name: `packed-sdk-object-${Date.now().toString(36)}`,
+      tasks: [
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          parameters: { input: [1, 2], expression: '$sum($)' },
+        },
+      ],
+    });
+    const { id } = await trellisClient.POST('/workflows/Add', { body: { definition } });
+    const stored = await trellisClient.GET('/workflows/{workflowId}', {
+      params: { path: { workflowId: id } },
+    });
+    expect(stored.workflow).toBe(JSON.stringify(definition));
+
+    const misspelled: Sdk.WorkflowDefinition = {
+      name: 'packed-sdk-misspelled',
+      tasks: [
+        {
+          name: 'Sum',
+          type: { plugin: 'Data/Json' },
+          parameters: { data: [1, 2], expression: '$sum($)' },
+        },
+      ],
+    };
+    const refused = await failure(
+      trellisClient.PUT('/workflows/{workflowId}', {
+        params: { path: { workflowId: id } },
+        body: { workflowId: id, definition: misspelled },
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.messages).toEqual([
+      'body.definition: tasks[0] "Sum": parameter "data" is not allowed',
+    ]);
   });
 
   it('authenticates by Basic and by Bearer, and reports refusals as TrellisApiError', async () => {
