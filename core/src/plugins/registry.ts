@@ -128,7 +128,7 @@ export async function buildRegistry(dir: string, packageFolders: string[]): Prom
   for (const folder of packageFolders) {
     const manifest = await readPackageFolder(folder);
     const bytes = await packFolder(folder);
-    const tarball = `${manifest.type.replace('/', '-')}-${manifest.version}.tgz`.toLowerCase();
+    const tarball = tarballName(manifest);
     await writeFile(path.join(dir, tarball), bytes);
     added.push({
       type: manifest.type,
@@ -145,6 +145,11 @@ export async function buildRegistry(dir: string, packageFolders: string[]): Prom
   };
   await writeFile(indexFile, `${JSON.stringify(index, null, 2)}\n`);
   return index;
+}
+
+/** The file name of a package's tarball: `<group>-<name>-<version>.tgz`, in lower case. */
+export function tarballName(manifest: { type: string; version: string }): string {
+  return `${manifest.type.replace('/', '-')}-${manifest.version}.tgz`.toLowerCase();
 }
 
 /** Thrown for a package whose bytes do not match what the registry index promised. */
