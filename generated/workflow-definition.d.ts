@@ -43,11 +43,6 @@ export type ConfigurationName = string;
  */
 export interface WorkflowDefinition {
   /**
-   * The JSON Schema the definition is written against, for editors: usually
-   * `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
-   */
-  $schema?: string;
-  /**
    * The workflow's name; the stored workflow takes this name.
    */
   name: string;
@@ -69,6 +64,11 @@ export interface WorkflowDefinition {
    * @minItems 1
    */
   tasks: TaskDefinition[];
+  /**
+   * The JSON Schema the definition is written against, for editors: usually
+   * `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
+   */
+  $schema?: string;
 }
 /**
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema

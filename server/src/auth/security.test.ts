@@ -32,7 +32,12 @@ describe('accessByOperation', () => {
       expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', seedRoleOf(path)] });
       expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
     }
-    expect(publicOperations.sort()).toEqual(['get /health', 'get /version']);
+    // The seed's public endpoints, and the definition schema editors fetch without credentials.
+    expect(publicOperations.sort()).toEqual([
+      'get /health',
+      'get /schemas/workflow-definition.json',
+      'get /version',
+    ]);
     expect(access.size).toBeGreaterThan(30);
   });
 
