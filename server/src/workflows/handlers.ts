@@ -1,7 +1,9 @@
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { WorkflowSummary } from '../../../core/src/db/workflow-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
+import { typedDefinitionSchema } from '../../../core/src/definition/typed-schema.js';
 import { Conflict, Invalid, NotFound } from '../../../core/src/errors.js';
 import {
   deleteTriggerSchedule,
@@ -11,7 +13,6 @@ import type { AppDeps } from '../app.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
-import { servedDefinitionSchema } from './definition-schema.js';
 import { validateWorkflowDefinition } from './definition.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
@@ -57,9 +58,12 @@ export const workflowHandlers = {
   addWorkflow,
   createWorkflow: addWorkflow,
 
-  /** Public, without the envelope: the schema itself, for editors. */
+  /**
+   * Public, without the envelope: the schema itself, for editors. Built on each request (well
+   * under a millisecond for the built-ins), so it always follows what is installed.
+   */
   getWorkflowDefinitionSchema: async ({ deps }) => ({
-    raw: await servedDefinitionSchema(deps.db),
+    raw: typedDefinitionSchema(await pluginRepository.list(deps.db)),
   }),
 
   /**
