@@ -30,8 +30,9 @@ export function expressionSchema(): JsonSchema {
 
 /**
  * Keywords whose subschemas describe other values (a property, an item): those values may be
- * expressions. Keywords whose subschemas describe the same value (`allOf`, `then`...), which is
- * already widened where it is named, or definitions, are only widened inside. `not`, `if` and
+ * expressions. Keywords whose subschemas describe the same value (`allOf`, `then`,
+ * `dependencies`...), which is already widened where it is named, or definitions, are only
+ * widened inside. `not`, `if` and
  * `propertyNames` are left alone: widening them would change what the schema means, and property
  * names are never expressions.
  */
@@ -39,7 +40,6 @@ const OTHER_VALUES = new Set<SubschemaKeyword>([
   'properties',
   'patternProperties',
   'additionalProperties',
-  'dependencies',
   'items',
   'additionalItems',
   'contains',
