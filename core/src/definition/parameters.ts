@@ -32,9 +32,8 @@ export function expressionSchema(): JsonSchema {
  * Keywords whose subschemas describe other values (a property, an item): those values may be
  * expressions. Keywords whose subschemas describe the same value (`allOf`, `then`,
  * `dependencies`...), which is already widened where it is named, or definitions, are only
- * widened inside. `not`, `if` and
- * `propertyNames` are left alone: widening them would change what the schema means, and property
- * names are never expressions.
+ * widened inside. `not`, `if` and `propertyNames` are left alone: widening them would change
+ * what the schema means, and property names are never expressions.
  */
 const OTHER_VALUES = new Set<SubschemaKeyword>([
   'properties',
