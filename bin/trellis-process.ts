@@ -218,7 +218,7 @@ export function createTrellis(
 }
 
 function withAddress(config: TrellisConfig, address: string | undefined): TrellisConfig {
-  const copy = structuredClone(config) as TrellisConfig;
+  const copy = structuredClone<TrellisConfig>(config);
   copy.Temporal.Address = address;
   return buildConfig(copy);
 }

@@ -183,9 +183,7 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     },
     Logging: { Level: 'silent' },
   };
-  const config = buildConfig(
-    mergeDeep(defaults as Plain, (options.config ?? {}) as Plain) as DeepPartial<TrellisConfig>,
-  );
+  const config = buildConfig(mergeDeep(defaults, options.config ?? {}));
   if (unreachable && options.worker) throw new Error('startTrellis: a worker needs Temporal');
 
   // Exactly the start-up production runs (bin/trellis-process.ts): an API, and a worker on request.

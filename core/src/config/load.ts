@@ -64,12 +64,12 @@ export function buildConfig(
   partial: DeepPartial<TrellisConfig> = {},
   options: { cwd?: string } = {},
 ): TrellisConfig {
-  return finish(structuredClone(partial) as Record<string, unknown>, options.cwd ?? process.cwd());
+  return finish(structuredClone(partial), options.cwd ?? process.cwd());
 }
 
 /** A copy safe to print or log: passwords, secrets, keys and the database password masked. */
 export function redactConfig(config: TrellisConfig): TrellisConfig {
-  const copy = structuredClone(config) as TrellisConfig;
+  const copy = structuredClone<TrellisConfig>(config);
   const mask = '***';
   for (const user of copy.Security.Basic.Users) user.Password = mask;
   if (copy.Security.Bearer.Secret) copy.Security.Bearer.Secret = mask;

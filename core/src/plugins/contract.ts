@@ -69,7 +69,7 @@ export interface PluginHostSettings {
 export type PluginExecute = (
   parameters: Record<string, unknown>,
   context: PluginContext,
-) => Promise<unknown> | unknown;
+) => unknown; // the result, or a promise of it
 
 export interface PluginModule {
   execute: PluginExecute;
