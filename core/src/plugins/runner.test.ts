@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PluginInputError, PluginRuntimeError } from './runner.js';
-import { encryptSecrets } from './settings.js';
+import { encryptSecrets, SecretKeys } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
 import { createRecordingLogger, runPluginFolder } from './testing.js';
 
@@ -109,7 +109,7 @@ describe('executePlugin', () => {
   });
 
   it('decrypts secret settings and keeps them out of the task log', async () => {
-    const key = Buffer.alloc(32, 1);
+    const key = SecretKeys.fromText('runner-test-key');
     const logger = createRecordingLogger();
     const specifications = encryptSecrets(
       [{ key: 'token', type: 'string', required: false, secret: true, description: '' }],
@@ -132,6 +132,13 @@ describe('executePlugin', () => {
     expect(await run({ mode: 'host' })).toEqual({
       storageRoot: '/srv/storage',
       allowProcessExecution: false,
+      network: {
+        denyCidrs: [],
+        trellisEndpoints: [],
+        allowCidrs: [],
+        defaultDenyCidrs: expect.arrayContaining(['127.0.0.0/8', '169.254.0.0/16', '::1/128']),
+      },
+      trellisDatabase: null,
     });
     await expect(run({ mode: 'mutate' })).rejects.toThrow(PluginRuntimeError);
   });
