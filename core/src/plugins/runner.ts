@@ -24,9 +24,9 @@ import {
   cachedPackageDirectory,
 } from './package.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
+import { redactError, redactOutput, redactText } from './redaction.js';
 import { validationProblems } from './schema.js';
 import {
-  REDACTED,
   checkConfigurationSpecifications,
   decryptSecrets,
   isEncrypted,
@@ -258,9 +258,10 @@ export async function executePlugin(
 
   const signal = request.signal ?? new AbortController().signal;
   signal.throwIfAborted();
+  const secrets = secretValues(manifest, specifications);
   const context: PluginContext = {
     specifications: Object.freeze(specifications),
-    logger: redactingLogger(request.logger, secretValues(manifest, specifications)),
+    logger: redactingLogger(request.logger, secrets),
     signal,
     heartbeat: request.heartbeat ?? (() => {}),
     task: request.task,
@@ -272,13 +273,14 @@ export async function executePlugin(
     output = await plugin.execute(parameters, context);
   } catch (error) {
     signal.throwIfAborted();
-    const message = error instanceof Error ? error.message : String(error);
+    redactError(error, secrets);
+    const message = error instanceof Error ? error.message : redactText(String(error), secrets);
     if ((error as { nonRetryable?: unknown } | null)?.nonRetryable === true) {
       throw new PluginInputError(message, { cause: error });
     }
     throw new PluginRuntimeError(message, { cause: error });
   }
-  return checkedOutput(name, output, limits.maxOutputBytes);
+  return redactOutput(checkedOutput(name, output, limits.maxOutputBytes), secrets);
 }
 
 function checkedOutput(name: string, output: unknown, maxOutputBytes: number): unknown {
@@ -345,8 +347,7 @@ export function createPluginLogger(
 // Secret settings never reach task logs, even when a plugin echoes them.
 function redactingLogger(logger: PluginLogger, secrets: string[]): PluginLogger {
   if (secrets.length === 0) return logger;
-  const redact = (text: string) =>
-    secrets.reduce((result, secret) => result.split(secret).join(REDACTED), text);
+  const redact = (text: string) => redactText(text, secrets);
   return createPluginLogger((level, message, exception) =>
     logger.log(level, redact(message), exception === undefined ? undefined : redact(exception)),
   );
