@@ -76,8 +76,8 @@ export interface PluginNetworkFence {
   denyCidrs: readonly string[];
   /**
    * Trellis's own listening sockets (its API, Temporal and the embedded Temporal's HTTP API and
-   * UI): refused even inside allowed ranges. `host` is an IP address or a name to resolve; an
-   * unspecified address (`0.0.0.0`, `::`) stands for every address of this machine.
+   * UI): refused even inside allowed ranges. `host` is an IP address or a name to resolve (a
+   * socket on `0.0.0.0` or `::` is listed once per address of this machine).
    */
   trellisEndpoints: readonly { host: string; port: number }[];
   /** Reachable although inside `defaultDenyCidrs` (`Plugins.Network.AllowCidrs`). */
