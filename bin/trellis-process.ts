@@ -50,6 +50,8 @@ export interface RunningTrellis {
   apiUrl: string | null;
   temporalUi: string | null;
   embeddedDatabase: boolean;
+  /** The folder of the embedded database's Unix socket; null with `Database.Url`. */
+  databaseSocketDirectory: string | null;
 }
 
 export interface TrellisProcess {
@@ -203,6 +205,7 @@ export function createTrellis(
       apiUrl,
       temporalUi,
       embeddedDatabase: database.embedded,
+      databaseSocketDirectory: database.socketDirectory ?? null,
     };
   }
 
