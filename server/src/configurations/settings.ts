@@ -63,11 +63,7 @@ export async function prepareConfiguration(
     name: body.name,
     type: plugin.type,
     version: plugin.version,
-    specifications: encryptSecrets(
-      plugin.specifications,
-      specifications,
-      await secretKeys(config),
-    ),
+    specifications: encryptSecrets(plugin.specifications, specifications, await secretKeys(config)),
   };
 }
 
