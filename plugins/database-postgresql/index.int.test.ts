@@ -126,6 +126,10 @@ describe("Database/PostgreSql and Trellis's own database", () => {
     viaHostParameter.searchParams.set('host', url.hostname);
     await expect(selectOne(viaHostParameter.toString(), trellis)).rejects.toThrow(refusal);
 
+    const unknownHost = selectOne('postgres://u@no-such-host.invalid/db', trellis);
+    await expect(unknownHost).rejects.toThrow(PluginRuntimeError);
+    await expect(unknownHost).rejects.toThrow(/^PostgreSQL: getaddrinfo/);
+
     // Another database of the same server is not Trellis's; nothing is refused when allowed.
     const other = await createTestDatabase();
     expect(await selectOne(other, trellis)).toMatchObject({ rows: [{ one: 1 }] });

@@ -75,7 +75,9 @@ async function refuseTrellisDatabase(client, trellis) {
     }
     return undefined;
   }
-  const addresses = await resolve(host);
+  const addresses = await resolve(host).catch((error) => {
+    throw describe(error);
+  });
   if (trellis.host && trellis.port === Number(port) && trellis.database === database) {
     const own = new Set((await resolve(trellis.host).catch(() => [])).map(normalized));
     if (addresses.some((address) => own.has(normalized(address)))) throw refused();
