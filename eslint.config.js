@@ -1,10 +1,63 @@
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/**
+ * Folder boundaries of DESIGN.md §1: what each folder's code may import besides itself and npm
+ * packages. Checked on resolved paths, so `core/src/plugins` and the top-level `plugins/` differ.
+ * Tests, wherever they sit, may also use test/support (their services and harness).
+ */
+const topFolders = [
+  'core',
+  'server',
+  'workflows-worker',
+  'plugins',
+  'sdk',
+  'test',
+  'bench',
+  'bin',
+  'scripts',
+  'generated',
+];
+const mayImport = {
+  core: ['generated'],
+  server: ['core', 'generated'],
+  'workflows-worker': ['core', 'generated'],
+  plugins: [],
+  sdk: [],
+  test: ['sdk', 'core', 'bin', 'workflows-worker', 'server', 'generated', 'plugins'],
+  bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
+};
+const tests = ['**/*.test.ts', '**/*.test.js', '**/*.int.test.ts'];
+
+function boundary(folder) {
+  const allowed = [folder, ...mayImport[folder]];
+  return {
+    target: `./${folder}`,
+    from: topFolders.filter((other) => !allowed.includes(other)).map((other) => `./${other}`),
+    message: `${folder}/ may import only ${allowed.join(', ')} (DESIGN.md §1).`,
+  };
+}
+
+/** Workflow code runs in Temporal's deterministic sandbox: no Node, no database, no server. */
+const workflowPatterns = [
+  { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
+  {
+    group: ['**/core/src/db/**', '**/core/src/config/**', '**/activities/*.js'],
+    allowTypeImports: true,
+    message: 'Workflow code may import activities and core/db only as types.',
+  },
+  {
+    group: ['pg', 'kysely', 'express', 'fs', 'path', 'crypto', 'child_process'],
+    message: 'Workflow code must be deterministic.',
+  },
+];
 
 export default tseslint.config(
   {
     ignores: [
       'generated/**',
+      'sdk/src/generated/**',
       'node_modules/**',
       '**/dist/**',
       '.trellis/**',
@@ -24,36 +77,54 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  // Type-aware rules on TypeScript: promises awaited or handled, no needless assertions.
+  ...tseslint.configs.recommendedTypeCheckedOnly.map((config) => ({
+    ...config,
+    files: ['**/*.ts'],
+  })),
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node, no database, no server.
-    // The workflow's messages live in core (the API imports them too) but are bundled with it.
-    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/temporal/messages.ts'],
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/switch-exhaustiveness-check': [
         'error',
-        {
-          patterns: [
-            {
-              group: ['node:*'],
-              message: 'Workflow code must be deterministic: no Node built-ins.',
-            },
-            {
-              group: [
-                '**/core/src/db/**',
-                '**/core/src/config/**',
-                '**/server/**',
-                '**/activities/*.js',
-              ],
-              allowTypeImports: true,
-              message: 'Workflow code may import activities and core/db only as types.',
-            },
-            {
-              group: ['pg', 'kysely', 'express', 'fs', 'path', 'crypto', 'child_process'],
-              message: 'Workflow code must be deterministic.',
-            },
-          ],
-        },
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+      // A value narrowed to unknown and printed with String() is meant to be printed as it is.
+      '@typescript-eslint/no-base-to-string': ['error', { checkUnknown: false }],
+      // Handlers and callbacks are async to fit the interfaces they implement, awaiting or not.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+    },
+  },
+  {
+    // vitest's asymmetric matchers (`expect.any(String)`) are typed `any`.
+    files: tests,
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
+  {
+    files: ['**/*.{ts,js,mjs}'],
+    ignores: tests,
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [
+        // Sources import each other as `.js`; the files are `.ts`.
+        createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } }),
       ],
     },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: Object.keys(mayImport).map(boundary) }],
+    },
+  },
+  // Workflow code runs in Temporal's sandbox, and so does the messages module it shares.
+  {
+    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/temporal/messages.ts'],
+    ignores: tests,
+    rules: { 'no-restricted-imports': ['error', { patterns: workflowPatterns }] },
   },
 );

@@ -50,6 +50,8 @@ export interface RunningTrellis {
   apiUrl: string | null;
   temporalUi: string | null;
   embeddedDatabase: boolean;
+  /** The folder of the embedded database's Unix socket; null with `Database.Url`. */
+  databaseSocketDirectory: string | null;
 }
 
 export interface TrellisProcess {
@@ -127,6 +129,8 @@ export function createTrellis(
 
     let temporalAddress = config.Temporal.Address;
     let temporalUi: string | null = null;
+    // Trellis's own sockets, which plugins must not reach.
+    const endpoints: { host: string; port: number }[] = [];
     if (!temporalAddress && !options.temporal) {
       const cli = await findTemporalCli({ logger, env: process.env });
       checkpoint();
@@ -141,6 +145,7 @@ export function createTrellis(
       started('Temporal dev server', () => devServer.stop());
       temporalAddress = devServer.address;
       temporalUi = devServer.uiUrl;
+      endpoints.push(...devServer.endpoints);
       checkpoint();
     }
     const runtime =
@@ -175,6 +180,8 @@ export function createTrellis(
       });
       started('API', () => api.close());
       apiUrl = api.url;
+      // Server.Host rather than the URL's: an API on 0.0.0.0 listens on every address.
+      endpoints.push({ host: runtime.Server.Host, port: Number(new URL(api.url).port) });
       checkpoint();
     }
     if (role !== 'api') {
@@ -184,6 +191,7 @@ export function createTrellis(
         db: database.db,
         connection: temporal.connection,
         logger,
+        reach: { endpoints, databaseSocketDirectory: database.socketDirectory },
       });
       started('worker', () => worker.stop());
       checkpoint();
@@ -197,6 +205,7 @@ export function createTrellis(
       apiUrl,
       temporalUi,
       embeddedDatabase: database.embedded,
+      databaseSocketDirectory: database.socketDirectory ?? null,
     };
   }
 
@@ -218,7 +227,7 @@ export function createTrellis(
 }
 
 function withAddress(config: TrellisConfig, address: string | undefined): TrellisConfig {
-  const copy = structuredClone(config) as TrellisConfig;
+  const copy = structuredClone<TrellisConfig>(config);
   copy.Temporal.Address = address;
   return buildConfig(copy);
 }

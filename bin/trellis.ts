@@ -131,7 +131,7 @@ function needsGeneratedAdmin(config: TrellisConfig): boolean {
 }
 
 function withAdmin(config: TrellisConfig, admin: GeneratedAdmin): TrellisConfig {
-  const copy = structuredClone(config) as TrellisConfig;
+  const copy = structuredClone<TrellisConfig>(config);
   copy.Security.Basic = { Enabled: true, Users: [admin.user] };
   return buildConfig(copy);
 }

@@ -74,6 +74,43 @@ export interface PluginHostSettings {
   storageRoot: string;
   /** Whether plugins may start local processes (`Plugins.AllowProcessExecution`). */
   allowProcessExecution: boolean;
+  /**
+   * Where network plugins may connect (`Plugins.Network.*`). A plugin checks every address it
+   * connects to, after DNS resolution and on every redirect, in this order: `denyCidrs` refuse,
+   * `trellisEndpoints` refuse, `allowCidrs` allow, `defaultDenyCidrs` refuse, anything else is
+   * allowed.
+   */
+  network: PluginNetworkFence;
+  /**
+   * Trellis's own database, which database plugins refuse to connect to; null when
+   * `Plugins.Database.AllowTrellisDatabase` is true.
+   */
+  trellisDatabase: TrellisDatabaseAddress | null;
+}
+
+export interface PluginNetworkFence {
+  /** Refused whatever else says (`Plugins.Network.DenyCidrs`). */
+  denyCidrs: readonly string[];
+  /**
+   * Trellis's own listening sockets (its API, Temporal and the embedded Temporal's HTTP API and
+   * UI): refused even inside allowed ranges. `host` is an IP address or a name to resolve (a
+   * socket on `0.0.0.0` or `::` is listed once per address of this machine).
+   */
+  trellisEndpoints: readonly { host: string; port: number }[];
+  /** Reachable although inside `defaultDenyCidrs` (`Plugins.Network.AllowCidrs`). */
+  allowCidrs: readonly string[];
+  /** Refused unless allowed: unspecified, loopback, link-local, cloud metadata, multicast. */
+  defaultDenyCidrs: readonly string[];
+}
+
+/** Where Trellis keeps its own data. */
+export interface TrellisDatabaseAddress {
+  /** The folder of the embedded database's Unix socket. */
+  socketDirectory?: string;
+  /** The external database (`Database.Url`): host name or address, port and database name. */
+  host?: string;
+  port?: number;
+  database?: string;
 }
 
 /** Which task run a plugin call belongs to, for messages. */

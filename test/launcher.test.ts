@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../core/src/temporal/dev-server.js';
-import { createTrellisClient } from '../sdk/src/index.js';
+import { createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './support/services.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -116,6 +116,21 @@ async function sharedServicesConfig() {
   };
 }
 
+/** Adds a workflow, runs it and waits for the run's final status. */
+async function runToEnd(client: TrellisClient, definition: object): Promise<string> {
+  const workflow = await client.POST('/workflows/Add', {
+    body: { definition: JSON.stringify(definition) },
+  });
+  const started = await client.POST('/workflows/{workflowId}/executions', {
+    params: { path: { workflowId: workflow.id } },
+    body: { workflowId: workflow.id },
+  });
+  const finished = await client.waitForExecution(workflow.id, started.executionId, {
+    timeoutMs: 60_000,
+  });
+  return finished.status;
+}
+
 async function stopWith(launchedProcess: Launched, signal: NodeJS.Signals): Promise<number | null> {
   launchedProcess.child.kill(signal);
   return launchedProcess.exited;
@@ -187,17 +202,7 @@ describe('the launcher', () => {
         },
       ],
     };
-    const workflow = await client.POST('/workflows/Add', {
-      body: { definition: JSON.stringify(definition) },
-    });
-    const started = await client.POST('/workflows/{workflowId}/executions', {
-      params: { path: { workflowId: workflow.id } },
-      body: { workflowId: workflow.id },
-    });
-    const finished = await client.waitForExecution(workflow.id, started.executionId, {
-      timeoutMs: 60_000,
-    });
-    expect(finished.status).toBe('Completed');
+    expect(await runToEnd(client, definition)).toBe('Completed');
 
     // Ctrl-C in a terminal.
     expect(await stopWith(trellis, 'SIGINT')).toBe(0);
@@ -218,17 +223,7 @@ describe('the launcher', () => {
       basic: { username: 'ops', password: 'launcher-test' },
     });
     const definition = { name: 'Split', tasks: [{ name: 'Only', type: { plugin: 'Flow/NoOp' } }] };
-    const workflow = await client.POST('/workflows/Add', {
-      body: { definition: JSON.stringify(definition) },
-    });
-    const started = await client.POST('/workflows/{workflowId}/executions', {
-      params: { path: { workflowId: workflow.id } },
-      body: { workflowId: workflow.id },
-    });
-    const finished = await client.waitForExecution(workflow.id, started.executionId, {
-      timeoutMs: 60_000,
-    });
-    expect(finished.status).toBe('Completed');
+    expect(await runToEnd(client, definition)).toBe('Completed');
 
     expect(await stopWith(worker, 'SIGTERM')).toBe(0);
     expect(await stopWith(api, 'SIGTERM')).toBe(0);

@@ -35,7 +35,7 @@ app.post('/workflows/Add', async (req, res) => {
     'insert into workflow (id, name, definition, modified_date) values ($1, $2, $3, now()) returning id, name',
     [randomUUID(), name, text],
   );
-  res.json({ data: rows[0] });
+  res.json({ data: rows[0] as unknown });
 });
 
 const server = app.listen(0, '127.0.0.1', () => {

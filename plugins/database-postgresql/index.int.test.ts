@@ -1,5 +1,12 @@
+import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../core/src/config/load.js';
+import { openDatabase } from '../../core/src/db/database.js';
+import { createLogger } from '../../core/src/logging.js';
+import type { TrellisDatabaseAddress } from '../../core/src/plugins/contract.js';
 import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
 import { runPluginFolder, type FolderRunOptions } from '../../core/src/plugins/testing.js';
 import { createTestDatabase } from '../../test/support/services.js';
@@ -89,5 +96,71 @@ describe('Database/PostgreSql', () => {
     await expect(runPluginFolder(folder, { parameters: { sql: 'select 1' } })).rejects.toThrow(
       /specification "connectionString" is required/,
     );
+  });
+});
+
+describe("Database/PostgreSql and Trellis's own database", () => {
+  const selectOne = (connection: string, trellisDatabase: TrellisDatabaseAddress | null) =>
+    runPluginFolder(folder, {
+      parameters: { sql: 'select 1 as one' },
+      specifications: { connectionString: connection },
+      host: { trellisDatabase },
+    });
+  const refusal = new PluginInputError(
+    "PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase)",
+  );
+
+  it('refuses the external Database.Url by host, port and database, under another name too', async () => {
+    const url = new URL(connectionString);
+    const trellis = {
+      host: url.hostname,
+      port: Number(url.port),
+      database: url.pathname.slice(1),
+    };
+    await expect(selectOne(connectionString, trellis)).rejects.toThrow(refusal);
+    const alias = new URL(connectionString);
+    alias.hostname = 'localhost';
+    await expect(selectOne(alias.toString(), trellis)).rejects.toThrow(refusal);
+    const viaHostParameter = new URL(connectionString);
+    viaHostParameter.hostname = 'elsewhere.invalid';
+    viaHostParameter.searchParams.set('host', url.hostname);
+    await expect(selectOne(viaHostParameter.toString(), trellis)).rejects.toThrow(refusal);
+
+    const unknownHost = selectOne('postgres://u@no-such-host.invalid/db', trellis);
+    await expect(unknownHost).rejects.toThrow(PluginRuntimeError);
+    await expect(unknownHost).rejects.toThrow(/^PostgreSQL: getaddrinfo/);
+
+    // Another database of the same server is not Trellis's; nothing is refused when allowed.
+    const other = await createTestDatabase();
+    expect(await selectOne(other, trellis)).toMatchObject({ rows: [{ one: 1 }] });
+    expect(await selectOne(connectionString, null)).toMatchObject({ rows: [{ one: 1 }] });
+  });
+
+  it('refuses the embedded database socket, which lives in a folder only this user can open', async () => {
+    const dataDirectory = await mkdtemp(path.join(os.tmpdir(), 'trellis-embedded-'));
+    const embedded = await openDatabase(
+      buildConfig({ DataDirectory: dataDirectory }),
+      createLogger({ Level: 'silent' }),
+    );
+    const links = await mkdtemp(path.join(os.tmpdir(), 'trellis-links-'));
+    try {
+      const socketDirectory = embedded.socketDirectory!;
+      expect((await stat(socketDirectory)).mode & 0o777).toBe(0o700);
+      const socket = (host: string) =>
+        `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(host)}`;
+      const trellis = { socketDirectory };
+      await expect(selectOne(socket(socketDirectory), trellis)).rejects.toThrow(refusal);
+      await expect(selectOne(socket(`${socketDirectory}/`), trellis)).rejects.toThrow(refusal);
+      await symlink(socketDirectory, path.join(links, 'alias'));
+      await expect(selectOne(socket(path.join(links, 'alias')), trellis)).rejects.toThrow(refusal);
+      // Without the refusal the socket answers, as a superuser, with no password.
+      expect(await selectOne(socket(socketDirectory), null)).toMatchObject({
+        rows: [{ one: 1 }],
+      });
+    } finally {
+      await embedded.close();
+      await rm(links, { recursive: true, force: true });
+      await rm(dataDirectory, { recursive: true, force: true });
+    }
   });
 });

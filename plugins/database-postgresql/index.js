@@ -1,19 +1,35 @@
 // @ts-check
+import { lookup } from 'node:dns/promises';
+import { realpath } from 'node:fs/promises';
+import net from 'node:net';
 import pg from 'pg';
 
 /**
+ * @typedef {{ socketDirectory?: string, host?: string, port?: number, database?: string }} TrellisDatabase
+ * @typedef {{ address: string, family: number }} Address
+ */
+
+/**
  * Connects, runs the statement with its parameters (never interpolated into the SQL), and
- * disconnects. Canceling the task closes the connection, which ends the statement.
+ * disconnects. Canceling the task closes the connection, which ends the statement. Trellis's own
+ * database (`context.host.trellisDatabase`) is refused: its embedded socket folder, or the host,
+ * port and database of `Database.Url`, compared on resolved addresses and connected to only at
+ * the addresses checked.
  * @param {{ sql: string, params: unknown[] }} parameters
- * @param {{ specifications: { connectionString: string, statementTimeoutMilliseconds: number }, signal: AbortSignal }} context
+ * @param {{ specifications: { connectionString: string, statementTimeoutMilliseconds: number },
+ *   signal: AbortSignal, host: { trellisDatabase?: TrellisDatabase | null } }} context
  */
 export async function execute(parameters, context) {
   const { connectionString, statementTimeoutMilliseconds } = context.specifications;
+  /** @type {Address[] | undefined} */
+  let checked;
   const client = new pg.Client({
     connectionString,
     statement_timeout: statementTimeoutMilliseconds,
     connectionTimeoutMillis: 30_000,
+    stream: () => pinnedSocket(() => checked),
   });
+  checked = await refuseTrellisDatabase(client, context.host.trellisDatabase ?? null);
   const abort = () => void client.end().catch(() => {});
   context.signal.addEventListener('abort', abort, { once: true });
   try {
@@ -32,6 +48,93 @@ export async function execute(parameters, context) {
     context.signal.removeEventListener('abort', abort);
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * Refuses a connection to Trellis's own database; returns the addresses the client may connect to
+ * when its host is a name that had to be resolved for the check.
+ * @param {pg.Client} client
+ * @param {TrellisDatabase | null} trellis
+ * @returns {Promise<Address[] | undefined>}
+ */
+async function refuseTrellisDatabase(client, trellis) {
+  if (!trellis) return undefined;
+  const { host, port, database } = /** @type {{ host: string, port: number, database: string }} */ (
+    /** @type {unknown} */ (client)
+  );
+  const refused = () =>
+    Object.assign(
+      new Error(
+        "PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase)",
+      ),
+      { nonRetryable: true },
+    );
+  if (host.startsWith('/')) {
+    if (trellis.socketDirectory && (await sameFolder(host, trellis.socketDirectory))) {
+      throw refused();
+    }
+    return undefined;
+  }
+  const addresses = await resolve(host).catch((error) => {
+    throw describe(error);
+  });
+  if (trellis.host && trellis.port === Number(port) && trellis.database === database) {
+    const own = new Set((await resolve(trellis.host).catch(() => [])).map(normalized));
+    if (addresses.some((address) => own.has(normalized(address)))) throw refused();
+  }
+  return addresses;
+}
+
+/**
+ * A socket for pg that connects to a host name only at `addresses()`, the addresses checked
+ * (no second lookup that could answer differently).
+ * @param {() => Address[] | undefined} addresses
+ */
+function pinnedSocket(addresses) {
+  const socket = new net.Socket();
+  const connect = socket.connect.bind(socket);
+  /** @type {import('node:net').LookupFunction} */
+  const pinned = (_hostname, options, done) => {
+    const list = addresses() ?? [];
+    if (options.all) done(null, list);
+    else done(null, list[0]?.address ?? '', list[0]?.family);
+  };
+  // pg calls connect(port, host) for TCP and connect(path) for a Unix socket.
+  socket.connect = /** @type {typeof socket.connect} */ (
+    /** @param {unknown[]} args */
+    (...args) =>
+      typeof args[0] === 'number' && addresses() !== undefined
+        ? connect({ port: args[0], host: /** @type {string} */ (args[1]), lookup: pinned })
+        : connect(/** @type {never} */ (args[0]), /** @type {never} */ (args[1]))
+  );
+  return socket;
+}
+
+/** @param {string} host */
+async function resolve(host) {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return net.isIP(bare)
+    ? [{ address: bare, family: net.isIP(bare) }]
+    : lookup(bare, { all: true, verbatim: true });
+}
+
+/** @param {Address} address IPv4-mapped IPv6 addresses as IPv4, IPv6 in one spelling */
+function normalized({ address }) {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1];
+  return net.isIPv6(address) ? new URL(`http://[${address}]/`).hostname : address;
+}
+
+/**
+ * @param {string} a
+ * @param {string} b
+ */
+async function sameFolder(a, b) {
+  const [realA, realB] = await Promise.all([
+    realpath(a).catch(() => a),
+    realpath(b).catch(() => b),
+  ]);
+  return realA.replace(/\/+$/, '') === realB.replace(/\/+$/, '');
 }
 
 // SQLSTATE classes that repeat on retry: data (22), constraints (23), syntax and access (42).

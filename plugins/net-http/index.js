@@ -1,12 +1,22 @@
 // @ts-check
-/* global fetch, Headers, AbortSignal -- web APIs built into Node */
+/* global AbortSignal -- a web API built into Node */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector, fetch, Headers } from 'undici';
 
 /**
  * @typedef {{ url: string, method: string, headers: Record<string, string | number | boolean>,
  *   query: Record<string, unknown>, body?: unknown, timeoutMilliseconds: number,
  *   responseType: 'auto' | 'json' | 'text', failOnHttpError: boolean, allowedStatusCodes: number[] }} Parameters
  * @typedef {{ baseUrl?: string, headers?: Record<string, string>, bearerToken?: string }} Settings
+ * @typedef {{ denyCidrs: readonly string[], trellisEndpoints: readonly { host: string, port: number }[],
+ *   allowCidrs: readonly string[], defaultDenyCidrs: readonly string[] }} NetworkFence
+ * @typedef {{ specifications: Settings, signal: AbortSignal, host: { network?: NetworkFence } }} Context
  */
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 20;
 
 /**
  * @param {string} message
@@ -16,59 +26,118 @@ const failure = (message, retryable = false) =>
   Object.assign(new Error(message), { nonRetryable: !retryable });
 
 /**
+ * The configuration's headers and bearer token go only to the origin of its `baseUrl`: a task's
+ * `url` elsewhere is refused, and a redirect elsewhere is followed without them. Every
+ * connection, redirects included, goes to an address the host's network fence allows, checked
+ * after DNS resolution on the very addresses connected to.
  * @param {Parameters} parameters
- * @param {{ specifications: Settings, signal: AbortSignal }} context
+ * @param {Context} context
  */
 export async function execute(parameters, context) {
   const settings = context.specifications;
   const url = buildUrl(parameters, settings);
-  const method = parameters.method.toUpperCase();
-  const headers = new Headers();
-  for (const [name, value] of Object.entries({ ...settings.headers, ...parameters.headers })) {
-    headers.set(name, String(value));
+  const credentialOrigin = settings.baseUrl ? new URL(settings.baseUrl).origin : undefined;
+  if (settings.bearerToken && !credentialOrigin) {
+    throw failure('the bearerToken setting needs a baseUrl: the token is sent only to its origin');
   }
-  if (settings.bearerToken && !headers.has('authorization')) {
-    headers.set('authorization', `Bearer ${settings.bearerToken}`);
+  if (credentialOrigin && url.origin !== credentialOrigin) {
+    throw failure(
+      `url "${parameters.url}" is outside ${credentialOrigin}, the origin of the baseUrl setting; ` +
+        "this configuration's credentials go only there (use a task without it for other sites)",
+    );
   }
+  let method = parameters.method.toUpperCase();
+  const taskHeaders = Object.entries(parameters.headers);
+  /** @param {URL} target */
+  const headersFor = (target) => {
+    const own = target.origin === credentialOrigin;
+    const headers = new Headers();
+    for (const [name, value] of [
+      ...Object.entries(own ? (settings.headers ?? {}) : {}),
+      ...taskHeaders,
+    ]) {
+      headers.set(name, String(value));
+    }
+    // As browsers do: the task's own Authorization does not follow a redirect to another origin.
+    if (!own && target.origin !== url.origin) headers.delete('authorization');
+    if (own && settings.bearerToken && !headers.has('authorization')) {
+      headers.set('authorization', `Bearer ${settings.bearerToken}`);
+    }
+    return headers;
+  };
   /** @type {string | undefined} */
   let body;
+  /** @type {string | undefined} */
+  let contentType;
   if (parameters.body !== undefined && parameters.body !== null) {
     const isText = typeof parameters.body === 'string';
     body = isText ? /** @type {string} */ (parameters.body) : JSON.stringify(parameters.body);
-    if (!headers.has('content-type')) {
-      headers.set('content-type', isText ? 'text/plain; charset=utf-8' : 'application/json');
-    }
+    contentType = isText ? 'text/plain; charset=utf-8' : 'application/json';
   }
 
   const timeout = AbortSignal.timeout(parameters.timeoutMilliseconds);
-  /** @type {Response} */
+  const signal = AbortSignal.any([context.signal, timeout]);
+  const dispatcher = fencedAgent(context.host.network);
+  let target = url;
+  /** @type {import('undici').Response} */
   let response;
   let text;
   try {
-    response = await fetch(url, {
-      method,
-      headers,
-      body,
-      signal: AbortSignal.any([context.signal, timeout]),
-    });
+    for (let redirects = 0; ; redirects++) {
+      const headers = headersFor(target);
+      if (body !== undefined && contentType && !headers.has('content-type')) {
+        headers.set('content-type', contentType);
+      }
+      response = await fetch(target, {
+        method,
+        headers,
+        body,
+        signal,
+        dispatcher,
+        redirect: 'manual',
+      });
+      const location = response.headers.get('location');
+      if (!REDIRECTS.has(response.status) || location === null) break;
+      await response.body?.cancel();
+      if (redirects === MAX_REDIRECTS) {
+        throw failure(`${method} ${url} was redirected more than ${MAX_REDIRECTS} times`);
+      }
+      const next = new URL(location, target);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        throw failure(`${method} ${target} redirected to ${next.protocol} URL, not http or https`);
+      }
+      // What fetch does: 303 (and 301/302 after a POST) continue as a GET without the body.
+      if (
+        (response.status === 303 && method !== 'HEAD') ||
+        (response.status <= 302 && method === 'POST')
+      ) {
+        method = 'GET';
+        body = undefined;
+      }
+      target = next;
+    }
     text = await response.text();
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
     if (timeout.aborted) {
       throw failure(`${method} ${url} timed out after ${parameters.timeoutMilliseconds} ms`, true);
     }
-    const cause = /** @type {{ cause?: { message?: string } }} */ (error).cause;
+    if (/** @type {{ nonRetryable?: boolean }} */ (error).nonRetryable) throw error;
+    const cause = /** @type {{ cause?: { message?: string, fenced?: boolean } }} */ (error).cause;
+    if (cause?.fenced) throw failure(`${method} ${target} refused: ${cause.message}`);
     throw failure(
-      `${method} ${url} failed: ${cause?.message ?? /** @type {Error} */ (error).message}`,
+      `${method} ${target} failed: ${cause?.message ?? /** @type {Error} */ (error).message}`,
       true,
     );
+  } finally {
+    void dispatcher.close().catch(() => {});
   }
 
   const result = {
     status: response.status,
     statusText: response.statusText,
     ok: response.ok,
-    url: response.url || url.href,
+    url: target.href,
     headers: Object.fromEntries(response.headers),
     body: readBody(text, response.headers.get('content-type'), parameters.responseType),
   };
@@ -80,11 +149,122 @@ export async function execute(parameters, context) {
     // Client errors repeat on retry, except throttling and timeouts; server errors may pass.
     const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
     throw failure(
-      `${method} ${url} returned HTTP ${response.status} ${response.statusText}: ${text.slice(0, 500)}`,
+      `${method} ${target} returned HTTP ${response.status} ${response.statusText}: ${text.slice(0, 500)}`,
       retryable,
     );
   }
   return result;
+}
+
+/**
+ * An undici dispatcher whose every connection first resolves the host name, checks each address
+ * against the fence, and then connects only to the addresses it checked (no second lookup that
+ * DNS rebinding could answer differently).
+ * @param {NetworkFence | undefined} fence
+ */
+function fencedAgent(fence) {
+  if (!fence) throw failure('this Trellis gives no network fence (context.host.network)');
+  const ranges = {
+    deny: fence.denyCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
+    allow: fence.allowCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
+    defaults: fence.defaultDenyCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
+  };
+  /** @type {Promise<{ address: ipaddr.IPv4 | ipaddr.IPv6, port: number }[]> | undefined} */
+  let endpoints;
+  /**
+   * Why `ip`:`port` is refused, or undefined when it is allowed.
+   * @param {string} ip
+   * @param {number} port
+   */
+  const refusal = async (ip, port) => {
+    const address = ipaddr.process(ip);
+    if (within(address, ranges.deny)) return `${ip} is in Plugins.Network.DenyCidrs`;
+    endpoints ??= resolveEndpoints(fence.trellisEndpoints);
+    if ((await endpoints).some((own) => own.port === port && sameAddress(own.address, address))) {
+      return `${ip}:${port} is one of Trellis's own services`;
+    }
+    if (within(address, ranges.allow)) return undefined;
+    if (within(address, ranges.defaults)) {
+      return `${ip} is a ${address.range()} address, reachable only if Plugins.Network.AllowCidrs allows it`;
+    }
+    return undefined;
+  };
+  /** @type {import('undici').buildConnector.connector} */
+  const connect = (options, callback) => {
+    const host = options.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+    allowedAddresses(host, port, refusal).then(
+      (addresses) => {
+        /** @type {import('node:net').LookupFunction} */
+        const pinned = (_hostname, lookupOptions, done) => {
+          if (lookupOptions.all) done(null, addresses);
+          else done(null, addresses[0]?.address ?? '', addresses[0]?.family);
+        };
+        buildConnector({ lookup: pinned })(options, callback);
+      },
+      (error) => callback(error, null),
+    );
+  };
+  return new Agent({ connect });
+}
+
+/**
+ * The addresses of `host` the fence allows; refuses (an error marked `fenced`) when there are none.
+ * @param {string} host
+ * @param {number} port
+ * @param {(ip: string, port: number) => Promise<string | undefined>} refusal
+ */
+async function allowedAddresses(host, port, refusal) {
+  const resolved = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : await lookup(host, { all: true, verbatim: true });
+  /** @type {{ address: string, family: number }[]} */
+  const allowed = [];
+  /** @type {string | undefined} */
+  let reason;
+  for (const entry of resolved) {
+    const why = await refusal(entry.address, port);
+    if (why === undefined) allowed.push(entry);
+    else reason ??= why;
+  }
+  if (allowed.length === 0) {
+    const named = isIP(host) ? '' : `${host} resolves to `;
+    throw Object.assign(new Error(`${named}${reason ?? 'no address'}`), { fenced: true });
+  }
+  return allowed;
+}
+
+/**
+ * @param {readonly { host: string, port: number }[]} endpoints
+ */
+async function resolveEndpoints(endpoints) {
+  const resolved = await Promise.all(
+    endpoints.map(async ({ host, port }) => {
+      const addresses = isIP(host)
+        ? [host]
+        : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
+      return addresses.map((address) => ({ address: ipaddr.process(address), port }));
+    }),
+  );
+  return resolved.flat();
+}
+
+/**
+ * @param {ipaddr.IPv4 | ipaddr.IPv6} address
+ * @param {[ipaddr.IPv4 | ipaddr.IPv6, number][]} ranges
+ */
+function within(address, ranges) {
+  return ranges.some(
+    ([range, bits]) => range.kind() === address.kind() && address.match(range, bits),
+  );
+}
+
+/**
+ * @param {ipaddr.IPv4 | ipaddr.IPv6} a
+ * @param {ipaddr.IPv4 | ipaddr.IPv6} b
+ */
+function sameAddress(a, b) {
+  return a.kind() === b.kind() && a.toNormalizedString() === b.toNormalizedString();
 }
 
 /**

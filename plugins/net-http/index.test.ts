@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
+import type { PluginNetworkFence } from '../../core/src/plugins/contract.js';
+import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
 import {
   createRecordingLogger,
   runPluginFolder,
@@ -12,6 +14,8 @@ import {
 const folder = fileURLToPath(new URL('.', import.meta.url));
 let server: Server;
 let base: string;
+/** The headers of every request the test server received, in order. */
+const received: IncomingMessage['headers'][] = [];
 
 async function readBody(request: IncomingMessage): Promise<string> {
   let body = '';
@@ -24,6 +28,12 @@ beforeAll(async () => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const body = await readBody(request);
+      received.push(request.headers);
+      if (url.pathname === '/redirect') {
+        const status = Number(url.searchParams.get('status') ?? 302);
+        response.writeHead(status, { location: url.searchParams.get('to')! }).end();
+        return;
+      }
       if (url.pathname === '/status') {
         const status = Number(url.searchParams.get('code'));
         response.writeHead(status, { 'content-type': 'text/plain' }).end(`status ${status}`);
@@ -70,8 +80,21 @@ type Echo = {
     body: string;
   };
 };
+const fence = (changes: Partial<PluginNetworkFence> = {}): PluginNetworkFence => ({
+  denyCidrs: [],
+  trellisEndpoints: [],
+  allowCidrs: [],
+  defaultDenyCidrs: defaultDeniedCidrs,
+  ...changes,
+});
+/** The test servers listen on loopback, which the default fence refuses: these tests allow it. */
+const loopbackAllowed = fence({ allowCidrs: ['127.0.0.0/8'] });
 const run = async (parameters: Record<string, unknown>, options: FolderRunOptions = {}) =>
-  (await runPluginFolder(folder, { parameters, ...options })) as Echo;
+  (await runPluginFolder(folder, {
+    parameters,
+    host: { network: loopbackAllowed },
+    ...options,
+  })) as Echo;
 
 describe('Net/Http', () => {
   it('sends a GET with query and headers and returns status, headers and the parsed JSON body', async () => {
@@ -132,11 +155,57 @@ describe('Net/Http', () => {
         },
       },
     );
-    expect(output.body.headers).toMatchObject({
+    expect(received.at(-1)).toMatchObject({
       'x-one': '1',
       'x-two': '2',
       authorization: 'Bearer s3cret-token',
     });
+    // The server echoed the token: the task's output does not carry it.
+    expect(output.body.headers).toMatchObject({ authorization: 'Bearer ********' });
+    expect(JSON.stringify(output)).not.toContain('s3cret-token');
+  });
+
+  it("sends a configuration's credentials only to the origin of its baseUrl", async () => {
+    const other = createServer((request, response) => {
+      received.push(request.headers);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      const specifications = {
+        baseUrl: `${base}/api/`,
+        headers: { 'X-Api-Key': 'k-1' },
+        bearerToken: 'tok-1',
+      };
+      const before = received.length;
+      await expect(run({ url: `${elsewhere}/collect` }, { specifications })).rejects.toThrow(
+        new PluginInputError(
+          `url "${elsewhere}/collect" is outside ${base}, the origin of the baseUrl setting; this configuration's credentials go only there (use a task without it for other sites)`,
+        ),
+      );
+      expect(received.length).toBe(before);
+      await expect(
+        run({ url: `${base}/echo` }, { specifications: { bearerToken: 'tok-1' } }),
+      ).rejects.toThrow(/the bearerToken setting needs a baseUrl/);
+
+      // A redirect to another origin is followed without them (the task's own headers go on).
+      const output = await run(
+        {
+          url: `/redirect?status=307&to=${encodeURIComponent(`${elsewhere}/landed`)}`,
+          headers: { 'X-Task': 't' },
+        },
+        { specifications },
+      );
+      expect(output).toMatchObject({ status: 200, url: `${elsewhere}/landed` });
+      const [first, second] = received.slice(-2);
+      expect(first).toMatchObject({ authorization: 'Bearer tok-1', 'x-api-key': 'k-1' });
+      expect(second).toMatchObject({ 'x-task': 't' });
+      expect(second).not.toHaveProperty('authorization');
+      expect(second).not.toHaveProperty('x-api-key');
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
   });
 
   it('fails on a non-2xx status: 5xx retryable, 4xx not', async () => {
@@ -180,5 +249,80 @@ describe('Net/Http', () => {
     await expect(refused).rejects.toThrow(PluginRuntimeError);
     await expect(refused).rejects.toThrow(/failed: .*ECONNREFUSED/);
     await expect(run({})).rejects.toThrow(/parameter "url" is required/);
+  });
+});
+
+describe('Net/Http network fence', () => {
+  const attempt = (url: string, network = fence()) =>
+    runPluginFolder(folder, { parameters: { url }, host: { network } });
+
+  it('refuses loopback by default, by address or by a name that resolves to it', async () => {
+    const before = received.length;
+    const port = new URL(base).port;
+    await expect(attempt(`${base}/echo`)).rejects.toThrow(
+      new PluginInputError(
+        `GET ${base}/echo refused: 127.0.0.1 is a loopback address, reachable only if Plugins.Network.AllowCidrs allows it`,
+      ),
+    );
+    await expect(attempt(`http://localhost:${port}/echo`)).rejects.toThrow(
+      /refused: localhost resolves to (127\.0\.0\.1|::1) is a loopback address/,
+    );
+    await expect(attempt(`http://[::ffff:127.0.0.1]:${port}/echo`)).rejects.toThrow(
+      /refused: ::ffff:7f00:1 is a loopback address/,
+    );
+    await expect(attempt(`http://0.0.0.0:${port}/echo`)).rejects.toThrow(/refused: 0\.0\.0\.0/);
+    expect(received.length).toBe(before);
+  });
+
+  it('refuses cloud metadata and link-local addresses without connecting', async () => {
+    const started = performance.now();
+    await expect(attempt('http://169.254.169.254/latest/meta-data/')).rejects.toThrow(
+      /refused: 169\.254\.169\.254 is a linkLocal address/,
+    );
+    await expect(attempt('http://[fd00:ec2::254]/latest/meta-data/')).rejects.toThrow(
+      /refused: fd00:ec2::254 is a uniqueLocal address/,
+    );
+    await expect(attempt('http://100.100.100.200/latest/meta-data/')).rejects.toThrow(/refused/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('checks every redirect: one to loopback is refused', async () => {
+    // A server the fence allows (127.0.0.2 only) redirecting to one it does not (127.0.0.1).
+    const redirector = createServer((request, response) => {
+      response.writeHead(302, { location: `${base}/echo` }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.2', resolve));
+    const from = `http://127.0.0.2:${(redirector.address() as AddressInfo).port}/start`;
+    try {
+      const before = received.length;
+      await expect(attempt(from, fence({ allowCidrs: ['127.0.0.2/32'] }))).rejects.toThrow(
+        new PluginInputError(
+          `GET ${base}/echo refused: 127.0.0.1 is a loopback address, reachable only if Plugins.Network.AllowCidrs allows it`,
+        ),
+      );
+      expect(received.length).toBe(before);
+    } finally {
+      await new Promise<void>((resolve) => redirector.close(() => resolve()));
+    }
+  });
+
+  it("keeps Trellis's own ports refused inside allowed ranges, and DenyCidrs over AllowCidrs", async () => {
+    const port = Number(new URL(base).port);
+    await expect(
+      attempt(
+        `${base}/echo`,
+        fence({ allowCidrs: ['127.0.0.0/8'], trellisEndpoints: [{ host: '127.0.0.1', port }] }),
+      ),
+    ).rejects.toThrow(/refused: 127\.0\.0\.1:\d+ is one of Trellis's own services/);
+    await expect(
+      attempt(
+        `${base}/echo`,
+        fence({ allowCidrs: ['127.0.0.0/8'], trellisEndpoints: [{ host: 'localhost', port }] }),
+      ),
+    ).rejects.toThrow(/one of Trellis's own services/);
+    await expect(
+      attempt(`${base}/echo`, fence({ allowCidrs: ['127.0.0.0/8'], denyCidrs: ['127.0.0.1/32'] })),
+    ).rejects.toThrow(/refused: 127\.0\.0\.1 is in Plugins.Network.DenyCidrs/);
+    expect(await attempt(`${base}/echo`, loopbackAllowed)).toMatchObject({ status: 200 });
   });
 });

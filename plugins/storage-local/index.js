@@ -1,16 +1,7 @@
 // @ts-check
 import { Buffer } from 'node:buffer';
-import {
-  appendFile,
-  mkdir,
-  readdir,
-  readFile,
-  realpath,
-  rm,
-  rmdir,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -26,20 +17,36 @@ const inputError = (message) => Object.assign(new Error(message), { nonRetryable
  * @param {{ host: { storageRoot: string }, specifications: { folder?: string } }} context
  */
 export async function execute(parameters, context) {
-  const root = path.resolve(
-    context.host.storageRoot,
-    relative(context.specifications.folder ?? ''),
-  );
-  if (!isInside(path.resolve(context.host.storageRoot), root)) {
-    throw inputError(`setting "folder" leaves the storage root`);
-  }
-  await mkdir(root, { recursive: true });
-  const file = await resolveInside(root, parameters.path);
-  const shown = path.relative(root, file).split(path.sep).join('/') || '.';
+  const storageRoot = path.resolve(context.host.storageRoot);
+  await mkdir(storageRoot, { recursive: true });
+  const folder = relative(context.specifications.folder ?? '');
+  const folderLeaves = () => inputError(`setting "folder" leaves the storage root`);
+  const realRoot = await realpath(storageRoot);
+  await mkdir(await resolveInside(realRoot, folder, folderLeaves), { recursive: true });
+  // Resolved again once it exists: mkdir created real folders only, but a link could have been
+  // put in its way meanwhile.
+  const root = await resolveInside(realRoot, folder, folderLeaves);
+
+  const requested = relative(parameters.path);
+  const pathLeaves = () => inputError(`path "${parameters.path}" leaves the storage root`);
+  const lexical = path.resolve(root, requested);
+  if (!isInside(root, lexical)) throw pathLeaves();
+  const shown = path.relative(root, lexical).split(path.sep).join('/') || '.';
+  // `delete` removes a link itself, never what it points to; every other operation follows
+  // links, and only to places inside the root.
+  const file =
+    parameters.operation === 'delete' && lexical !== root
+      ? path.join(
+          await resolveInside(root, path.dirname(requested), pathLeaves),
+          path.basename(lexical),
+        )
+      : await resolveInside(root, requested, pathLeaves);
 
   switch (parameters.operation) {
     case 'read': {
-      const bytes = await readFile(file).catch((error) => rethrow(error, shown));
+      const bytes = await readFile(file, { flag: constants.O_RDONLY | noFollow }).catch((error) =>
+        rethrow(error, shown),
+      );
       const text = bytes.toString(parameters.encoding);
       return {
         path: shown,
@@ -51,9 +58,18 @@ export async function execute(parameters, context) {
     case 'append': {
       const bytes = toBytes(parameters.content, parameters.encoding);
       await mkdir(path.dirname(file), { recursive: true });
-      const write = parameters.operation === 'write' ? writeFile : appendFile;
-      await write(file, bytes).catch((error) => rethrow(error, shown));
-      return { path: shown, size: (await stat(file)).size };
+      const mode = parameters.operation === 'write' ? constants.O_TRUNC : constants.O_APPEND;
+      // O_NOFOLLOW: a link appearing at the final name after the checks is refused, not followed.
+      const handle = await open(
+        file,
+        constants.O_WRONLY | constants.O_CREAT | mode | noFollow,
+      ).catch((error) => rethrow(error, shown));
+      try {
+        await handle.writeFile(bytes);
+        return { path: shown, size: (await handle.stat()).size };
+      } finally {
+        await handle.close();
+      }
     }
     case 'list': {
       const entries = await readdir(file, {
@@ -63,11 +79,13 @@ export async function execute(parameters, context) {
       const listed = await Promise.all(
         entries.map(async (entry) => {
           const full = path.join(entry.parentPath, entry.name);
+          const inside = path.relative(file, full).split(path.sep).join('/');
           return {
             name: entry.name,
-            path: path.relative(root, full).split(path.sep).join('/'),
+            path: shown === '.' ? inside : `${shown}/${inside}`,
             type: entry.isDirectory() ? 'directory' : 'file',
-            size: entry.isDirectory() ? 0 : (await stat(full)).size,
+            // lstat: a link's own size; what it points to may lie outside the root.
+            size: entry.isDirectory() ? 0 : (await lstat(full)).size,
           };
         }),
       );
@@ -75,8 +93,8 @@ export async function execute(parameters, context) {
       return { path: shown, entries: listed };
     }
     case 'delete': {
-      if (file === root) throw inputError('refusing to delete the storage root');
-      const found = await stat(file).catch(() => undefined);
+      if (lexical === root) throw inputError('refusing to delete the storage root');
+      const found = await lstat(file).catch(() => undefined);
       if (!found) return { path: shown, deleted: false };
       if (found.isDirectory() && !parameters.recursive) {
         await rmdir(file).catch((error) => rethrow(error, shown));
@@ -110,25 +128,33 @@ function isInside(root, candidate) {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+// Not every platform has O_NOFOLLOW (Windows); there the realpath checks alone apply.
+const noFollow = constants.O_NOFOLLOW ?? 0;
+
 /**
- * The absolute path of `requested` under `root`, refusing `..` escapes and symbolic links
- * that point outside the root.
+ * The real path of `requested` under `root` (itself a real path): every link on the way is
+ * followed and must end inside the root. For a path that does not exist yet, its nearest existing
+ * parent is resolved the same way, and no missing part may be a link (a dangling link would
+ * create its target wherever it points).
  * @param {string} root
  * @param {string} requested
+ * @param {() => Error} leaves the refusal when it leaves the root
  */
-async function resolveInside(root, requested) {
+async function resolveInside(root, requested, leaves) {
   const candidate = path.resolve(root, relative(requested));
-  if (!isInside(root, candidate)) throw inputError(`path "${requested}" leaves the storage root`);
-  const realRoot = await realpath(root);
-  let existing = candidate;
-  for (;;) {
+  if (!isInside(root, candidate)) throw leaves();
+  /** @type {string[]} */
+  const missing = [];
+  for (let existing = candidate; ; existing = path.dirname(existing)) {
     const real = await realpath(existing).catch(() => undefined);
     if (real !== undefined) {
-      if (!isInside(realRoot, real))
-        throw inputError(`path "${requested}" leaves the storage root`);
-      return candidate;
+      if (!isInside(root, real)) throw leaves();
+      return path.join(real, ...missing.reverse());
     }
-    existing = path.dirname(existing);
+    const entry = await lstat(existing).catch(() => undefined);
+    if (entry?.isSymbolicLink()) throw leaves();
+    if (existing === root) throw leaves();
+    missing.push(path.basename(existing));
   }
 }
 
@@ -167,6 +193,7 @@ function rethrow(error, shown) {
     EISDIR: `"${shown}" is a folder`,
     ENOTDIR: `"${shown}" is not a folder`,
     ENOTEMPTY: `folder "${shown}" is not empty (set recursive to delete it with its content)`,
+    ELOOP: `"${shown}" became a symbolic link while it was used`,
   });
   const known = error.code ? messages[error.code] : undefined;
   if (known) throw inputError(known);

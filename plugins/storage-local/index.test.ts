@@ -1,4 +1,13 @@
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  access,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +118,78 @@ describe('Storage/Local', () => {
     await expect(run({ operation: 'delete', path: '/' })).rejects.toThrow(
       'refusing to delete the storage root',
     );
+  });
+
+  it('refuses links already in the root that lead out, dangling ones included', async () => {
+    await symlink(path.join(outside, 'secret.txt'), path.join(root, 'secret-link'));
+    await expect(run({ operation: 'read', path: 'secret-link' })).rejects.toThrow(
+      new PluginInputError('path "secret-link" leaves the storage root'),
+    );
+    await expect(run({ operation: 'exists', path: 'secret-link' })).rejects.toThrow(
+      /leaves the storage root/,
+    );
+    await expect(
+      run({ operation: 'write', path: 'secret-link', content: 'overwritten' }),
+    ).rejects.toThrow(/leaves the storage root/);
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
+
+    // A write through a dangling link would create its target outside the root.
+    const target = path.join(outside, 'created-by-task.txt');
+    await symlink(target, path.join(root, 'dangling'));
+    await expect(run({ operation: 'write', path: 'dangling', content: 'x' })).rejects.toThrow(
+      /leaves the storage root/,
+    );
+    await expect(run({ operation: 'append', path: 'dangling', content: 'x' })).rejects.toThrow(
+      /leaves the storage root/,
+    );
+    await symlink(path.join(outside, 'new-folder'), path.join(root, 'dangling-folder'));
+    await expect(
+      run({ operation: 'write', path: 'dangling-folder/f.txt', content: 'x' }),
+    ).rejects.toThrow(/leaves the storage root/);
+    await expect(access(target)).rejects.toThrow(/ENOENT/);
+    await expect(access(path.join(outside, 'new-folder'))).rejects.toThrow(/ENOENT/);
+
+    // Deleting a link removes the link, never what it points to.
+    expect(await run({ operation: 'delete', path: 'secret-link' })).toEqual({
+      path: 'secret-link',
+      deleted: true,
+    });
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
+  });
+
+  it('follows links that stay inside the root', async () => {
+    await run({ operation: 'write', path: 'real/data.txt', content: 'inside' });
+    await symlink(path.join(root, 'real'), path.join(root, 'alias'));
+    expect(await run({ operation: 'read', path: 'alias/data.txt' })).toMatchObject({
+      path: 'alias/data.txt',
+      content: 'inside',
+    });
+    expect(await run({ operation: 'list', path: 'alias' })).toEqual({
+      path: 'alias',
+      entries: [{ name: 'data.txt', path: 'alias/data.txt', type: 'file', size: 6 }],
+    });
+    await run({ operation: 'delete', path: 'alias' });
+    expect(await readFile(path.join(root, 'real/data.txt'), 'utf8')).toBe('inside');
+  });
+
+  it('refuses a "folder" setting that is, or goes through, a link out of the root', async () => {
+    await mkdir(path.join(outside, 'tenant'), { recursive: true });
+    await writeFile(path.join(outside, 'tenant', 'theirs.txt'), 'not yours');
+    await symlink(path.join(outside, 'tenant'), path.join(root, 'linked-tenant'));
+    for (const folderSetting of ['linked-tenant', 'linked-tenant/sub']) {
+      for (const parameters of [
+        { operation: 'read', path: 'theirs.txt' },
+        { operation: 'list', path: '.' },
+        { operation: 'write', path: 'mine.txt', content: 'x' },
+      ]) {
+        await expect(run(parameters, { folder: folderSetting })).rejects.toThrow(
+          new PluginInputError('setting "folder" leaves the storage root'),
+        );
+      }
+    }
+    await expect(access(path.join(outside, 'tenant', 'mine.txt'))).rejects.toThrow(/ENOENT/);
+    await expect(access(path.join(outside, 'tenant', 'sub'))).rejects.toThrow(/ENOENT/);
+    expect(await readlink(path.join(root, 'linked-tenant'))).toBe(path.join(outside, 'tenant'));
   });
 
   it('works inside the configured sub-folder, which cannot leave the root either', async () => {

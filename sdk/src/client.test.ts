@@ -40,16 +40,20 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  server = createServer(async (request, response) => {
-    const entry = {
-      method: request.method ?? '',
-      url: request.url ?? '',
-      authorization: request.headers.authorization,
-      body: await readBody(request),
-    };
-    received.push(entry);
-    const { status, body } = answer(entry);
-    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  server = createServer((request, response) => {
+    void readBody(request).then((body) => {
+      const entry = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        authorization: request.headers.authorization,
+        body,
+      };
+      received.push(entry);
+      const answered = answer(entry);
+      response
+        .writeHead(answered.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify(answered.body));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -231,15 +231,21 @@ function isEnvelope(body: unknown): body is EnvelopeBody {
   return typeof body === 'object' && body !== null && 'succeeded' in body && 'data' in body;
 }
 
+/** Why a signal aborted, as an Error (an `AbortError` DOMException unless the caller gave one). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
+}
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(abortReason(signal));
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener(
       'abort',
       () => {
         clearTimeout(timer);
-        reject(signal.reason);
+        reject(abortReason(signal));
       },
       { once: true },
     );

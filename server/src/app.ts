@@ -1,34 +1,18 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Client } from '@temporalio/client';
 import express from 'express';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import type { Kysely } from 'kysely';
 import type { Request as OpenApiRequest } from 'openapi-backend';
-import type { TrellisConfig } from '../../core/src/config/types.js';
 import { Invalid } from '../../core/src/errors.js';
-import type { Database } from '../../core/src/db/tables.js';
-import type { Logger } from '../../core/src/logging.js';
-import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
 import { createAuthorizer } from './auth/security.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
-import type { EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
+import type { AppDeps, EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
 import { handlers } from './handlers.js';
 import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
 import { requestLog } from './request-log.js';
 import { documentationRoutes } from './system/docs.js';
-
-/** What the API needs; built once at boot (or by the test harness) and passed down. */
-export interface AppDeps {
-  config: TrellisConfig;
-  db: Kysely<Database>;
-  logger: Logger;
-  /** null when the API runs without Temporal (executions and schedules then answer 503). */
-  temporal: { client: Client } | null;
-  catalog: PluginCatalog;
-}
 
 const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
 /** Each app's openapi-backend initialisation, so the server listens only once routes are ready. */

@@ -1,9 +1,22 @@
+import type { Client } from '@temporalio/client';
 import type { Request } from 'express';
+import type { Kysely } from 'kysely';
+import type { TrellisConfig } from '../../core/src/config/types.js';
+import type { Database } from '../../core/src/db/tables.js';
+import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
 import type { operations } from '../../generated/schema.js';
 import type { Logger } from '../../core/src/logging.js';
-import type { AppDeps } from './app.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
+
+/** What the API needs; built once at boot (or by the test harness) and passed down. */
+export interface AppDeps {
+  config: TrellisConfig;
+  db: Kysely<Database>;
+  logger: Logger;
+  temporal: { client: Client };
+  catalog: PluginCatalog;
+}
 
 /**
  * The typed shape of an operation handler. The generated `operations` are the route table:

@@ -79,7 +79,8 @@ function copyFlatQuery(query: object): Record<string, unknown> | null {
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
     if (isPrimitive(value)) copy[name] = value;
-    else if (Array.isArray(value) && value.every(isPrimitive)) copy[name] = [...value];
+    else if (Array.isArray(value) && value.every(isPrimitive))
+      copy[name] = [...(value as unknown[])];
     else return null;
   }
   return copy;
@@ -163,7 +164,8 @@ export class PrecompiledRouter extends OpenAPIRouter {
     const params = operation
       ? (this.#paramsMatcher(operation.path)(this.normalizePath(normalized.path)) ?? {})
       : {};
-    return { ...normalized, params, headers, query, cookies: {}, requestBody: req.body };
+    const requestBody: unknown = req.body;
+    return { ...normalized, params, headers, query, cookies: {}, requestBody };
   }
 
   #paramsMatcher(template: string): (path: string) => Record<string, string> | null {
@@ -218,7 +220,7 @@ export function createOpenApiBackend(document: Document): TrellisOpenApiBackend 
     customizeAjv: (_ajv, options: AjvOptions) => {
       const ajv = createAjv('2020-12', options);
       for (const [name, format] of Object.entries(openApiFormats)) ajv.addFormat(name, format);
-      return ajv as never;
+      return ajv;
     },
   });
 }

@@ -75,7 +75,7 @@ describe('/config', () => {
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(stored.specifications)).not.toContain('t0ken');
-    expect(stored.specifications['bearerToken']).toMatch(/^enc:v1:/);
+    expect(stored.specifications['bearerToken']).toMatch(/^enc:v2:/);
 
     const updated = await trellis.admin.envelope.PUT('/config/{configId}', {
       params: { path: { configId: id } },

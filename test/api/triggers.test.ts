@@ -29,7 +29,7 @@ async function triggers() {
 /** The Temporal schedule of a trigger, or null when there is none. */
 async function schedule(triggerId: string) {
   try {
-    return await trellis.temporal!.client.schedule.getHandle(scheduleId(triggerId)).describe();
+    return await trellis.temporal.client.schedule.getHandle(scheduleId(triggerId)).describe();
   } catch {
     return null;
   }

@@ -91,7 +91,7 @@ describe('/workflows', () => {
   it('refreshes the schedules of TimeBased triggers when an update renames the workflow', async () => {
     const { id } = await add(simpleDefinition('named-before'));
     const triggerId = await addTimeBasedTrigger(id, '0 4 * * *');
-    const handle = trellis.temporal!.client.schedule.getHandle(scheduleId(triggerId));
+    const handle = trellis.temporal.client.schedule.getHandle(scheduleId(triggerId));
     const nameOnSchedule = async () => {
       const { action } = await handle.describe();
       const attributes = action.type === 'startWorkflow' ? action.typedSearchAttributes : undefined;
@@ -110,7 +110,7 @@ describe('/workflows', () => {
   it('deletes a workflow with its triggers and their schedules', async () => {
     const { id } = await add(simpleDefinition('to-delete'));
     const triggerId = await addTimeBasedTrigger(id, '0 3 * * *');
-    const schedules = trellis.temporal!.client.schedule;
+    const schedules = trellis.temporal.client.schedule;
     await schedules.getHandle(scheduleId(triggerId)).describe();
 
     const deleted = await trellis.admin.envelope.DELETE('/workflows/{workflowId}', {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTrellis, type Trellis } from '../support/harness.js';
+import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import { definition, run, tasksOf } from './engine-support.js';
 import { startScriptedServer, type ScriptedServer } from './scripted-server.js';
 
@@ -9,7 +9,10 @@ let trellis: Trellis;
 let server: ScriptedServer;
 
 beforeAll(async () => {
-  [trellis, server] = await Promise.all([startTrellis({ worker: true }), startScriptedServer()]);
+  [trellis, server] = await Promise.all([
+    startTrellis({ worker: true, config: loopbackAllowed }),
+    startScriptedServer(),
+  ]);
 });
 afterAll(async () => {
   await trellis?.stop();

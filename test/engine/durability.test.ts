@@ -39,10 +39,10 @@ async function spawnWorker(): Promise<ChildProcess> {
   workers.add(child);
   child.once('exit', () => workers.delete(child));
   let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       output += `${line}\n`;
       if (line.includes('worker polling')) {
         clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTrellis, type Trellis } from '../support/harness.js';
+import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import { definition, delay, noop, run, statuses, taskLogs, tasksOf } from './engine-support.js';
 import { startScriptedServer, type ScriptedServer } from './scripted-server.js';
 
@@ -7,7 +7,10 @@ let trellis: Trellis;
 let server: ScriptedServer;
 
 beforeAll(async () => {
-  [trellis, server] = await Promise.all([startTrellis({ worker: true }), startScriptedServer()]);
+  [trellis, server] = await Promise.all([
+    startTrellis({ worker: true, config: loopbackAllowed }),
+    startScriptedServer(),
+  ]);
 });
 afterAll(async () => {
   await trellis?.stop();

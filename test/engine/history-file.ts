@@ -18,7 +18,7 @@ const fromHere = createRequire(import.meta.url);
 const fromProto = createRequire(fromHere.resolve('@temporalio/proto'));
 const protojson = fromProto('protobufjs/ext/protojson') as ProtoJson;
 const { patchProtobufRoot } = fromProto('@temporalio/proto/lib/patch-protobuf-root') as {
-  patchProtobufRoot(root: unknown): LookupRoot;
+  patchProtobufRoot: (root: unknown) => LookupRoot;
 };
 const historyType = patchProtobufRoot(fromProto('@temporalio/proto')).lookupType(
   'temporal.api.history.v1.History',

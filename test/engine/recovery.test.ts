@@ -31,7 +31,7 @@ beforeAll(async () => {
   trellis = await startTrellis({ worker: true });
   deps = {
     db: trellis.db,
-    client: trellis.temporal!.client,
+    client: trellis.temporal.client,
     config: trellis.config,
     logger: createLogger({ Level: 'silent' }),
   };

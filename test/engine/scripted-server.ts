@@ -2,7 +2,7 @@
  * A local HTTP server (loopback only) answering each path from a script of responses, and
  * recording when each request arrived: the engine tests' stand-in for a flaky remote service.
  */
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ScriptedResponse {
@@ -25,7 +25,7 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
   const scripts = new Map<string, ScriptedResponse[]>();
   const hits = new Map<string, number[]>();
   const bodies = new Map<string, unknown[]>();
-  const server = createServer(async (req: IncomingMessage, res) => {
+  const respond = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const arrived = Date.now();
     const chunks: Buffer[] = [];
@@ -39,6 +39,9 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
     const response = script[Math.min(seen.length - 1, script.length - 1)]!;
     res.writeHead(response.status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(response.body ?? {}));
+  };
+  const server = createServer((req, res) => {
+    respond(req, res).catch((error: unknown) => res.destroy(error as Error));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

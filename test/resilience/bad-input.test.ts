@@ -41,7 +41,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Answe
     body === undefined
       ? undefined
       : typeof body === 'object' && body !== null && 'raw' in body
-        ? String((body as { raw: unknown }).raw)
+        ? String(body.raw)
         : JSON.stringify(body);
   const response = await fetch(`${trellis.baseUrl}${path}`, {
     method,
@@ -326,7 +326,7 @@ const definitionText = fc.oneof(
 /** A request body: mostly the right shape with bad contents, sometimes anything at all. */
 const bodyAround = <T>(shaped: fc.Arbitrary<T>) =>
   fc.oneof(
-    { weight: 5, arbitrary: shaped as fc.Arbitrary<unknown> },
+    { weight: 5, arbitrary: shaped },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
     { weight: 1, arbitrary: fc.string().map((raw) => ({ raw })) },
   );

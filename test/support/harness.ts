@@ -39,6 +39,14 @@ export function basicAs(user: TestUser): Credentials {
   return { basic: { ...users[user] } };
 }
 
+/**
+ * Configuration letting plugins reach the tests' local servers on loopback, which a default
+ * installation refuses (`Plugins.Network`).
+ */
+export const loopbackAllowed = {
+  Plugins: { Network: { AllowCidrs: ['127.0.0.0/8'] } },
+} as const satisfies DeepPartial<TrellisConfig>;
+
 /** The Bearer settings of every harness (HS256). */
 export const bearer = {
   secret: 'trellis-test-secret-that-is-long-enough-for-hs256',
@@ -110,6 +118,8 @@ export interface Trellis {
   db: Kysely<Database>;
   /** The database URL (postgres mode), to restart on the same data. */
   databaseUrl: string | undefined;
+  /** The embedded database's Unix socket folder (pglite mode). */
+  databaseSocketDirectory: string | null;
   /** The Temporal client and connection the service uses. */
   temporal: { client: Client; connection: Connection };
   /** An SDK client authenticated as the admin user (Basic). */
@@ -183,9 +193,7 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
     },
     Logging: { Level: 'silent' },
   };
-  const config = buildConfig(
-    mergeDeep(defaults as Plain, (options.config ?? {}) as Plain) as DeepPartial<TrellisConfig>,
-  );
+  const config = buildConfig(mergeDeep(defaults, options.config ?? {}));
   if (unreachable && options.worker) throw new Error('startTrellis: a worker needs Temporal');
 
   // Exactly the start-up production runs (bin/trellis-process.ts): an API, and a worker on request.
@@ -209,6 +217,7 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
       config: running.config,
       db: running.db,
       databaseUrl,
+      databaseSocketDirectory: running.databaseSocketDirectory,
       temporal: running.temporal,
       admin: client(basicAs('admin')),
       client,

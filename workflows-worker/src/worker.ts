@@ -19,6 +19,7 @@ import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
+import type { RuntimeReach } from '../../core/src/plugins/reach.js';
 import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
 import { createActivities } from './activities/index.js';
 
@@ -44,6 +45,8 @@ export interface WorkerDeps {
   logger: Logger;
   /** How tasks call plugins; by default the plugins installed in `db`. */
   runner?: PluginRunner;
+  /** Where this process listens and keeps its embedded database, which plugins must not reach. */
+  reach?: RuntimeReach;
 }
 
 export interface RunningWorker {
@@ -155,7 +158,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       workflowBundle: await workflowBundle(logger),
       activities: createActivities({
         ...deps,
-        runner: deps.runner ?? createPluginRunner({ db: deps.db, config, logger }),
+        runner:
+          deps.runner ?? createPluginRunner({ db: deps.db, config, logger, reach: deps.reach }),
       }),
       ...workerTuning,
     });

@@ -30,6 +30,7 @@ describe('buildConfig', () => {
       Security: {
         Basic: { Enabled: true, Users: [] },
         Bearer: { Enabled: false, RolesClaim: 'roles' },
+        PreviousEncryptionKeys: [],
       },
       Plugins: {
         InstallBuiltIns: true,
@@ -37,6 +38,8 @@ describe('buildConfig', () => {
         StorageRoot: '/srv/trellis/.trellis/storage',
         CacheDirectory: '/srv/trellis/.trellis/plugin-cache',
         MaxOutputBytes: 2 * 1024 * 1024,
+        Network: { AllowCidrs: [], DenyCidrs: [] },
+        Database: { AllowTrellisDatabase: false },
       },
       Logging: { Level: 'info' },
     });
@@ -166,6 +169,23 @@ describe('buildConfig', () => {
     expect(configError(() => buildConfig({ Database: { Url: 'mysql://x' } })).message).toBe(
       'Database.Url: must be a postgres:// URL',
     );
+  });
+
+  it('checks the network fence lists hold address ranges', () => {
+    expect(
+      buildConfig({ Plugins: { Network: { AllowCidrs: ['127.0.0.0/8', '::1'], DenyCidrs: [] } } })
+        .Plugins.Network.AllowCidrs,
+    ).toEqual(['127.0.0.0/8', '::1']);
+    expect(
+      configError(() =>
+        buildConfig({
+          Plugins: { Network: { AllowCidrs: ['10.0.0.0/33'], DenyCidrs: ['intranet'] } },
+        }),
+      ).problems,
+    ).toEqual([
+      'Plugins.Network.AllowCidrs[0]: "10.0.0.0/33" is not an address range like 10.0.0.0/8 or fd00::/8',
+      'Plugins.Network.DenyCidrs[0]: "intranet" is not an address range like 10.0.0.0/8 or fd00::/8',
+    ]);
   });
 
   it('checks the Temporal address is host:port', () => {
@@ -305,11 +325,12 @@ describe('redactConfig', () => {
         Basic: { Users: [{ Name: 'admin', Password: 'plain', Roles: ['admin'] }] },
         Bearer: { Enabled: true, Secret: 'jwt-secret' },
         EncryptionKey: 'key',
+        PreviousEncryptionKeys: ['older-key'],
       },
     });
     const redacted = redactConfig(config);
     const text = JSON.stringify(redacted);
-    for (const secret of ['plain', 'jwt-secret', 'hunter2', '"key"'])
+    for (const secret of ['plain', 'jwt-secret', 'hunter2', '"key"', 'older-key'])
       expect(text).not.toContain(secret);
     expect(redacted.Database.Url).toBe('postgres://trellis:***@db:5432/trellis');
     expect(redacted.Security.Basic.Users[0]!.Name).toBe('admin');

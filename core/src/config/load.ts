@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { cidrProblems } from '../plugins/reach.js';
 import { isHashed } from '../security/password.js';
 import { trellisSchemas } from '../validation/ajv.js';
 import { canonicalizeKeys } from '../validation/canonical-keys.js';
@@ -64,16 +65,17 @@ export function buildConfig(
   partial: DeepPartial<TrellisConfig> = {},
   options: { cwd?: string } = {},
 ): TrellisConfig {
-  return finish(structuredClone(partial) as Record<string, unknown>, options.cwd ?? process.cwd());
+  return finish(structuredClone(partial), options.cwd ?? process.cwd());
 }
 
 /** A copy safe to print or log: passwords, secrets, keys and the database password masked. */
 export function redactConfig(config: TrellisConfig): TrellisConfig {
-  const copy = structuredClone(config) as TrellisConfig;
+  const copy = structuredClone<TrellisConfig>(config);
   const mask = '***';
   for (const user of copy.Security.Basic.Users) user.Password = mask;
   if (copy.Security.Bearer.Secret) copy.Security.Bearer.Secret = mask;
   if (copy.Security.EncryptionKey) copy.Security.EncryptionKey = mask;
+  copy.Security.PreviousEncryptionKeys = copy.Security.PreviousEncryptionKeys.map(() => mask);
   if (copy.Database.Url) {
     try {
       const url = new URL(copy.Database.Url);
@@ -152,6 +154,9 @@ function checkSemantics(config: ValidatedConfig): string[] {
   if (Bearer.Enabled && !Bearer.Secret && !Bearer.JwksUri) {
     problems.push('Security.Bearer: Enabled requires Secret or JwksUri');
   }
+  const { AllowCidrs, DenyCidrs } = config.Plugins.Network;
+  problems.push(...cidrProblems('Plugins.Network.AllowCidrs', AllowCidrs));
+  problems.push(...cidrProblems('Plugins.Network.DenyCidrs', DenyCidrs));
   return problems;
 }
 

@@ -73,8 +73,10 @@ export const configSchema = Type.Object(
         JwksUri: Type.Optional(shaped('^https?://', 'an http(s) URL')),
         RolesClaim: nonEmptyString('roles'),
       }),
-      /** Key (any string; hashed to 32 bytes) encrypting secret plugin settings at rest. */
+      /** Key (any string; scrypt derives the AES keys) encrypting secret plugin settings at rest. */
       EncryptionKey: Type.Optional(nonEmptyString()),
+      /** Keys used before a rotation: they still decrypt; `EncryptionKey` re-encrypts on write. */
+      PreviousEncryptionKeys: Type.Array(nonEmptyString(), { default: [] }),
     }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */
@@ -92,6 +94,16 @@ export const configSchema = Type.Object(
       CacheDirectory: Type.Optional(nonEmptyString()),
       /** Largest JSON output a task may return. */
       MaxOutputBytes: Type.Integer({ minimum: 1, default: 2 * 1024 * 1024 }),
+      /**
+       * Where network plugins may connect: loopback, link-local, cloud metadata and Trellis's own
+       * ports are refused unless `AllowCidrs` opens a range; `DenyCidrs` closes more.
+       */
+      Network: section({
+        AllowCidrs: Type.Array(nonEmptyString(), { default: [] }),
+        DenyCidrs: Type.Array(nonEmptyString(), { default: [] }),
+      }),
+      /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
+      Database: section({ AllowTrellisDatabase: Type.Boolean({ default: false }) }),
     }),
     Logging: section({ Level: Type.Enum(logLevels, { type: 'string', default: 'info' }) }),
   },

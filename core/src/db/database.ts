@@ -21,6 +21,8 @@ export interface TrellisDatabase {
   db: Kysely<Database>;
   /** True when this process runs its own PGlite instead of using `Database.Url`. */
   embedded: boolean;
+  /** The folder of the embedded database's Unix socket (mode 0700), which plugins must not reach. */
+  socketDirectory?: string;
   /** Releases every connection; for PGlite also shuts it down cleanly so its files are consistent. */
   close(): Promise<void>;
 }
@@ -154,7 +156,7 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     );
 
     let closing: Promise<void> | undefined;
-    return { db, embedded: true, close: () => (closing ??= cleanup()) };
+    return { db, embedded: true, socketDirectory, close: () => (closing ??= cleanup()) };
   } catch (error) {
     await cleanup();
     throw error;

@@ -113,7 +113,7 @@ describe('migrations', () => {
     try {
       await Promise.all(opened.map(({ db: each }) => migrateToLatest(each, logger)));
       const { rows } = await sql<{ count: string }>`select count(*) from kysely_migration`.execute(
-        opened[0]!.db,
+        opened[0].db,
       );
       expect(Number(rows[0]!.count)).toBe(Object.keys(migrations).length);
     } finally {

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Logger } from '../logging.js';
 import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
@@ -41,7 +42,7 @@ export async function migrateToLatest(db: Kysely<Database>, logger?: Logger): Pr
   }
   if (error !== undefined) {
     const failed = results.find((result) => result.status === 'Error')?.migrationName;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = error instanceof Error ? error.message : inspect(error);
     throw new MigrationError(
       failed ? `Migration ${failed} failed: ${reason}` : `Database migration failed: ${reason}`,
       { cause: error },

@@ -21,7 +21,8 @@ export function normalizePage(query: { page?: unknown; pageSize?: unknown } = {}
   const read = (name: 'page' | 'pageSize', fallback: number, max: number) => {
     const raw = query[name];
     if (raw === undefined || raw === null || raw === '') return fallback;
-    const value = typeof raw === 'number' ? raw : Number(String(raw).trim());
+    const value =
+      typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(value) || value < 1 || value > max) {
       problems.push(`${name}: must be an integer from 1 to ${max}`);
       return fallback;

@@ -54,7 +54,7 @@ function compileTemplate<Values extends Record<string, unknown>, Row>(
   const compiled = build(db, standIns).compile();
   const slots = compiled.parameters.map((parameter): Slot<Values> => {
     if (typeof parameter === 'string' && parameter.startsWith(standInPrefix)) {
-      return { value: parameter.slice(standInPrefix.length) as keyof Values & string };
+      return { value: parameter.slice(standInPrefix.length) };
     }
     return { constant: parameter };
   });

@@ -534,8 +534,8 @@ function sameValue(left: unknown, right: unknown): boolean {
 function toText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value) ?? '';
 }
 
 function describe(value: unknown): string {
@@ -543,5 +543,5 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
-  return `the ${typeof value} ${String(value)}`;
+  return `the ${typeof value} ${typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value)}`;
 }

@@ -15,6 +15,8 @@ export type {
   PluginLogger,
   PluginManifest,
   PluginModule,
+  PluginNetworkFence,
   PluginSpecification,
   PluginTask,
+  TrellisDatabaseAddress,
 } from '@trellis/plugin-kit';

@@ -19,7 +19,7 @@ import { installBuiltIns, installPlugin, uninstallPlugin, updatePlugin } from '.
 import { pluginCacheDirectory } from './package.js';
 import { buildRegistry, PackageIntegrityError } from './registry.js';
 import { createPluginRunner, PluginInputError, type PluginRunRequest } from './runner.js';
-import { encryptSecrets, loadEncryptionKey } from './settings.js';
+import { encryptSecrets, loadSecretKeys } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
 import { createRecordingLogger } from './testing.js';
 
@@ -132,7 +132,7 @@ describe('plugin lifecycle over a registry directory', () => {
   it('runs it on a worker that has never seen it, from the database', async () => {
     const cacheDirectory = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
     const runner = createPluginRunner({ db, config, cacheDirectory });
-    const key = await loadEncryptionKey(config);
+    const key = await loadSecretKeys(config);
     const logger = createRecordingLogger();
     const output = await runner.run(
       request({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PluginInputError, PluginRuntimeError } from './runner.js';
-import { encryptSecrets } from './settings.js';
+import { encryptSecrets, SecretKeys } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
 import { createRecordingLogger, runPluginFolder } from './testing.js';
 
@@ -26,7 +26,19 @@ const probe = await writeTestPackage(
       additionalProperties: false,
       properties: {
         mode: {
-          enum: ['echo', 'big', 'bigint', 'undefined', 'fail', 'fatal', 'log', 'host', 'mutate'],
+          enum: [
+            'echo',
+            'big',
+            'bigint',
+            'undefined',
+            'fail',
+            'fatal',
+            'log',
+            'leak',
+            'leak-fail',
+            'host',
+            'mutate',
+          ],
         },
         size: { type: 'integer', default: 10 },
       },
@@ -41,6 +53,8 @@ const probe = await writeTestPackage(
     case 'fail': throw new Error('remote said no');
     case 'fatal': throw Object.assign(new Error('cannot ever work'), { nonRetryable: true });
     case 'log': context.logger.warning('using token ' + context.specifications.token); context.logger.error('failed', 'stack with ' + context.specifications.token); return {};
+    case 'leak': return { header: 'Bearer ' + context.specifications.token, nested: [{ ['k-' + context.specifications.token]: 1 }], n: 5 };
+    case 'leak-fail': throw Object.assign(new Error('server answered 401 for token ' + context.specifications.token), { nonRetryable: true });
     case 'host': return context.host;
     case 'mutate': context.host.storageRoot = '/'; return context.host;
   }
@@ -109,7 +123,7 @@ describe('executePlugin', () => {
   });
 
   it('decrypts secret settings and keeps them out of the task log', async () => {
-    const key = Buffer.alloc(32, 1);
+    const key = SecretKeys.fromText('runner-test-key');
     const logger = createRecordingLogger();
     const specifications = encryptSecrets(
       [{ key: 'token', type: 'string', required: false, secret: true, description: '' }],
@@ -128,10 +142,35 @@ describe('executePlugin', () => {
     ]);
   });
 
+  it('keeps secret setting values out of the output and the error, as out of the log', async () => {
+    const specifications = { level: 1, token: 'tok-123' };
+    expect(await run({ mode: 'leak' }, specifications)).toEqual({
+      header: 'Bearer ********',
+      nested: [{ 'k-********': 1 }],
+      n: 5,
+    });
+    const failure = await run({ mode: 'leak-fail' }, specifications).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(PluginInputError);
+    expect((failure as Error).message).toBe('server answered 401 for token ********');
+    const cause = (failure as Error).cause as Error;
+    expect(`${cause.message} ${cause.stack}`).not.toContain('tok-123');
+    // Not a secret: left as it is.
+    expect(await run({ mode: 'leak' }, { level: 1 })).toMatchObject({ header: 'Bearer undefined' });
+  });
+
   it('gives host settings the task cannot override, even from inside the plugin', async () => {
     expect(await run({ mode: 'host' })).toEqual({
       storageRoot: '/srv/storage',
       allowProcessExecution: false,
+      network: {
+        denyCidrs: [],
+        trellisEndpoints: [],
+        allowCidrs: [],
+        defaultDenyCidrs: expect.arrayContaining(['127.0.0.0/8', '169.254.0.0/16', '::1/128']),
+      },
+      trellisDatabase: null,
     });
     await expect(run({ mode: 'mutate' })).rejects.toThrow(PluginRuntimeError);
   });

@@ -23,13 +23,15 @@ import {
   unpackPackage,
   cachedPackageDirectory,
 } from './package.js';
+import { reachSettings, type RuntimeReach } from './reach.js';
+import { redactError, redactOutput, redactText } from './redaction.js';
 import { validationProblems } from './schema.js';
 import {
-  REDACTED,
   checkConfigurationSpecifications,
   decryptSecrets,
   isEncrypted,
-  loadEncryptionKey,
+  loadSecretKeys,
+  type SecretKeys,
 } from './settings.js';
 
 /**
@@ -64,7 +66,7 @@ export interface PluginRunRequest {
   type: string;
   /** Absent (or `latest`): the highest installed version. */
   version?: string;
-  /** Settings from the configuration and the task's inline ones; `enc:v1:` values are decrypted here. */
+  /** Settings from the configuration and the task's inline ones; `enc:` values are decrypted here. */
   specifications?: Record<string, unknown>;
   /** The task's parameters, expressions already resolved. */
   parameters?: Record<string, unknown>;
@@ -96,8 +98,8 @@ export interface LoadedPlugin {
 export interface RunLimits {
   host: PluginHostSettings;
   maxOutputBytes: number;
-  /** Decrypts `enc:v1:` settings; only asked for when a run has such a value. */
-  encryptionKey?: () => Promise<Buffer>;
+  /** Decrypts `enc:` settings; only asked for when a run has such a value. */
+  encryptionKey?: () => Promise<SecretKeys>;
 }
 
 /** How long the runner reuses an installed plugin's row (see `installedRow`). */
@@ -110,16 +112,18 @@ export function createPluginRunner(deps: {
   logger?: { debug(details: object, message: string): void };
   /** Where packages are unpacked; defaults to `pluginCacheDirectory(config)`. */
   cacheDirectory?: string;
+  /** Where this process listens and keeps its embedded database, which plugins must not reach. */
+  reach?: RuntimeReach;
 }): PluginRunner {
   const { db, config } = deps;
   const cacheDirectory = deps.cacheDirectory ?? pluginCacheDirectory(config);
   let cacheReady: Promise<void> | undefined;
   const loaded = new Map<string, Promise<LoadedPlugin>>();
-  let key: Promise<Buffer> | undefined;
+  let keys: Promise<SecretKeys> | undefined;
   const limits: RunLimits = {
-    host: hostSettings(config),
+    host: hostSettings(config, deps.reach),
     maxOutputBytes: config.Plugins.MaxOutputBytes,
-    encryptionKey: () => (key ??= loadEncryptionKey(config)),
+    encryptionKey: () => (keys ??= loadSecretKeys(config)),
   };
 
   async function loadPackage(sha256: string): Promise<LoadedPlugin> {
@@ -197,10 +201,11 @@ function pinnedVersion(version: string | undefined): string | undefined {
 }
 
 /** The host settings a configuration gives plugins. */
-export function hostSettings(config: Pick<TrellisConfig, 'Plugins'>): PluginHostSettings {
+export function hostSettings(config: TrellisConfig, runtime?: RuntimeReach): PluginHostSettings {
   return {
     storageRoot: path.resolve(config.Plugins.StorageRoot),
     allowProcessExecution: config.Plugins.AllowProcessExecution,
+    ...reachSettings(config, runtime),
   };
 }
 
@@ -253,9 +258,10 @@ export async function executePlugin(
 
   const signal = request.signal ?? new AbortController().signal;
   signal.throwIfAborted();
+  const secrets = secretValues(manifest, specifications);
   const context: PluginContext = {
     specifications: Object.freeze(specifications),
-    logger: redactingLogger(request.logger, secretValues(manifest, specifications)),
+    logger: redactingLogger(request.logger, secrets),
     signal,
     heartbeat: request.heartbeat ?? (() => {}),
     task: request.task,
@@ -267,13 +273,14 @@ export async function executePlugin(
     output = await plugin.execute(parameters, context);
   } catch (error) {
     signal.throwIfAborted();
-    const message = error instanceof Error ? error.message : String(error);
+    redactError(error, secrets);
+    const message = error instanceof Error ? error.message : redactText(String(error), secrets);
     if ((error as { nonRetryable?: unknown } | null)?.nonRetryable === true) {
       throw new PluginInputError(message, { cause: error });
     }
     throw new PluginRuntimeError(message, { cause: error });
   }
-  return checkedOutput(name, output, limits.maxOutputBytes);
+  return redactOutput(checkedOutput(name, output, limits.maxOutputBytes), secrets);
 }
 
 function checkedOutput(name: string, output: unknown, maxOutputBytes: number): unknown {
@@ -340,8 +347,7 @@ export function createPluginLogger(
 // Secret settings never reach task logs, even when a plugin echoes them.
 function redactingLogger(logger: PluginLogger, secrets: string[]): PluginLogger {
   if (secrets.length === 0) return logger;
-  const redact = (text: string) =>
-    secrets.reduce((result, secret) => result.split(secret).join(REDACTED), text);
+  const redact = (text: string) => redactText(text, secrets);
   return createPluginLogger((level, message, exception) =>
     logger.log(level, redact(message), exception === undefined ? undefined : redact(exception)),
   );

@@ -1,3 +1,4 @@
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,8 +9,9 @@ import {
   checkConfigurationSpecifications,
   decryptSecrets,
   encryptSecrets,
-  loadEncryptionKey,
+  loadSecretKeys,
   redactSecrets,
+  SecretKeys,
 } from './settings.js';
 
 const descriptors: PluginSpecificationDescriptor[] = [
@@ -47,13 +49,24 @@ describe('checkConfigurationSpecifications', () => {
   });
 });
 
+/** A value as the `enc:v1:` format stored it: AES-256-GCM under `key`, no salt. */
+function encryptedV1(value: unknown, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  return 'enc:v1:' + [iv, cipher.getAuthTag(), data].map((p) => p.toString('base64url')).join(':');
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
 describe('secrets', () => {
-  const key = Buffer.alloc(32, 7);
+  const key = SecretKeys.fromText('the current key');
 
   it('encrypts only secret values, and decrypts them back', () => {
     const stored = encryptSecrets(descriptors, { url: 'u', password: 'hunter2' }, key);
     expect(stored.url).toBe('u');
-    expect(stored.password).toMatch(/^enc:v1:/);
+    // enc:v2:<salt>:<iv>:<tag>:<data>
+    expect(stored.password).toMatch(/^enc:v2:[\w-]{22}:[\w-]{16}:[\w-]{22}:[\w-]+$/);
     expect(JSON.stringify(stored)).not.toContain('hunter2');
     expect(encryptSecrets(descriptors, stored, key)).toEqual(stored);
     expect(decryptSecrets(descriptors, stored, key)).toEqual({ url: 'u', password: 'hunter2' });
@@ -65,11 +78,50 @@ describe('secrets', () => {
     expect(a.password).not.toBe(b.password);
   });
 
+  it('derives the AES key with scrypt and a salt, so one key text gives different keys per salt', () => {
+    const one = encryptSecrets(descriptors, { password: 'p' }, SecretKeys.fromText('same text'));
+    const two = encryptSecrets(descriptors, { password: 'p' }, SecretKeys.fromText('same text'));
+    const salt = (stored: unknown) => String(stored).split(':')[2];
+    expect(salt(one.password)).not.toBe(salt(two.password));
+    // Either process reads what the other wrote: the salt travels with the value.
+    expect(decryptSecrets(descriptors, one, SecretKeys.fromText('same text')).password).toBe('p');
+    expect(decryptSecrets(descriptors, two, SecretKeys.fromText('same text')).password).toBe('p');
+  });
+
   it('refuses to decrypt with another key', () => {
     const stored = encryptSecrets(descriptors, { password: 'hunter2' }, key);
-    expect(() => decryptSecrets(descriptors, stored, Buffer.alloc(32, 8))).toThrow(
+    expect(() => decryptSecrets(descriptors, stored, SecretKeys.fromText('another key'))).toThrow(
       /Cannot decrypt secret setting "password".*Security.EncryptionKey/,
     );
+  });
+
+  it('rotates keys: previous keys decrypt, and a write encrypts again with the current key', () => {
+    const old = SecretKeys.fromText('old key');
+    const stored = encryptSecrets(descriptors, { url: 'u', password: 'hunter2' }, old);
+    const rotated = SecretKeys.fromText('new key', ['old key']);
+    expect(decryptSecrets(descriptors, stored, rotated).password).toBe('hunter2');
+
+    const rewritten = encryptSecrets(descriptors, stored, rotated);
+    expect(rewritten.password).not.toBe(stored.password);
+    expect(decryptSecrets(descriptors, rewritten, SecretKeys.fromText('new key')).password).toBe(
+      'hunter2',
+    );
+    expect(() => decryptSecrets(descriptors, rewritten, old)).toThrow(/Cannot decrypt/);
+    // Already under the current key: stored as it was.
+    expect(encryptSecrets(descriptors, rewritten, rotated)).toEqual(rewritten);
+  });
+
+  it('still decrypts values of the enc:v1 format (sha256 of the key text), and re-encrypts them on write', () => {
+    const legacy = { url: 'u', password: encryptedV1('hunter2', sha256('the current key')) };
+    expect(decryptSecrets(descriptors, legacy, key).password).toBe('hunter2');
+    const rewritten = encryptSecrets(descriptors, legacy, key);
+    expect(rewritten.password).toMatch(/^enc:v2:/);
+    expect(decryptSecrets(descriptors, rewritten, key).password).toBe('hunter2');
+
+    const fromPrevious = { password: encryptedV1({ n: 1 }, sha256('old key')) };
+    expect(
+      decryptSecrets(descriptors, fromPrevious, SecretKeys.fromText('new', ['old key'])).password,
+    ).toEqual({ n: 1 });
   });
 
   it('redacts secret and encrypted values', () => {
@@ -80,22 +132,61 @@ describe('secrets', () => {
     });
     const stored = encryptSecrets(descriptors, { password: 'hunter2' }, key);
     expect(redactSecrets([], stored)).toEqual({ password: '********' });
+    expect(redactSecrets([], { note: 'enc:not-a-secret' })).toEqual({ note: 'enc:not-a-secret' });
   });
 
-  it('derives the key from Security.EncryptionKey, else keeps a random one in the data directory', async () => {
+  it('uses Security.EncryptionKey, else keeps a random key in the data directory', async () => {
     const dataDirectory = await mkdtemp(path.join(os.tmpdir(), 'trellis-data-'));
     const configured = buildConfig({
       DataDirectory: dataDirectory,
       Security: { EncryptionKey: 'k' },
     });
-    expect(await loadEncryptionKey(configured)).toEqual(await loadEncryptionKey(configured));
+    const byConfigured = encryptSecrets(
+      descriptors,
+      { password: 'p' },
+      await loadSecretKeys(configured),
+    );
+    expect(decryptSecrets(descriptors, byConfigured, SecretKeys.fromText('k')).password).toBe('p');
+
     const generated = buildConfig({ DataDirectory: dataDirectory });
-    const first = await loadEncryptionKey(generated);
-    expect(first).toHaveLength(32);
-    expect(await loadEncryptionKey(generated)).toEqual(first);
+    const byFile = encryptSecrets(descriptors, { password: 'f' }, await loadSecretKeys(generated));
     const file = path.join(dataDirectory, 'secret.key');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(Buffer.from(await readFile(file, 'utf8'), 'base64')).toEqual(first);
-    expect(first).not.toEqual(await loadEncryptionKey(configured));
+    const fileKey = Buffer.from(await readFile(file, 'utf8'), 'base64');
+    expect(fileKey).toHaveLength(32);
+    expect(decryptSecrets(descriptors, byFile, await loadSecretKeys(generated)).password).toBe('f');
+    expect(() => decryptSecrets(descriptors, byFile, SecretKeys.fromText('k'))).toThrow(
+      /Cannot decrypt/,
+    );
+    // enc:v1 used the file's bytes as the key itself.
+    const legacy = { password: encryptedV1('from-file', fileKey) };
+    expect(decryptSecrets(descriptors, legacy, await loadSecretKeys(generated)).password).toBe(
+      'from-file',
+    );
+
+    // Moving from the key file to a configured key: what the file encrypted still decrypts.
+    const moved = await loadSecretKeys(configured);
+    expect(decryptSecrets(descriptors, byFile, moved).password).toBe('f');
+    expect(decryptSecrets(descriptors, legacy, moved).password).toBe('from-file');
+  });
+
+  it('reads previous keys from Security.PreviousEncryptionKeys', async () => {
+    const dataDirectory = await mkdtemp(path.join(os.tmpdir(), 'trellis-data-'));
+    const before = buildConfig({
+      DataDirectory: dataDirectory,
+      Security: { EncryptionKey: 'one' },
+    });
+    const stored = encryptSecrets(descriptors, { password: 'p' }, await loadSecretKeys(before));
+    const after = buildConfig({
+      DataDirectory: dataDirectory,
+      Security: { EncryptionKey: 'two', PreviousEncryptionKeys: ['one'] },
+    });
+    expect(decryptSecrets(descriptors, stored, await loadSecretKeys(after)).password).toBe('p');
+    const withoutPrevious = buildConfig({
+      DataDirectory: dataDirectory,
+      Security: { EncryptionKey: 'two' },
+    });
+    const keys = await loadSecretKeys(withoutPrevious);
+    expect(() => decryptSecrets(descriptors, stored, keys)).toThrow(/Cannot decrypt/);
   });
 });

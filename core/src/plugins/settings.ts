@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TrellisConfig } from '../config/types.js';
@@ -8,6 +8,10 @@ import { matchesSettingType } from './package.js';
 /**
  * Plugin settings ("specifications"): checking them against a plugin's descriptors, keeping
  * the ones marked `secret` encrypted at rest (AES-256-GCM) and out of logs and responses.
+ *
+ * Stored formats: `enc:v2:<salt>:<iv>:<tag>:<data>`, whose AES key is scrypt of the key material
+ * with the salt; and the earlier `enc:v1:<iv>:<tag>:<data>`, whose key was sha256 of
+ * `Security.EncryptionKey` (or the key file's bytes as they are), read but no longer written.
  */
 
 type Descriptors = readonly PluginSpecificationDescriptor[];
@@ -16,7 +20,10 @@ type Settings = Readonly<Record<string, unknown>>;
 /** What a secret looks like in a response or a log line. */
 export const REDACTED = '********';
 
-const ENCRYPTED_PREFIX = 'enc:v1:';
+const V1_PREFIX = 'enc:v1:';
+const V2_PREFIX = 'enc:v2:';
+// scrypt's recommended interactive cost (16 MiB, tens of ms); each salt is derived once per process.
+const SCRYPT_OPTIONS = { N: 2 ** 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
 /**
  * One message per problem: a required setting missing, a key the plugin does not declare, or
@@ -59,61 +66,171 @@ function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
+/** A key secret settings may be encrypted with. */
+export interface KeyMaterial {
+  /** A configured key's text (UTF-8), or the key file's bytes. */
+  material: Buffer;
+  /** `enc:v1:` used this material as the AES key as it was (the key file), not its sha256. */
+  rawInV1?: boolean;
+}
+
 /**
- * The 32-byte key encrypting secret settings: sha256 of `Security.EncryptionKey` when set,
- * otherwise a random key kept in `<DataDirectory>/secret.key` (created on first use). Clusters
- * whose processes do not share a data directory must set `Security.EncryptionKey`.
+ * The keys of secret settings: the current one encrypts, the current and the previous ones
+ * decrypt. Derived AES keys are kept per salt, so each costs one scrypt per process.
  */
-export async function loadEncryptionKey(config: TrellisConfig): Promise<Buffer> {
-  if (config.Security.EncryptionKey) {
-    return createHash('sha256').update(config.Security.EncryptionKey, 'utf8').digest();
+export class SecretKeys {
+  private readonly keys: readonly { material: Buffer; v1: Buffer }[];
+  private readonly derived = new Map<string, Buffer>();
+  private writeSalt: Buffer | undefined;
+
+  /** The first key encrypts; every key decrypts. */
+  constructor(keys: readonly [KeyMaterial, ...KeyMaterial[]]) {
+    this.keys = keys.map(({ material, rawInV1 }) => ({
+      material,
+      v1: rawInV1 ? material : createHash('sha256').update(material).digest(),
+    }));
   }
+
+  /** Keys given as text, e.g. `Security.EncryptionKey` and `Security.PreviousEncryptionKeys`. */
+  static fromText(current: string, previous: readonly string[] = []): SecretKeys {
+    return new SecretKeys([current, ...previous].map(textKey) as [KeyMaterial, ...KeyMaterial[]]);
+  }
+
+  encrypt(value: unknown): string {
+    this.writeSalt ??= randomBytes(16);
+    const key = this.derive(0, this.writeSalt);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    const parts = [this.writeSalt, iv, cipher.getAuthTag(), data];
+    return V2_PREFIX + parts.map((part) => part.toString('base64url')).join(':');
+  }
+
+  /** The value of a stored secret, and whether the current key encrypted it in today's format. */
+  decrypt(name: string, stored: string): { value: unknown; current: boolean } {
+    const v2 = stored.startsWith(V2_PREFIX);
+    const parts = stored
+      .slice(v2 ? V2_PREFIX.length : V1_PREFIX.length)
+      .split(':')
+      .map((part) => Buffer.from(part, 'base64url'));
+    if ((v2 || stored.startsWith(V1_PREFIX)) && parts.length === (v2 ? 4 : 3)) {
+      const [salt, iv, tag, data] = v2 ? parts : [undefined, ...parts];
+      for (const [index, key] of this.keys.entries()) {
+        const aesKey = salt ? this.derive(index, salt) : key.v1;
+        const plain = openSealed(aesKey, iv!, tag!, data!);
+        if (plain !== undefined) {
+          return { value: JSON.parse(plain) as unknown, current: v2 && index === 0 };
+        }
+      }
+    }
+    throw new Error(
+      `Cannot decrypt secret setting "${name}": it was encrypted with another key ` +
+        '(check Security.EncryptionKey and Security.PreviousEncryptionKeys, or <DataDirectory>/secret.key)',
+    );
+  }
+
+  private derive(index: number, salt: Buffer): Buffer {
+    const id = `${index}:${salt.toString('base64url')}`;
+    let key = this.derived.get(id);
+    if (!key) {
+      key = scryptSync(this.keys[index]!.material, salt, 32, SCRYPT_OPTIONS);
+      this.derived.set(id, key);
+    }
+    return key;
+  }
+}
+
+function openSealed(key: Buffer, iv: Buffer, tag: Buffer, data: Buffer): string | undefined {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The keys of secret settings: `Security.EncryptionKey` when set, otherwise a random key kept in
+ * `<DataDirectory>/secret.key` (created on first use), then `Security.PreviousEncryptionKeys` for
+ * values written before a rotation. With a configured key, a key file left in the data directory
+ * still decrypts what it encrypted. Clusters whose processes do not share a data directory must
+ * set `Security.EncryptionKey`.
+ */
+export async function loadSecretKeys(config: TrellisConfig): Promise<SecretKeys> {
+  const previous = config.Security.PreviousEncryptionKeys.map(textKey);
   const file = path.join(config.DataDirectory, 'secret.key');
+  if (config.Security.EncryptionKey) {
+    const leftFile = await readKeyFile(file).catch(() => undefined);
+    return new SecretKeys([
+      textKey(config.Security.EncryptionKey),
+      ...previous,
+      ...(leftFile ? [{ material: leftFile, rawInV1: true }] : []),
+    ]);
+  }
   await mkdir(config.DataDirectory, { recursive: true });
   try {
     await writeFile(file, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  return new SecretKeys([{ material: await readKeyFile(file), rawInV1: true }, ...previous]);
+}
+
+function textKey(text: string): KeyMaterial {
+  return { material: Buffer.from(text, 'utf8') };
+}
+
+async function readKeyFile(file: string): Promise<Buffer> {
   const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64');
   if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
   return key;
 }
 
-/** Whether a stored value is an encrypted secret (`enc:v1:...`). */
+/** Whether a stored value is an encrypted secret (`enc:v2:...`, or the earlier `enc:v1:...`). */
 export function isEncrypted(value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith(ENCRYPTED_PREFIX);
+  return typeof value === 'string' && (value.startsWith(V2_PREFIX) || value.startsWith(V1_PREFIX));
 }
 
-/** A copy of the settings with every secret value encrypted (values already encrypted stay). */
+/**
+ * A copy of the settings with every secret value encrypted with the current key. A value the
+ * current key encrypted stays as stored; one encrypted with a previous key, or in the earlier
+ * format, is encrypted again (this is how a key rotation reaches stored configurations).
+ */
 export function encryptSecrets(
   descriptors: Descriptors,
   specifications: Settings,
-  key: Buffer,
+  keys: SecretKeys,
 ): Record<string, unknown> {
   const result = { ...specifications };
+  for (const [name, value] of Object.entries(result)) {
+    if (isEncrypted(value)) {
+      const opened = keys.decrypt(name, value);
+      if (!opened.current) result[name] = keys.encrypt(opened.value);
+    }
+  }
   for (const descriptor of descriptors) {
     const value = result[descriptor.key];
     if (descriptor.secret && value !== undefined && value !== null && !isEncrypted(value)) {
-      result[descriptor.key] = encryptValue(value, key);
+      result[descriptor.key] = keys.encrypt(value);
     }
   }
   return result;
 }
 
 /**
- * A copy of the settings with every encrypted value decrypted. Any `enc:v1:` value is
+ * A copy of the settings with every encrypted value decrypted. Any `enc:` value is
  * decrypted, not only those now marked secret, so a plugin update that drops the flag still
  * gets plain values.
  */
 export function decryptSecrets(
   _descriptors: Descriptors,
   specifications: Settings,
-  key: Buffer,
+  keys: SecretKeys,
 ): Record<string, unknown> {
   const result = { ...specifications };
   for (const [name, value] of Object.entries(result)) {
-    if (isEncrypted(value)) result[name] = decryptValue(name, value, key);
+    if (isEncrypted(value)) result[name] = keys.decrypt(name, value).value;
   }
   return result;
 }
@@ -132,30 +249,4 @@ export function redactSecrets(
         : value,
     ]),
   );
-}
-
-function encryptValue(value: unknown, key: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-  const parts = [iv, cipher.getAuthTag(), data].map((part) => part.toString('base64url'));
-  return ENCRYPTED_PREFIX + parts.join(':');
-}
-
-function decryptValue(name: string, stored: string, key: Buffer): unknown {
-  const [iv, tag, data] = stored
-    .slice(ENCRYPTED_PREFIX.length)
-    .split(':')
-    .map((part) => Buffer.from(part, 'base64url'));
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, iv!);
-    decipher.setAuthTag(tag!);
-    const plain = Buffer.concat([decipher.update(data!), decipher.final()]).toString('utf8');
-    return JSON.parse(plain) as unknown;
-  } catch {
-    throw new Error(
-      `Cannot decrypt secret setting "${name}": it was encrypted with another key ` +
-        '(check Security.EncryptionKey, or <DataDirectory>/secret.key)',
-    );
-  }
 }

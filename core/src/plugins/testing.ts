@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { LogLevel } from '../db/tables.js';
 import { pluginSchemaValidator } from '../validation/ajv.js';
 import type { PluginHostSettings, PluginLogger } from './contract.js';
+import { defaultDeniedCidrs } from './reach.js';
+import type { SecretKeys } from './settings.js';
 import {
   createPluginLogger,
   executePlugin,
@@ -36,7 +38,7 @@ export interface FolderRunOptions extends Partial<
 > {
   host?: Partial<PluginHostSettings>;
   maxOutputBytes?: number;
-  encryptionKey?: Buffer;
+  encryptionKey?: SecretKeys;
 }
 
 /**
@@ -61,6 +63,14 @@ export async function runPluginFolder(
       host: {
         storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
         allowProcessExecution: false,
+        // The fence of a default installation, with no Trellis ports and no database to keep out.
+        network: {
+          denyCidrs: [],
+          trellisEndpoints: [],
+          allowCidrs: [],
+          defaultDenyCidrs: defaultDeniedCidrs,
+        },
+        trellisDatabase: null,
         ...host,
       },
       maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,

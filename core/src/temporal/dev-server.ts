@@ -32,6 +32,8 @@ export interface DevServer {
   address: string;
   /** Web UI URL, null when headless. */
   uiUrl: string | null;
+  /** Every socket it listens on: gRPC, the HTTP API, metrics, the Web UI. */
+  endpoints: { host: string; port: number }[];
   /** SIGTERM, then SIGKILL after a grace period. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -78,6 +80,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     port: number,
     uiPort: number | null,
   ): Promise<DevServer> {
+    // Chosen here rather than left to the CLI, so that they are known (plugins must not reach them).
+    const [httpPort, metricsPort] = [await freePort(), await freePort()];
     const args = [
       'server',
       'start-dev',
@@ -85,6 +89,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       host,
       '--port',
       String(port),
+      '--http-port',
+      String(httpPort),
+      '--metrics-port',
+      String(metricsPort),
       '--log-level',
       'warn',
     ];
@@ -142,7 +150,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw error;
     }
     logger.info({ address, uiUrl, dbFile: opts.dbFile ?? null }, 'Temporal dev server is up');
-    return { address, uiUrl, stop };
+    const endpoints = [port, httpPort, metricsPort, ...(uiPort === null ? [] : [uiPort])].map(
+      (listening) => ({ host, port: listening }),
+    );
+    return { address, uiUrl, endpoints, stop };
   }
 }
 

@@ -22,6 +22,9 @@ import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './id
 import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
 
+/** The gRPC status codes Temporal's answers are told apart by. */
+const grpcStatus = { invalidArgument: 3, deadlineExceeded: 4, unavailable: 14 } as const;
+
 export type ScheduleTrigger = Pick<
   Selectable<WorkflowTriggerTable>,
   'id' | 'type' | 'status' | 'properties'
@@ -245,9 +248,12 @@ async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> 
   } catch (error) {
     if (error instanceof TrellisError) throw error;
     const grpc = [error, (error as { cause?: unknown }).cause].find(isGrpcServiceError);
-    if (grpc?.code === 3) throw new Invalid(`Temporal rejected the schedule: ${grpc.details}`);
-    if (grpc?.code === 14 || grpc?.code === 4)
-      throw new Unavailable(`Temporal is unavailable: ${grpc.details}`);
+    const code: number | undefined = grpc?.code;
+    if (code === grpcStatus.invalidArgument) {
+      throw new Invalid(`Temporal rejected the schedule: ${grpc!.details}`);
+    }
+    if (code === grpcStatus.unavailable || code === grpcStatus.deadlineExceeded)
+      throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`);
     throw error;
   }
 }

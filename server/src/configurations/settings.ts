@@ -8,28 +8,30 @@ import {
   REDACTED,
   checkConfigurationSpecifications,
   encryptSecrets,
-  loadEncryptionKey,
+  loadSecretKeys,
   redactSecrets,
+  type SecretKeys,
 } from '../../../core/src/plugins/settings.js';
 import { taskTypes } from '../../../core/src/plugins/usages.js';
 
-const keys = new WeakMap<TrellisConfig, Promise<Buffer>>();
+const keys = new WeakMap<TrellisConfig, Promise<SecretKeys>>();
 
-/** The key encrypting secret settings, loaded once per configuration. */
-function encryptionKey(config: TrellisConfig): Promise<Buffer> {
-  let key = keys.get(config);
-  if (!key) {
-    key = loadEncryptionKey(config);
-    keys.set(config, key);
+/** The keys of secret settings, loaded once per configuration. */
+function secretKeys(config: TrellisConfig): Promise<SecretKeys> {
+  let loaded = keys.get(config);
+  if (!loaded) {
+    loaded = loadSecretKeys(config);
+    keys.set(config, loaded);
   }
-  return key;
+  return loaded;
 }
 
 /**
  * Checks a configuration body against the plugin it names and returns what to store: the plugin
  * (type and version) must be installed, the specifications must fit its declared settings, and
- * secret values are encrypted. A secret sent back as `"********"` (as GET shows it) keeps its
- * stored value, so a client can round-trip a configuration without knowing its secrets.
+ * secret values are encrypted with the current key (a kept value encrypted with a previous key is
+ * encrypted again). A secret sent back as `"********"` (as GET shows it) keeps its stored value,
+ * so a client can round-trip a configuration without knowing its secrets.
  */
 export async function prepareConfiguration(
   db: Kysely<Database>,
@@ -61,11 +63,7 @@ export async function prepareConfiguration(
     name: body.name,
     type: plugin.type,
     version: plugin.version,
-    specifications: encryptSecrets(
-      plugin.specifications,
-      specifications,
-      await encryptionKey(config),
-    ),
+    specifications: encryptSecrets(plugin.specifications, specifications, await secretKeys(config)),
   };
 }
 

@@ -17,7 +17,7 @@ import { validateWorkflowDefinition } from '../workflows/definition.js';
 
 export interface StartExecutionDeps {
   db: Kysely<Database>;
-  temporal: { client: Client } | null;
+  temporal: { client: Client };
   config: TrellisConfig;
 }
 
@@ -47,8 +47,7 @@ export async function startExecution(
   const { db, temporal, config } = deps;
   const execution = await recordExecution(deps, workflow, options);
   try {
-    // The check in recordExecution guarantees Temporal is configured.
-    await startExecutionWorkflow(temporal!.client, config, execution);
+    await startExecutionWorkflow(temporal.client, config, execution);
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
@@ -87,7 +86,7 @@ export async function recordExecution(
   workflow: WorkflowRow,
   options: { triggerId?: string } = {},
 ): Promise<WorkflowExecutionRow> {
-  const { db, temporal } = deps;
+  const { db } = deps;
   let definition;
   try {
     definition = await validateWorkflowDefinition(db, workflow.definition);
@@ -102,8 +101,6 @@ export async function recordExecution(
     }
     throw error;
   }
-  if (!temporal) throw new Unavailable('Temporal is not configured; executions cannot run.');
-
   const executionId = newId();
   const { execution } = await executionRepository.createExecutionWithTasks(db, {
     id: executionId,

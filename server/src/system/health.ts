@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { components } from '../../../generated/schema.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../handler.js';
 
 type HealthCheck = components['schemas']['HealthCheck'];
 type HealthReport = components['schemas']['HealthReport'];
@@ -70,15 +70,10 @@ export async function checkHealth(deps: AppDeps): Promise<HealthReport> {
       await sql`select 1`.execute(deps.db);
       return 'The database answers.';
     }),
-    ...(deps.temporal
-      ? [
-          check('Temporal', async () => {
-            const temporal = deps.temporal!;
-            await temporal.client.workflowService.getSystemInfo({});
-            return `Temporal answers (namespace "${deps.config.Temporal.Namespace}").`;
-          }),
-        ]
-      : []),
+    check('Temporal', async () => {
+      await deps.temporal.client.workflowService.getSystemInfo({});
+      return `Temporal answers (namespace "${deps.config.Temporal.Namespace}").`;
+    }),
   ]);
   return {
     Status: checks.every((entry) => entry.Status === 'Healthy') ? 'Healthy' : 'Unhealthy',

@@ -8,7 +8,7 @@ import {
   deleteTriggerSchedule,
   syncTriggerSchedule,
 } from '../../../core/src/temporal/schedules.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory } from '../lists.js';
@@ -61,7 +61,7 @@ async function writeTrigger(
 ): Promise<WorkflowTriggerRow> {
   return deps.db.transaction().execute(async (trx) => {
     const row = await write(trx);
-    if (deps.temporal) await syncTriggerSchedule(deps.temporal.client, deps.config, row, workflow);
+    await syncTriggerSchedule(deps.temporal.client, deps.config, row, workflow);
     return row;
   });
 }
@@ -115,7 +115,7 @@ export const triggerHandlers = {
       if (!(await triggerRepository.remove(trx, workflow.id, params.triggerId))) {
         throw triggerNotFound(params.workflowId, params.triggerId);
       }
-      if (deps.temporal) await deleteTriggerSchedule(deps.temporal.client, params.triggerId);
+      await deleteTriggerSchedule(deps.temporal.client, params.triggerId);
     });
     return confirmation(
       `Trigger "${params.triggerId}" of workflow "${workflow.name}" was deleted.`,

@@ -9,7 +9,7 @@ import {
   deleteTriggerSchedule,
   syncTriggerSchedule,
 } from '../../../core/src/temporal/schedules.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
@@ -81,7 +81,7 @@ export const workflowHandlers = {
         definition: body.definition,
       });
       if (!updated) throw workflowNotFound(params.workflowId);
-      if (deps.temporal && updated.name !== existing.name) {
+      if (updated.name !== existing.name) {
         for (const trigger of await triggerRepository.listByWorkflow(trx, updated.id)) {
           if (trigger.type !== 'TimeBased') continue;
           await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, updated);
@@ -108,10 +108,8 @@ export const workflowHandlers = {
     await deps.db.transaction().execute(async (trx) => {
       const triggers = await triggerRepository.listByWorkflow(trx, row.id);
       if (!(await workflowRepository.remove(trx, row.id))) throw workflowNotFound(row.id);
-      if (deps.temporal) {
-        for (const trigger of triggers.filter((t) => t.type === 'TimeBased')) {
-          await deleteTriggerSchedule(deps.temporal.client, trigger.id);
-        }
+      for (const trigger of triggers.filter((t) => t.type === 'TimeBased')) {
+        await deleteTriggerSchedule(deps.temporal.client, trigger.id);
       }
     });
     return confirmation(`Workflow "${row.name}" was deleted.`);

@@ -85,7 +85,7 @@ export async function spawnTrellis(options: TrellisProcessOptions): Promise<Trel
   const append = (text: string) => {
     tail = (tail + text).slice(-8_000);
   };
-  child.stderr!.on('data', (chunk: Buffer) => append(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => append(chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('close', (code, signal) => {
       live.delete(child);
@@ -100,7 +100,7 @@ export async function spawnTrellis(options: TrellisProcessOptions): Promise<Trel
       () => reject(new Error(`trellis --role ${options.role} did not start in ${timeout} ms`)),
       timeout,
     );
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       append(`${line}\n`);
       const api = /^\s+API\s+(http\S+)/.exec(line);
       if (api?.[1]) url = api[1];

@@ -219,7 +219,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         await record('Canceled', canceledWhileRunning);
         throw new CancelledFailure(canceledWhileRunning);
       }
-      const reason = controller.signal.aborted ? controller.signal.reason : error;
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : error;
       failure =
         reason instanceof AttemptTimeout
           ? { message: reason.message, retryable: true }

@@ -28,7 +28,7 @@ export async function taskPlugin(db: Kysely<Database>, type: TaskType): Promise<
   return {
     type: configuration.type,
     version: configuration.version,
-    specifications: configuration.specifications as Record<string, unknown>,
+    specifications: configuration.specifications,
   };
 }
 

@@ -1,0 +1,49 @@
+import { networkInterfaces } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { buildConfig } from '../config/load.js';
+import { reachSettings } from './reach.js';
+
+describe('reachSettings', () => {
+  it("lists Trellis's own sockets, one per address for an unspecified host", () => {
+    const config = buildConfig({
+      Server: { Host: '0.0.0.0', Port: 7000 },
+      Temporal: { Address: 'temporal.internal:7233' },
+      Plugins: { Network: { AllowCidrs: ['127.0.0.0/8', '10.1.2.3'], DenyCidrs: ['fd00::1'] } },
+    });
+    const { network } = reachSettings(config, { endpoints: [{ host: 'localhost', port: 8233 }] });
+    expect(network.allowCidrs).toEqual(['127.0.0.0/8', '10.1.2.3/32']);
+    expect(network.denyCidrs).toEqual(['fd00::1/128']);
+    expect(network.defaultDenyCidrs).toEqual(expect.arrayContaining(['169.254.0.0/16']));
+    const local = Object.values(networkInterfaces())
+      .flatMap((addresses) => addresses ?? [])
+      .map((address) => ({ host: address.address.replace(/%.*$/, ''), port: 7000 }));
+    expect(network.trellisEndpoints).toEqual(
+      expect.arrayContaining([
+        { host: '127.0.0.1', port: 8233 },
+        { host: '::1', port: 8233 },
+        { host: '0.0.0.0', port: 7000 },
+        { host: '127.0.0.1', port: 7000 },
+        ...local,
+        { host: 'temporal.internal', port: 7233 },
+      ]),
+    );
+    expect(Object.isFrozen(network.trellisEndpoints[0])).toBe(true);
+  });
+
+  it("names Trellis's own database unless Plugins.Database.AllowTrellisDatabase", () => {
+    const external = buildConfig({ Database: { Url: 'postgres://u:p@db.internal:6543/trellis' } });
+    expect(reachSettings(external).trellisDatabase).toEqual({
+      host: 'db.internal',
+      port: 6543,
+      database: 'trellis',
+    });
+    const embedded = buildConfig({});
+    expect(reachSettings(embedded, { databaseSocketDirectory: '/tmp/x' }).trellisDatabase).toEqual({
+      socketDirectory: '/tmp/x',
+    });
+    const allowed = buildConfig({ Plugins: { Database: { AllowTrellisDatabase: true } } });
+    expect(reachSettings(allowed, { databaseSocketDirectory: '/tmp/x' }).trellisDatabase).toBe(
+      null,
+    );
+  });
+});

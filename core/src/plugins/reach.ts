@@ -1,0 +1,134 @@
+import { networkInterfaces } from 'node:os';
+import ipaddr from 'ipaddr.js';
+import type { TrellisConfig } from '../config/types.js';
+import type { PluginHostSettings, PluginNetworkFence } from './contract.js';
+
+/**
+ * What plugins may reach, as host settings: the network fence (`Plugins.Network.*`) and Trellis's
+ * own database (`Plugins.Database.AllowTrellisDatabase`). Plugins enforce them; a task cannot
+ * change them.
+ */
+
+/**
+ * Refused unless `Plugins.Network.AllowCidrs` opens them: addresses that reach this machine, its
+ * link or the cloud's metadata services rather than a service somewhere on the network.
+ */
+export const defaultDeniedCidrs: readonly string[] = Object.freeze([
+  '0.0.0.0/8', // "this network": 0.0.0.0 connects to this machine
+  '127.0.0.0/8', // loopback
+  '169.254.0.0/16', // link-local, with 169.254.169.254 (AWS, GCP, Azure, Oracle metadata)
+  '100.100.100.200/32', // Alibaba Cloud metadata
+  '168.63.129.16/32', // Azure host services (WireServer)
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, and 255.255.255.255 broadcast
+  '::/128', // unspecified
+  '::1/128', // loopback
+  'fe80::/10', // link-local
+  'fd00:ec2::254/128', // AWS metadata over IPv6
+  'ff00::/8', // multicast
+]);
+
+/** Facts only known once Trellis runs: where it listens, where its embedded database is. */
+export interface RuntimeReach {
+  /** Trellis's own listening sockets in this process (API, embedded Temporal). */
+  endpoints?: readonly { host: string; port: number }[];
+  /** The embedded database's Unix socket folder. */
+  databaseSocketDirectory?: string;
+}
+
+/** The reach part of the host settings for a configuration (and, when known, the running process). */
+export function reachSettings(
+  config: Pick<TrellisConfig, 'Plugins' | 'Server' | 'Temporal' | 'Database'>,
+  runtime: RuntimeReach = {},
+): Pick<PluginHostSettings, 'network' | 'trellisDatabase'> {
+  const endpoints = [
+    ...(runtime.endpoints ?? []),
+    // Another process's API (a worker-only process) listens on the configured port.
+    ...(config.Server.Port !== 0 ? [{ host: config.Server.Host, port: config.Server.Port }] : []),
+    ...(config.Temporal.Address ? [hostPort(config.Temporal.Address)] : []),
+  ].filter((endpoint) => endpoint !== undefined);
+  const network: PluginNetworkFence = {
+    denyCidrs: config.Plugins.Network.DenyCidrs.map(asCidr),
+    trellisEndpoints: uniqueEndpoints(endpoints.flatMap(expandUnspecified)),
+    allowCidrs: config.Plugins.Network.AllowCidrs.map(asCidr),
+    defaultDenyCidrs: defaultDeniedCidrs,
+  };
+  return deepFreeze({
+    network,
+    trellisDatabase: config.Plugins.Database.AllowTrellisDatabase
+      ? null
+      : config.Database.Url
+        ? externalDatabase(config.Database.Url)
+        : runtime.databaseSocketDirectory
+          ? { socketDirectory: runtime.databaseSocketDirectory }
+          : null,
+  });
+}
+
+/** One message per entry of a CIDR list that is neither `address/bits` nor a single address. */
+export function cidrProblems(key: string, cidrs: readonly string[]): string[] {
+  return cidrs.flatMap((cidr, index) =>
+    ipaddr.isValidCIDR(cidr) || ipaddr.isValid(cidr)
+      ? []
+      : [`${key}[${index}]: "${cidr}" is not an address range like 10.0.0.0/8 or fd00::/8`],
+  );
+}
+
+/** A single address as the range holding only it. */
+function asCidr(value: string): string {
+  if (value.includes('/')) return value;
+  return `${value}/${ipaddr.parse(value).kind() === 'ipv4' ? 32 : 128}`;
+}
+
+function hostPort(address: string): { host: string; port: number } | undefined {
+  const match = /^\[?([^\]]*)\]?:(\d+)$/.exec(address);
+  return match ? { host: match[1]!, port: Number(match[2]) } : undefined;
+}
+
+function externalDatabase(url: string) {
+  try {
+    const parsed = new URL(url);
+    return {
+      host: decodeURIComponent(parsed.hostname.replace(/^\[|\]$/g, '')) || 'localhost',
+      port: Number(parsed.port || 5432),
+      database: decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** An endpoint on an unspecified address listens on every address of this machine. */
+function expandUnspecified(endpoint: { host: string; port: number }) {
+  if (endpoint.host === 'localhost') {
+    return ['127.0.0.1', '::1'].map((host) => ({ host, port: endpoint.port }));
+  }
+  if (!ipaddr.isValid(endpoint.host) || ipaddr.parse(endpoint.host).range() !== 'unspecified') {
+    return [endpoint];
+  }
+  const local = Object.values(networkInterfaces())
+    .flatMap((addresses) => addresses ?? [])
+    .map((address) => address.address.replace(/%.*$/, ''));
+  return [endpoint.host, '127.0.0.1', '::1', ...local].map((host) => ({
+    host,
+    port: endpoint.port,
+  }));
+}
+
+function uniqueEndpoints(endpoints: { host: string; port: number }[]) {
+  const seen = new Set<string>();
+  return endpoints.filter((endpoint) => {
+    const key = `${endpoint.host}|${endpoint.port}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
