@@ -47,7 +47,7 @@ export type WithExpressions<T> = T extends string
 export interface PluginParameters extends BuiltInPluginParameters {}
 
 /** A plugin type a definition may name (`PluginParameters`' keys). */
-export type PluginType = keyof PluginParameters & string;
+export type PluginType = Extract<keyof PluginParameters, string>;
 
 /** A task on a plugin named inline: its `parameters` typed by that plugin. */
 export type PluginTask<P extends PluginType = PluginType> = P extends PluginType

@@ -121,5 +121,5 @@ function literalValidator(schema: JsonSchema): ValidateFunction {
 
 /** An error of the expression branch: only says the literal value is not an expression. */
 function isExpressionBranch(error: ErrorObject): boolean {
-  return (error.parentSchema as JsonSchema | undefined)?.$comment === EXPRESSION_MARK;
+  return error.parentSchema?.$comment === EXPRESSION_MARK;
 }
