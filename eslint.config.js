@@ -12,6 +12,7 @@ const topFolders = [
   'server',
   'workflows-worker',
   'plugins',
+  'plugin-kit',
   'sdk',
   'test',
   'bench',
@@ -20,10 +21,12 @@ const topFolders = [
   'generated',
 ];
 const mayImport = {
-  core: ['generated'],
+  core: ['generated', 'plugin-kit'],
   server: ['core', 'generated'],
   'workflows-worker': ['core', 'generated'],
-  plugins: [],
+  // The plugin contract: the author kit, which itself depends on nothing.
+  plugins: ['plugin-kit'],
+  'plugin-kit': [],
   sdk: [],
   test: ['sdk', 'core', 'bin', 'workflows-worker', 'server', 'generated', 'plugins'],
   bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
