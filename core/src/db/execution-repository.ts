@@ -8,6 +8,7 @@ import type {
   WorkflowExecutionRow,
   WorkflowExecutionTable,
 } from './tables.js';
+import { storableText } from './storable-text.js';
 import { cancelUnfinishedTasks, insertPendingTasks } from './task-execution-repository.js';
 
 /**
@@ -58,7 +59,7 @@ export async function createExecutionWithTasks(
         workflowName: input.workflowName,
         definition: input.definition,
         status: input.status,
-        message: input.message ?? '',
+        message: storableText(input.message ?? ''),
         triggerId: input.triggerId ?? null,
         temporalWorkflowId: input.temporalWorkflowId,
         executionStart: input.executionStart ?? new Date(),
@@ -238,7 +239,11 @@ export async function finishAbandonedExecution(
   return db.transaction().execute(async (trx) => {
     const finished = await trx
       .updateTable('workflowExecution')
-      .set({ status: outcome.status, message: outcome.message, executionEnd: outcome.at })
+      .set({
+        status: outcome.status,
+        message: storableText(outcome.message),
+        executionEnd: outcome.at,
+      })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
       .returning('id')
@@ -293,7 +298,7 @@ export async function markExecutionFinished(
 ): Promise<void> {
   const change = {
     status: outcome.status,
-    message: outcome.message,
+    message: storableText(outcome.message),
     executionEnd: outcome.at ?? new Date(),
   };
   await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
