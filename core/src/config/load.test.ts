@@ -41,6 +41,14 @@ describe('buildConfig', () => {
         Network: { AllowCidrs: [], DenyCidrs: [] },
         Database: { AllowTrellisDatabase: false },
       },
+      Definitions: {
+        MaxBytes: 1_048_576,
+        MaxDepth: 64,
+        MaxTasks: 5_000,
+        MaxDependencies: 20_000,
+        MaxNameLength: 200,
+        MaxStringLength: 65_536,
+      },
       Logging: { Level: 'info' },
     });
   });

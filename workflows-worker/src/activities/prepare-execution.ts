@@ -39,7 +39,7 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         'WorkflowMissing',
       );
     }
-    const parsed = parseDefinition(workflow.definition);
+    const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
     const { execution, created } = await executionRepository.createExecutionWithTasks(db, {
       workflowId: workflow.id,
       workflowName: workflow.name,
