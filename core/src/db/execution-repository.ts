@@ -227,14 +227,17 @@ export async function listActiveExecutions(
 }
 
 /**
- * Ends an execution whose Temporal run is gone without writing its outcome: the execution gets
- * `outcome` (with a log entry saying why) and every unfinished task is Canceled. Returns whether
- * anything changed: an execution that finished meanwhile keeps its own outcome.
+ * Ends an execution its run cannot carry on: the Temporal run is gone without writing its outcome
+ * (recovery), or the run cannot go on at all (the engine met data it cannot use). The execution
+ * gets `outcome`, with a log entry saying why (under `logKey`, once), and every unfinished task
+ * is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
+ * own outcome.
  */
 export async function finishAbandonedExecution(
   db: Kysely<Database>,
   executionId: string,
   outcome: { status: Extract<ExecutionStatus, 'Failed' | 'Canceled'>; message: string; at: Date },
+  logKey = 'recovery:abandoned',
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const finished = await trx
@@ -254,7 +257,7 @@ export async function finishAbandonedExecution(
       {
         executionId,
         taskExecutionId: null,
-        dedupeKey: 'recovery:abandoned',
+        dedupeKey: logKey,
         level: 'Error',
         message: outcome.message,
         timeStamp: outcome.at,

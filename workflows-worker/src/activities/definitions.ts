@@ -6,11 +6,14 @@ import { referencedTasks, type ExpressionScope } from '../../../core/src/definit
 import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
+import { Invalid } from '../../../core/src/errors.js';
 
 /**
  * The definition an execution runs, parsed from its snapshot once per worker process: the
  * snapshot never changes, and parsing a 2,000-task definition for every task attempt would
- * dominate a run. It is validated again, within this worker's `Definitions` limits.
+ * dominate a run. It is validated again, within this worker's `Definitions` limits: a snapshot
+ * that is no longer valid (stored before the limits, or under larger ones) is `Invalid`, which
+ * no retry fixes.
  */
 export interface LoadedDefinition {
   execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName'>;
@@ -77,7 +80,7 @@ export class DefinitionCache {
 function parsed(execution: WorkflowExecutionRow, limits: DefinitionLimits): LoadedDefinition {
   const result = parseDefinition(execution.definition, limits);
   if (!result.ok) {
-    throw new Error(
+    throw new Invalid(
       `Execution ${execution.id} has an invalid definition: ${result.errors.join('; ')}`,
     );
   }
@@ -131,9 +134,9 @@ export async function expressionScope(
   return { outputs, variables: loaded.definition.variables ?? {} };
 }
 
-/** The task of a loaded definition; throws when the definition has no such task. */
+/** The task of a loaded definition; `Invalid` when the definition has no such task. */
 export function taskOf(loaded: LoadedDefinition, name: string): TaskDefinition {
   const task = loaded.tasks.get(name);
-  if (!task) throw new Error(`Execution ${loaded.execution.id} has no task '${name}'`);
+  if (!task) throw new Invalid(`Execution ${loaded.execution.id} has no task '${name}'`);
   return task;
 }
