@@ -62,6 +62,8 @@ export const configSchema = Type.Object(
       // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
       Host: nonEmptyString('127.0.0.1'),
       BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
+      /** Objects and arrays around any value of a JSON body; deeper bodies get 400. */
+      MaxBodyDepth: Type.Integer({ minimum: 8, maximum: maxSupportedDepth, default: 64 }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),
