@@ -7,9 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as executionRepository from '../../core/src/db/execution-repository.js';
 import * as workflowRepository from '../../core/src/db/workflow-repository.js';
+import { createLogger } from '../../core/src/logging.js';
+import { createPluginRunner } from '../../core/src/plugins/runner.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { startExecutionWorkflow } from '../../server/src/executions/start-execution.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
+import { createActivities } from '../../workflows-worker/src/activities/index.js';
 import { expectFailure } from '../api/api-error.js';
 import { definition, executionLogs, run, taskLogs, tasksOf } from '../engine/engine-support.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
@@ -189,6 +192,58 @@ describe('definitions too deep to walk', () => {
     await trellis.admin.DELETE('/workflows/{workflowId}', {
       params: { path: { workflowId: workflow.id } },
     });
+  });
+});
+
+describe('bookkeeping that cannot succeed', () => {
+  it('ends the execution Failed with the reason instead of retrying forever', async () => {
+    // A run that started under larger limits, now served by a worker with lower ones, asks
+    // for an approval: the worker cannot use the definition, however often it tries.
+    const text = withParameters(nested(10));
+    const workflow = await workflowRepository.insert(trellis.db, {
+      name: `lowered-${Date.now()}`,
+      definition: text,
+    });
+    const { execution } = await executionRepository.createExecutionWithTasks(trellis.db, {
+      workflowId: workflow.id,
+      workflowName: workflow.name,
+      definition: text,
+      taskNames: ['Deep'],
+      temporalWorkflowId: `lowered-${crypto.randomUUID()}`,
+      status: 'Running',
+    });
+    const config = {
+      ...trellis.config,
+      Definitions: { ...trellis.config.Definitions, MaxDepth: 8 },
+    };
+    const activities = createActivities({
+      db: trellis.db,
+      config,
+      logger: createLogger({ Level: 'silent' }),
+      runner: createPluginRunner({ db: trellis.db, config }),
+    });
+    const [task] = (
+      await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
+        params: { path: { workflowId: workflow.id, executionId: execution.id } },
+      })
+    ).map((row) => row.id);
+    const recording = activities.recordProgress({
+      executionId: execution.id,
+      tasks: [],
+      approvals: [{ taskExecutionId: task!, taskName: 'Deep' }],
+      logs: [],
+    });
+    await expect(recording).rejects.toMatchObject({
+      nonRetryable: true,
+      message: expect.stringMatching(/progress could not be recorded: .*Definitions\.MaxDepth/),
+    });
+    const detail = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}', {
+      params: { path: { workflowId: workflow.id, executionId: execution.id } },
+    });
+    expect(detail.status).toBe('Failed');
+    const tasks = await tasksOf(trellis.admin, workflow.id, execution.id);
+    expect(tasks.Deep!.status).toBe('Canceled');
+    expect(tasks.Deep!.message).toMatch(/Definitions\.MaxDepth/);
   });
 });
 
