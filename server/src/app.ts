@@ -133,7 +133,7 @@ export function createApp(deps: AppDeps): Express {
     if (user) req.user = user;
     rethrowBodyError(req);
     const unusable = requestValueProblems(
-      { path: req.path, query: req.query as Record<string, unknown>, body: request.body },
+      { path: req.path, query: request.query as Record<string, unknown>, body: request.body },
       operation,
       config.Server.MaxBodyDepth,
     );
