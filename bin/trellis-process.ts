@@ -20,6 +20,7 @@ import type { Database } from '../core/src/db/tables.js';
 import type { Logger } from '../core/src/logging.js';
 import { createCatalog } from '../core/src/plugins/catalog.js';
 import { installBuiltIns } from '../core/src/plugins/installation.js';
+import { removeStaleStaging } from '../core/src/plugins/package.js';
 import { findTemporalCli } from '../core/src/temporal/cli.js';
 import { connectTemporal, type TemporalConnection } from '../core/src/temporal/connection.js';
 import { startDevServer } from '../core/src/temporal/dev-server.js';
@@ -185,6 +186,11 @@ export function createTrellis(
       checkpoint();
     }
     if (role !== 'api') {
+      // The worker unpacks plugin packages: a worker killed while unpacking left a staging folder.
+      const stale = await removeStaleStaging(runtime.Plugins.CacheDirectory);
+      if (stale.length > 0) {
+        logger.info({ folders: stale }, 'removed plugin staging folders left by stopped processes');
+      }
       const { startWorker } = await import('../workflows-worker/src/worker.js');
       const worker = await startWorker({
         config: runtime,

@@ -3,7 +3,17 @@
  * signal. Against the test PostgreSQL and Temporal, and fully embedded as `npm start` runs it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +246,71 @@ describe('the launcher', () => {
     expect(trellis.output()).toContain('stopped Temporal connection');
     expect(trellis.output()).toContain('stopped database');
     expect(trellis.output()).not.toContain('Press Ctrl-C to stop.');
+  });
+
+  it('removes at start what a killed process left: its database socket folder and plugin staging folders', async () => {
+    const dataDirectory = path.join(await tempFolder(), 'data');
+    const config = {
+      DataDirectory: dataDirectory, // no Database.Url: embedded PGlite, with its socket folder
+      Server: { Port: 0 },
+      Temporal: { Address: testServices().temporalAddress, TaskQueue: uniqueTaskQueue() },
+      Security: {
+        Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
+      },
+    };
+    /** The folder of the Unix socket the process listens on, as the kernel lists it. */
+    const socketFolderOf = async (pid: number): Promise<string> => {
+      const inodes = new Set<string>();
+      for (const fd of await readdir(`/proc/${pid}/fd`)) {
+        const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode) inodes.add(inode);
+      }
+      const listed = (await readFile('/proc/net/unix', 'utf8')).split('\n');
+      const socket = listed
+        .map((line) => line.trim().split(/\s+/))
+        .find((fields) => inodes.has(fields[6] ?? '') && fields[7]?.includes('trellis-pglite-'));
+      if (!socket) throw new Error(`process ${pid} listens on no trellis-pglite socket`);
+      return path.dirname(socket[7]!);
+    };
+    const exists = (file: string) =>
+      stat(file).then(
+        () => true,
+        () => false,
+      );
+    // A live process's folder, which no start may touch: this test runner is alive.
+    const live = await mkdtemp(path.join(tmpdir(), `trellis-pglite-${process.pid}-`));
+    folders.push(live);
+
+    const first = await launch(config);
+    await bannerApiUrl(first);
+    const firstPid = first.child.pid!;
+    const firstSocketFolder = await socketFolderOf(firstPid);
+    // What a worker killed while unpacking a plugin package leaves in the cache: a staging folder
+    // named after it, and one of an earlier version (no pid), old by now.
+    const cache = path.join(dataDirectory, 'plugin-cache');
+    const sha = 'c'.repeat(64);
+    const staging = path.join(cache, `${sha}.tmp-${firstPid}-0b4f9f0e-8a51-4a55-9d6e-3f9a1b2c3d4e`);
+    const oldStaging = path.join(cache, `${sha}.tmp-5d1c6a2e-1f3b-4c9d-8e7a-6b5c4d3e2f1a`);
+    await mkdir(path.join(staging, 'partial'), { recursive: true });
+    await mkdir(oldStaging, { recursive: true });
+    const dayAgo = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    await utimes(oldStaging, dayAgo, dayAgo);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // Killed: nothing was cleaned up.
+    expect(await exists(firstSocketFolder)).toBe(true);
+
+    const second = await launch(config);
+    await bannerApiUrl(second);
+    const secondSocketFolder = await socketFolderOf(second.child.pid!);
+    expect(await exists(firstSocketFolder)).toBe(false);
+    expect(await exists(staging)).toBe(false);
+    expect(await exists(oldStaging)).toBe(false);
+    expect(await exists(live)).toBe(true);
+    expect(await stopWith(second, 'SIGTERM')).toBe(0);
+    expect(await exists(secondSocketFolder)).toBe(false);
   });
 
   it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {

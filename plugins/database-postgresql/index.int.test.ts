@@ -67,6 +67,25 @@ describe('Database/PostgreSql', () => {
     await expect(run('select * from no_such_table')).rejects.toThrow(/\[SQLSTATE 42P01\]/);
   });
 
+  it('refuses several statements before running any of them, with or without parameters', async () => {
+    for (const params of [undefined, [], [1]]) {
+      const attempt = run(
+        'create table first_of_two (id int); create table second_of_two (id int)',
+        params,
+      );
+      await expect(attempt).rejects.toThrow(PluginInputError);
+      await expect(attempt).rejects.toThrow(
+        /the sql holds more than one statement; this plugin runs one per task/,
+      );
+    }
+    const created = await run(
+      "select count(*)::int as tables from pg_tables where tablename in ('first_of_two', 'second_of_two')",
+    );
+    expect(created).toMatchObject({ rows: [{ tables: 0 }] });
+    // One statement with a trailing semicolon, and a semicolon inside a literal, are one statement.
+    expect(await run("select 'a;b' as text;")).toMatchObject({ rows: [{ text: 'a;b' }] });
+  });
+
   it('reports an unreachable server as a retryable failure', async () => {
     const url = new URL(connectionString);
     url.port = '1';

@@ -15,6 +15,10 @@ import pg from 'pg';
  * database (`context.host.trellisDatabase`) is refused: its embedded socket folder, or the host,
  * port and database of `Database.Url`, compared on resolved addresses and connected to only at
  * the addresses checked.
+ *
+ * Always through the extended query protocol, with or without parameters: PostgreSQL then
+ * parses the text as one statement and refuses several before running any (the simple
+ * protocol would run them all, one after the other, and answer with one result each).
  * @param {{ sql: string, params: unknown[] }} parameters
  * @param {{ specifications: { connectionString: string, statementTimeoutMilliseconds: number },
  *   signal: AbortSignal, host: { trellisDatabase?: TrellisDatabase | null } }} context
@@ -34,7 +38,11 @@ export async function execute(parameters, context) {
   context.signal.addEventListener('abort', abort, { once: true });
   try {
     await client.connect();
-    const result = await client.query({ text: parameters.sql, values: parameters.params });
+    const result = await client.query({
+      text: parameters.sql,
+      values: parameters.params,
+      queryMode: 'extended',
+    });
     return {
       command: result.command,
       rowCount: result.rowCount,
@@ -140,8 +148,20 @@ async function sameFolder(a, b) {
 // SQLSTATE classes that repeat on retry: data (22), constraints (23), syntax and access (42).
 const PERMANENT = /^(22|23|42)/;
 
+// syntax_error, as PostgreSQL reports several statements in one extended-protocol query.
+const SEVERAL_STATEMENTS = /cannot insert multiple commands into a prepared statement/;
+
 /** @param {Error & { code?: string, position?: string }} error */
 function describe(error) {
+  if (error.code === '42601' && SEVERAL_STATEMENTS.test(error.message)) {
+    return Object.assign(
+      new Error(
+        'PostgreSQL: the sql holds more than one statement; this plugin runs one per task ' +
+          '(split them into tasks, or wrap them in a DO block or a function) [SQLSTATE 42601]',
+      ),
+      { nonRetryable: true },
+    );
+  }
   const where = error.position ? ` (at character ${error.position})` : '';
   const code = error.code ? ` [SQLSTATE ${error.code}]` : '';
   return Object.assign(new Error(`PostgreSQL: ${error.message}${where}${code}`), {

@@ -10,8 +10,14 @@ import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
 import type { AppDeps, EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
 import { handlers } from './handlers.js';
-import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
+import {
+  createOpenApiBackend,
+  describeRequestErrors,
+  describeRequestProblems,
+  openApiDocument,
+} from './openapi.js';
 import { requestLog } from './request-log.js';
+import { requestValueProblems } from './storable-request.js';
 import { documentationRoutes } from './system/docs.js';
 
 const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
@@ -107,7 +113,8 @@ export function createApp(deps: AppDeps): Express {
   readiness.set(app, initialised);
 
   // Every operation of the spec, in this order: route, authenticate and authorise (before the
-  // body is looked at, so anonymous callers only ever see 401), validate, handle.
+  // body is looked at, so anonymous callers only ever see 401), values no field takes (text the
+  // database cannot store, bodies too deep), validate, handle.
   app.use(async (req, res) => {
     if (!ready) await initialised;
     const request: OpenApiRequest = {
@@ -125,6 +132,12 @@ export function createApp(deps: AppDeps): Express {
     const user = await authorize(operation, req.headers.authorization);
     if (user) req.user = user;
     rethrowBodyError(req);
+    const unusable = requestValueProblems(
+      { path: req.path, query: request.query as Record<string, unknown>, body: request.body },
+      operation,
+      config.Server.MaxBodyDepth,
+    );
+    if (unusable.length > 0) throw new Invalid(describeRequestProblems(unusable));
     const validation = api.validator.validateRequest(request, operation);
     if (validation.errors) throw new Invalid(describeRequestErrors(validation.errors));
     const handle = operations.get(operation.operationId ?? '');

@@ -4,7 +4,12 @@ import { OpenAPIBackend, OpenAPIRouter } from 'openapi-backend';
 import type { Document, Operation, ParsedRequest, Request } from 'openapi-backend';
 import { installPath } from '../../core/src/install-root.js';
 import { createAjv } from '../../core/src/validation/ajv.js';
-import { describeValidationErrors, type MessageStyle } from '../../core/src/validation/describe.js';
+import {
+  describeProblems,
+  describeValidationErrors,
+  type MessageStyle,
+  type ValidationProblem,
+} from '../../core/src/validation/describe.js';
 import { formatPath, type PathSegment } from '../../core/src/validation/path.js';
 
 const documentUrl = installPath('generated', 'openapi.json');
@@ -254,4 +259,9 @@ export function describeRequestErrors(errors: readonly ErrorObject[]): string[] 
       : error,
   );
   return describeValidationErrors(located, requestMessageStyle);
+}
+
+/** Messages for problems found beside the validator, worded like its own (`body.name: ...`). */
+export function describeRequestProblems(problems: readonly ValidationProblem[]): string[] {
+  return describeProblems(problems, requestMessageStyle);
 }

@@ -22,7 +22,7 @@ describe('buildConfig', () => {
   it('fills every default', () => {
     const config = buildConfig({}, { cwd: '/srv/trellis' });
     expect(config).toEqual({
-      Server: { Port: 6262, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 },
+      Server: { Port: 6262, Host: '127.0.0.1', BodyLimitBytes: 1_048_576, MaxBodyDepth: 64 },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
@@ -41,6 +41,14 @@ describe('buildConfig', () => {
         Network: { AllowCidrs: [], DenyCidrs: [] },
         Database: { AllowTrellisDatabase: false },
       },
+      Definitions: {
+        MaxBytes: 1_048_576,
+        MaxDepth: 64,
+        MaxTasks: 5_000,
+        MaxDependencies: 20_000,
+        MaxNameLength: 200,
+        MaxStringLength: 65_536,
+      },
       Logging: { Level: 'info' },
     });
   });
@@ -55,7 +63,12 @@ describe('buildConfig', () => {
       },
       { cwd: '/work' },
     );
-    expect(config.Server).toEqual({ Port: 7000, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 });
+    expect(config.Server).toEqual({
+      Port: 7000,
+      Host: '127.0.0.1',
+      BodyLimitBytes: 1_048_576,
+      MaxBodyDepth: 64,
+    });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
     expect(config.Database.Url).toBe('postgres://u:p@db:5432/trellis');
@@ -269,7 +282,12 @@ describe('loadConfig', () => {
         UNRELATED: 'x',
       },
     });
-    expect(config.Server).toEqual({ Port: 7200, Host: '127.0.0.1', BodyLimitBytes: 2048 });
+    expect(config.Server).toEqual({
+      Port: 7200,
+      Host: '127.0.0.1',
+      BodyLimitBytes: 2048,
+      MaxBodyDepth: 64,
+    });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);
     expect(config.Plugins.Registry).toBe('/srv/registry');

@@ -32,6 +32,29 @@ export const basicUserSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The bounds of a workflow definition, checked at add, update and execution (definition/limits.ts).
+ * They keep every definition the API accepts runnable: its JSON and its expressions nest no deeper
+ * than the code walking them can go, and its size stays within what PostgreSQL and Temporal's
+ * payloads take. `MaxDepth` has a ceiling for the same reason.
+ */
+export const definitionLimitDefaults = {
+  /** UTF-8 bytes of the definition's JSON text. */
+  MaxBytes: 1_048_576,
+  /** Objects and arrays around any value, the definition itself counted; also expression nesting. */
+  MaxDepth: 64,
+  MaxTasks: 5_000,
+  /** `dependencies` and `runOnFailureOf` entries of all tasks together. */
+  MaxDependencies: 20_000,
+  /** The workflow's and each task's name. */
+  MaxNameLength: 200,
+  /** Any other key or string, in UTF-16 code units. */
+  MaxStringLength: 65_536,
+} as const;
+
+/** Deepest nesting the code that walks definitions and bodies is known to handle. */
+export const maxSupportedDepth = 1_000;
+
 export const configSchema = Type.Object(
   {
     Server: section({
@@ -39,6 +62,8 @@ export const configSchema = Type.Object(
       // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
       Host: nonEmptyString('127.0.0.1'),
       BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
+      /** Objects and arrays around any value of a JSON body; deeper bodies get 400. */
+      MaxBodyDepth: Type.Integer({ minimum: 8, maximum: maxSupportedDepth, default: 64 }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),
@@ -104,6 +129,24 @@ export const configSchema = Type.Object(
       }),
       /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
       Database: section({ AllowTrellisDatabase: Type.Boolean({ default: false }) }),
+    }),
+    Definitions: section({
+      MaxBytes: Type.Integer({ minimum: 1, default: definitionLimitDefaults.MaxBytes }),
+      MaxDepth: Type.Integer({
+        minimum: 8,
+        maximum: maxSupportedDepth,
+        default: definitionLimitDefaults.MaxDepth,
+      }),
+      MaxTasks: Type.Integer({ minimum: 1, default: definitionLimitDefaults.MaxTasks }),
+      MaxDependencies: Type.Integer({
+        minimum: 0,
+        default: definitionLimitDefaults.MaxDependencies,
+      }),
+      MaxNameLength: Type.Integer({ minimum: 1, default: definitionLimitDefaults.MaxNameLength }),
+      MaxStringLength: Type.Integer({
+        minimum: 256,
+        default: definitionLimitDefaults.MaxStringLength,
+      }),
     }),
     Logging: section({ Level: Type.Enum(logLevels, { type: 'string', default: 'info' }) }),
   },

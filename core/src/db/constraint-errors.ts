@@ -22,6 +22,16 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
   return sqlState(error) === pgErrorCodes.foreignKeyViolation && matches(error, constraint);
 }
 
+/**
+ * True when PostgreSQL refused the data of a statement rather than failed to run it: a data
+ * exception (SQLSTATE class 22: bad encoding, a value out of range...) or a program limit (54:
+ * nesting too deep, a value too large). Running the same statement again fails the same way.
+ */
+export function isRefusedData(error: unknown): boolean {
+  const code = sqlState(error);
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+}
+
 function matches(error: unknown, constraint: string | undefined): boolean {
   return constraint === undefined || (error as { constraint?: unknown }).constraint === constraint;
 }

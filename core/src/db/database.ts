@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -14,6 +15,7 @@ import {
 import pg from 'pg';
 import type { TrellisConfig } from '../config/types.js';
 import { TrellisError, Unavailable } from '../errors.js';
+import { claimFolder, isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
 import type { Logger } from '../logging.js';
 import type { Database } from './tables.js';
 
@@ -107,6 +109,10 @@ async function openExternal(url: string, poolSize: number, logger: Logger) {
  * safe inside an explicit transaction, and PGlite executes one statement at a time anyway.
  * Consequence for callers: inside `db.transaction()`, use only the transaction object; a query
  * on `db` there would wait for the one connection and fail after `connectionTimeoutMillis`.
+ *
+ * The socket folder's name carries this process's id (`trellis-pglite-<pid>-XXXXXX`): a process
+ * killed before it could remove its folder leaves it behind, and the next start removes the
+ * folders whose process is gone.
  */
 async function openEmbedded(dataDirectory: string, logger: Logger): Promise<TrellisDatabase> {
   const directory = path.join(dataDirectory, 'pglite');
@@ -125,9 +131,18 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     const pglite = await PGlite.create({ dataDir: directory });
     cleanups.push(() => pglite.close());
 
-    const socketDirectory = await mkdtemp(path.join(tmpdir(), 'trellis-pglite-'));
-    cleanups.push(() => rm(socketDirectory, { recursive: true, force: true }));
-    const port = 5432;
+    const stale = await removeStaleFolders(tmpdir(), socketFolders);
+    if (stale.length > 0) {
+      logger.info({ folders: stale }, 'removed socket folders left by stopped processes');
+    }
+    const socketDirectory = await mkdtemp(
+      path.join(tmpdir(), `${socketFolderPrefix}${process.pid}-`),
+    );
+    const release = claimFolder(socketDirectory);
+    cleanups.push(async () => {
+      release();
+      await rm(socketDirectory, { recursive: true, force: true });
+    });
     // A few connections are accepted so that a replaced pool client never sees "Too many connections".
     const server = new PGLiteSocketServer({
       db: pglite,
@@ -161,6 +176,36 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     await cleanup();
     throw error;
   }
+}
+
+const socketFolderPrefix = 'trellis-pglite-';
+
+const port = 5432;
+
+/**
+ * Socket folders in the temporary directory: `trellis-pglite-<pid>-XXXXXX`, or without the pid
+ * as earlier versions named them. Such a folder is stale when nothing answers on its socket
+ * (and it is not just being made).
+ */
+const socketFolders = {
+  name: /^trellis-pglite-(?:(?<owner>\d+)-)?[A-Za-z0-9]{6}$/,
+  unownedIsStale: async (folder: string) =>
+    !(await answers(path.join(folder, `.s.PGSQL.${port}`))) && (await olderThan(folder, 60_000)),
+};
+
+/** Whether something accepts connections on a Unix socket (in doubt, after a second: yes). */
+function answers(socket: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(socket);
+    const done = (answer: boolean) => {
+      clearTimeout(timer);
+      probe.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(true), 1000);
+    probe.once('connect', () => done(true));
+    probe.once('error', () => done(false));
+  });
 }
 
 /** Lock files held by this process (a pid file cannot tell this process's two opens apart). */
@@ -200,7 +245,7 @@ async function claimLockFile(file: string): Promise<() => Promise<void>> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-      if (owner && owner !== process.pid && isAlive(owner)) {
+      if (owner && owner !== process.pid && isProcessAlive(owner)) {
         throw new Error(
           `The embedded database in ${path.dirname(file)} is in use by process ${owner}; ` +
             'stop it, or set Database.Url to share a PostgreSQL between processes.',
@@ -210,15 +255,6 @@ async function claimLockFile(file: string): Promise<() => Promise<void>> {
     }
   }
   throw new Error(`Could not lock ${file}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function watchPool(pool: pg.Pool, logger: Logger) {

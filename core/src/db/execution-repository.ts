@@ -8,6 +8,7 @@ import type {
   WorkflowExecutionRow,
   WorkflowExecutionTable,
 } from './tables.js';
+import { storableText } from './storable-text.js';
 import { cancelUnfinishedTasks, insertPendingTasks } from './task-execution-repository.js';
 
 /**
@@ -58,7 +59,7 @@ export async function createExecutionWithTasks(
         workflowName: input.workflowName,
         definition: input.definition,
         status: input.status,
-        message: input.message ?? '',
+        message: storableText(input.message ?? ''),
         triggerId: input.triggerId ?? null,
         temporalWorkflowId: input.temporalWorkflowId,
         executionStart: input.executionStart ?? new Date(),
@@ -226,19 +227,26 @@ export async function listActiveExecutions(
 }
 
 /**
- * Ends an execution whose Temporal run is gone without writing its outcome: the execution gets
- * `outcome` (with a log entry saying why) and every unfinished task is Canceled. Returns whether
- * anything changed: an execution that finished meanwhile keeps its own outcome.
+ * Ends an execution its run cannot carry on: the Temporal run is gone without writing its outcome
+ * (recovery), or the run cannot go on at all (the engine met data it cannot use). The execution
+ * gets `outcome`, with a log entry saying why (under `logKey`, once), and every unfinished task
+ * is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
+ * own outcome.
  */
 export async function finishAbandonedExecution(
   db: Kysely<Database>,
   executionId: string,
   outcome: { status: Extract<ExecutionStatus, 'Failed' | 'Canceled'>; message: string; at: Date },
+  logKey = 'recovery:abandoned',
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const finished = await trx
       .updateTable('workflowExecution')
-      .set({ status: outcome.status, message: outcome.message, executionEnd: outcome.at })
+      .set({
+        status: outcome.status,
+        message: storableText(outcome.message),
+        executionEnd: outcome.at,
+      })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
       .returning('id')
@@ -249,7 +257,7 @@ export async function finishAbandonedExecution(
       {
         executionId,
         taskExecutionId: null,
-        dedupeKey: 'recovery:abandoned',
+        dedupeKey: logKey,
         level: 'Error',
         message: outcome.message,
         timeStamp: outcome.at,
@@ -293,7 +301,7 @@ export async function markExecutionFinished(
 ): Promise<void> {
   const change = {
     status: outcome.status,
-    message: outcome.message,
+    message: storableText(outcome.message),
     executionEnd: outcome.at ?? new Date(),
   };
   await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);

@@ -1,12 +1,14 @@
 import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
+import { storableText } from './storable-text.js';
 import type { Database, LogEntryRow, LogLevel } from './tables.js';
 
 /**
  * The log entries of executions and their tasks. Writes are idempotent: every entry carries a
  * deterministic `dedupeKey`, so a retried activity or a replayed workflow writing it again
- * inserts nothing.
+ * inserts nothing. Messages come from plugins as much as from the engine: characters PostgreSQL
+ * cannot store are written as U+FFFD (`storableText`) rather than failing the write.
  */
 
 export interface NewLogEntry {
@@ -28,8 +30,8 @@ function logValues(entry: NewLogEntry) {
     taskExecutionId: entry.taskExecutionId,
     dedupeKey: entry.dedupeKey,
     level: entry.level,
-    message: entry.message,
-    exception: entry.exception ?? null,
+    message: storableText(entry.message),
+    exception: entry.exception == null ? null : storableText(entry.exception),
     timeStamp: entry.timeStamp,
   };
 }

@@ -2,12 +2,14 @@ import { sql, type Kysely } from 'kysely';
 import { isUuid, newId } from './ids.js';
 import { withLogs, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
+import { storableJson, storableText } from './storable-text.js';
 import type { Database, TaskExecutionRow, TaskStatus } from './tables.js';
 
 /**
  * The tasks of executions, one row per task of the definition. Status writes are keyed by task
  * and attempt, so a retried activity or a replayed workflow writing again moves nothing
- * backwards, and a finished task is never reopened.
+ * backwards, and a finished task is never reopened. Messages and outputs carry what plugins
+ * produced: characters PostgreSQL cannot store are written as U+FFFD (see storable-text.ts).
  */
 
 const FINISHED_TASK: TaskStatus[] = ['Completed', 'Failed', 'Skipped', 'Canceled'];
@@ -48,7 +50,7 @@ export async function cancelUnfinishedTasks(
     .updateTable('taskExecution')
     .set({
       status: 'Canceled',
-      message: reason.message,
+      message: storableText(reason.message),
       startTime: sql<Date>`coalesce(start_time, ${reason.at})`,
       endTime: sql<Date>`coalesce(end_time, ${reason.at})`,
     })
@@ -180,11 +182,11 @@ export async function recordAttempt(
     .updateTable('taskExecution')
     .set({
       status: outcome.status,
-      message: outcome.message,
+      message: storableText(outcome.message),
       attempts: sql<number>`greatest(attempts, ${outcome.attempt})`,
       startTime: sql<Date>`coalesce(start_time, ${outcome.startedAt ?? outcome.at})`,
       endTime: finished ? outcome.at : null,
-      ...(outcome.output !== undefined ? { output: JSON.stringify(outcome.output) } : {}),
+      ...(outcome.output !== undefined ? { output: storableJson(outcome.output) } : {}),
     })
     .where('id', '=', outcome.id)
     .where('attempts', '<=', outcome.attempt)
@@ -214,7 +216,8 @@ export async function applyTaskTransitions(
     const rows = transitions
       .slice(start, start + CHUNK)
       .map(
-        (transition) => sql`(${transition.id}::uuid, ${transition.status}, ${transition.message})`,
+        (transition) =>
+          sql`(${transition.id}::uuid, ${transition.status}, ${storableText(transition.message)})`,
       );
     const finished = sql`v.status <> 'WaitingForApproval'`;
     await sql`

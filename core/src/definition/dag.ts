@@ -7,8 +7,11 @@ import { checkExpression, checkTemplate, referencedTasks } from './expressions.j
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
-/** Every graph and expression problem of the definition, each naming where it is. */
-export function checkGraph(definition: WorkflowDefinition): string[] {
+/**
+ * Every graph and expression problem of the definition, each naming where it is; expressions
+ * nest at most `maxExpressionDepth` deep.
+ */
+export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: number): string[] {
   const problems: string[] = [];
   const names = new Map<string, number>();
   definition.tasks.forEach((task, index) => {
@@ -44,7 +47,7 @@ export function checkGraph(definition: WorkflowDefinition): string[] {
     problems.push(
       ...checkErrorHandling(task.errorHandling, ['tasks', index], unknownTask, task.name),
     );
-    problems.push(...checkTaskExpressions(task, index, names));
+    problems.push(...checkTaskExpressions(task, index, names, maxExpressionDepth));
   });
   problems.push(
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
@@ -78,6 +81,7 @@ function checkTaskExpressions(
   task: TaskDefinition,
   index: number,
   names: ReadonlyMap<string, number>,
+  maxDepth: number | undefined,
 ): string[] {
   const problems: string[] = [];
   const checkReads = (path: PathSegment[], text: string) => {
@@ -93,13 +97,13 @@ function checkTaskExpressions(
   const condition = task.executionCondition?.expression;
   if (condition !== undefined) {
     const path = ['tasks', index, 'executionCondition', 'expression'];
-    const problem = checkExpression(condition);
+    const problem = checkExpression(condition, maxDepth);
     if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
     else checkReads(path, condition);
   }
   forEachString(task.parameters, ['tasks', index, 'parameters'], (path, text) => {
     if (!text.includes('$[')) return;
-    const problem = checkTemplate(text);
+    const problem = checkTemplate(text, maxDepth);
     if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
     else checkReads(path, text);
   });

@@ -49,6 +49,21 @@ type TemplatePart = { text: string } | { expression: string };
 
 class TemplateSyntaxError extends Error {}
 
+/** An expression whose syntax tree nests deeper than any check accepts. */
+class ExpressionTooDeep extends TemplateSyntaxError {
+  constructor(
+    readonly expression: string,
+    readonly depth: number,
+  ) {
+    super(`$[${shortened(expression)}] nests ${depth} levels deep`);
+  }
+}
+
+/** An expression as messages show it: a huge one is cut short. */
+function shortened(expression: string): string {
+  return expression.length <= 200 ? expression : `${expression.slice(0, 200)}…`;
+}
+
 /**
  * Splits a string into literal text and `$[ ... ]` expressions. The closing `]` is the one that
  * balances the opening bracket, ignoring brackets inside quoted strings, so `$[Outputs('A')[0]]`
@@ -117,6 +132,14 @@ function unwrapCondition(condition: string): string {
 
 const MAX_CACHED = 1000;
 const parsed = new Map<string, Node>();
+/** How deeply each parsed syntax tree nests. */
+const depths = new WeakMap<Node, number>();
+
+/**
+ * The deepest syntax tree parsed at all, whatever the definition's limit: the checks and the
+ * evaluator recurse over the tree (the `maxSupportedDepth` of the configuration).
+ */
+const MAX_TREE_DEPTH = 1000;
 
 /** Parses and checks one bare expression; throws with a message for the user when invalid. */
 function parseExpression(expression: string): Node {
@@ -126,10 +149,17 @@ function parseExpression(expression: string): Node {
   try {
     ast = jsep(expression);
   } catch (error) {
-    throw new TemplateSyntaxError(
-      `cannot parse $[${expression}]: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    // jsep descends recursively into brackets: a deep enough nest exhausts the call stack.
+    if (error instanceof RangeError) {
+      throw new TemplateSyntaxError(
+        `cannot parse $[${shortened(expression)}]: it nests too deeply`,
+      );
+    }
+    throw new TemplateSyntaxError(`cannot parse $[${expression}]: ${(error as Error).message}`);
   }
+  const depth = treeDepth(ast);
+  if (depth > MAX_TREE_DEPTH) throw new ExpressionTooDeep(expression, depth);
+  depths.set(ast, depth);
   const problem = findUnsupported(ast);
   if (problem !== null) throw new TemplateSyntaxError(`${problem} in $[${expression}]`);
   if (parsed.size >= MAX_CACHED) parsed.clear();
@@ -220,20 +250,54 @@ function functionName(identifier: jsep.Identifier): FunctionName | null {
 }
 
 /**
- * Checks a condition (bare, or wrapped in one `$[ ]`). Returns a message for the user, or null
- * when it is valid.
+ * Checks a condition (bare, or wrapped in one `$[ ]`), its syntax tree at most `maxDepth` deep.
+ * Returns a message for the user, or null when it is valid.
  */
-export function checkExpression(expression: string): string | null {
-  return problemOf(() => parseExpression(unwrapCondition(expression)));
+export function checkExpression(expression: string, maxDepth = MAX_TREE_DEPTH): string | null {
+  return problemOf(() => parseWithin(unwrapCondition(expression), maxDepth));
 }
 
-/** Checks every `$[ ... ]` in a string. Returns the first problem, or null. */
-export function checkTemplate(text: string): string | null {
+/** Checks every `$[ ... ]` in a string (trees at most `maxDepth` deep); the first problem, or null. */
+export function checkTemplate(text: string, maxDepth = MAX_TREE_DEPTH): string | null {
   return problemOf(() => {
     for (const part of splitTemplate(text)) {
-      if ('expression' in part) parseExpression(part.expression);
+      if ('expression' in part) parseWithin(part.expression, maxDepth);
     }
   });
+}
+
+function parseWithin(expression: string, maxDepth: number): void {
+  let depth: number;
+  try {
+    depth = depths.get(parseExpression(expression)) ?? 0;
+  } catch (error) {
+    if (!(error instanceof ExpressionTooDeep)) throw error;
+    depth = error.depth;
+  }
+  if (depth > maxDepth) {
+    const tooDeep = new ExpressionTooDeep(expression, depth);
+    throw new TemplateSyntaxError(
+      `${tooDeep.message}, over the limit of ${maxDepth} (Definitions.MaxDepth)`,
+    );
+  }
+}
+
+/** How deeply a syntax tree nests, found without recursion: what runs after it recurses. */
+function treeDepth(root: Node): number {
+  let deepest = 0;
+  const stack: Array<[Node, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) {
+        for (const item of value) if (isNode(item)) stack.push([item, depth + 1]);
+      } else if (isNode(value)) {
+        stack.push([value, depth + 1]);
+      }
+    }
+  }
+  return deepest;
 }
 
 function problemOf(check: () => unknown): string | null {

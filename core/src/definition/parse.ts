@@ -1,7 +1,8 @@
 /**
- * Reads a workflow definition from its JSON text: syntax, case-insensitive keys, the JSON Schema
- * emitted from `spec/definition/` (generated/workflow-definition.schema.json), then the graph and
- * expression checks of `dag.ts`. Every problem is its own message naming where it is.
+ * Reads a workflow definition from its JSON text: size, syntax, the bounds of `limits.ts` (before
+ * anything walks the value recursively), case-insensitive keys, the JSON Schema emitted from
+ * `spec/definition/` (generated/workflow-definition.schema.json), the size bounds, then the
+ * graph and expression checks of `dag.ts`. Every problem is its own message naming where it is.
  */
 import type { ValidateFunction } from 'ajv';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
@@ -14,6 +15,13 @@ import {
   type MessageStyle,
 } from '../validation/describe.js';
 import { checkGraph } from './dag.js';
+import {
+  defaultDefinitionLimits,
+  sizeProblems,
+  textSizeProblem,
+  valueProblems,
+  type DefinitionLimits,
+} from './limits.js';
 import { DEFINITION_ROOT } from './location.js';
 import type { WorkflowDefinition } from './types.js';
 
@@ -23,8 +31,13 @@ export type ParseResult =
 /** Enough to fix a definition without flooding a response with thousands of lines. */
 const MAX_ERRORS = 50;
 
-/** Parses and validates a definition's JSON text. */
-export function parseDefinition(text: string): ParseResult {
+/** Parses and validates a definition's JSON text within `limits` (the defaults when absent). */
+export function parseDefinition(
+  text: string,
+  limits: DefinitionLimits = defaultDefinitionLimits,
+): ParseResult {
+  const tooLarge = textSizeProblem(text, limits);
+  if (tooLarge !== null) return { ok: false, errors: [`${DEFINITION_ROOT}: ${tooLarge}`] };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -34,7 +47,7 @@ export function parseDefinition(text: string): ParseResult {
       errors: [`definition is not valid JSON: ${describeSyntaxError(error, text)}`],
     };
   }
-  return validateDefinition(value);
+  return validateDefinition(value, limits);
 }
 
 /** Plain words for people writing definitions: `tasks[0].type: must be a string or an object`. */
@@ -45,8 +58,15 @@ const messageStyle: MessageStyle = {
   unknownKey: 'is not a known property',
 };
 
-/** Validates a definition already parsed from JSON (keys in any case). */
-export function validateDefinition(value: unknown): ParseResult {
+/** Validates a definition already parsed from JSON (keys in any case) within `limits`. */
+export function validateDefinition(
+  value: unknown,
+  limits: DefinitionLimits = defaultDefinitionLimits,
+): ParseResult {
+  const outOfBounds = valueProblems(value, limits);
+  if (outOfBounds.length > 0) {
+    return { ok: false, errors: limited(describeProblems(outOfBounds, messageStyle)) };
+  }
   const canonical = canonicalizeKeys(value, definitionSchema);
   const validate = definitionValidator();
   const errors = describeProblems(canonical.problems, messageStyle);
@@ -59,7 +79,8 @@ export function validateDefinition(value: unknown): ParseResult {
     );
   } else if (errors.length === 0) {
     const definition = canonical.value;
-    errors.push(...checkGraph(definition));
+    errors.push(...describeProblems(sizeProblems(definition, limits), messageStyle));
+    if (errors.length === 0) errors.push(...checkGraph(definition, limits.MaxDepth));
     if (errors.length === 0) return { ok: true, definition };
   }
   return { ok: false, errors: limited(errors) };

@@ -7,6 +7,7 @@ import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
 import { Invalid } from '../errors.js';
 import { installPath } from '../install-root.js';
+import { claimFolder, olderThan, removeStaleFolders } from '../leftovers.js';
 import { pluginSchemaValidator, trellisSchemas } from '../validation/ajv.js';
 import type { PluginManifest } from './contract.js';
 import { validationProblems } from './schema.js';
@@ -311,8 +312,9 @@ export async function isCached(sha256: string, cacheDirectory: string): Promise<
 
 /**
  * Unpacks package bytes into `<cacheDirectory>/<sha256>/` (verifying the hash) and returns that
- * folder. Unpacking goes to a temporary folder renamed into place, so concurrent workers never
- * see a half-written package; whoever renames first wins and the content is the same.
+ * folder. Unpacking goes to a staging folder renamed into place, so concurrent workers never
+ * see a half-written package; whoever renames first wins and the content is the same. The
+ * staging folder's name carries this process's id, for `removeStaleStaging`.
  */
 export async function unpackPackage(
   bytes: Uint8Array,
@@ -325,7 +327,8 @@ export async function unpackPackage(
   if (actual !== sha256) {
     throw new Error(`Plugin package checksum mismatch: expected sha256 ${sha256}, got ${actual}`);
   }
-  const staging = `${target}.tmp-${randomUUID()}`;
+  const staging = `${target}.tmp-${process.pid}-${randomUUID()}`;
+  const release = claimFolder(staging);
   await mkdir(staging, { recursive: true });
   try {
     const unpack = tar.extract({ cwd: staging, strict: true });
@@ -337,6 +340,24 @@ export async function unpackPackage(
     });
   } finally {
     await rm(staging, { recursive: true, force: true });
+    release();
   }
   return target;
+}
+
+/**
+ * Staging folders of `unpackPackage`: `<sha256>.tmp-<pid>-<uuid>`, or without the pid as earlier
+ * versions named them (stale once older than any unpack takes).
+ */
+const stagingFolders = {
+  name: /^[0-9a-f]{64}\.tmp-(?:(?<owner>\d+)-)?[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}$/,
+  unownedIsStale: (folder: string) => olderThan(folder, 10 * 60 * 1000),
+};
+
+/**
+ * Removes the staging folders a process killed while unpacking left in the cache (its process
+ * is gone); returns them. Run at start-up.
+ */
+export function removeStaleStaging(cacheDirectory: string): Promise<string[]> {
+  return removeStaleFolders(cacheDirectory, stagingFolders);
 }

@@ -86,10 +86,10 @@ export async function recordExecution(
   workflow: WorkflowRow,
   options: { triggerId?: string } = {},
 ): Promise<WorkflowExecutionRow> {
-  const { db } = deps;
+  const { db, config } = deps;
   let definition;
   try {
-    definition = await validateWorkflowDefinition(db, workflow.definition);
+    definition = await validateWorkflowDefinition(db, workflow.definition, config.Definitions);
   } catch (error) {
     // The messages point into the stored definition, not into this request's body.
     if (error instanceof Invalid) {

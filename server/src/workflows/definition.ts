@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { Database } from '../../../core/src/db/tables.js';
+import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { checkTaskParameters } from '../../../core/src/definition/parameters.js';
 import { limited, parseDefinition } from '../../../core/src/definition/parse.js';
 import { checkReferences } from '../../../core/src/definition/references.js';
@@ -10,15 +11,16 @@ import { Invalid } from '../../../core/src/errors.js';
 
 /**
  * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
- * DAG checks, then that every plugin and configuration it names exists and that each task's
- * parameters fit its plugin's parameter schema. 400 with one message per problem; nothing is
- * stored when there is any.
+ * DAG checks within the configured `limits`, then that every plugin and configuration it names
+ * exists and that each task's parameters fit its plugin's parameter schema. 400 with one message
+ * per problem; nothing is stored when there is any.
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
   text: string,
+  limits: DefinitionLimits,
 ): Promise<WorkflowDefinition> {
-  const parsed = parseDefinition(text);
+  const parsed = parseDefinition(text, limits);
   if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
   const installed = installedLookups(db);
   const problems = [

@@ -33,7 +33,11 @@ function toListItem(row: WorkflowSummary) {
 
 /** `POST /workflows/Add` and its alias `POST /workflows`. */
 async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: string } }) {
-  const definition = await validateWorkflowDefinition(deps.db, body.definition);
+  const definition = await validateWorkflowDefinition(
+    deps.db,
+    body.definition,
+    deps.config.Definitions,
+  );
   const row = await workflowRepository.insert(deps.db, {
     name: definition.name,
     definition: body.definition,
@@ -74,7 +78,11 @@ export const workflowHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const existing = await workflowRepository.findById(deps.db, params.workflowId);
     if (!existing) throw workflowNotFound(params.workflowId);
-    const definition = await validateWorkflowDefinition(deps.db, body.definition);
+    const definition = await validateWorkflowDefinition(
+      deps.db,
+      body.definition,
+      deps.config.Definitions,
+    );
     const row = await deps.db.transaction().execute(async (trx) => {
       const updated = await workflowRepository.update(trx, existing.id, {
         name: definition.name,

@@ -3,13 +3,17 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
+import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
+import { Invalid } from '../../../core/src/errors.js';
 
 /**
  * The definition an execution runs, parsed from its snapshot once per worker process: the
  * snapshot never changes, and parsing a 2,000-task definition for every task attempt would
- * dominate a run.
+ * dominate a run. It is validated again, within this worker's `Definitions` limits: a snapshot
+ * that is no longer valid (stored before the limits, or under larger ones) is `Invalid`, which
+ * no retry fixes.
  */
 export interface LoadedDefinition {
   execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName'>;
@@ -25,7 +29,10 @@ const MAX_CACHED = 200;
 export class DefinitionCache {
   private readonly cache = new Map<string, Promise<LoadedDefinition>>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly limits: DefinitionLimits,
+  ) {}
 
   /** The parsed definition of an execution (loaded from its row on a miss). */
   get(executionId: string): Promise<LoadedDefinition> {
@@ -34,7 +41,7 @@ export class DefinitionCache {
 
   /** The parsed definition of an execution whose row is at hand: a miss parses it, no read. */
   of(execution: WorkflowExecutionRow): Promise<LoadedDefinition> {
-    return this.cached(execution.id, async () => parsed(execution));
+    return this.cached(execution.id, async () => parsed(execution, this.limits));
   }
 
   private cached(
@@ -66,14 +73,14 @@ export class DefinitionCache {
   private async load(executionId: string): Promise<LoadedDefinition> {
     const execution = await executionRepository.findExecution(this.db, executionId);
     if (!execution) throw new Error(`Execution ${executionId} does not exist`);
-    return parsed(execution);
+    return parsed(execution, this.limits);
   }
 }
 
-function parsed(execution: WorkflowExecutionRow): LoadedDefinition {
-  const result = parseDefinition(execution.definition);
+function parsed(execution: WorkflowExecutionRow, limits: DefinitionLimits): LoadedDefinition {
+  const result = parseDefinition(execution.definition, limits);
   if (!result.ok) {
-    throw new Error(
+    throw new Invalid(
       `Execution ${execution.id} has an invalid definition: ${result.errors.join('; ')}`,
     );
   }
@@ -127,9 +134,9 @@ export async function expressionScope(
   return { outputs, variables: loaded.definition.variables ?? {} };
 }
 
-/** The task of a loaded definition; throws when the definition has no such task. */
+/** The task of a loaded definition; `Invalid` when the definition has no such task. */
 export function taskOf(loaded: LoadedDefinition, name: string): TaskDefinition {
   const task = loaded.tasks.get(name);
-  if (!task) throw new Error(`Execution ${loaded.execution.id} has no task '${name}'`);
+  if (!task) throw new Invalid(`Execution ${loaded.execution.id} has no task '${name}'`);
   return task;
 }

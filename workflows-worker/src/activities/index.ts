@@ -24,7 +24,7 @@ export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.
 
 /** The activity implementations, bound to one worker's database, runner and logger. */
 export function createActivities(deps: ActivityDeps) {
-  const definitions = new DefinitionCache(deps.db);
+  const definitions = new DefinitionCache(deps.db, deps.config.Definitions);
   return {
     prepareExecution: prepareExecutionActivity(deps, definitions),
     recordProgress: recordProgressActivity(deps, definitions),

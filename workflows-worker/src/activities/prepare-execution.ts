@@ -9,6 +9,7 @@ import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { permanentCause } from './permanent-failures.js';
 import { quickTasks } from './task-plugin.js';
 
 export type PrepareResult =
@@ -20,6 +21,8 @@ export type PrepareResult =
  * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
  * Running, log the start, and hand the workflow the graph it schedules, with which tasks have a
  * quick plugin (recorded here, in the activity's result, so that a replay decides the same).
+ * An execution that can never run (its snapshot is no longer a valid definition, the database
+ * refuses its data) ends Failed with the reason instead of failing this step on every retry.
  */
 export function prepareExecutionActivity(deps: ActivityDeps, definitions: DefinitionCache) {
   const { db, runner } = deps;
@@ -39,7 +42,7 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         'WorkflowMissing',
       );
     }
-    const parsed = parseDefinition(workflow.definition);
+    const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
     const { execution, created } = await executionRepository.createExecutionWithTasks(db, {
       workflowId: workflow.id,
       workflowName: workflow.name,
@@ -77,6 +80,23 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         message: execution.message || `Execution is ${execution.status}.`,
       };
     }
+    try {
+      return { ok: true, run: await prepare(execution) };
+    } catch (error) {
+      const cause = permanentCause(error);
+      if (cause === null) throw error;
+      const message = `The execution cannot run: ${cause}`;
+      await executionRepository.finishAbandonedExecution(
+        db,
+        execution.id,
+        { status: 'Failed', message, at: new Date() },
+        'engine:cannot-run',
+      );
+      return { ok: false, executionId: execution.id, message };
+    }
+  };
+
+  async function prepare(execution: WorkflowExecutionRow): Promise<RunDefinition> {
     const loaded = await definitions.of(execution);
     const [taskIds, quick] = await Promise.all([
       taskExecutionRepository.taskIds(db, execution.id),
@@ -92,6 +112,6 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         timeStamp: new Date(),
       },
     ]);
-    return { ok: true, run: toRunDefinition(execution.id, loaded.definition, taskIds, quick) };
-  };
+    return toRunDefinition(execution.id, loaded.definition, taskIds, quick);
+  }
 }

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import * as approvalRepository from '../../../core/src/db/approval-repository.js';
 import * as logRepository from '../../../core/src/db/log-repository.js';
@@ -7,6 +8,7 @@ import { evaluateCondition } from '../../../core/src/definition/expressions.js';
 import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { permanentCause } from './permanent-failures.js';
 
 /** A log entry the engine writes about a transition; `key` is unique within the execution. */
 export interface EngineLog {
@@ -110,7 +112,28 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     return { outcome: { taskName: task.name, approvalId: approval.id }, log: log('Info', message) };
   }
 
+  /**
+   * Bookkeeping that fails the same way on every retry would hold the run forever: the
+   * execution ends Failed with the reason instead, and the workflow with a non-retryable failure.
+   */
   return async function recordProgress(input: ProgressInput): Promise<ProgressResult> {
+    try {
+      return await record(input);
+    } catch (error) {
+      const cause = permanentCause(error);
+      if (cause === null) throw error;
+      const message = `The execution cannot go on: its progress could not be recorded: ${cause}`;
+      await executionRepository.finishAbandonedExecution(
+        db,
+        input.executionId,
+        { status: 'Failed', message, at: new Date() },
+        'engine:unrecordable',
+      );
+      throw ApplicationFailure.nonRetryable(message, 'ProgressUnrecordable');
+    }
+  };
+
+  async function record(input: ProgressInput): Promise<ProgressResult> {
     const at = new Date();
     const { executionId } = input;
     if (input.tasks.length > 0) {
@@ -146,5 +169,5 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       await executionRepository.markExecutionFinished(db, executionId, outcome, withStatus);
     }
     return { approvals: requested.map((result) => result.outcome) };
-  };
+  }
 }

@@ -13,6 +13,7 @@ import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { permanentCause } from './permanent-failures.js';
 import { taskPlugin, type TaskPlugin } from './task-plugin.js';
 
 /** One attempt of one task. */
@@ -60,9 +61,11 @@ class AttemptTimeout extends Error {
  * Runs one attempt of a task and records everything about it (status, times, message, output,
  * the plugin's log entries and the engine's) in two writes: Running at the start, the outcome
  * with all logs at the end. The plugin's failures come back as non-retryable `TaskFailed`
- * ApplicationFailures so the definition's error strategy decides what follows; anything else
- * thrown here (the database is down, the worker is shutting down) is infrastructure, and
- * Temporal re-runs the same attempt, which the idempotent writes make safe.
+ * ApplicationFailures so the definition's error strategy decides what follows, and so do
+ * errors no retry can fix (`permanentCause`: a definition too deep to resolve, an output the
+ * database refuses); anything else thrown here (the database is down, the worker is shutting
+ * down) is infrastructure, and Temporal re-runs the same attempt, which the idempotent writes
+ * make safe.
  */
 export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache) {
   const { db, runner } = deps;
@@ -70,8 +73,6 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
   async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt } = input;
-    const loaded = await definitions.get(executionId);
-    const task = taskOf(loaded, input.taskName);
     const logs: NewLogEntry[] = [];
     const log = (level: LogLevel, message: string, exception?: string) => {
       logs.push({
@@ -136,6 +137,17 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       });
     };
 
+    let loaded;
+    let task;
+    try {
+      loaded = await definitions.get(executionId);
+      task = taskOf(loaded, input.taskName);
+    } catch (error) {
+      const cause = permanentCause(error);
+      if (cause === null) throw error;
+      return failed({ message: `The task cannot run: ${cause}`, retryable: false });
+    }
+
     let scope;
     try {
       scope = await expressionScope(db, loaded, task.name);
@@ -151,9 +163,10 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         return { status: 'Skipped', message };
       }
     } catch (error) {
-      if (!isExpressionError(error)) throw error;
+      const cause = isExpressionError(error) ? error.message : permanentCause(error);
+      if (cause === null) throw error;
       return failed({
-        message: `The condition could not be evaluated: ${error.message}`,
+        message: `The condition could not be evaluated: ${cause}`,
         retryable: false,
       });
     }
@@ -169,8 +182,12 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
       plugin = await taskPlugin(db, task.type);
     } catch (error) {
-      if (!isExpressionError(error) && !isNonRetryable(error)) throw error;
-      return failed({ message: (error as Error).message, retryable: false });
+      const cause =
+        isExpressionError(error) || isNonRetryable(error)
+          ? (error as Error).message
+          : permanentCause(error);
+      if (cause === null) throw error;
+      return failed({ message: cause, retryable: false });
     }
 
     // The plugin's signal fires on a cancel from the workflow or on the task's timeout.
@@ -237,7 +254,14 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
 
     const message = `Completed in ${Date.now() - started.getTime()} ms.`;
     log('Info', message);
-    await record('Completed', message, output ?? null);
+    try {
+      await record('Completed', message, output ?? null);
+    } catch (error) {
+      const cause = permanentCause(error);
+      if (cause === null) throw error;
+      logs.pop(); // not completed after all
+      return failed({ message: `The output could not be stored: ${cause}`, retryable: false });
+    }
     return { status: 'Completed' };
   }
 
