@@ -37,6 +37,8 @@ describe('buildConfig', () => {
         StorageRoot: '/srv/trellis/.trellis/storage',
         CacheDirectory: '/srv/trellis/.trellis/plugin-cache',
         MaxOutputBytes: 2 * 1024 * 1024,
+        MaxPackageBytes: 16 * 1024 * 1024,
+        MaxUnpackedPackageBytes: 64 * 1024 * 1024,
       },
       Logging: { Level: 'info' },
     });

@@ -92,6 +92,10 @@ export const configSchema = Type.Object(
       CacheDirectory: Type.Optional(nonEmptyString()),
       /** Largest JSON output a task may return. */
       MaxOutputBytes: Type.Integer({ minimum: 1, default: 2 * 1024 * 1024 }),
+      /** Largest package tarball (gzip'd) that can be installed or unpacked. */
+      MaxPackageBytes: Type.Integer({ minimum: 1, default: 16 * 1024 * 1024 }),
+      /** Largest a package may be once gunzipped (its tar stream). */
+      MaxUnpackedPackageBytes: Type.Integer({ minimum: 1, default: 64 * 1024 * 1024 }),
     }),
     Logging: section({ Level: Type.Enum(logLevels, { type: 'string', default: 'info' }) }),
   },

@@ -6,6 +6,7 @@ import type { TrellisConfig } from '../config/types.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { InstalledPlugin } from '../db/plugin-repository.js';
 import type { Database, LogLevel } from '../db/tables.js';
+import { Invalid } from '../errors.js';
 import { pluginSchemaValidator } from '../validation/ajv.js';
 import type {
   PluginContext,
@@ -18,7 +19,9 @@ import {
   pluginCacheDirectory,
   prepareCacheDirectory,
   entryModule,
+  formatBytes,
   isCached,
+  packageLimits,
   readPackageFolder,
   unpackPackage,
   cachedPackageDirectory,
@@ -130,7 +133,14 @@ export function createPluginRunner(deps: {
       });
       const bytes = await pluginRepository.findPackage(db, sha256);
       if (!bytes) throw new PluginInputError(`Plugin package ${sha256} is no longer installed`);
-      await unpackPackage(bytes, sha256, cacheDirectory);
+      await unpackPackage(bytes, sha256, cacheDirectory, packageLimits(config)).catch(
+        (error: unknown) => {
+          // A package stored before today's checks, or damaged: no retry can fix it.
+          throw error instanceof Invalid
+            ? new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`)
+            : error;
+        },
+      );
       deps.logger?.debug({ sha256, cacheDirectory }, 'Unpacked plugin package into the cache');
     }
     return loadPluginFolder(cachedPackageDirectory(sha256, cacheDirectory));
@@ -293,12 +303,6 @@ function checkedOutput(name: string, output: unknown, maxOutputBytes: number): u
     );
   }
   return JSON.parse(json) as unknown;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }
 
 function specificationDefaults(manifest: PluginManifest): Record<string, unknown> {
