@@ -39,6 +39,7 @@ describe('buildConfig', () => {
         MaxOutputBytes: 2 * 1024 * 1024,
         MaxPackageBytes: 16 * 1024 * 1024,
         MaxUnpackedPackageBytes: 64 * 1024 * 1024,
+        Sandbox: { MemoryMb: 256, TimeoutMilliseconds: 300_000, MaxProcesses: 8 },
       },
       Logging: { Level: 'info' },
     });

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PluginInputError, PluginRuntimeError } from './runner.js';
 import { encryptSecrets } from './settings.js';
@@ -48,10 +50,13 @@ const probe = await writeTestPackage(
 `,
 );
 
+// A real folder: the sandbox a third-party plugin runs in lets it write there, so it must exist.
+const storageRoot = path.join(os.tmpdir(), 'trellis-runner-test-storage');
+
 const run = (
   parameters: Record<string, unknown>,
   specifications: Record<string, unknown> = { level: 1 },
-) => runPluginFolder(probe, { parameters, specifications, host: { storageRoot: '/srv/storage' } });
+) => runPluginFolder(probe, { parameters, specifications, host: { storageRoot } });
 
 describe('executePlugin', () => {
   it('merges setting defaults, fills parameter defaults and returns plain JSON', async () => {
@@ -130,7 +135,7 @@ describe('executePlugin', () => {
 
   it('gives host settings the task cannot override, even from inside the plugin', async () => {
     expect(await run({ mode: 'host' })).toEqual({
-      storageRoot: '/srv/storage',
+      storageRoot,
       allowProcessExecution: false,
     });
     await expect(run({ mode: 'mutate' })).rejects.toThrow(PluginRuntimeError);

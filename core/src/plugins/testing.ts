@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { LogLevel } from '../db/tables.js';
+import { builtInPluginsDirectory } from './catalog.js';
 import type { PluginHostSettings, PluginLogger } from './contract.js';
 import {
   createPluginLogger,
@@ -8,6 +9,7 @@ import {
   loadPluginFolder,
   type PluginRunRequest,
 } from './runner.js';
+import { createSandboxPool, type SandboxPool, type SandboxSettings } from './sandbox/pool.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the
@@ -35,30 +37,52 @@ export interface FolderRunOptions extends Partial<
   host?: Partial<PluginHostSettings>;
   maxOutputBytes?: number;
   encryptionKey?: Buffer;
+  /** Sandbox limits (defaults: the configuration's defaults). */
+  sandbox?: Partial<Pick<SandboxSettings, 'memoryMb' | 'timeoutMilliseconds'>>;
 }
 
-/** Loads the package in `dir` and runs it once with `options` (sensible test defaults). */
+/**
+ * Loads the package in `dir` and runs it once with `options` (sensible test defaults): a folder
+ * under `plugins/` as a built-in, any other as a third-party plugin, each in the sandbox the
+ * runner would give it (started for this run, stopped after).
+ */
 export async function runPluginFolder(
   dir: string,
   options: FolderRunOptions = {},
 ): Promise<unknown> {
-  const plugin = await loadPluginFolder(dir);
-  const { host, maxOutputBytes, encryptionKey, ...request } = options;
-  return executePlugin(
-    plugin,
-    {
-      logger: createRecordingLogger(),
-      task: { name: 'test', executionId: 'test', attempt: 1 },
-      ...request,
-    },
-    {
-      host: {
-        storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
-        allowProcessExecution: false,
-        ...host,
+  const builtIn = !path.relative(builtInPluginsDirectory(), path.resolve(dir)).startsWith('..');
+  const plugin = await loadPluginFolder(dir, builtIn ? 'builtin' : 'third-party');
+  const { host, maxOutputBytes, encryptionKey, sandbox: limits, ...request } = options;
+  const hostSettings: PluginHostSettings = {
+    storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
+    allowProcessExecution: false,
+    ...host,
+  };
+  let sandbox: SandboxPool | undefined;
+  try {
+    return await executePlugin(
+      plugin,
+      {
+        logger: createRecordingLogger(),
+        task: { name: 'test', executionId: 'test', attempt: 1 },
+        ...request,
       },
-      maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
-      encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
-    },
-  );
+      {
+        host: hostSettings,
+        maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
+        encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
+        sandbox: () =>
+          (sandbox ??= createSandboxPool({
+            memoryMb: 256,
+            timeoutMilliseconds: 300_000,
+            maxProcesses: 1,
+            maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
+            ...hostSettings,
+            ...limits,
+          })),
+      },
+    );
+  } finally {
+    await sandbox?.close();
+  }
 }
