@@ -13,6 +13,7 @@ import { rawPackageEntries, rawTarball } from '../../core/src/plugins/test-packa
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   definition,
+  noop,
   ordinaryRun,
   run,
   start,
@@ -127,6 +128,28 @@ describe('a Data/Json task cannot take the service down', () => {
     ]) {
       expect(failure.exception).not.toContain(leak);
     }
+  });
+});
+
+describe("Trellis's own expressions", () => {
+  it('refuse to resolve parameters past 16 MiB, failing the task without retrying', async () => {
+    const { tasks } = await attack([
+      // Half a megabyte of output...
+      { name: 'Big', type: noop, parameters: { text: 'x'.repeat(500_000) } },
+      // ...referenced forty times: twenty megabytes to build, copy and send.
+      {
+        name: 'Copies',
+        type: noop,
+        dependencies: ['Big'],
+        parameters: { copies: Array(40).fill("$[Outputs('Big').text]") },
+        ...retryOnce,
+      },
+    ]);
+    expect(tasks.Big!.status).toBe('Completed');
+    expect(tasks.Copies).toMatchObject({
+      status: 'Failed',
+      message: 'Failed: the parameters would resolve to more than 16 MiB of values',
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PluginInputError, PluginRuntimeError } from './runner.js';
+import { loadPluginFolder, PluginInputError, PluginRuntimeError } from './runner.js';
 import { encryptSecrets } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
 import { createRecordingLogger, runPluginFolder } from './testing.js';
@@ -28,7 +28,19 @@ const probe = await writeTestPackage(
       additionalProperties: false,
       properties: {
         mode: {
-          enum: ['echo', 'big', 'bigint', 'undefined', 'fail', 'fatal', 'log', 'host', 'mutate'],
+          enum: [
+            'echo',
+            'big',
+            'bigint',
+            'undefined',
+            'fail',
+            'fatal',
+            'leak',
+            'log',
+            'host',
+            'mutate',
+            'pid',
+          ],
         },
         size: { type: 'integer', default: 10 },
       },
@@ -42,6 +54,8 @@ const probe = await writeTestPackage(
     case 'undefined': return undefined;
     case 'fail': throw new Error('remote said no');
     case 'fatal': throw Object.assign(new Error('cannot ever work'), { nonRetryable: true });
+    case 'leak': throw new Error('the server refused ' + context.specifications.token);
+    case 'pid': return { pid: process.pid };
     case 'log': context.logger.warning('using token ' + context.specifications.token); context.logger.error('failed', 'stack with ' + context.specifications.token); return {};
     case 'host': return context.host;
     case 'mutate': context.host.storageRoot = '/'; return context.host;
@@ -139,6 +153,26 @@ describe('executePlugin', () => {
       allowProcessExecution: false,
     });
     await expect(run({ mode: 'mutate' })).rejects.toThrow(PluginRuntimeError);
+  });
+
+  it("shows a plugin's error with its own frames only, secrets redacted", async () => {
+    const failing = run({ mode: 'leak' }, { level: 1, token: 'tok-456' });
+    await expect(failing).rejects.toThrow(new PluginRuntimeError('the server refused ********'));
+    const { exception } = (await failing.catch((error: unknown) => error)) as PluginRuntimeError;
+    expect(exception).toMatch(
+      /^Error: the server refused \*{8}\n {4}at (Module\.)?execute \(index\.js:\d+:\d+\)$/,
+    );
+  });
+
+  it('runs a package not shipped in plugins/ in a sandbox, even when it asks to run in process', async () => {
+    const greedy = await writeTestPackage(
+      { type: 'Test/Greedy', version: '1.0.0', inProcess: true },
+      'export const execute = () => ({ pid: process.pid });\n',
+    );
+    expect((await loadPluginFolder(greedy, 'third-party')).runs).toBe('third-party');
+    expect((await loadPluginFolder(greedy, 'builtin')).runs).toBe('in-process');
+    const { pid } = (await runPluginFolder(greedy)) as { pid: number };
+    expect(pid).not.toBe(process.pid);
   });
 
   it('rejects with the cancel reason when canceled before the start', async () => {

@@ -216,6 +216,14 @@ describe('the sandbox pool', () => {
     expect(await queued).toMatchObject({ pid: expect.any(Number) });
   });
 
+  it('stops an idle process of another package to make room', async () => {
+    const sandboxes = pool({ maxProcesses: 1 });
+    const first = await sandboxes.run(job({ mode: 'pid' }));
+    const second = await sandboxes.run(job({ mode: 'pid' }, { directory: other }));
+    expect(second).not.toEqual(first);
+    expect(await sandboxes.run(job({ mode: 'pid' }, { directory: other }))).toEqual(second);
+  });
+
   it('ends a sandbox whose worker died, even while its plugin loops', async () => {
     const pidFile = path.join(storageRoot, `loop-${Date.now()}.pid`);
     const script = path.join(storageRoot, 'orphan.ts');
