@@ -78,6 +78,27 @@ describe('parseManifest', () => {
     });
   });
 
+  it('runs in process only the built-ins whose work is trivially bounded', async () => {
+    const folders = (await readdir(builtInPluginsDirectory(), { withFileTypes: true })).filter(
+      (entry) => entry.isDirectory(),
+    );
+    const inProcess: string[] = [];
+    for (const folder of folders) {
+      const manifest = await readPackageFolder(path.join(builtInPluginsDirectory(), folder.name));
+      if (manifest.inProcess === true) inProcess.push(manifest.type);
+    }
+    // Not Data/Json, Data/Csv (user expressions, input of any shape), nor Net/Http, Storage/Local
+    // and Database/PostgreSql (responses, files and rows of any size): they run in a sandbox.
+    expect(inProcess.sort()).toEqual([
+      'Data/Base64',
+      'Exec/Process',
+      'Flow/Delay',
+      'Flow/Log',
+      'Flow/NoOp',
+      'Security/Hash',
+    ]);
+  });
+
   it('names every problem, each with the package', () => {
     expect(problemsOf({ type: 'Echo', version: 'one', description: 'd' })).toEqual([
       'Plugin package acme-echo: plugin.json field "type" must be shaped <Group>/<Name>, got "Echo"',
