@@ -23,6 +23,7 @@ import { Worker } from 'node:worker_threads';
 export async function execute(parameters, context) {
   switch (parameters.mode) {
     case 'pid': return { pid: process.pid };
+    case 'beat': context.heartbeat({ done: 1 }); context.logger.error('hm', 'detail'); return {};
     case 'own-file': return { size: readFileSync('plugin.json').length };
     case 'env': return { keys: Object.keys(process.env) };
     case 'loop':
@@ -166,6 +167,16 @@ describe('the sandbox pool', () => {
     await expect(sandboxes.run(job({ mode: 'flood', size: 2 * 1024 * 1024 }))).rejects.toThrow(
       `${name} broke the sandbox protocol: it sent a message over 1.1 MiB`,
     );
+  });
+
+  it('passes heartbeats and log entries on to the attempt', async () => {
+    const beats: unknown[] = [];
+    const logger = createRecordingLogger();
+    await pool().run(
+      job({ mode: 'beat' }, { logger, heartbeat: (details) => beats.push(details) }),
+    );
+    expect(beats).toEqual([{ done: 1 }]);
+    expect(logger.entries).toEqual([{ level: 'Error', message: 'hm', exception: 'detail' }]);
   });
 
   it('keeps at most 10,000 log entries of an attempt', async () => {

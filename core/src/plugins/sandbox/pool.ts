@@ -167,8 +167,10 @@ interface SpawnOptions {
 async function spawnOptions(job: SandboxJob, settings: SandboxSettings): Promise<SpawnOptions> {
   const heap = [`--max-old-space-size=${settings.memoryMb}`];
   if (job.profile === 'builtin') {
-    // Trusted code evaluating untrusted input: limits, and what it reached in process.
-    return { args: [...heap, childScript], env: process.env, cwd: process.cwd() };
+    // Trusted code evaluating untrusted input: limits, and what it reached in process. Not the
+    // worker's NODE_OPTIONS, though: an --inspect or a loader there is the worker's, not its own.
+    const { NODE_OPTIONS: _, ...env } = process.env;
+    return { args: [...heap, childScript], env, cwd: process.cwd() };
   }
   // What a third-party plugin is given must exist before the sandbox starts: it may not create it.
   await mkdir(settings.storageRoot, { recursive: true });
