@@ -227,6 +227,14 @@ describe('the sandbox pool', () => {
     expect(await queued).toMatchObject({ pid: expect.any(Number) });
   });
 
+  it('gives each process one attempt at a time, however many arrive at once', async () => {
+    const sandboxes = pool({ maxProcesses: 2 });
+    const outcomes = (await Promise.all(
+      Array.from({ length: 8 }, () => sandboxes.run(job({ mode: 'pid' }))),
+    )) as Array<{ pid: number }>;
+    expect(new Set(outcomes.map((outcome) => outcome.pid)).size).toBeLessThanOrEqual(2);
+  });
+
   it('stops an idle process of another package to make room', async () => {
     const sandboxes = pool({ maxProcesses: 1 });
     const first = await sandboxes.run(job({ mode: 'pid' }));

@@ -118,37 +118,51 @@ export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger
     notify();
   };
 
-  async function acquire(job: SandboxJob): Promise<SandboxProcess> {
+  let starting = 0;
+
+  // A process is given its attempt in the same turn it is found free or made, so two attempts can
+  // never be handed the same process.
+  async function run(job: SandboxJob): Promise<unknown> {
     const key = `${job.profile}\n${job.directory}`;
     for (;;) {
       if (closed) throw new PluginRuntimeError('The worker is stopping its plugin sandboxes');
       job.signal.throwIfAborted();
       const idle = [...processes].filter((sandbox) => sandbox.idle);
       const warm = idle.find((sandbox) => sandbox.key === key);
-      if (warm) return warm;
-      if (processes.size >= settings.maxProcesses && idle[0]) idle[0].stop();
-      if (processes.size < settings.maxProcesses) {
-        const sandbox = new SandboxProcess(key, await spawnOptions(job, settings), settings, {
+      if (warm) return warm.run(job, nextId++);
+      const full = () => processes.size + starting >= settings.maxProcesses;
+      if (full() && idle[0]) void idle[0].stop();
+      if (!full()) {
+        starting += 1;
+        let options: SpawnOptions;
+        try {
+          options = await spawnOptions(job, settings);
+        } finally {
+          starting -= 1;
+        }
+        if (closed) throw new PluginRuntimeError('The worker is stopping its plugin sandboxes');
+        const sandbox = new SandboxProcess(key, options, settings, {
           onExit: forget,
           onIdle: notify,
           logger,
         });
         processes.add(sandbox);
-        return sandbox;
+        return sandbox.run(job, nextId++);
       }
       // Every process is busy: wait for one to finish (or the attempt to be aborted).
       await new Promise<void>((resolve) => {
-        wake.push(resolve);
-        job.signal.addEventListener('abort', () => resolve(), { once: true });
+        const abort = () => resolve();
+        wake.push(() => {
+          job.signal.removeEventListener('abort', abort);
+          resolve();
+        });
+        job.signal.addEventListener('abort', abort, { once: true });
       });
     }
   }
 
   return {
-    async run(job) {
-      const sandbox = await acquire(job);
-      return sandbox.run(job, nextId++);
-    },
+    run,
     async close() {
       closed = true;
       const exits = [...processes].map((sandbox) => sandbox.stop());
@@ -285,6 +299,11 @@ class SandboxProcess {
   }
 
   run(job: SandboxJob, id: number): Promise<unknown> {
+    // Aborted while it waited for this process: it never starts, and the process stays free.
+    if (job.signal.aborted) {
+      this.rest();
+      return Promise.reject(job.signal.reason);
+    }
     clearTimeout(this.idleTimer);
     this.ref(true);
     return new Promise((resolve, reject) => {
@@ -429,12 +448,17 @@ class SandboxProcess {
   private finish(attempt: Attempt, settle: () => void): void {
     this.answer(attempt, settle);
     this.endAttempt(attempt);
-    if (this.stopped === null && !this.exited) {
-      this.ref(false);
-      this.idleTimer = setTimeout(() => void this.stop('idle'), IDLE_MS);
-      this.idleTimer.unref();
-      this.events.onIdle();
-    }
+    this.rest();
+  }
+
+  /** Free for the next attempt: it no longer holds the worker open, and ends if left idle. */
+  private rest(): void {
+    if (this.stopped !== null || this.exited) return;
+    this.ref(false);
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => void this.stop('idle'), IDLE_MS);
+    this.idleTimer.unref();
+    this.events.onIdle();
   }
 
   private endAttempt(attempt: Attempt): void {
