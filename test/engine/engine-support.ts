@@ -213,9 +213,13 @@ export async function attemptsInHistory(
   trellis: Trellis,
   executionId: string,
 ): Promise<AttemptsInHistory> {
-  const history = await withTemporalClient(trellis, (client) =>
-    client.workflow.getHandle(executionWorkflowId(executionId)).fetchHistory(),
-  );
+  const history = await withTemporalClient(trellis, async (client) => {
+    const handle = client.workflow.getHandle(executionWorkflowId(executionId));
+    // The API shows a run finished before its last workflow task (and the markers of the local
+    // activities it ran) is in the history: wait for the workflow to close.
+    await handle.result().catch(() => undefined);
+    return handle.fetchHistory();
+  });
   const json = (payload: { data?: Uint8Array | null } | null | undefined): unknown =>
     JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8'));
   const found: AttemptsInHistory = { regular: [], local: 0, timers: 0 };
