@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +92,7 @@ const pool = (overrides: Partial<SandboxSettings> = {}) => {
 };
 afterAll(async () => {
   await Promise.all(pools.map((created) => created.close()));
+  await rm(storageRoot, { recursive: true, force: true });
 });
 
 describe('the sandbox pool', () => {
