@@ -55,6 +55,12 @@ export interface PluginManifest {
    * workflow. Default false.
    */
   quick?: boolean;
+  /**
+   * Built-ins only: the plugin's work is trivially bounded (no user code or expression, no
+   * unbounded input), so it runs on the worker's own thread instead of in a sandbox process.
+   * Refused in any other package; default false.
+   */
+  inProcess?: boolean;
 }
 
 /** Writes task log entries (secret settings are scrubbed from them). */

@@ -18,6 +18,8 @@ async function packageVariant(root: string, type: string, version: string): Prom
   await cp(new URL('../../plugins/flow-noop/', import.meta.url), folder, { recursive: true });
   const manifestFile = path.join(folder, 'plugin.json');
   const manifest = JSON.parse(await readFile(manifestFile, 'utf8')) as Record<string, unknown>;
+  // A registry package may not run in the worker's process, as the built-in does.
+  delete manifest.inProcess;
   await writeFile(manifestFile, JSON.stringify({ ...manifest, type, version }));
   return folder;
 }

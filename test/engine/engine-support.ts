@@ -2,6 +2,7 @@
  * Helpers for the engine's end-to-end tests: store a definition, run it through the API, read
  * back what the API shows about its tasks and logs.
  */
+import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
@@ -212,9 +213,13 @@ export async function attemptsInHistory(
   trellis: Trellis,
   executionId: string,
 ): Promise<AttemptsInHistory> {
-  const history = await withTemporalClient(trellis, (client) =>
-    client.workflow.getHandle(executionWorkflowId(executionId)).fetchHistory(),
-  );
+  const history = await withTemporalClient(trellis, async (client) => {
+    const handle = client.workflow.getHandle(executionWorkflowId(executionId));
+    // The API shows a run finished before its last workflow task (and the markers of the local
+    // activities it ran) is in the history: wait for the workflow to close.
+    await handle.result().catch(() => undefined);
+    return handle.fetchHistory();
+  });
   const json = (payload: { data?: Uint8Array | null } | null | undefined): unknown =>
     JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8'));
   const found: AttemptsInHistory = { regular: [], local: 0, timers: 0 };
@@ -232,4 +237,79 @@ export async function attemptsInHistory(
     if (event.timerStartedEventAttributes) found.timers += 1;
   }
   return found;
+}
+
+/** A task's log entries as the API shows them (message, level and exception). */
+export async function taskLogEntries(
+  client: TrellisClient,
+  workflowId: string,
+  executionId: string,
+  taskExecutionId: string,
+) {
+  return client.GET(
+    '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs',
+    { params: { path: { workflowId, executionId, taskExecutionId } } },
+  );
+}
+
+/**
+ * Runs `attack` while asking the public `/version` every 100 ms, then once more after it; returns
+ * what `attack` returned and the slowest answer in milliseconds. The harness serves the API from
+ * this process, so anything that blocks Trellis's event loop shows up here as a slow answer.
+ */
+export async function whileAskingVersion<T>(
+  trellis: Trellis,
+  attack: () => Promise<T>,
+): Promise<{ result: T; slowestMs: number }> {
+  let slowestMs = 0;
+  // A connection of its own each time: a socket kept alive across a stall may be reset.
+  const ask = async () => {
+    const started = performance.now();
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const request = http.get(`${trellis.baseUrl}/version`, { agent: false }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode));
+      });
+      request.setTimeout(120_000, () => request.destroy(new Error('/version did not answer')));
+      request.on('error', reject);
+    });
+    expect(status).toBe(200);
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+  };
+  let attacking = true;
+  const asking = (async () => {
+    while (attacking) {
+      await ask();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  let result: T;
+  try {
+    result = await attack();
+  } finally {
+    attacking = false;
+    await asking;
+  }
+  await ask();
+  return { result, slowestMs };
+}
+
+/** An ordinary run of quick built-ins and a short wait, to run beside an attack. */
+export function ordinaryRun(): Definition {
+  return definition([
+    { name: 'Start', type: noop, parameters: { values: [1, 2, 3] } },
+    { name: 'Wait', ...delay(1500), dependencies: ['Start'] },
+    {
+      name: 'Sum',
+      type: { plugin: 'Data/Json' },
+      dependencies: ['Wait'],
+      parameters: { expression: '$sum(values)', input: "$[Outputs('Start')]" },
+    },
+    {
+      name: 'Report',
+      type: { plugin: 'Flow/Log' },
+      dependencies: ['Sum'],
+      parameters: { message: "The sum is $[Outputs('Sum').result]." },
+    },
+  ]);
 }

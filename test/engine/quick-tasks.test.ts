@@ -3,8 +3,7 @@
  * activities: the history shows a marker per attempt instead of an activity task, and nothing
  * a user sees changes (statuses, logs, retries with backoff, timeouts, cancel).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
@@ -203,7 +202,10 @@ describe('quick tasks', () => {
   });
 
   it('a cancel aborts a running quick plugin and records the task Canceled', async () => {
-    const scratch = await mkdtemp(path.join(tmpdir(), 'trellis-quick-cancel-'));
+    // Under the storage root: the one folder a third-party plugin's sandbox lets it write to.
+    const storageRoot = trellis.config.Plugins.StorageRoot;
+    await mkdir(storageRoot, { recursive: true });
+    const scratch = await mkdtemp(path.join(storageRoot, 'quick-cancel-'));
     try {
       const abortedMarker = path.join(scratch, 'aborted');
       const { workflowId, executionId } = await start(

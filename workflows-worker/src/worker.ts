@@ -150,17 +150,17 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     connection = await NativeConnection.connect({ address: config.Temporal.Address });
     ownConnection = true;
   }
+  // A runner of its own is closed with the worker (it owns the plugin sandbox processes).
+  const runner =
+    deps.runner ?? createPluginRunner({ db: deps.db, config, logger, reach: deps.reach });
+  const closeRunner = () => (deps.runner ? Promise.resolve() : runner.close());
   try {
     const worker = await Worker.create({
       connection,
       namespace: config.Temporal.Namespace,
       taskQueue: config.Temporal.TaskQueue,
       workflowBundle: await workflowBundle(logger),
-      activities: createActivities({
-        ...deps,
-        runner:
-          deps.runner ?? createPluginRunner({ db: deps.db, config, logger, reach: deps.reach }),
-      }),
+      activities: createActivities({ ...deps, runner }),
       ...workerTuning,
     });
     const running = worker.run();
@@ -175,10 +175,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       async stop() {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => undefined);
+        await closeRunner();
         if (ownConnection) await connection.close();
       },
     };
   } catch (error) {
+    await closeRunner();
     if (ownConnection) await connection.close();
     throw error;
   }

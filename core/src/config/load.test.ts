@@ -40,6 +40,9 @@ describe('buildConfig', () => {
         MaxOutputBytes: 2 * 1024 * 1024,
         Network: { AllowCidrs: [], DenyCidrs: [] },
         Database: { AllowTrellisDatabase: false },
+        MaxPackageBytes: 16 * 1024 * 1024,
+        MaxUnpackedPackageBytes: 64 * 1024 * 1024,
+        Sandbox: { MemoryMb: 256, TimeoutMilliseconds: 300_000, MaxProcesses: 8 },
       },
       Definitions: {
         MaxBytes: 1_048_576,

@@ -129,6 +129,22 @@ export const configSchema = Type.Object(
       }),
       /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
       Database: section({ AllowTrellisDatabase: Type.Boolean({ default: false }) }),
+      /** Largest package tarball (gzip'd) that can be installed or unpacked. */
+      MaxPackageBytes: Type.Integer({ minimum: 1, default: 16 * 1024 * 1024 }),
+      /** Largest a package may be once gunzipped (its tar stream). */
+      MaxUnpackedPackageBytes: Type.Integer({ minimum: 1, default: 64 * 1024 * 1024 }),
+      /**
+       * The sandbox processes third-party plugins and the built-ins that evaluate user input run
+       * in (README, "What a plugin can reach").
+       */
+      Sandbox: section({
+        /** JavaScript heap of one sandbox process; on Linux its resident memory too (plus 64 MB). */
+        MemoryMb: Type.Integer({ minimum: 16, default: 256 }),
+        /** Time limit of a sandboxed attempt whose task sets no `timeoutMilliseconds`. */
+        TimeoutMilliseconds: Type.Integer({ minimum: 1, default: 300_000 }),
+        /** Sandbox processes a worker runs at once; attempts beyond wait for one. */
+        MaxProcesses: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
+      }),
     }),
     Definitions: section({
       MaxBytes: Type.Integer({ minimum: 1, default: definitionLimitDefaults.MaxBytes }),

@@ -265,3 +265,54 @@ describe('arbitrary expressions', () => {
     );
   });
 });
+
+describe('bounds', () => {
+  // 2,000,000 characters: the size of the largest output a task may return (Plugins.MaxOutputBytes).
+  const text = 'x'.repeat(2_000_000);
+  const numbers = Array.from({ length: 1_000_000 }, (_, i) => i % 10);
+  const big: ExpressionScope = {
+    outputs: { Text: text, Numbers: numbers, Again: [...numbers] },
+    variables: {},
+  };
+
+  it('refuses parameters that would resolve to more than 16 MiB, before building them', () => {
+    expect(() => resolveValue(Array(50_000).fill("$[Outputs('Numbers')]"), big)).toThrow(
+      new ExpressionError(
+        'the parameters',
+        'the parameters would resolve to more than 16 MiB of values',
+      ),
+    );
+    expect(() =>
+      resolveValue({ text: Array(10).fill("$[Outputs('Text')]").join(' ') }, big),
+    ).toThrow(/^the parameters would resolve to more than 16 MiB of values$/);
+    expect(() => resolveValue(`$[${Array(10).fill("Outputs('Text')").join(' + ')}]`, big)).toThrow(
+      /would resolve to more than 16 MiB/,
+    );
+    expect(resolveValue(["$[Outputs('Numbers')]", "$[Outputs('Text')]"], big)).toEqual([
+      numbers,
+      text,
+    ]);
+  });
+
+  it('refuses an expression that would take more than ten million steps', () => {
+    const comparisons = Array(20).fill("Outputs('Numbers') == Outputs('Again')").join(' && ');
+    expect(() => evaluateCondition(comparisons, big)).toThrow(
+      /would take more than 10000000 evaluation steps/,
+    );
+    expect(evaluateCondition("Outputs('Numbers') == Outputs('Again')", big)).toBe(true);
+  });
+
+  it('reports values and expressions nested past the stack as expression errors', () => {
+    let deep: unknown = 1;
+    let alike: unknown = 1;
+    for (let i = 0; i < 100_000; i++) [deep, alike] = [[deep], [alike]];
+    const nested: ExpressionScope = { outputs: { A: deep, B: alike }, variables: {} };
+    expect(() => evaluateCondition("Outputs('A') == Outputs('B')", nested)).toThrow(
+      /cannot be evaluated: its values or expressions are nested too deeply or too large/,
+    );
+    expect(() => resolveValue("deep: $[Outputs('A')]", nested)).toThrow(ExpressionError);
+    const long = Array(50_000).fill("Outputs('A')").join('+');
+    expect(checkTemplate(`$[${long}]`)).toMatch(/^the expression is nested too deeply in \$\[/);
+    expect(() => resolveValue(`$[${long}]`, nested)).toThrow(ExpressionError);
+  });
+});

@@ -6,6 +6,11 @@
  * `eval`, no `Function`, no identifier lookup in any global scope, and member access reads only
  * own properties of plain data, so nothing outside the scope can be reached.
  *
+ * Evaluation is bounded, so that no definition can hold up or exhaust the worker that resolves it:
+ * the values one resolution produces may total at most `MAX_RESOLVED_BYTES`, and it may take at
+ * most `MAX_EVALUATION_STEPS` (each node evaluated, each element compared or measured counts).
+ * Past either, or past the stack's depth, it fails with an `ExpressionError`.
+ *
  * This module is pure and deterministic: it is bundled into Temporal workflow code, so it imports
  * nothing from Node.
  */
@@ -31,6 +36,44 @@ export class ExpressionError extends Error {
 
 type Node = jsep.Expression;
 
+/** The most the values resolved for one task (its parameters, or a condition) may add up to. */
+export const MAX_RESOLVED_BYTES = 16 * 1024 * 1024;
+/** The most work one resolution may take: nodes evaluated, elements compared or measured. */
+export const MAX_EVALUATION_STEPS = 10_000_000;
+
+/** What is left of one resolution's allowance; shared by every expression it evaluates. */
+class Budget {
+  bytes = MAX_RESOLVED_BYTES;
+  steps = MAX_EVALUATION_STEPS;
+  /** Sizes of the objects measured so far: a value referenced many times is walked once. */
+  readonly sizes = new WeakMap<object, number>();
+
+  step(count = 1): void {
+    this.steps -= count;
+    if (this.steps < 0) {
+      throw new BudgetExceeded(
+        `would take more than ${MAX_EVALUATION_STEPS} evaluation steps (large values compared or measured many times)`,
+      );
+    }
+  }
+
+  /** Throws unless `bytes` more would still fit (nothing is spent). */
+  fits(bytes: number): void {
+    if (bytes > this.bytes) this.spend(bytes);
+  }
+
+  spend(bytes: number): void {
+    this.bytes -= bytes;
+    if (this.bytes < 0) {
+      throw new BudgetExceeded(
+        `would resolve to more than ${MAX_RESOLVED_BYTES / (1024 * 1024)} MiB of values`,
+      );
+    }
+  }
+}
+
+class BudgetExceeded extends Error {}
+
 const FORBIDDEN_PROPERTIES = new Set(['__proto__', 'constructor', 'prototype']);
 const BINARY_OPERATORS = new Set([
   ...['==', '!=', '===', '!==', '<', '<=', '>', '>='],
@@ -55,13 +98,13 @@ class ExpressionTooDeep extends TemplateSyntaxError {
     readonly expression: string,
     readonly depth: number,
   ) {
-    super(`$[${shortened(expression)}] nests ${depth} levels deep`);
+    super(`$[${shorten(expression)}] nests ${depth} levels deep`);
   }
 }
 
-/** An expression as messages show it: a huge one is cut short. */
-function shortened(expression: string): string {
-  return expression.length <= 200 ? expression : `${expression.slice(0, 200)}…`;
+/** Text (an expression, a value) as messages show it: a huge one is cut short. */
+function shorten(text: string): string {
+  return text.length <= 200 ? text : `${text.slice(0, 200)}…`;
 }
 
 /**
@@ -131,6 +174,7 @@ function unwrapCondition(condition: string): string {
 // ---------------------------------------------------------------------------------------------
 
 const MAX_CACHED = 1000;
+const MAX_CACHED_LENGTH = 1000;
 const parsed = new Map<string, Node>();
 /** How deeply each parsed syntax tree nests. */
 const depths = new WeakMap<Node, number>();
@@ -151,9 +195,7 @@ function parseExpression(expression: string): Node {
   } catch (error) {
     // jsep descends recursively into brackets: a deep enough nest exhausts the call stack.
     if (error instanceof RangeError) {
-      throw new TemplateSyntaxError(
-        `cannot parse $[${shortened(expression)}]: it nests too deeply`,
-      );
+      throw new TemplateSyntaxError(`cannot parse $[${shorten(expression)}]: it nests too deeply`);
     }
     throw new TemplateSyntaxError(`cannot parse $[${expression}]: ${(error as Error).message}`);
   }
@@ -161,9 +203,12 @@ function parseExpression(expression: string): Node {
   if (depth > MAX_TREE_DEPTH) throw new ExpressionTooDeep(expression, depth);
   depths.set(ast, depth);
   const problem = findUnsupported(ast);
-  if (problem !== null) throw new TemplateSyntaxError(`${problem} in $[${expression}]`);
-  if (parsed.size >= MAX_CACHED) parsed.clear();
-  parsed.set(expression, ast);
+  if (problem !== null) throw new TemplateSyntaxError(`${problem} in $[${shorten(expression)}]`);
+  // A long expression's tree is large: kept only while it is in use.
+  if (expression.length <= MAX_CACHED_LENGTH) {
+    if (parsed.size >= MAX_CACHED) parsed.clear();
+    parsed.set(expression, ast);
+  }
   return ast;
 }
 
@@ -375,25 +420,40 @@ function isNode(value: unknown): value is Node {
  * otherwise each result is interpolated as text (null as '', objects as JSON).
  */
 export function resolveValue(value: unknown, scope: ExpressionScope): unknown {
-  if (typeof value === 'string') return resolveString(value, scope);
-  if (Array.isArray(value)) return value.map((item) => resolveValue(item, scope));
+  return bounded('the parameters', () => resolveWithin(value, scope, new Budget()));
+}
+
+function resolveWithin(value: unknown, scope: ExpressionScope, budget: Budget): unknown {
+  if (typeof value === 'string') return resolveString(value, scope, budget);
+  if (Array.isArray(value)) return value.map((item) => resolveWithin(item, scope, budget));
   if (isPlainObject(value)) {
     return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, resolveValue(item, scope)]),
+      Object.entries(value).map(([key, item]) => [key, resolveWithin(item, scope, budget)]),
     );
   }
   return value;
 }
 
-function resolveString(text: string, scope: ExpressionScope): unknown {
+function resolveString(text: string, scope: ExpressionScope, budget: Budget): unknown {
   if (!text.includes('$[')) return text;
   const parts = parseTemplate(text);
   const sole = soleExpression(parts);
-  if (sole !== null) return evaluateExpression(sole, scope);
+  if (sole !== null) {
+    const value = evaluateWithin(sole, scope, budget);
+    budget.spend(jsonSize(value, budget));
+    return value;
+  }
   return parts
-    .map((part) =>
-      'text' in part ? part.text : toText(evaluateExpression(part.expression, scope)),
-    )
+    .map((part) => {
+      if ('text' in part) {
+        budget.spend(part.text.length);
+        return part.text;
+      }
+      const value = evaluateWithin(part.expression, scope, budget);
+      // Measured before it is written out: JSON text of a large value is never built past the limit.
+      budget.spend(jsonSize(value, budget));
+      return toText(value);
+    })
     .join('');
 }
 
@@ -416,27 +476,54 @@ export function evaluateCondition(expression: string, scope: ExpressionScope): b
       `${(error as Error).message}: ${JSON.stringify(expression)}`,
     );
   }
-  return truthy(evaluateExpression(bare, scope));
+  return bounded(bare, () => truthy(evaluateWithin(bare, scope, new Budget())));
 }
 
 /** Evaluates one bare expression (the text inside `$[ ]`) to its raw value. */
 export function evaluateExpression(expression: string, scope: ExpressionScope): unknown {
+  return bounded(expression, () => evaluateWithin(expression, scope, new Budget()));
+}
+
+function evaluateWithin(expression: string, scope: ExpressionScope, budget: Budget): unknown {
   let ast: Node;
   try {
     ast = parseExpression(expression);
   } catch (error) {
     throw new ExpressionError(expression, (error as Error).message);
   }
-  return new Evaluator(expression, scope).evaluate(ast);
+  return new Evaluator(expression, scope, budget).evaluate(ast);
+}
+
+/**
+ * Runs a resolution, turning its running out of allowance, or of stack (values or expressions
+ * nested too deeply), into an `ExpressionError` naming what was being resolved.
+ */
+function bounded<T>(what: string, resolve: () => T): T {
+  try {
+    return resolve();
+  } catch (error) {
+    if (error instanceof BudgetExceeded) {
+      throw new ExpressionError(what, `${shorten(what)} ${error.message}`);
+    }
+    if (error instanceof RangeError) {
+      throw new ExpressionError(
+        what,
+        `${shorten(what)} cannot be evaluated: its values or expressions are nested too deeply or too large (${error.message})`,
+      );
+    }
+    throw error;
+  }
 }
 
 class Evaluator {
   constructor(
     private readonly expression: string,
     private readonly scope: ExpressionScope,
+    private readonly budget: Budget,
   ) {}
 
   evaluate(node: Node): unknown {
+    this.budget.step();
     switch (node.type) {
       case 'Literal':
         return (node as jsep.Literal).value;
@@ -510,10 +597,10 @@ class Evaluator {
     switch (operator) {
       case '==':
       case '===':
-        return sameValue(left, right);
+        return sameValue(left, right, this.budget);
       case '!=':
       case '!==':
-        return !sameValue(left, right);
+        return !sameValue(left, right, this.budget);
       case '<':
       case '<=':
       case '>':
@@ -522,6 +609,8 @@ class Evaluator {
       case '+':
         if (typeof left === 'number' && typeof right === 'number') return left + right;
         if (typeof left === 'string' || typeof right === 'string') {
+          // Each part is measured before it is written out as text.
+          this.budget.fits(jsonSize(left, this.budget) + jsonSize(right, this.budget));
           return toText(left) + toText(right);
         }
         throw this.error(`cannot add ${describe(left)} and ${describe(right)}`);
@@ -580,19 +669,57 @@ function truthy(value: unknown): boolean {
 }
 
 /** Equality of JSON values: by value for arrays and objects, not by reference. */
-function sameValue(left: unknown, right: unknown): boolean {
+function sameValue(left: unknown, right: unknown, budget: Budget): boolean {
+  budget.step();
   if (left === right || (left == null && right == null)) return true;
   if (Array.isArray(left) && Array.isArray(right)) {
-    return left.length === right.length && left.every((item, i) => sameValue(item, right[i]));
+    return (
+      left.length === right.length && left.every((item, i) => sameValue(item, right[i], budget))
+    );
   }
   if (isPlainObject(left) && isPlainObject(right)) {
     const keys = Object.keys(left);
     return (
       keys.length === Object.keys(right).length &&
-      keys.every((key) => Object.hasOwn(right, key) && sameValue(left[key], right[key]))
+      keys.every((key) => Object.hasOwn(right, key) && sameValue(left[key], right[key], budget))
     );
   }
   return false;
+}
+
+/**
+ * About how long a value's JSON text is, found by walking it (each element a step) without
+ * writing it; the walk stops as soon as the length passes what the budget has left.
+ */
+function jsonSize(value: unknown, budget: Budget): number {
+  if (typeof value !== 'object' || value === null) return measure(value, budget);
+  let size = budget.sizes.get(value);
+  if (size === undefined) {
+    size = measure(value, budget);
+    budget.sizes.set(value, size);
+  }
+  return size;
+}
+
+function measure(value: unknown, budget: Budget): number {
+  let size = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && size <= budget.bytes) {
+    const item = pending.pop();
+    budget.step();
+    if (typeof item === 'string') size += item.length + 2;
+    else if (Array.isArray(item)) {
+      size += 2 + item.length;
+      for (const element of item) pending.push(element);
+    } else if (typeof item === 'object' && item !== null) {
+      for (const [key, element] of Object.entries(item)) {
+        size += key.length + 4;
+        pending.push(element);
+      }
+      size += 2;
+    } else size += String(item).length;
+  }
+  return size;
 }
 
 function toText(value: unknown): string {
@@ -606,6 +733,6 @@ function describe(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'string') return `the string ${JSON.stringify(shorten(value))}`;
   return `the ${typeof value} ${typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value)}`;
 }

@@ -2,15 +2,17 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import semver from 'semver';
 import type { TrellisConfig } from '../config/types.js';
-import { NotFound } from '../errors.js';
+import { Invalid, NotFound } from '../errors.js';
 import { installPath } from '../install-root.js';
 import type { PluginManifest } from './contract.js';
 import {
   compareTypeAndVersion,
+  packageLimits,
   packFolder,
-  readManifestFromPackage,
+  readPackage,
   readPackageFolder,
   sha256Hex,
+  type PackageLimits,
 } from './package.js';
 import {
   openRegistry,
@@ -76,6 +78,7 @@ export function createCatalog(
 ): PluginCatalog {
   const builtInDirectory = options.builtInDirectory ?? builtInPluginsDirectory();
   const registry = config.Plugins.Registry ? openRegistry(config.Plugins.Registry) : undefined;
+  const limits = packageLimits(config);
   // Built-ins ship with the code: scanned once, packed once per process.
   let builtIns: Promise<BuiltIn[]> | undefined;
   const packed = new Map<string, Promise<ResolvedPackage>>();
@@ -103,7 +106,7 @@ export function createCatalog(
     const sameType = all.filter((candidate) => matches(candidate, type));
     const chosen = wantLatest ? sameType.at(-1) : sameType.find((c) => c.version === version);
     if (!chosen) throw new NotFound(describeMissing(type, version, sameType, all));
-    if ('entry' in chosen) return downloadFromRegistry(registry!, chosen.entry);
+    if ('entry' in chosen) return downloadFromRegistry(registry!, chosen.entry, limits);
     const key = catalogKey(chosen);
     if (!packed.has(key)) packed.set(key, packBuiltIn(chosen));
     return packed.get(key)!;
@@ -176,8 +179,10 @@ async function published(registry: Registry): Promise<Published[]> {
 async function downloadFromRegistry(
   registry: Registry,
   entry: RegistryEntry,
+  limits: PackageLimits,
 ): Promise<ResolvedPackage> {
-  const bytes = await registry.download(entry);
+  const source = `${entry.tarball} (registry ${registry.location})`;
+  const bytes = await registry.download(entry, limits.maxPackageBytes);
   const sha256 = sha256Hex(bytes);
   if (sha256 !== entry.sha256.toLowerCase()) {
     throw new PackageIntegrityError(
@@ -185,11 +190,15 @@ async function downloadFromRegistry(
         `the index says sha256 ${entry.sha256} but the tarball ${entry.tarball} has ${sha256}; refusing to install it`,
     );
   }
-  const source = `${entry.tarball} (registry ${registry.location})`;
-  const manifest = await readManifestFromPackage(bytes, source);
+  const { manifest } = await readPackage(bytes, source, limits);
   if (catalogKey(manifest) !== catalogKey(entry)) {
     throw new PackageIntegrityError(
       `Plugin package ${source} holds "${manifest.type}" ${manifest.version}, but the index lists it as "${entry.type}" ${entry.version}`,
+    );
+  }
+  if (manifest.inProcess === true) {
+    throw new Invalid(
+      `Plugin package ${source}: plugin.json field "inProcess" is for built-in plugins only; a registry plugin always runs in a sandbox`,
     );
   }
   return { manifest, bytes, sha256, source: 'registry' };

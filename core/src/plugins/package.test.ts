@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readFile, readdir, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Invalid } from '../errors.js';
 import { builtInPluginsDirectory } from './catalog.js';
@@ -8,14 +10,15 @@ import {
   packFolder,
   packageFiles,
   parseManifest,
-  readManifestFromPackage,
+  readPackage,
   readPackageFolder,
   sha256Hex,
   unpackPackage,
 } from './package.js';
-import { writeTestPackage } from './test-packages.js';
+import { rawPackageEntries, rawTarball, writeTestPackage } from './test-packages.js';
 
 const valid = { type: 'Acme/Echo', version: '1.2.3', description: 'Echoes' };
+const limits = { maxPackageBytes: 1024 * 1024, maxUnpackedBytes: 4 * 1024 * 1024 };
 
 function problemsOf(manifest: unknown): string[] {
   try {
@@ -73,6 +76,27 @@ describe('parseManifest', () => {
       'Security/Hash': true,
       'Storage/Local': false,
     });
+  });
+
+  it('runs in process only the built-ins whose work is trivially bounded', async () => {
+    const folders = (await readdir(builtInPluginsDirectory(), { withFileTypes: true })).filter(
+      (entry) => entry.isDirectory(),
+    );
+    const inProcess: string[] = [];
+    for (const folder of folders) {
+      const manifest = await readPackageFolder(path.join(builtInPluginsDirectory(), folder.name));
+      if (manifest.inProcess === true) inProcess.push(manifest.type);
+    }
+    // Not Data/Json, Data/Csv (user expressions, input of any shape), nor Net/Http, Storage/Local
+    // and Database/PostgreSql (responses, files and rows of any size): they run in a sandbox.
+    expect(inProcess.sort()).toEqual([
+      'Data/Base64',
+      'Exec/Process',
+      'Flow/Delay',
+      'Flow/Log',
+      'Flow/NoOp',
+      'Security/Hash',
+    ]);
   });
 
   it('names every problem, each with the package', () => {
@@ -161,15 +185,15 @@ describe('packing', () => {
     const dir = await writeTestPackage(valid, 'export const execute = () => 1;\n');
     const bytes = await packFolder(dir);
     const sha256 = sha256Hex(bytes);
-    expect(await readManifestFromPackage(bytes, 'echo.tgz')).toMatchObject(valid);
+    expect((await readPackage(bytes, 'echo.tgz', limits)).manifest).toMatchObject(valid);
     const cache = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
-    const unpacked = await unpackPackage(bytes, sha256, cache);
+    const unpacked = await unpackPackage(bytes, sha256, cache, limits);
     expect(unpacked).toBe(path.join(cache, sha256));
     expect(await readFile(path.join(unpacked, 'index.js'), 'utf8')).toBe(
       'export const execute = () => 1;\n',
     );
     // A second unpack (another worker) finds it in place and leaves no staging folders.
-    expect(await unpackPackage(bytes, sha256, cache)).toBe(unpacked);
+    expect(await unpackPackage(bytes, sha256, cache, limits)).toBe(unpacked);
     expect(await readdir(cache)).toEqual([sha256]);
   });
 
@@ -177,9 +201,100 @@ describe('packing', () => {
     const dir = await writeTestPackage(valid, 'export const execute = () => 1;\n');
     const bytes = await packFolder(dir);
     const cache = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
-    await expect(unpackPackage(bytes, 'a'.repeat(64), cache)).rejects.toThrow(/checksum mismatch/);
-    await expect(readManifestFromPackage(Buffer.from('not a tarball'), 'bad.tgz')).rejects.toThrow(
+    await expect(unpackPackage(bytes, 'a'.repeat(64), cache, limits)).rejects.toThrow(
+      /checksum mismatch/,
+    );
+    await expect(readPackage(Buffer.from('not a tarball'), 'bad.tgz', limits)).rejects.toThrow(
       /bad.tgz/,
     );
+  });
+});
+
+describe('checking a package before it is stored or unpacked', () => {
+  const entries = rawPackageEntries('Acme/Echo', '1.2.3');
+  const problemOf = async (bytes: Buffer) => {
+    const error = await readPackage(bytes, 'echo.tgz', limits).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(Invalid);
+    return (error as Invalid).messages.join('\n');
+  };
+
+  it('refuses links, devices, absolute paths and paths that climb out, naming every entry', async () => {
+    expect(
+      await problemOf(
+        rawTarball([
+          ...entries,
+          { path: 'passwd', type: 'SymbolicLink', linkpath: '/etc/passwd' },
+          { path: 'hard', type: 'Link', linkpath: '/etc/passwd' },
+          { path: 'tty', type: 'CharacterDevice' },
+          { path: 'pipe', type: 'FIFO' },
+          { path: '/etc/cron.d/x', content: 'x' },
+          { path: '../x', content: 'x' },
+          { path: 'sub/../../x', content: 'x' },
+          { path: './ok/../fine.txt', content: 'x' },
+        ]),
+      ),
+    ).toBe(
+      'Plugin package echo.tgz entry "passwd" is a symbolic link; entry "hard" is a hard link; ' +
+        'entry "tty" is a character device; entry "pipe" is a FIFO; ' +
+        'entry "/etc/cron.d/x" is an absolute path; entry "../x" climbs out of the package; ' +
+        'entry "sub/../../x" climbs out of the package; entry "./ok/../fine.txt" climbs out of the package',
+    );
+  });
+
+  it('refuses a package over the size limits, packed or unpacked', async () => {
+    expect(
+      await problemOf(
+        rawTarball([...entries, { path: 'n', content: randomBytes(1.5 * 1024 * 1024) }]),
+      ),
+    ).toMatch(
+      /^Plugin package echo.tgz is 1\.5 MiB, over the 1\.0 MiB limit \(Plugins\.MaxPackageBytes\)$/,
+    );
+    expect(
+      await problemOf(
+        rawTarball([...entries, { path: 'z', content: Buffer.alloc(5 * 1024 * 1024) }]),
+      ),
+    ).toBe(
+      'Plugin package echo.tgz unpacks to more than 4.0 MiB (Plugins.MaxUnpackedPackageBytes)',
+    );
+  });
+
+  it('refuses a package without a manifest or entry module, and a damaged tarball', async () => {
+    expect(await problemOf(rawTarball([entries[1]!]))).toBe(
+      'Plugin package echo.tgz has no plugin.json',
+    );
+    expect(await problemOf(rawTarball([entries[0]!]))).toBe(
+      'Plugin package echo.tgz has no entry module index.js',
+    );
+    const damaged = gunzipSync(rawTarball(entries));
+    damaged.write('garbage', 100);
+    expect(await problemOf(damaged)).toMatch(/^Plugin package echo.tgz is not a readable tarball/);
+  });
+
+  it('unpacks only the files a package holds; a package stored with bad entries is refused there too', async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'trellis-cache-'));
+    const good = rawTarball([
+      ...entries,
+      { path: 'lib/', type: 'Directory' },
+      { path: 'lib/a.js', content: '1' },
+    ]);
+    const unpacked = await unpackPackage(good, sha256Hex(good), cache, limits);
+    expect((await readdir(unpacked, { recursive: true })).sort()).toEqual([
+      'index.js',
+      'lib',
+      'lib/a.js',
+      'plugin.json',
+    ]);
+    const bad = rawTarball([
+      ...entries,
+      { path: '../a', content: 'x' },
+      { path: '../b', content: 'x' },
+    ]);
+    await expect(unpackPackage(bad, sha256Hex(bad), cache, limits)).rejects.toThrow(
+      /entry "\.\.\/a" climbs out of the package; entry "\.\.\/b" climbs out/,
+    );
+    expect(await readdir(cache)).toEqual([sha256Hex(good)]);
   });
 });

@@ -1,7 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { access, mkdir, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
+import {
+  access,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import semver from 'semver';
 import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
@@ -30,6 +41,7 @@ const manifestSchema = {
     parameters: { type: 'object' },
     output: { type: 'object' },
     quick: { type: 'boolean' },
+    inProcess: { type: 'boolean' },
     specifications: {
       type: 'array',
       default: [],
@@ -232,41 +244,184 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Reads and validates `plugin.json` straight from a tarball, without unpacking it. */
-export async function readManifestFromPackage(
+/** How large a package may be (`Plugins.MaxPackageBytes`, `Plugins.MaxUnpackedPackageBytes`). */
+export interface PackageLimits {
+  /** The tarball as stored and downloaded (gzip'd). */
+  maxPackageBytes: number;
+  /** The tar stream once gunzipped: every file, plus a header per entry. */
+  maxUnpackedBytes: number;
+}
+
+/** The package limits a configuration sets. */
+export function packageLimits(config: {
+  Plugins: { MaxPackageBytes: number; MaxUnpackedPackageBytes: number };
+}): PackageLimits {
+  return {
+    maxPackageBytes: config.Plugins.MaxPackageBytes,
+    maxUnpackedBytes: config.Plugins.MaxUnpackedPackageBytes,
+  };
+}
+
+/** Most entries a package may hold: a plugin is a handful of files, not a file system. */
+export const MAX_PACKAGE_ENTRIES = 10_000;
+
+/** A package read whole from its tarball and checked: its manifest and its files. */
+export interface PackageContent {
+  manifest: PluginManifest;
+  /** Folders, as relative POSIX paths. */
+  directories: string[];
+  /** Files by relative POSIX path. */
+  files: Map<string, Buffer>;
+}
+
+const gunzipAsync = promisify(gunzip);
+
+/** What a tar entry type is, for a message refusing it. */
+const refusedTypes: Record<string, string> = {
+  SymbolicLink: 'a symbolic link',
+  Link: 'a hard link',
+  CharacterDevice: 'a character device',
+  BlockDevice: 'a block device',
+  FIFO: 'a FIFO',
+};
+
+/**
+ * Reads a package tarball in memory and checks it whole, before anything is written or stored:
+ * it must fit `limits`, be a readable tarball, hold only plain files and folders whose paths stay
+ * inside the package (no links, devices, absolute paths or `..`), and carry a valid manifest.
+ * Throws `Invalid` naming every bad entry, each prefixed with `source`.
+ */
+export async function readPackage(
   bytes: Uint8Array,
   source: string,
-): Promise<PluginManifest> {
-  let manifestText: string | undefined;
-  const pending: Promise<void>[] = [];
-  const parser = new tar.Parser({
-    strict: true,
-    onReadEntry: (entry) => {
-      if (entry.path.replace(/^\.\//, '') !== MANIFEST_FILE) {
-        entry.resume();
-        return;
-      }
-      pending.push(
-        entry.concat().then((content) => {
-          manifestText = content.toString('utf8');
-        }),
-      );
-    },
-  });
-  const done = once(parser, 'end');
-  try {
-    parser.end(Buffer.from(bytes));
-    await done;
-    await Promise.all(pending);
-  } catch (error) {
+  limits: PackageLimits,
+): Promise<PackageContent> {
+  const refuse = (problems: string | string[]): never => {
     throw new Invalid(
-      `Plugin package ${source} is not a readable tarball: ${(error as Error).message}`,
+      (Array.isArray(problems) ? problems : [problems]).map(
+        (problem) => `Plugin package ${source} ${problem}`,
+      ),
+    );
+  };
+  if (bytes.length > limits.maxPackageBytes) {
+    refuse(
+      `is ${formatBytes(bytes.length)}, over the ${formatBytes(limits.maxPackageBytes)} limit (Plugins.MaxPackageBytes)`,
     );
   }
-  if (manifestText === undefined) {
-    throw new Invalid(`Plugin package ${source} has no ${MANIFEST_FILE}`);
+  const tooLarge = () =>
+    refuse(
+      `unpacks to more than ${formatBytes(limits.maxUnpackedBytes)} (Plugins.MaxUnpackedPackageBytes)`,
+    );
+  let stream: Buffer;
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      stream = await gunzipAsync(bytes, { maxOutputLength: limits.maxUnpackedBytes });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return tooLarge();
+      return refuse(`is not a readable tarball: ${(error as Error).message}`);
+    }
+  } else {
+    stream = Buffer.from(bytes);
+    if (stream.length > limits.maxUnpackedBytes) return tooLarge();
   }
-  return parseManifest(parseJson(manifestText, source), source);
+
+  const entries = await parseTar(stream).catch((error: unknown) =>
+    refuse(`is not a readable tarball: ${(error as Error).message}`),
+  );
+  const problems: string[] = [];
+  const directories: string[] = [];
+  const files = new Map<string, Buffer>();
+  if (entries.length > MAX_PACKAGE_ENTRIES) {
+    refuse(`holds ${entries.length} entries, more than the ${MAX_PACKAGE_ENTRIES} allowed`);
+  }
+  for (const entry of entries) {
+    const problem = entryProblem(entry);
+    if (problem !== null) {
+      problems.push(`entry ${JSON.stringify(entry.path)} ${problem}`);
+      continue;
+    }
+    const relative = path.posix.normalize(entry.path).replace(/\/$/, '');
+    if (relative === '.') continue;
+    if (files.has(relative) || directories.includes(relative)) {
+      problems.push(`entry ${JSON.stringify(entry.path)} appears twice`);
+    } else if (entry.type === 'Directory') {
+      directories.push(relative);
+    } else {
+      files.set(relative, entry.content);
+    }
+  }
+  if (problems.length > 0) refuse(problems.join('; '));
+  const manifestBytes = files.get(MANIFEST_FILE);
+  if (manifestBytes === undefined) return refuse(`has no ${MANIFEST_FILE}`);
+  const manifest = parseManifest(parseJson(manifestBytes.toString('utf8'), source), source);
+  if (!files.has(path.posix.normalize(entryModule(manifest)))) {
+    refuse(`has no entry module ${entryModule(manifest)}`);
+  }
+  return { manifest, directories, files };
+}
+
+interface TarEntry {
+  path: string;
+  type: string;
+  content: Buffer;
+}
+
+/**
+ * Every entry of an uncompressed tar stream, contents included. Each error the parser raises is
+ * caught here and the first one rejects: none can escape as an unhandled 'error' event.
+ */
+function parseTar(stream: Buffer): Promise<TarEntry[]> {
+  return new Promise((resolve, reject) => {
+    const entries: TarEntry[] = [];
+    let failed = false;
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      reject(error instanceof Error ? error : new Error(String(error)));
+    };
+    const parser = new tar.Parser({
+      strict: true,
+      onReadEntry: (entry) => {
+        const chunks: Buffer[] = [];
+        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+        entry.on('end', () =>
+          entries.push({ path: entry.path, type: entry.type, content: Buffer.concat(chunks) }),
+        );
+      },
+    });
+    parser.on('error', fail);
+    parser.on('warn', (_code: string, message: string | Error) => fail(message));
+    parser.on('end', () => {
+      if (!failed) resolve(entries);
+    });
+    try {
+      parser.end(stream);
+    } catch (error) {
+      fail(error);
+    }
+  });
+}
+
+/** Why a tar entry cannot be part of a package, or null when it is a plain file or folder. */
+function entryProblem(entry: TarEntry): string | null {
+  const refused = refusedTypes[entry.type];
+  if (refused !== undefined) return `is ${refused}`;
+  if (!['File', 'OldFile', 'ContiguousFile', 'Directory'].includes(entry.type)) {
+    return `is a ${entry.type} entry, not a file or folder`;
+  }
+  if (entry.path === '' || entry.path.includes('\0')) return 'has no usable path';
+  if (path.posix.isAbsolute(entry.path) || /^[A-Za-z]:/.test(entry.path)) {
+    return 'is an absolute path';
+  }
+  if (entry.path.split(/[\\/]/).includes('..')) return 'climbs out of the package';
+  return null;
+}
+
+/** Bytes as people read them (KiB and MiB), for messages about limits. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
 }
 
 /**
@@ -312,14 +467,17 @@ export async function isCached(sha256: string, cacheDirectory: string): Promise<
 
 /**
  * Unpacks package bytes into `<cacheDirectory>/<sha256>/` (verifying the hash) and returns that
- * folder. Unpacking goes to a staging folder renamed into place, so concurrent workers never
- * see a half-written package; whoever renames first wins and the content is the same. The
- * staging folder's name carries this process's id, for `removeStaleStaging`.
+ * folder. The package is checked whole first (`readPackage`: a package stored before a check
+ * existed is refused here, with `Invalid`), then its files are written one by one: nothing in the
+ * tarball decides what is created. Unpacking goes to a staging folder renamed into place, so
+ * concurrent workers never see a half-written package; whoever renames first wins and the content
+ * is the same. The staging folder's name carries this process's id, for `removeStaleStaging`.
  */
 export async function unpackPackage(
   bytes: Uint8Array,
   sha256: string,
   cacheDirectory: string,
+  limits: PackageLimits,
 ): Promise<string> {
   const target = cachedPackageDirectory(sha256, cacheDirectory);
   if (await isCached(sha256, cacheDirectory)) return target;
@@ -327,14 +485,18 @@ export async function unpackPackage(
   if (actual !== sha256) {
     throw new Error(`Plugin package checksum mismatch: expected sha256 ${sha256}, got ${actual}`);
   }
+  const content = await readPackage(bytes, sha256, limits);
   const staging = `${target}.tmp-${process.pid}-${randomUUID()}`;
   const release = claimFolder(staging);
   await mkdir(staging, { recursive: true });
   try {
-    const unpack = tar.extract({ cwd: staging, strict: true });
-    const done = once(unpack, 'close');
-    unpack.end(Buffer.from(bytes));
-    await done;
+    for (const directory of content.directories) {
+      await mkdir(path.join(staging, directory), { recursive: true });
+    }
+    for (const [file, data] of content.files) {
+      await mkdir(path.dirname(path.join(staging, file)), { recursive: true });
+      await writeFile(path.join(staging, file), data, { flag: 'wx', mode: 0o644 });
+    }
     await rename(staging, target).catch(async (error: NodeJS.ErrnoException) => {
       if (!(await isCached(sha256, cacheDirectory))) throw error;
     });

@@ -1,8 +1,8 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Unavailable } from '../errors.js';
+import { Invalid, Unavailable } from '../errors.js';
 import { trellisSchemas } from '../validation/ajv.js';
-import { packFolder, readPackageFolder, sha256Hex } from './package.js';
+import { formatBytes, packFolder, readPackageFolder, sha256Hex } from './package.js';
 import { validationProblems } from './schema.js';
 
 /**
@@ -52,8 +52,11 @@ export interface Registry {
   location: string;
   /** The index, read afresh: a registry may publish new versions at any time. */
   entries(): Promise<RegistryEntry[]>;
-  /** The tarball bytes of an entry (not yet checked against its sha256). */
-  download(entry: RegistryEntry): Promise<Buffer>;
+  /**
+   * The tarball bytes of an entry (not yet checked against its sha256); `Invalid` when it is
+   * larger than `maxBytes`, found before more than that is read.
+   */
+  download(entry: RegistryEntry, maxBytes: number): Promise<Buffer>;
 }
 
 /** A registry at a directory path or an `http(s)://` URL (of the folder or of its index.json). */
@@ -72,7 +75,8 @@ export function openRegistry(location: string): Registry {
     remote
       ? new URL(entry.tarball, indexLocation).href
       : path.resolve(path.dirname(indexLocation), entry.tarball);
-  const read = (where: string) => (remote ? fetchBytes(where) : readFile(where));
+  const read = (where: string, maxBytes = INDEX_MAX_BYTES) =>
+    remote ? fetchBytes(where, maxBytes) : readFileUpTo(where, maxBytes);
 
   return {
     location,
@@ -93,11 +97,16 @@ export function openRegistry(location: string): Registry {
       }
       return (index as RegistryIndex).plugins;
     },
-    async download(entry) {
+    async download(entry, maxBytes) {
       const where = tarballLocation(entry);
       try {
-        return await read(where);
+        return await read(where, maxBytes);
       } catch (error) {
+        if (error instanceof TooLarge) {
+          throw new Invalid(
+            `Plugin package ${entry.tarball} (registry ${location}) is ${error.size === undefined ? 'larger than' : `${formatBytes(error.size)}, over`} the ${formatBytes(maxBytes)} limit (Plugins.MaxPackageBytes)`,
+          );
+        }
         throw new Unavailable(
           `Plugin registry ${location} is unavailable: cannot read ${where} (${(error as Error).message})`,
         );
@@ -106,10 +115,39 @@ export function openRegistry(location: string): Registry {
   };
 }
 
-async function fetchBytes(url: string): Promise<Buffer> {
+/** An index is a list of entries: far below this. */
+const INDEX_MAX_BYTES = 16 * 1024 * 1024;
+
+/** A file or response larger than its limit; `size` when known. */
+class TooLarge extends Error {
+  constructor(readonly size?: number) {
+    super(size === undefined ? 'too large' : `${size} bytes is too large`);
+  }
+}
+
+async function readFileUpTo(file: string, maxBytes: number): Promise<Buffer> {
+  const { size } = await stat(file);
+  if (size > maxBytes) throw new TooLarge(size);
+  return readFile(file);
+}
+
+async function fetchBytes(url: string, maxBytes: number): Promise<Buffer> {
   const response = await fetch(url, { signal: AbortSignal.timeout(30_000) });
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-  return Buffer.from(await response.arrayBuffer());
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    throw new TooLarge(declared);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const body = (response.body ?? []) as AsyncIterable<Uint8Array>;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw new TooLarge();
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
 }
 
 /**

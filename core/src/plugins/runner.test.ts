@@ -1,5 +1,7 @@
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PluginInputError, PluginRuntimeError } from './runner.js';
+import { loadPluginFolder, PluginInputError, PluginRuntimeError } from './runner.js';
 import { encryptSecrets, SecretKeys } from './settings.js';
 import { writeTestPackage } from './test-packages.js';
 import { createRecordingLogger, runPluginFolder } from './testing.js';
@@ -36,8 +38,10 @@ const probe = await writeTestPackage(
             'log',
             'leak',
             'leak-fail',
+            'leak-throw',
             'host',
             'mutate',
+            'pid',
           ],
         },
         size: { type: 'integer', default: 10 },
@@ -52,6 +56,8 @@ const probe = await writeTestPackage(
     case 'undefined': return undefined;
     case 'fail': throw new Error('remote said no');
     case 'fatal': throw Object.assign(new Error('cannot ever work'), { nonRetryable: true });
+    case 'leak-throw': throw new Error('the server refused ' + context.specifications.token);
+    case 'pid': return { pid: process.pid };
     case 'log': context.logger.warning('using token ' + context.specifications.token); context.logger.error('failed', 'stack with ' + context.specifications.token); return {};
     case 'leak': return { header: 'Bearer ' + context.specifications.token, nested: [{ ['k-' + context.specifications.token]: 1 }], n: 5 };
     case 'leak-fail': throw Object.assign(new Error('server answered 401 for token ' + context.specifications.token), { nonRetryable: true });
@@ -62,10 +68,13 @@ const probe = await writeTestPackage(
 `,
 );
 
+// A real folder: the sandbox a third-party plugin runs in lets it write there, so it must exist.
+const storageRoot = path.join(os.tmpdir(), 'trellis-runner-test-storage');
+
 const run = (
   parameters: Record<string, unknown>,
   specifications: Record<string, unknown> = { level: 1 },
-) => runPluginFolder(probe, { parameters, specifications, host: { storageRoot: '/srv/storage' } });
+) => runPluginFolder(probe, { parameters, specifications, host: { storageRoot } });
 
 describe('executePlugin', () => {
   it('merges setting defaults, fills parameter defaults and returns plain JSON', async () => {
@@ -162,7 +171,7 @@ describe('executePlugin', () => {
 
   it('gives host settings the task cannot override, even from inside the plugin', async () => {
     expect(await run({ mode: 'host' })).toEqual({
-      storageRoot: '/srv/storage',
+      storageRoot,
       allowProcessExecution: false,
       network: {
         denyCidrs: [],
@@ -173,6 +182,26 @@ describe('executePlugin', () => {
       trellisDatabase: null,
     });
     await expect(run({ mode: 'mutate' })).rejects.toThrow(PluginRuntimeError);
+  });
+
+  it("shows a plugin's error with its own frames only, secrets redacted", async () => {
+    const failing = run({ mode: 'leak-throw' }, { level: 1, token: 'tok-456' });
+    await expect(failing).rejects.toThrow(new PluginRuntimeError('the server refused ********'));
+    const { exception } = (await failing.catch((error: unknown) => error)) as PluginRuntimeError;
+    expect(exception).toMatch(
+      /^Error: the server refused \*{8}\n {4}at (Module\.)?execute \(index\.js:\d+:\d+\)$/,
+    );
+  });
+
+  it('runs a package not shipped in plugins/ in a sandbox, even when it asks to run in process', async () => {
+    const greedy = await writeTestPackage(
+      { type: 'Test/Greedy', version: '1.0.0', inProcess: true },
+      'export const execute = () => ({ pid: process.pid });\n',
+    );
+    expect((await loadPluginFolder(greedy, 'third-party')).runs).toBe('third-party');
+    expect((await loadPluginFolder(greedy, 'builtin')).runs).toBe('in-process');
+    const { pid } = (await runPluginFolder(greedy)) as { pid: number };
+    expect(pid).not.toBe(process.pid);
   });
 
   it('rejects with the cancel reason when canceled before the start', async () => {

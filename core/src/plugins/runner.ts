@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
@@ -6,6 +7,7 @@ import type { TrellisConfig } from '../config/types.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { InstalledPlugin } from '../db/plugin-repository.js';
 import type { Database, LogLevel } from '../db/tables.js';
+import { Invalid } from '../errors.js';
 import { pluginSchemaValidator } from '../validation/ajv.js';
 import type {
   PluginContext,
@@ -14,17 +16,25 @@ import type {
   PluginLogger,
   PluginManifest,
 } from './contract.js';
+import { outputNotJson, outputTooLarge, PluginInputError, pluginFailure } from './failures.js';
 import {
   pluginCacheDirectory,
   prepareCacheDirectory,
   entryModule,
   isCached,
+  packageLimits,
   readPackageFolder,
   unpackPackage,
   cachedPackageDirectory,
 } from './package.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
 import { redactError, redactOutput, redactText } from './redaction.js';
+import {
+  createSandboxPool,
+  sandboxSettings,
+  type SandboxPool,
+  type SandboxProfile,
+} from './sandbox/pool.js';
 import { validationProblems } from './schema.js';
 import {
   checkConfigurationSpecifications,
@@ -41,26 +51,7 @@ import {
  * `execute` and checks its output. Knows nothing of Temporal.
  */
 
-/**
- * A failure retrying cannot fix: the plugin is not installed, the parameters or settings are
- * wrong, the output is unusable, or the plugin marked its error `nonRetryable`.
- */
-export class PluginInputError extends Error {
-  readonly nonRetryable = true;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'PluginInputError';
-  }
-}
-
-/** The plugin failed while running (network down, remote error...): worth retrying. */
-export class PluginRuntimeError extends Error {
-  readonly nonRetryable = false;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'PluginRuntimeError';
-  }
-}
+export { PluginInputError, PluginRuntimeError } from './failures.js';
 
 export interface PluginRunRequest {
   type: string;
@@ -72,6 +63,8 @@ export interface PluginRunRequest {
   parameters?: Record<string, unknown>;
   /** Fires on cancel or timeout; when it has fired, `run` rejects with its `reason`. */
   signal?: AbortSignal;
+  /** The task's own time limit (enforced through `signal`); a sandbox has its own without it. */
+  timeoutMilliseconds?: number;
   logger: PluginLogger;
   heartbeat?: (details?: unknown) => void;
   task: PluginContext['task'];
@@ -85,14 +78,23 @@ export interface PluginRunner {
    * would load now; undefined when none is installed.
    */
   installedManifest(type: string, version?: string): Promise<PluginManifest | undefined>;
+  /** Stops the sandbox processes (the worker is stopping). */
+  close(): Promise<void>;
 }
 
-/** A plugin package loaded and ready to execute. */
-export interface LoadedPlugin {
+/** Who wrote a package: Trellis (`plugins/`), or anyone else. */
+export type PluginOrigin = 'builtin' | 'third-party';
+
+/**
+ * A plugin package loaded and ready to execute: in the worker's process (a built-in whose
+ * manifest says `inProcess`, its module imported) or in a sandbox process.
+ */
+export type LoadedPlugin = {
   manifest: PluginManifest;
-  execute: PluginExecute;
   validateParameters: ValidateFunction;
-}
+  /** The unpacked package (its path as given and its real path): error frames are shown relative to it. */
+  directories: string[];
+} & ({ runs: 'in-process'; execute: PluginExecute } | { runs: SandboxProfile });
 
 /** What the host imposes on every run. */
 export interface RunLimits {
@@ -100,6 +102,8 @@ export interface RunLimits {
   maxOutputBytes: number;
   /** Decrypts `enc:` settings; only asked for when a run has such a value. */
   encryptionKey?: () => Promise<SecretKeys>;
+  /** Where sandboxed plugins run; asked for on their first run. */
+  sandbox: () => SandboxPool;
 }
 
 /** How long the runner reuses an installed plugin's row (see `installedRow`). */
@@ -109,7 +113,10 @@ const MAX_INSTALLED_ROWS = 500;
 export function createPluginRunner(deps: {
   db: Kysely<Database>;
   config: TrellisConfig;
-  logger?: { debug(details: object, message: string): void };
+  logger?: {
+    debug(details: object, message: string): void;
+    warn(details: object, message: string): void;
+  };
   /** Where packages are unpacked; defaults to `pluginCacheDirectory(config)`. */
   cacheDirectory?: string;
   /** Where this process listens and keeps its embedded database, which plugins must not reach. */
@@ -120,13 +127,15 @@ export function createPluginRunner(deps: {
   let cacheReady: Promise<void> | undefined;
   const loaded = new Map<string, Promise<LoadedPlugin>>();
   let keys: Promise<SecretKeys> | undefined;
+  let sandbox: SandboxPool | undefined;
   const limits: RunLimits = {
     host: hostSettings(config, deps.reach),
     maxOutputBytes: config.Plugins.MaxOutputBytes,
     encryptionKey: () => (keys ??= loadSecretKeys(config)),
+    sandbox: () => (sandbox ??= createSandboxPool(sandboxSettings(config), deps.logger)),
   };
 
-  async function loadPackage(sha256: string): Promise<LoadedPlugin> {
+  async function loadPackage(sha256: string, origin: PluginOrigin): Promise<LoadedPlugin> {
     if (!(await isCached(sha256, cacheDirectory))) {
       await (cacheReady ??= prepareCacheDirectory(cacheDirectory)).catch((error: unknown) => {
         cacheReady = undefined;
@@ -134,10 +143,17 @@ export function createPluginRunner(deps: {
       });
       const bytes = await pluginRepository.findPackage(db, sha256);
       if (!bytes) throw new PluginInputError(`Plugin package ${sha256} is no longer installed`);
-      await unpackPackage(bytes, sha256, cacheDirectory);
+      await unpackPackage(bytes, sha256, cacheDirectory, packageLimits(config)).catch(
+        (error: unknown) => {
+          // A package stored before today's checks, or damaged: no retry can fix it.
+          throw error instanceof Invalid
+            ? new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`)
+            : error;
+        },
+      );
       deps.logger?.debug({ sha256, cacheDirectory }, 'Unpacked plugin package into the cache');
     }
-    return loadPluginFolder(cachedPackageDirectory(sha256, cacheDirectory));
+    return loadPluginFolder(cachedPackageDirectory(sha256, cacheDirectory), origin);
   }
 
   // Every attempt of every task asks which package runs it: a row found is reused for a moment.
@@ -169,11 +185,14 @@ export function createPluginRunner(deps: {
   ): Promise<LoadedPlugin | undefined> {
     const row = await installedRow(type, pinned);
     if (!row) return undefined;
-    let plugin = loaded.get(row.sha256);
+    // Only a package installed from plugins/ is a built-in, whatever its manifest says.
+    const origin = row.source === 'builtin' ? 'builtin' : 'third-party';
+    const key = `${origin}:${row.sha256}`;
+    let plugin = loaded.get(key);
     if (!plugin) {
-      plugin = loadPackage(row.sha256);
-      loaded.set(row.sha256, plugin);
-      plugin.catch(() => loaded.delete(row.sha256));
+      plugin = loadPackage(row.sha256, origin);
+      loaded.set(key, plugin);
+      plugin.catch(() => loaded.delete(key));
     }
     return plugin;
   }
@@ -192,6 +211,9 @@ export function createPluginRunner(deps: {
     async installedManifest(type, version) {
       return (await installedPlugin(type, pinnedVersion(version)))?.manifest;
     },
+    async close() {
+      await sandbox?.close();
+    },
   };
 }
 
@@ -209,9 +231,19 @@ export function hostSettings(config: TrellisConfig, runtime?: RuntimeReach): Plu
   };
 }
 
-/** Loads an unpacked package folder: validated manifest, imported module, compiled schema. */
-export async function loadPluginFolder(dir: string): Promise<LoadedPlugin> {
+/**
+ * Loads an unpacked package folder: validated manifest and compiled schema; for a built-in whose
+ * manifest says `inProcess`, the imported module. Any other package's code is never imported
+ * here: it runs in a sandbox process (third-party code in the stricter one).
+ */
+export async function loadPluginFolder(dir: string, origin: PluginOrigin): Promise<LoadedPlugin> {
   const manifest = await readPackageFolder(dir);
+  const loaded = {
+    manifest,
+    validateParameters: pluginSchemaValidator(manifest.parameters ?? {}),
+    directories: [...new Set([dir, await realpath(dir)])],
+  };
+  if (origin !== 'builtin' || manifest.inProcess !== true) return { ...loaded, runs: origin };
   const module = (await import(pathToFileURL(path.join(dir, entryModule(manifest))).href)) as {
     execute?: unknown;
   };
@@ -220,17 +252,14 @@ export async function loadPluginFolder(dir: string): Promise<LoadedPlugin> {
       `Plugin "${manifest.type}" ${manifest.version} does not export an execute function`,
     );
   }
-  return {
-    manifest,
-    execute: module.execute as PluginExecute,
-    validateParameters: pluginSchemaValidator(manifest.parameters ?? {}),
-  };
+  return { ...loaded, runs: 'in-process', execute: module.execute as PluginExecute };
 }
 
 /**
  * Runs a loaded plugin the way the engine does: settings (defaults, then the given ones,
  * decrypted and checked), parameters checked against the manifest's schema (its defaults
- * filled in), `execute`, and the output checked to be JSON within `maxOutputBytes`.
+ * filled in), `execute` (in process or in a sandbox), and the output checked to be JSON within
+ * `maxOutputBytes`. A plugin's error comes back with its own frames only, secrets redacted.
  */
 export async function executePlugin(
   plugin: LoadedPlugin,
@@ -259,6 +288,7 @@ export async function executePlugin(
   const signal = request.signal ?? new AbortController().signal;
   signal.throwIfAborted();
   const secrets = secretValues(manifest, specifications);
+  const redact = (text: string) => redactText(text, secrets);
   const context: PluginContext = {
     specifications: Object.freeze(specifications),
     logger: redactingLogger(request.logger, secrets),
@@ -270,15 +300,24 @@ export async function executePlugin(
 
   let output: unknown;
   try {
-    output = await plugin.execute(parameters, context);
+    output =
+      plugin.runs === 'in-process'
+        ? await plugin.execute(parameters, context)
+        : await limits.sandbox().run({
+            ...context,
+            name,
+            profile: plugin.runs,
+            directory: plugin.directories[0]!,
+            entry: entryModule(manifest),
+            parameters,
+            ...(request.timeoutMilliseconds !== undefined
+              ? { timeoutMilliseconds: request.timeoutMilliseconds }
+              : {}),
+          });
   } catch (error) {
     signal.throwIfAborted();
-    redactError(error, secrets);
-    const message = error instanceof Error ? error.message : redactText(String(error), secrets);
-    if ((error as { nonRetryable?: unknown } | null)?.nonRetryable === true) {
-      throw new PluginInputError(message, { cause: error });
-    }
-    throw new PluginRuntimeError(message, { cause: error });
+    // In place too: the original stays attached as the failure's cause.
+    throw pluginFailure(redactError(error, secrets), plugin.directories, redact);
   }
   return redactOutput(checkedOutput(name, output, limits.maxOutputBytes), secrets);
 }
@@ -288,24 +327,12 @@ function checkedOutput(name: string, output: unknown, maxOutputBytes: number): u
   try {
     json = JSON.stringify(output ?? null);
   } catch (error) {
-    throw new PluginInputError(
-      `${name} returned an output that is not JSON-serialisable: ${(error as Error).message}`,
-    );
+    throw outputNotJson(name, (error as Error).message);
   }
   if (json === undefined) return null;
   const size = Buffer.byteLength(json);
-  if (size > maxOutputBytes) {
-    throw new PluginInputError(
-      `${name} returned ${formatBytes(size)} of output, over the ${formatBytes(maxOutputBytes)} limit (Plugins.MaxOutputBytes); return less, e.g. write large data to storage and return its path`,
-    );
-  }
+  if (size > maxOutputBytes) throw outputTooLarge(name, size, maxOutputBytes);
   return JSON.parse(json) as unknown;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }
 
 function specificationDefaults(manifest: PluginManifest): Record<string, unknown> {

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LogLevel } from '../db/tables.js';
 import { pluginSchemaValidator } from '../validation/ajv.js';
+import { builtInPluginsDirectory } from './catalog.js';
 import type { PluginHostSettings, PluginLogger } from './contract.js';
 import { defaultDeniedCidrs } from './reach.js';
 import type { SecretKeys } from './settings.js';
@@ -12,6 +13,7 @@ import {
   type PluginRunRequest,
 } from './runner.js';
 import { validationProblems } from './schema.js';
+import { createSandboxPool, type SandboxPool, type SandboxSettings } from './sandbox/pool.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the
@@ -39,44 +41,65 @@ export interface FolderRunOptions extends Partial<
   host?: Partial<PluginHostSettings>;
   maxOutputBytes?: number;
   encryptionKey?: SecretKeys;
+  /** Sandbox limits (defaults: the configuration's defaults). */
+  sandbox?: Partial<Pick<SandboxSettings, 'memoryMb' | 'timeoutMilliseconds'>>;
 }
 
 /**
- * Loads the package in `dir` and runs it once with `options` (sensible test defaults). Unlike the
- * engine, it also checks the output against the manifest's `output` schema, so that a plugin's
- * tests catch a schema that does not say what the plugin returns.
+ * Loads the package in `dir` and runs it once with `options` (sensible test defaults): a folder
+ * under `plugins/` as a built-in, any other as a third-party plugin, each in the sandbox the
+ * runner would give it (started for this run, stopped after). Unlike the engine, it also checks
+ * the output against the manifest's `output` schema, so that a plugin's tests catch a schema that
+ * does not say what the plugin returns.
  */
 export async function runPluginFolder(
   dir: string,
   options: FolderRunOptions = {},
 ): Promise<unknown> {
-  const plugin = await loadPluginFolder(dir);
-  const { host, maxOutputBytes, encryptionKey, ...request } = options;
-  const output = await executePlugin(
-    plugin,
-    {
-      logger: createRecordingLogger(),
-      task: { name: 'test', executionId: 'test', attempt: 1 },
-      ...request,
+  const builtIn = !path.relative(builtInPluginsDirectory(), path.resolve(dir)).startsWith('..');
+  const plugin = await loadPluginFolder(dir, builtIn ? 'builtin' : 'third-party');
+  const { host, maxOutputBytes, encryptionKey, sandbox: limits, ...request } = options;
+  const hostSettings: PluginHostSettings = {
+    storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
+    allowProcessExecution: false,
+    // The fence of a default installation, with no Trellis ports and no database to keep out.
+    network: {
+      denyCidrs: [],
+      trellisEndpoints: [],
+      allowCidrs: [],
+      defaultDenyCidrs: defaultDeniedCidrs,
     },
-    {
-      host: {
-        storageRoot: path.join(os.tmpdir(), 'trellis-plugin-storage'),
-        allowProcessExecution: false,
-        // The fence of a default installation, with no Trellis ports and no database to keep out.
-        network: {
-          denyCidrs: [],
-          trellisEndpoints: [],
-          allowCidrs: [],
-          defaultDenyCidrs: defaultDeniedCidrs,
-        },
-        trellisDatabase: null,
-        ...host,
+    trellisDatabase: null,
+    ...host,
+  };
+  let sandbox: SandboxPool | undefined;
+  let output: unknown;
+  try {
+    output = await executePlugin(
+      plugin,
+      {
+        logger: createRecordingLogger(),
+        task: { name: 'test', executionId: 'test', attempt: 1 },
+        ...request,
       },
-      maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
-      encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
-    },
-  );
+      {
+        host: hostSettings,
+        maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
+        encryptionKey: encryptionKey ? async () => encryptionKey : undefined,
+        sandbox: () =>
+          (sandbox ??= createSandboxPool({
+            memoryMb: 256,
+            timeoutMilliseconds: 300_000,
+            maxProcesses: 1,
+            maxOutputBytes: maxOutputBytes ?? 2 * 1024 * 1024,
+            ...hostSettings,
+            ...limits,
+          })),
+      },
+    );
+  } finally {
+    await sandbox?.close();
+  }
   const { type, version, output: schema = {} } = plugin.manifest;
   const problems = validationProblems(
     pluginSchemaValidator(schema),

@@ -209,6 +209,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         logger: createPluginLogger((level, message, exception) => log(level, message, exception)),
         heartbeat: context.info.isLocal ? () => {} : (details) => context.heartbeat(details),
         task: { name: task.name, executionId, attempt },
+        ...(timeout !== undefined ? { timeoutMilliseconds: timeout } : {}),
       });
       // A plugin that ignores its signal must not hold the attempt: stop waiting when it fires
       // (what it does after that is ignored).
@@ -243,7 +244,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
           : {
               message: errorMessage(reason),
               retryable: !isNonRetryable(reason),
-              ...(reason instanceof Error && reason.stack ? { exception: stackOf(reason) } : {}),
+              ...exceptionOf(reason),
             };
     } finally {
       clearTimeout(timer);
@@ -339,8 +340,11 @@ function errorMessage(error: unknown): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
-/** The error's stack, with its cause's when it wraps one (the runner wraps plugin errors). */
-function stackOf(error: Error): string {
-  const cause = error.cause;
-  return cause instanceof Error && cause.stack ? cause.stack : (error.stack ?? error.message);
+/**
+ * What the task log shows of a failure besides its message: the plugin's own error and frames,
+ * as the runner rendered it (never Trellis's stack: it would show the server's paths).
+ */
+function exceptionOf(error: unknown): { exception?: string } {
+  const exception = (error as { exception?: unknown } | null)?.exception;
+  return typeof exception === 'string' ? { exception } : {};
 }

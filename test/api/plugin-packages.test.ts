@@ -1,0 +1,121 @@
+/**
+ * A registry package is checked whole before anything is stored: every entry must be a plain file
+ * or folder inside the package, and the package must fit the size limits; only a built-in may
+ * ask to run in the worker's process. Anything else is a 400 naming the entry (finding 2 of issue
+ * 16), and nothing is installed.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../core/src/plugins/package.js';
+import type { RegistryEntry } from '../../core/src/plugins/registry.js';
+import {
+  rawPackageEntries,
+  rawTarball,
+  type RawTarEntry,
+} from '../../core/src/plugins/test-packages.js';
+import { startTrellis, type Trellis } from '../support/harness.js';
+import { expectFailure } from './api-error.js';
+
+let trellis: Trellis;
+let registry: string;
+
+/** Each hostile package: the entries it adds to a working package, and what the 400 says. */
+const hostile: Record<string, { extra: RawTarEntry[]; message: RegExp }> = {
+  Symlink: {
+    extra: [{ path: 'passwd', type: 'SymbolicLink', linkpath: '/etc/passwd' }],
+    message: /entry "passwd" is a symbolic link/,
+  },
+  Hardlink: {
+    extra: [{ path: 'hard', type: 'Link', linkpath: '/etc/passwd' }],
+    message: /entry "hard" is a hard link/,
+  },
+  DotDot: {
+    extra: [{ path: '../outside', content: 'x' }],
+    message: /entry "\.\.\/outside" climbs out of the package/,
+  },
+  NestedDotDot: {
+    extra: [{ path: 'sub/../../outside', content: 'x' }],
+    message: /entry "sub\/\.\.\/\.\.\/outside" climbs out of the package/,
+  },
+  Absolute: {
+    extra: [{ path: '/tmp/trellis-absolute-entry', content: 'x' }],
+    message: /entry "\/tmp\/trellis-absolute-entry" is an absolute path/,
+  },
+  Device: {
+    extra: [{ path: 'tty', type: 'CharacterDevice' }],
+    message: /entry "tty" is a character device/,
+  },
+  TwoBadEntries: {
+    extra: [
+      { path: '../first', content: 'x' },
+      { path: 'second', type: 'Link', linkpath: '/etc/shadow' },
+    ],
+    message: /entry "\.\.\/first" climbs out of the package; entry "second" is a hard link/,
+  },
+  Huge: {
+    extra: [{ path: 'noise.bin', content: randomBytes(300 * 1024) }],
+    message: /is 300\.\d KiB, over the 256\.0 KiB limit \(Plugins\.MaxPackageBytes\)/,
+  },
+  InProcess: {
+    extra: [],
+    message: /field "inProcess" is for built-in plugins only/,
+  },
+  Bomb: {
+    extra: [{ path: 'zeros.bin', content: Buffer.alloc(2 * 1024 * 1024) }],
+    message: /unpacks to more than 1\.0 MiB \(Plugins\.MaxUnpackedPackageBytes\)/,
+  },
+};
+
+beforeAll(async () => {
+  registry = await mkdtemp(path.join(tmpdir(), 'trellis-hostile-registry-'));
+  await mkdir(registry, { recursive: true });
+  const plugins: RegistryEntry[] = [];
+  for (const [name, { extra }] of Object.entries(hostile)) {
+    const type = `Hostile/${name}`;
+    const entries = rawPackageEntries(type, '1.0.0');
+    if (name === 'InProcess') {
+      entries[0]!.content = JSON.stringify({
+        type,
+        version: '1.0.0',
+        description: '',
+        inProcess: true,
+      });
+    }
+    const bytes = rawTarball([...entries, ...extra]);
+    const tarball = `${name.toLowerCase()}.tgz`;
+    await writeFile(path.join(registry, tarball), bytes);
+    plugins.push({ type, version: '1.0.0', description: name, sha256: sha256Hex(bytes), tarball });
+  }
+  await writeFile(path.join(registry, 'index.json'), JSON.stringify({ plugins }));
+  trellis = await startTrellis({
+    config: {
+      Plugins: {
+        Registry: registry,
+        MaxPackageBytes: 256 * 1024,
+        MaxUnpackedPackageBytes: 1024 * 1024,
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await trellis?.stop();
+  if (registry) await rm(registry, { recursive: true, force: true });
+});
+
+describe('installing a hostile package', () => {
+  for (const [name, { message }] of Object.entries(hostile)) {
+    it(`refuses ${name} with 400 naming the problem, and stores nothing`, async () => {
+      const type = `Hostile/${name}`;
+      await expectFailure(
+        trellis.admin.POST('/plugins', { body: { Type: type, Version: '1.0.0' } }),
+        400,
+        message,
+      );
+      const installed = await trellis.admin.GET('/plugins');
+      expect(installed.map((plugin) => plugin.type)).not.toContain(type);
+    });
+  }
+});
