@@ -37,8 +37,18 @@ describe('executions API', () => {
 
     const finished = await trellis.admin.waitForExecution(workflowId, executionId);
     expect(Object.keys(finished).sort()).toEqual(
-      ['executionEnd', 'executionId', 'executionStart', 'status', 'workflow', 'workflowId'].sort(),
+      [
+        'executionEnd',
+        'executionId',
+        'executionStart',
+        'inputs',
+        'status',
+        'workflow',
+        'workflowId',
+      ].sort(),
     );
+    // A definition that declares no inputs runs with none.
+    expect(finished.inputs).toEqual({});
     // The definition text as it was when the run started.
     expect(JSON.parse(finished.workflow)).toEqual(def);
     expect(finished.executionStart).toBe(started.data.startedAt);

@@ -34,6 +34,8 @@ export interface NewExecution {
   taskNames: string[];
   triggerId?: string | null;
   temporalWorkflowId: string;
+  /** The run's resolved inputs; none when absent. */
+  inputs?: Record<string, unknown>;
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -63,6 +65,7 @@ export async function createExecutionWithTasks(
         temporalWorkflowId: input.temporalWorkflowId,
         executionStart: input.executionStart ?? new Date(),
         executionEnd: input.executionEnd ?? null,
+        inputs: JSON.stringify(input.inputs ?? {}),
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()

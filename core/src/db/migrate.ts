@@ -4,6 +4,7 @@ import type { Logger } from '../logging.js';
 import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
 import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
 import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
+import * as executionInputs from './migrations/2026-11-24T00-00-00-execution-inputs.js';
 import type { Database } from './tables.js';
 
 /**
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-initial': initial,
   '2026-11-22T01-00-00-engine': engine,
   '2026-11-22T02-00-00-active-executions': activeExecutions,
+  '2026-11-24T00-00-00-execution-inputs': executionInputs,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

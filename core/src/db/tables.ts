@@ -95,6 +95,8 @@ export interface WorkflowExecutionTable {
   temporalWorkflowId: string;
   executionStart: Timestamp;
   executionEnd: Timestamp | null;
+  /** The inputs the run was given, defaults filled in (JSON); `{}` when it takes none. */
+  inputs: ColumnType<Record<string, unknown>, string | undefined, string>;
 }
 
 export interface TaskExecutionTable {

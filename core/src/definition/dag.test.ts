@@ -158,6 +158,19 @@ describe('checkGraph', () => {
       "tasks[1].parameters.mine: task 'B' cannot read its own output",
     ]);
   });
+
+  it('reports Inputs that the definition does not declare, and defaults of the wrong type', () => {
+    const problems = checkGraph({
+      ...workflow(
+        task('A', { parameters: { ok: "$[Inputs('region')]", bad: "$[Inputs('nope')]" } }),
+      ),
+      inputs: { region: { type: 'string', default: 5 } },
+    });
+    expect(problems).toEqual([
+      "tasks[0].parameters.bad: Inputs('nope') names no declared input",
+      'inputs.region.default: must be a string, not the number 5',
+    ]);
+  });
 });
 
 describe('topologicalOrder', () => {

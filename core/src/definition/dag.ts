@@ -3,7 +3,13 @@
  * every reference names a task, the graph has no cycle, and expressions parse and read only
  * outputs of tasks that exist. Pure: the engine may run these inside workflow code too.
  */
-import { checkExpression, checkTemplate, referencedTasks } from './expressions.js';
+import {
+  checkExpression,
+  checkTemplate,
+  referencedInputs,
+  referencedTasks,
+} from './expressions.js';
+import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
@@ -44,11 +50,12 @@ export function checkGraph(definition: WorkflowDefinition): string[] {
     problems.push(
       ...checkErrorHandling(task.errorHandling, ['tasks', index], unknownTask, task.name),
     );
-    problems.push(...checkTaskExpressions(task, index, names));
+    problems.push(...checkTaskExpressions(task, index, names, definition.inputs ?? {}));
   });
   problems.push(
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
   );
+  problems.push(...checkInputDeclarations(definition));
 
   for (const cycle of findCycles(definition)) {
     problems.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
@@ -78,9 +85,15 @@ function checkTaskExpressions(
   task: TaskDefinition,
   index: number,
   names: ReadonlyMap<string, number>,
+  inputs: object,
 ): string[] {
   const problems: string[] = [];
   const checkReads = (path: PathSegment[], text: string) => {
+    for (const name of referencedInputs(text)) {
+      if (!Object.hasOwn(inputs, name)) {
+        problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);
+      }
+    }
     for (const name of referencedTasks(text)) {
       if (name === task.name) {
         problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);

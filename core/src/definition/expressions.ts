@@ -2,7 +2,7 @@
  * Workflow expressions: `$[ ... ]` templates inside strings, and conditions.
  *
  * Parsing is jsep's; evaluation is a small interpreter over jsep's AST that only knows literals,
- * `Outputs('Task')`, `Variables('key')`, member access, and the operators below. There is no
+ * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, member access, and the operators below. There is no
  * `eval`, no `Function`, no identifier lookup in any global scope, and member access reads only
  * own properties of plain data, so nothing outside the scope can be reached.
  *
@@ -11,10 +11,12 @@
  */
 import jsep from 'jsep';
 
-/** What expressions can read: task outputs by task name, and the workflow's variables. */
+/** What expressions can read: task outputs by task name, the run's inputs, the variables. */
 export interface ExpressionScope {
   outputs: Record<string, unknown>;
   variables: Record<string, unknown>;
+  /** The run's resolved inputs; absent reads as none. */
+  inputs?: Record<string, unknown>;
 }
 
 /** An expression failed while being evaluated (bad operand types, a forbidden property). */
@@ -38,7 +40,7 @@ const BINARY_OPERATORS = new Set([
   ...['+', '-', '*', '/', '%'],
 ]);
 const UNARY_OPERATORS = new Set(['!', '-', '+']);
-const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables' } as const;
+const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables', inputs: 'Inputs' } as const;
 type FunctionName = (typeof FUNCTIONS)[keyof typeof FUNCTIONS];
 
 // ---------------------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ function findUnsupported(node: Node): string | null {
       const name =
         call.callee.type === 'Identifier' ? functionName(call.callee as jsep.Identifier) : null;
       if (name === null) {
-        return "only Outputs('Task') and Variables('key') can be called";
+        return "only Outputs('Task'), Inputs('name') and Variables('key') can be called";
       }
       const [argument, ...extra] = call.arguments;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
@@ -188,7 +190,7 @@ function findUnsupported(node: Node): string | null {
       const name = (node as jsep.Identifier).name;
       return functionName(node as jsep.Identifier) !== null
         ? `${name} must be called, e.g. ${name}('name')`
-        : `unknown name '${name}' (use Outputs('Task') or Variables('key'))`;
+        : `unknown name '${name}' (use Outputs('Task'), Inputs('name') or Variables('key'))`;
     }
     case 'ThisExpression':
       return "'this' is not supported";
@@ -213,10 +215,10 @@ function isForbiddenLiteral(node: Node): boolean {
   return node.type === 'Literal' && FORBIDDEN_PROPERTIES.has(String((node as jsep.Literal).value));
 }
 
-/** `Outputs`/`Variables`, matched case-insensitively like the definition's keys. */
+/** `Outputs`/`Inputs`/`Variables`, matched case-insensitively like the definition's keys. */
 function functionName(identifier: jsep.Identifier): FunctionName | null {
   const key = identifier.name.toLowerCase();
-  return key === 'outputs' || key === 'variables' ? FUNCTIONS[key] : null;
+  return Object.hasOwn(FUNCTIONS, key) ? FUNCTIONS[key as keyof typeof FUNCTIONS] : null;
 }
 
 /**
@@ -251,6 +253,15 @@ function problemOf(check: () => unknown): string | null {
  * with `$[ ... ]` templates; what does not parse contributes nothing (the checks report it).
  */
 export function referencedTasks(text: string): string[] {
+  return referencedNames(text, 'Outputs');
+}
+
+/** The input names read through `Inputs('...')`, like {@link referencedTasks}. */
+export function referencedInputs(text: string): string[] {
+  return referencedNames(text, 'Inputs');
+}
+
+function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
   const names = new Set<string>();
   const expressions = text.includes('$[')
     ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
@@ -262,7 +273,7 @@ export function referencedTasks(text: string): string[] {
     } catch {
       continue;
     }
-    collectOutputs(ast, names);
+    collectCalls(ast, source, names);
   }
   return [...names];
 }
@@ -275,13 +286,13 @@ function splitTemplateOrEmpty(text: string): TemplatePart[] {
   }
 }
 
-function collectOutputs(node: Node, names: Set<string>): void {
+function collectCalls(node: Node, source: FunctionName, names: Set<string>): void {
   if (node.type === 'CallExpression') {
     const call = node as jsep.CallExpression;
     const argument = call.arguments[0];
     if (
       call.callee.type === 'Identifier' &&
-      functionName(call.callee as jsep.Identifier) === 'Outputs' &&
+      functionName(call.callee as jsep.Identifier) === source &&
       argument?.type === 'Literal'
     ) {
       names.add(String((argument as jsep.Literal).value));
@@ -290,9 +301,9 @@ function collectOutputs(node: Node, names: Set<string>): void {
   }
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) {
-      for (const item of value) if (isNode(item)) collectOutputs(item, names);
+      for (const item of value) if (isNode(item)) collectCalls(item, source, names);
     } else if (isNode(value)) {
-      collectOutputs(value, names);
+      collectCalls(value, source, names);
     }
   }
 }
@@ -403,7 +414,12 @@ class Evaluator {
   private call(node: jsep.CallExpression): unknown {
     const name = functionName(node.callee as jsep.Identifier);
     const key = String((node.arguments[0] as jsep.Literal).value);
-    const source = name === 'Outputs' ? this.scope.outputs : this.scope.variables;
+    const source =
+      name === 'Outputs'
+        ? this.scope.outputs
+        : name === 'Inputs'
+          ? (this.scope.inputs ?? {})
+          : this.scope.variables;
     return ownValue(source, key);
   }
 

@@ -581,6 +581,13 @@ export interface components {
         ExecuteWorkflowRequest: {
             /** @description Must equal the path's `workflowId`. */
             workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description Values of the inputs the definition declares, by name. Missing required inputs, unknown
+             *     names and wrong types are 400; defaults fill what is absent.
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
         };
         /** @description An execution in detail. */
         ExecutionDetail: {
@@ -591,6 +598,10 @@ export interface components {
             /** @description The definition text the execution runs (a snapshot taken at start). */
             workflow: string;
             status: components["schemas"]["ExecutionStatus"];
+            /** @description The inputs the run was given, with the definition's defaults filled in. */
+            inputs: {
+                [key: string]: unknown;
+            };
             /**
              * Format: date-time
              * @description When the execution started.

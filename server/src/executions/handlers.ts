@@ -172,6 +172,7 @@ export const executionHandlers = {
         executionId: execution.id,
         workflow: execution.definition,
         status: execution.status,
+        inputs: execution.inputs,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
@@ -181,7 +182,9 @@ export const executionHandlers = {
   executeWorkflow: async ({ deps, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const started = await startExecution(deps, workflow);
+    const started = await startExecution(deps, workflow, {
+      ...(body.inputs ? { inputs: body.inputs } : {}),
+    });
     return {
       data: started,
       messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],

@@ -5,6 +5,7 @@ import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
 import type { Database, WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
+import { resolveInputs } from '../../../core/src/definition/inputs.js';
 import { Invalid, Unavailable } from '../../../core/src/errors.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
@@ -39,10 +40,17 @@ export const startDeadlineMs = 10_000;
  * left Running with nothing behind it. A process that dies between the two steps leaves the
  * execution to `recoverExecutions`, which starts the same run.
  */
+/** What a start may carry beyond the workflow. */
+export interface StartOptions {
+  triggerId?: string;
+  /** The values of the definition's inputs, as the request gave them (`body.inputs`). */
+  inputs?: Record<string, unknown>;
+}
+
 export async function startExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
-  options: { triggerId?: string } = {},
+  options: StartOptions = {},
 ): Promise<ExecutionStarted> {
   const { db, temporal, config } = deps;
   const execution = await recordExecution(deps, workflow, options);
@@ -77,14 +85,15 @@ export async function startExecution(
 }
 
 /**
- * The first half of a start: validates the current definition (400 naming each problem) and
- * snapshots it into a new Running execution with one Pending row per task, whose Temporal
- * workflow id derives from the execution id (so a retried start cannot make two runs).
+ * The first half of a start: validates the current definition and the inputs given for it (400
+ * naming each problem) and snapshots it into a new Running execution with its resolved inputs
+ * and one Pending row per task, whose Temporal workflow id derives from the execution id (so a
+ * retried start cannot make two runs).
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
-  options: { triggerId?: string } = {},
+  options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
   const { db } = deps;
   let definition;
@@ -101,6 +110,8 @@ export async function recordExecution(
     }
     throw error;
   }
+  const inputs = resolveInputs(definition, options.inputs, ['body', 'inputs']);
+  if (!inputs.ok) throw new Invalid(inputs.problems);
   const executionId = newId();
   const { execution } = await executionRepository.createExecutionWithTasks(db, {
     id: executionId,
@@ -109,6 +120,7 @@ export async function recordExecution(
     definition: workflow.definition,
     taskNames: definition.tasks.map((task) => task.name),
     triggerId: options.triggerId ?? null,
+    inputs: inputs.inputs,
     temporalWorkflowId: executionWorkflowId(executionId),
     status: 'Running',
     executionStart: new Date(),
