@@ -601,6 +601,10 @@ export interface components {
             inputs: {
                 [key: string]: unknown;
             };
+            /** @description The definition's `outputs`, evaluated when the run completed; null until it has. */
+            outputs: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -856,6 +860,8 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description The latest outcome or reason; empty when none. */
             message: string;
+            /** @description The JSON value the task's plugin returned; null when it did not complete (not run, failed, skipped). */
+            output: unknown | null;
             /** @description When the task started; null before it does. */
             startTime: string | null;
             /** @description When the task finished; null until it does. */

@@ -67,6 +67,12 @@ export interface WorkflowDefinition {
    */
   inputs?: RecordInputDeclaration;
   /**
+   * What a completed run gives back, by name: each an expression over `Outputs('Task')`,
+   * `Inputs('name')` and `Variables('key')`, bare (`Outputs('Sum').result`) or as text with
+   * `$[ ... ]` in it. Evaluated when the run completes; one that fails fails the run.
+   */
+  outputs?: RecordString;
+  /**
    * Settings that apply to the whole run.
    */
   configuration?: WorkflowConfiguration;
@@ -114,6 +120,13 @@ export interface InputDeclaration {
    * What the input means, for people.
    */
   description?: string;
+}
+/**
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "RecordString".
+ */
+export interface RecordString {
+  [k: string]: string;
 }
 /**
  * Settings that apply to the whole run.

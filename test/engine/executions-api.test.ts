@@ -42,13 +42,15 @@ describe('executions API', () => {
         'executionId',
         'executionStart',
         'inputs',
+        'outputs',
         'status',
         'workflow',
         'workflowId',
       ].sort(),
     );
-    // A definition that declares no inputs runs with none.
+    // A definition that declares no inputs runs with none, and one without outputs gives none.
     expect(finished.inputs).toEqual({});
+    expect(finished.outputs).toEqual({});
     // The definition text as it was when the run started.
     expect(JSON.parse(finished.workflow)).toEqual(def);
     expect(finished.executionStart).toBe(started.data.startedAt);
@@ -93,7 +95,9 @@ describe('executions API', () => {
       '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}',
       { params: { path: { workflowId, executionId, taskExecutionId: tasks[0]!.id } } },
     );
-    expect(Object.keys(detail).sort()).toEqual(['endTime', 'id', 'message', 'startTime', 'status']);
+    expect(Object.keys(detail).sort()).toEqual(
+      ['endTime', 'id', 'message', 'output', 'startTime', 'status'].sort(),
+    );
     const [entry] = await trellis.admin.GET(
       '/workflows/{workflowId}/executions/{executionId}/logs',
       {

@@ -154,6 +154,36 @@ const scenarios: Scenario[] = [
     expected: 'Completed',
   },
   {
+    // A definition with outputs: they are evaluated (a local activity, behind a patch marker)
+    // before the run records its end; one that fails fails the run.
+    name: 'outputs',
+    definition: () =>
+      definition(
+        [
+          { name: 'Start', type: noop, parameters: { values: [1, 2, 3] } },
+          {
+            name: 'Sum',
+            type: { plugin: 'Data/Json' },
+            dependencies: ['Start'],
+            parameters: { expression: '$sum(values)', input: "$[Outputs('Start')]" },
+          },
+        ],
+        {
+          inputs: { factor: { type: 'number', default: 10 } },
+          outputs: { total: "Outputs('Sum').result * Inputs('factor')" },
+        },
+      ),
+    expected: 'Completed',
+  },
+  {
+    name: 'outputs-failed',
+    definition: () =>
+      definition([{ name: 'Start', type: noop, parameters: { text: 'x' } }], {
+        outputs: { broken: "Outputs('Start').text - 1" },
+      }),
+    expected: 'Failed',
+  },
+  {
     name: 'approved',
     definition: () => definition([{ name: 'Prepare', type: noop }, gate('Gate', ['Prepare'])]),
     drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve'),

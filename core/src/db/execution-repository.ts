@@ -302,6 +302,20 @@ export async function markExecutionFinished(
   await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
 }
 
+/** Records what a run gives back, evaluated as it completes (before its final status). */
+export async function recordExecutionOutputs(
+  db: Kysely<Database>,
+  executionId: string,
+  outputs: Record<string, unknown>,
+): Promise<void> {
+  await db
+    .updateTable('workflowExecution')
+    .set({ outputs: JSON.stringify(outputs) })
+    .where('id', '=', executionId)
+    .where('status', 'in', ACTIVE_EXECUTION)
+    .execute();
+}
+
 /** Writes `change` to an execution whose status is one of `from`, with its log entries. */
 async function changeExecution(
   db: Kysely<Database>,

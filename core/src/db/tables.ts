@@ -97,6 +97,8 @@ export interface WorkflowExecutionTable {
   executionEnd: Timestamp | null;
   /** The inputs the run was given, defaults filled in (JSON); `{}` when it takes none. */
   inputs: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** The definition's `outputs` evaluated when the run completed (JSON); null until then. */
+  outputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {

@@ -86,16 +86,16 @@ export async function listTasks(
   return paginate(query, page);
 }
 
-/** One task of an execution; undefined when unknown or of another execution. */
+/** One task of an execution, with its output; undefined when unknown or of another execution. */
 export async function findTask(
   db: Kysely<Database>,
   executionId: string,
   taskExecutionId: string,
-): Promise<TaskSummary | undefined> {
+): Promise<TaskExecutionRow | undefined> {
   if (!isUuid(taskExecutionId)) return undefined;
   return db
     .selectFrom('taskExecution')
-    .select(taskColumns)
+    .select([...taskColumns, 'output'])
     .where('id', '=', taskExecutionId)
     .where('executionId', '=', executionId)
     .executeTakeFirst();

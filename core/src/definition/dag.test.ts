@@ -159,6 +159,22 @@ describe('checkGraph', () => {
     ]);
   });
 
+  it('checks the expressions of outputs like those of tasks', () => {
+    const problems = checkGraph({
+      ...workflow(task('A')),
+      outputs: {
+        fine: "Outputs('A').x + 1",
+        text: "A gave $[Outputs('A')]",
+        ghost: "Outputs('Ghost')",
+        broken: "Outputs('A'",
+      },
+    });
+    expect(problems).toEqual([
+      "outputs.ghost: Outputs('Ghost') names no task",
+      expect.stringMatching(/^outputs\.broken: cannot parse \$\[Outputs\('A'\]/),
+    ]);
+  });
+
   it('reports Inputs that the definition does not declare, and defaults of the wrong type', () => {
     const problems = checkGraph({
       ...workflow(

@@ -5,6 +5,7 @@
  */
 import {
   checkExpression,
+  checkOutputExpression,
   checkTemplate,
   referencedInputs,
   referencedTasks,
@@ -56,6 +57,12 @@ export function checkGraph(definition: WorkflowDefinition): string[] {
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
   );
   problems.push(...checkInputDeclarations(definition));
+  for (const [name, text] of Object.entries(definition.outputs ?? {})) {
+    const path = ['outputs', name];
+    const problem = checkOutputExpression(text);
+    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    else problems.push(...readProblems(path, text, names, definition.inputs ?? {}));
+  }
 
   for (const cycle of findCycles(definition)) {
     problems.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
@@ -89,18 +96,7 @@ function checkTaskExpressions(
 ): string[] {
   const problems: string[] = [];
   const checkReads = (path: PathSegment[], text: string) => {
-    for (const name of referencedInputs(text)) {
-      if (!Object.hasOwn(inputs, name)) {
-        problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);
-      }
-    }
-    for (const name of referencedTasks(text)) {
-      if (name === task.name) {
-        problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
-      } else if (!names.has(name)) {
-        problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
-      }
-    }
+    problems.push(...readProblems(path, text, names, inputs, task.name));
   };
 
   const condition = task.executionCondition?.expression;
@@ -116,6 +112,30 @@ function checkTaskExpressions(
     if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
     else checkReads(path, text);
   });
+  return problems;
+}
+
+/** What an expression reads that does not exist: undeclared inputs, unknown tasks, itself. */
+function readProblems(
+  path: PathSegment[],
+  text: string,
+  names: ReadonlyMap<string, number>,
+  inputs: object,
+  self?: string,
+): string[] {
+  const problems: string[] = [];
+  for (const name of referencedInputs(text)) {
+    if (!Object.hasOwn(inputs, name)) {
+      problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);
+    }
+  }
+  for (const name of referencedTasks(text)) {
+    if (name === self) {
+      problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
+    } else if (!names.has(name)) {
+      problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
+    }
+  }
   return problems;
 }
 

@@ -238,6 +238,14 @@ export function checkTemplate(text: string): string | null {
   });
 }
 
+/**
+ * Checks one of the definition's `outputs`: a bare expression, or text with `$[ ... ]` in it.
+ * Returns the first problem, or null.
+ */
+export function checkOutputExpression(text: string): string | null {
+  return text.includes('$[') ? checkTemplate(text) : checkExpression(text);
+}
+
 function problemOf(check: () => unknown): string | null {
   try {
     check();
@@ -350,6 +358,11 @@ function parseTemplate(text: string): TemplatePart[] {
   } catch (error) {
     throw new ExpressionError(text, `${(error as Error).message} in ${JSON.stringify(text)}`);
   }
+}
+
+/** Evaluates one of the definition's `outputs` (see {@link checkOutputExpression}) to its value. */
+export function evaluateOutputExpression(text: string, scope: ExpressionScope): unknown {
+  return text.includes('$[') ? resolveValue(text, scope) : evaluateExpression(text, scope);
 }
 
 /** Evaluates a condition (bare, or wrapped in one `$[ ]`) to a boolean by its truthiness. */

@@ -29,6 +29,11 @@ export interface RunDefinition {
   timeoutMilliseconds?: number;
   errorHandling?: ErrorHandling;
   tasks: RunTask[];
+  /**
+   * The definition declares `outputs`: they are evaluated when the run completes. Absent in
+   * histories recorded before outputs existed.
+   */
+  outputs?: true;
 }
 
 /**
@@ -51,6 +56,7 @@ export function toRunDefinition(
       ? { timeoutMilliseconds: configuration.timeoutMilliseconds }
       : {}),
     ...(configuration.errorHandling ? { errorHandling: configuration.errorHandling } : {}),
+    ...(Object.keys(definition.outputs ?? {}).length > 0 ? { outputs: true as const } : {}),
     tasks: definition.tasks.map((task) => {
       const id = taskIds.get(task.name);
       if (id === undefined) throw new Error(`No task row for task '${task.name}'`);
