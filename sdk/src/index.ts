@@ -5,6 +5,7 @@
 export { createTrellisClient } from './client.js';
 export type {
   ExecutionDetail,
+  ExecutionStarted,
   ExecutionStatus,
   ListItem,
   Page,

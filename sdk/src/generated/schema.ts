@@ -205,8 +205,9 @@ export interface paths {
         get: operations["listExecutions"];
         put?: never;
         /**
-         * @description Executes a workflow: validates the definition, snapshots it, creates the task rows and starts
-         *     the run on Temporal. 503 when Temporal is unavailable.
+         * @description Executes a workflow: validates the definition and the inputs, snapshots them, creates the
+         *     task rows and starts the run on Temporal; with `waitSeconds`, answers when the run ends or
+         *     after that long, whichever is first. 503 when Temporal is unavailable.
          */
         post: operations["executeWorkflow"];
         delete?: never;
@@ -670,6 +671,12 @@ export interface components {
              * @description When the execution started.
              */
             startedAt: string;
+            /** @description Only with `waitSeconds`: the execution's status when the answer was sent. */
+            status?: components["schemas"]["ExecutionStatus"];
+            /** @description Only with `waitSeconds`, when the run completed in time: its outputs. */
+            outputs?: {
+                [key: string]: unknown;
+            };
         };
         /** @description The envelope of a started execution. */
         ExecutionStartedResponse: {
@@ -2755,7 +2762,13 @@ export interface operations {
     };
     executeWorkflow: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Wait up to this many seconds for the run to end before answering; the answer then carries
+                 *     its `status` (and `outputs` when it completed). 0 answers at once with the status.
+                 */
+                waitSeconds?: number;
+            };
             header?: never;
             path: {
                 /** @description The workflow's id. */

@@ -18,6 +18,7 @@ import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { startExecution } from './start-execution.js';
+import { waitForRunEnd } from './wait-for-end.js';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -180,14 +181,16 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body }) => {
+  executeWorkflow: async ({ deps, params, body, query }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
     const started = await startExecution(deps, workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
     });
+    const end =
+      query.waitSeconds === undefined ? {} : await waitForRunEnd(deps, started, query.waitSeconds);
     return {
-      data: started,
+      data: { ...started, ...end },
       messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
     };
   },
