@@ -5,6 +5,7 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '../../core/src/errors.js';
 import { createAuthorizer } from './auth/security.js';
+import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
@@ -68,7 +69,7 @@ function rethrowBodyError(req: Request): void {
 }
 
 /**
- * The Express app: request logs, JSON bodies within the size limit, the public documentation
+ * The Express app: request logs, CORS for the configured origins, JSON bodies within the size limit, the public documentation
  * routes, then every operation of the spec through openapi-backend (routing, auth, validation,
  * typed handlers), and one error renderer at the end.
  */
@@ -77,6 +78,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLog(logger));
+  app.use(cors(config.Server.Cors.AllowedOrigins));
   app.use(readJsonBodies(config.Server.BodyLimitBytes));
   app.use(documentationRoutes());
 

@@ -22,7 +22,12 @@ describe('buildConfig', () => {
   it('fills every default', () => {
     const config = buildConfig({}, { cwd: '/srv/trellis' });
     expect(config).toEqual({
-      Server: { Port: 6262, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 },
+      Server: {
+        Port: 6262,
+        Host: '127.0.0.1',
+        BodyLimitBytes: 1_048_576,
+        Cors: { AllowedOrigins: [] },
+      },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
@@ -52,7 +57,12 @@ describe('buildConfig', () => {
       },
       { cwd: '/work' },
     );
-    expect(config.Server).toEqual({ Port: 7000, Host: '127.0.0.1', BodyLimitBytes: 1_048_576 });
+    expect(config.Server).toEqual({
+      Port: 7000,
+      Host: '127.0.0.1',
+      BodyLimitBytes: 1_048_576,
+      Cors: { AllowedOrigins: [] },
+    });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
     expect(config.Database.Url).toBe('postgres://u:p@db:5432/trellis');
@@ -249,7 +259,12 @@ describe('loadConfig', () => {
         UNRELATED: 'x',
       },
     });
-    expect(config.Server).toEqual({ Port: 7200, Host: '127.0.0.1', BodyLimitBytes: 2048 });
+    expect(config.Server).toEqual({
+      Port: 7200,
+      Host: '127.0.0.1',
+      BodyLimitBytes: 2048,
+      Cors: { AllowedOrigins: [] },
+    });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);
     expect(config.Plugins.Registry).toBe('/srv/registry');

@@ -39,6 +39,13 @@ export const configSchema = Type.Object(
       // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
       Host: nonEmptyString('127.0.0.1'),
       BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
+      /** Browser origins (`https://app.example.com`) allowed to call the API; none by default. */
+      Cors: section({
+        AllowedOrigins: Type.Array(
+          shaped('^https?://[^/\\s]+$', 'an origin such as https://app.example.com'),
+          { default: [], uniqueItems: true },
+        ),
+      }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),
