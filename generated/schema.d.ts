@@ -1155,6 +1155,12 @@ export interface components {
         "ExecutionPath.executionId": components["schemas"]["Uuid"];
         /** @description The workflow's id. */
         "ExecutionPath.workflowId": components["schemas"]["Uuid"];
+        /**
+         * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+         *     key and the same body within 24 hours returns the first response (same ids) and creates
+         *     nothing; the same key with a different request is 409. Keys are per user.
+         */
+        IdempotencyKeyHeader: string;
         /** @description 1-based page number. */
         "PagingParameters.page": number;
         /** @description Items per page (1 to 1000, default 100). */
@@ -2239,7 +2245,14 @@ export interface operations {
     createWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2337,7 +2350,14 @@ export interface operations {
     addWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2768,7 +2788,14 @@ export interface operations {
                  */
                 waitSeconds?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];

@@ -6,6 +6,7 @@ import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
 import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
 import * as executionInputs from './migrations/2026-11-24T00-00-00-execution-inputs.js';
 import * as executionOutputs from './migrations/2026-11-24T01-00-00-execution-outputs.js';
+import * as idempotencyKeys from './migrations/2026-11-24T02-00-00-idempotency-keys.js';
 import type { Database } from './tables.js';
 
 /**
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T02-00-00-active-executions': activeExecutions,
   '2026-11-24T00-00-00-execution-inputs': executionInputs,
   '2026-11-24T01-00-00-execution-outputs': executionOutputs,
+  '2026-11-24T02-00-00-idempotency-keys': idempotencyKeys,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -148,6 +148,18 @@ export interface LogEntryTable {
   timeStamp: Timestamp;
 }
 
+export interface IdempotencyKeyTable {
+  userName: string;
+  /** The client's `Idempotency-Key`. */
+  key: string;
+  /** sha256 of the operation, its parameters and body: what "the same request" means. */
+  requestHash: string;
+  /** The first response, once there is one; null while the first request runs. */
+  responseStatus: number | null;
+  response: ColumnType<unknown, string | null | undefined, string | null>;
+  createdAt: CreatedAt;
+}
+
 export interface Database {
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
@@ -157,6 +169,7 @@ export interface Database {
   taskExecution: TaskExecutionTable;
   approval: ApprovalTable;
   logEntry: LogEntryTable;
+  idempotencyKey: IdempotencyKeyTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;
