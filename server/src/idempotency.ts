@@ -42,6 +42,7 @@ export async function runIdempotently(
     if (existing.requestHash !== claim.requestHash) {
       throw new Conflict(
         `Idempotency-Key "${claim.key}" was already used for a different request; use a new key for a new request.`,
+        { code: 'idempotency.key_reused' },
       );
     }
     if (existing.responseStatus !== null) {
@@ -56,6 +57,7 @@ export async function runIdempotently(
     if (Date.now() > deadline) {
       throw new Conflict(
         `A request with Idempotency-Key "${claim.key}" is still being processed; retry it later.`,
+        { code: 'idempotency.in_progress' },
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -275,7 +275,9 @@ async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> 
       throw new Invalid(`Temporal rejected the schedule: ${grpc!.details}`);
     }
     if (code === grpcStatus.unavailable || code === grpcStatus.deadlineExceeded)
-      throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`);
+      throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`, {
+        code: 'temporal.unavailable',
+      });
     throw error;
   }
 }

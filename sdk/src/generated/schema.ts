@@ -561,6 +561,29 @@ export interface components {
         };
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
+        /**
+         * @description One problem of a failed request. `code` is stable, so programs need not match message text:
+         *
+         *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
+         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403);
+         *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
+         *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
+         *     - `route.method_not_allowed` (405), `request.too_large` (413),
+         *     `request.unsupported_media_type` (415);
+         *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `workflow.name_taken`,
+         *     `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
+         *     - `internal` (500).
+         */
+        ErrorDetail: {
+            /** @description The stable code of the problem. */
+            code: string;
+            /** @description The same text as in `messages`. */
+            message: string;
+            /** @description Where the problem is in the request (`body.inputs.region`), for input problems. */
+            path?: string;
+        };
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
             /** @description Always null on failure. */
@@ -577,6 +600,8 @@ export interface components {
              * @description When the response was generated (ISO 8601 UTC).
              */
             generatedAtUtc: string;
+            /** @description The `messages` again, each with a stable code and, for input, where it is. */
+            errors: components["schemas"]["ErrorDetail"][];
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {

@@ -41,6 +41,7 @@ async function findExecution(
   if (!execution) {
     throw new NotFound(
       `Execution "${params.executionId}" was not found in workflow "${params.workflowId}".`,
+      { code: 'execution.not_found' },
     );
   }
   return execution;
@@ -59,6 +60,7 @@ async function findTask(
   if (!task) {
     throw new NotFound(
       `Task "${params.taskExecutionId}" was not found in execution "${params.executionId}".`,
+      { code: 'task.not_found' },
     );
   }
   return task;
@@ -72,6 +74,7 @@ function assertActive(execution: WorkflowExecutionRow, action: string): void {
   if (!executionRepository.isExecutionActive(execution.status)) {
     throw new Conflict(
       `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
+      { code: 'execution.not_running' },
     );
   }
 }
@@ -89,7 +92,9 @@ async function signalRun(
     return 'sent';
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return 'no-run';
-    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`);
+    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`, {
+      code: 'temporal.unavailable',
+    });
   }
 }
 
@@ -112,6 +117,7 @@ async function decide(
     if (!existing) {
       throw new NotFound(
         `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
+        { code: 'approval.not_found' },
       );
     }
     if (existing.status !== 'Pending') throw approvalRepository.alreadyDecided(existing);
@@ -130,7 +136,9 @@ async function decide(
         : handle.signal(rejectSignal, { approvalId: approval.id, decidedBy }),
     );
     if (sent === 'no-run') {
-      throw new Conflict(`Execution "${execution.id}" is no longer running.`);
+      throw new Conflict(`Execution "${execution.id}" is no longer running.`, {
+        code: 'execution.not_running',
+      });
     }
   } catch (error) {
     await approvalRepository.undoApprovalDecision(deps.db, approval.id);

@@ -75,7 +75,7 @@ export async function startExecution(
         },
       ],
     );
-    throw new Unavailable(message);
+    throw new Unavailable(message, { code: 'temporal.unavailable' });
   }
   return {
     workflowId: workflow.id,

@@ -17,7 +17,9 @@ import { listReply, pageInMemory } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
-  new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`);
+  new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`, {
+    code: 'trigger.not_found',
+  });
 
 function toTrigger(row: WorkflowTriggerRow) {
   return {
