@@ -43,6 +43,7 @@ describe('executions API', () => {
         'executionStart',
         'inputs',
         'outputs',
+        'rerunOf',
         'status',
         'workflow',
         'workflowId',
@@ -51,6 +52,7 @@ describe('executions API', () => {
     // A definition that declares no inputs runs with none, and one without outputs gives none.
     expect(finished.inputs).toEqual({});
     expect(finished.outputs).toEqual({});
+    expect(finished.rerunOf).toBeNull();
     // The definition text as it was when the run started.
     expect(JSON.parse(finished.workflow)).toEqual(def);
     expect(finished.executionStart).toBe(started.data.startedAt);

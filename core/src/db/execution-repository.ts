@@ -8,7 +8,11 @@ import type {
   WorkflowExecutionRow,
   WorkflowExecutionTable,
 } from './tables.js';
-import { cancelUnfinishedTasks, insertPendingTasks } from './task-execution-repository.js';
+import {
+  cancelUnfinishedTasks,
+  insertPendingTasks,
+  type ReusedTasks,
+} from './task-execution-repository.js';
 
 /**
  * Executions, the root of their tasks, approvals and logs (each kept by its own repository).
@@ -36,6 +40,8 @@ export interface NewExecution {
   temporalWorkflowId: string;
   /** The run's resolved inputs; none when absent. */
   inputs?: Record<string, unknown>;
+  /** The execution this one reruns, and the tasks it takes over from it. */
+  rerun?: { of: string; reused: ReusedTasks };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -66,6 +72,7 @@ export async function createExecutionWithTasks(
         executionStart: input.executionStart ?? new Date(),
         executionEnd: input.executionEnd ?? null,
         inputs: JSON.stringify(input.inputs ?? {}),
+        rerunOf: input.rerun?.of ?? null,
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()
@@ -75,7 +82,7 @@ export async function createExecutionWithTasks(
       if (!existing) throw new Error(`Execution of ${input.temporalWorkflowId} vanished`);
       return { execution: existing, created: false };
     }
-    await insertPendingTasks(trx, inserted, input.taskNames);
+    await insertPendingTasks(trx, inserted, input.taskNames, input.rerun?.reused);
     return { execution: inserted, created: true };
   });
 }

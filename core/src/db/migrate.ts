@@ -7,6 +7,7 @@ import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-execu
 import * as executionInputs from './migrations/2026-11-24T00-00-00-execution-inputs.js';
 import * as executionOutputs from './migrations/2026-11-24T01-00-00-execution-outputs.js';
 import * as idempotencyKeys from './migrations/2026-11-24T02-00-00-idempotency-keys.js';
+import * as reruns from './migrations/2026-11-24T03-00-00-reruns.js';
 import type { Database } from './tables.js';
 
 /**
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T00-00-00-execution-inputs': executionInputs,
   '2026-11-24T01-00-00-execution-outputs': executionOutputs,
   '2026-11-24T02-00-00-idempotency-keys': idempotencyKeys,
+  '2026-11-24T03-00-00-reruns': reruns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

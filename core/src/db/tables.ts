@@ -99,6 +99,8 @@ export interface WorkflowExecutionTable {
   inputs: ColumnType<Record<string, unknown>, string | undefined, string>;
   /** The definition's `outputs` evaluated when the run completed (JSON); null until then. */
   outputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The execution this one reruns; null for a first run. */
+  rerunOf: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {

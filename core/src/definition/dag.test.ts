@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGraph, findCycles, topologicalOrder } from './dag.js';
+import { checkGraph, downstreamOf, findCycles, topologicalOrder } from './dag.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 
 const task = (name: string, extra: Partial<TaskDefinition> = {}): TaskDefinition => ({
@@ -186,6 +186,20 @@ describe('checkGraph', () => {
       "tasks[0].parameters.bad: Inputs('nope') names no declared input",
       'inputs.region.default: must be a string, not the number 5',
     ]);
+  });
+});
+
+describe('downstreamOf', () => {
+  it('finds the task and all that wait for it, through dependencies and failure handlers', () => {
+    const definition = workflow(
+      task('Load'),
+      task('Clean', { dependencies: ['Load'] }),
+      task('Report', { dependencies: ['Clean'] }),
+      task('Alert', { runOnFailureOf: ['Report'] }),
+      task('Other'),
+    );
+    expect([...downstreamOf(definition, 'Clean')].sort()).toEqual(['Alert', 'Clean', 'Report']);
+    expect([...downstreamOf(definition, 'Other')]).toEqual(['Other']);
   });
 });
 

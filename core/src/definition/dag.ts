@@ -247,3 +247,16 @@ function rotateToFirstDefined(cycle: string[], definition: WorkflowDefinition): 
   );
   return [...cycle.slice(first), ...cycle.slice(0, first)];
 }
+
+/**
+ * A task and every task that waits for it, directly or not (through `dependencies` or
+ * `runOnFailureOf`): what a rerun from that task runs again.
+ */
+export function downstreamOf(definition: WorkflowDefinition, name: string): Set<string> {
+  const edges = successors(definition);
+  const found = new Set([name]);
+  for (const current of found) {
+    for (const next of edges.get(current) ?? []) found.add(next);
+  }
+  return found;
+}

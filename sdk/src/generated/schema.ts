@@ -318,6 +318,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflowId}/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Reruns a finished execution (409 while it is still going) as a new execution of the same
+         *     definition snapshot, with the original's inputs unless others are given. Tasks that completed
+         *     in the original and are not `fromTask` or downstream of it are not run again: they are
+         *     recorded Completed with their earlier output, which later tasks read. Answers like execute.
+         */
+        post: operations["rerunExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}/executions/{executionId}/tasks": {
         parameters: {
             query?: never;
@@ -632,6 +654,8 @@ export interface components {
             outputs: {
                 [key: string]: unknown;
             } | null;
+            /** @description The execution this one reruns; null for a first run. */
+            rerunOf: components["schemas"]["Uuid"] | null;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -880,6 +904,18 @@ export interface components {
             description: string;
             /** @description The value used when none is given. */
             default?: unknown;
+        };
+        /** @description The body that reruns an execution. */
+        RerunRequest: {
+            /**
+             * @description Run this task and every task downstream of it again; the other tasks that completed are
+             *     reused. Without it, only the tasks that did not complete run again.
+             */
+            fromTask?: string;
+            /** @description Values of the definition's inputs; the original's inputs when absent. */
+            inputs?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description The JSON type of a plugin setting.
@@ -3374,6 +3410,116 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rerunExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["parameters"]["ExecutionPath.workflowId"];
+                /** @description The execution's id. */
+                executionId: components["parameters"]["ExecutionPath.executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStartedResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -183,6 +183,7 @@ export const executionHandlers = {
         status: execution.status,
         inputs: execution.inputs,
         outputs: execution.status === 'Completed' ? (execution.outputs ?? {}) : null,
+        rerunOf: execution.rerunOf,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
@@ -200,6 +201,27 @@ export const executionHandlers = {
     return {
       data: { ...started, ...end },
       messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
+    };
+  },
+
+  rerunExecution: async ({ deps, params, body }) => {
+    const workflow = await findWorkflow(deps, params.workflowId);
+    const original = await findExecution(deps, params);
+    if (executionRepository.isExecutionActive(original.status)) {
+      throw new Conflict(
+        `Execution "${original.id}" is ${original.status}; only a finished execution can be rerun.`,
+        { code: 'execution.still_running' },
+      );
+    }
+    const started = await startExecution(deps, workflow, {
+      ...(body?.inputs ? { inputs: body.inputs } : {}),
+      rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
+    });
+    return {
+      data: started,
+      messages: [
+        `Execution "${started.executionId}" reruns execution "${original.id}" of workflow "${workflow.name}".`,
+      ],
     };
   },
 

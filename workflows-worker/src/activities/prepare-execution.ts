@@ -87,9 +87,11 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       };
     }
     const loaded = await definitions.of(execution);
-    const [taskIds, quick] = await Promise.all([
+    const [taskIds, quick, reused] = await Promise.all([
       taskExecutionRepository.taskIds(db, execution.id),
       quickTasks(db, runner, loaded.definition.tasks),
+      // A rerun's reused tasks are Completed before the run starts; no other task can be.
+      taskExecutionRepository.completedTaskNames(db, execution.id),
     ]);
     await executionRepository.markExecutionRunning(db, execution.id, [
       {
@@ -101,6 +103,9 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         timeStamp: new Date(),
       },
     ]);
-    return { ok: true, run: toRunDefinition(execution.id, loaded.definition, taskIds, quick) };
+    return {
+      ok: true,
+      run: toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused),
+    };
   };
 }

@@ -60,6 +60,9 @@ export const maxParallelism = 1000;
  */
 export const outputsPatch = 'evaluate-outputs';
 
+/** The patch that starts a rerun's reused tasks out Completed (runs without any, as before). */
+export const rerunPatch = 'rerun-reused-tasks';
+
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
 const HEARTBEAT_TIMEOUT = '5 seconds';
 
@@ -194,9 +197,10 @@ class ExecutionRun {
         manualApproval: task.manualApproval,
       })),
     );
+    const reuse = run.tasks.some((task) => task.reused) && patched(rerunPatch);
     for (const task of run.tasks) {
       this.handling.set(task.name, mergeErrorHandling(task.errorHandling, run.errorHandling));
-      this.states.set(task.name, { status: 'Pending' });
+      this.states.set(task.name, { status: reuse && task.reused ? 'Completed' : 'Pending' });
     }
     this.parallelism = Math.min(run.degreeOfParallelism ?? maxParallelism, maxParallelism);
     signals.state = () => ({

@@ -21,6 +21,11 @@ export interface RunTask {
    * histories recorded before local attempts existed, whose tasks ran as regular activities.
    */
   quick?: true;
+  /**
+   * A rerun took the task's output over from the execution it reruns: the task starts out
+   * Completed and does not run. Absent in histories recorded before reruns existed.
+   */
+  reused?: true;
 }
 
 export interface RunDefinition {
@@ -37,14 +42,16 @@ export interface RunDefinition {
 }
 
 /**
- * The run definition of a parsed definition whose task rows have the given ids and whose tasks
- * named in `quickTasks` have a quick plugin.
+ * The run definition of a parsed definition whose task rows have the given ids, whose tasks
+ * named in `quickTasks` have a quick plugin, and whose tasks named in `reusedTasks` a rerun took
+ * over.
  */
 export function toRunDefinition(
   executionId: string,
   definition: WorkflowDefinition,
   taskIds: ReadonlyMap<string, string>,
   quickTasks: ReadonlySet<string>,
+  reusedTasks: ReadonlySet<string> = new Set(),
 ): RunDefinition {
   const configuration = definition.configuration ?? {};
   return {
@@ -71,6 +78,7 @@ export function toRunDefinition(
           : {}),
         manualApproval: task.manualApproval?.enabled === true,
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
+        ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
       };
     }),
   };
