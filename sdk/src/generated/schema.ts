@@ -12,10 +12,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists plugin configurations. */
+        /**
+         * List plugin configurations
+         * @description Lists plugin configurations.
+         */
         get: operations["listConfigurations"];
         put?: never;
-        /** @description Creates a plugin configuration; the name must be unique (409). */
+        /**
+         * Create a plugin configuration
+         * @description Creates a plugin configuration; the name must be unique (409).
+         */
         post: operations["createConfiguration"];
         delete?: never;
         options?: never;
@@ -30,12 +36,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one plugin configuration. */
+        /**
+         * Get a plugin configuration
+         * @description Gets one plugin configuration.
+         */
         get: operations["getConfiguration"];
-        /** @description Replaces a plugin configuration's name, type, version and specifications. */
+        /**
+         * Update a plugin configuration
+         * @description Replaces a plugin configuration's name, type, version and specifications.
+         */
         put: operations["updateConfiguration"];
         post?: never;
-        /** @description Deletes a plugin configuration; refused (409) while a stored workflow uses it. */
+        /**
+         * Delete a plugin configuration
+         * @description Deletes a plugin configuration; refused (409) while a stored workflow uses it.
+         */
         delete: operations["deleteConfiguration"];
         options?: never;
         head?: never;
@@ -49,7 +64,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Reports the health of the service and its dependencies. 404 unless `HealthCheck.Enabled`. */
+        /**
+         * Check health
+         * @description Reports the health of the service and its dependencies. 404 unless `HealthCheck.Enabled`.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -66,16 +84,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists installed plugins. */
+        /**
+         * List installed plugins
+         * @description Lists installed plugins.
+         */
         get: operations["listPlugins"];
-        /** @description Moves an installed plugin type to the given version. */
+        /**
+         * Update a plugin
+         * @description Moves an installed plugin type to the given version.
+         */
         put: operations["updatePlugin"];
         /**
+         * Install a plugin
          * @description Installs a plugin from the catalog (built-ins or the configured registry). Installing an
          *     installed (Type, Version) is 409; a type or version the catalog lacks is 404.
          */
         post: operations["installPlugin"];
-        /** @description Uninstalls a plugin version; refused (409, naming them) while a stored workflow or configuration uses it. This DELETE carries a body. */
+        /**
+         * Uninstall a plugin
+         * @description Uninstalls a plugin version; refused (409, naming them) while a stored workflow or configuration uses it. This DELETE carries a body.
+         */
         delete: operations["uninstallPlugin"];
         options?: never;
         head?: never;
@@ -89,7 +117,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists installed plugins of exactly the type `<group>/<name>`. */
+        /**
+         * List plugins of a type
+         * @description Lists installed plugins of exactly the type `<group>/<name>`.
+         */
         get: operations["listPluginsByType"];
         put?: never;
         post?: never;
@@ -107,6 +138,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a plugin, or list plugins of a type
          * @description With a UUID, the plugin's detail. Otherwise the list filtered by type: a group (`Storage`)
          *     matches every type in it, a URL-encoded exact type (`Net%2FHttp`) matches that type.
          */
@@ -126,7 +158,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Reports the version of the running service. */
+        /**
+         * Get the service version
+         * @description Reports the version of the running service.
+         */
         get: operations["getVersion"];
         put?: never;
         post?: never;
@@ -143,10 +178,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists stored workflows. */
+        /**
+         * List workflows
+         * @description Lists stored workflows.
+         */
         get: operations["listWorkflows"];
         put?: never;
-        /** @description Adds a workflow: an alias of `POST /workflows/Add`. */
+        /**
+         * Add a workflow (alias)
+         * @description Adds a workflow: an alias of `POST /workflows/Add`.
+         */
         post: operations["createWorkflow"];
         delete?: never;
         options?: never;
@@ -164,6 +205,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Add a workflow
          * @description Adds a workflow. The definition is validated (JSON Schema, then DAG checks: duplicate names,
          *     unknown dependencies, cycles, unknown plugins or configurations); a bad one stores nothing.
          *     The stored name is the definition's name and must be unique (409).
@@ -182,12 +224,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one workflow with its definition text. */
+        /**
+         * Get a workflow
+         * @description Gets one workflow with its definition text.
+         */
         get: operations["getWorkflow"];
-        /** @description Replaces a workflow's definition (validated as when adding). */
+        /**
+         * Update a workflow
+         * @description Replaces a workflow's definition (validated as when adding).
+         */
         put: operations["updateWorkflow"];
         post?: never;
-        /** @description Deletes a workflow and its triggers; refused (409) while it has running executions. */
+        /**
+         * Delete a workflow
+         * @description Deletes a workflow and its triggers; refused (409) while it has running executions.
+         */
         delete: operations["deleteWorkflow"];
         options?: never;
         head?: never;
@@ -201,10 +252,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a workflow's executions, newest first, optionally filtered by status. */
+        /**
+         * List a workflow's executions
+         * @description Lists a workflow's executions, newest first, optionally filtered by status.
+         */
         get: operations["listExecutions"];
         put?: never;
         /**
+         * Execute a workflow
          * @description Executes a workflow: validates the definition and the inputs, snapshots them, creates the
          *     task rows and starts the run on Temporal; with `waitSeconds`, answers when the run ends or
          *     after that long, whichever is first. 503 when Temporal is unavailable.
@@ -223,7 +278,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one execution with the definition it runs. */
+        /**
+         * Get an execution
+         * @description Gets one execution with the definition it runs.
+         */
         get: operations["getExecution"];
         put?: never;
         post?: never;
@@ -240,7 +298,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's approvals (this is how a client learns an approval's id). */
+        /**
+         * List an execution's approvals
+         * @description Lists an execution's approvals (this is how a client learns an approval's id).
+         */
         get: operations["listApprovals"];
         put?: never;
         post?: never;
@@ -259,7 +320,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Approves a pending approval: the task's plugin runs. Deciding twice is 409. */
+        /**
+         * Approve an approval
+         * @description Approves a pending approval: the task's plugin runs. Deciding twice is 409.
+         */
         post: operations["approveApproval"];
         delete?: never;
         options?: never;
@@ -276,7 +340,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Rejects a pending approval: the task fails with the rejection. Deciding twice is 409. */
+        /**
+         * Reject an approval
+         * @description Rejects a pending approval: the task fails with the rejection. Deciding twice is 409.
+         */
         post: operations["rejectApproval"];
         delete?: never;
         options?: never;
@@ -293,7 +360,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Cancels a running or paused execution (409 otherwise): in-flight tasks stop, pending ones become Canceled. */
+        /**
+         * Cancel an execution
+         * @description Cancels a running or paused execution (409 otherwise): in-flight tasks stop, pending ones become Canceled.
+         */
         post: operations["cancelExecution"];
         delete?: never;
         options?: never;
@@ -308,7 +378,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's own log entries (not its tasks'), oldest first. */
+        /**
+         * List an execution's logs
+         * @description Lists an execution's own log entries (not its tasks'), oldest first.
+         */
         get: operations["listExecutionLogs"];
         put?: never;
         post?: never;
@@ -328,6 +401,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Rerun an execution
          * @description Reruns a finished execution (409 while it is still going) as a new execution of the same
          *     definition snapshot, with the original's inputs unless others are given. Tasks that completed
          *     in the original and are not `fromTask` or downstream of it are not run again: they are
@@ -347,7 +421,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's tasks in definition order. */
+        /**
+         * List an execution's tasks
+         * @description Lists an execution's tasks in definition order.
+         */
         get: operations["listExecutionTasks"];
         put?: never;
         post?: never;
@@ -364,7 +441,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one task of an execution. */
+        /**
+         * Get a task of an execution
+         * @description Gets one task of an execution.
+         */
         get: operations["getExecutionTask"];
         put?: never;
         post?: never;
@@ -381,7 +461,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists one task's log entries, oldest first. */
+        /**
+         * List a task's logs
+         * @description Lists one task's log entries, oldest first.
+         */
         get: operations["listTaskLogs"];
         put?: never;
         post?: never;
@@ -398,10 +481,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a workflow's triggers. */
+        /**
+         * List a workflow's triggers
+         * @description Lists a workflow's triggers.
+         */
         get: operations["listTriggers"];
         put?: never;
-        /** @description Creates a trigger with the status given. */
+        /**
+         * Create a trigger
+         * @description Creates a trigger with the status given.
+         */
         post: operations["createTrigger"];
         delete?: never;
         options?: never;
@@ -416,12 +505,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one trigger. */
+        /**
+         * Get a trigger
+         * @description Gets one trigger.
+         */
         get: operations["getTrigger"];
-        /** @description Replaces a trigger's type, status and properties (the schedule follows). */
+        /**
+         * Update a trigger
+         * @description Replaces a trigger's type, status and properties (the schedule follows).
+         */
         put: operations["updateTrigger"];
         post?: never;
-        /** @description Deletes a trigger (and its schedule). */
+        /**
+         * Delete a trigger
+         * @description Deletes a trigger (and its schedule).
+         */
         delete: operations["deleteTrigger"];
         options?: never;
         head?: never;
