@@ -96,10 +96,11 @@ export async function startExecution(
 }
 
 /**
- * The first half of a start: validates the current definition and the inputs given for it (400
- * naming each problem) and snapshots it into a new Running execution with its resolved inputs
- * and one Pending row per task, whose Temporal workflow id derives from the execution id (so a
- * retried start cannot make two runs).
+ * The first half of a start: validates the current definition (a rerun's: the original's
+ * snapshot) and the inputs given for it (400 naming each problem) and snapshots it into a new
+ * Running execution with its resolved inputs and one Pending row per task (a rerun's reused
+ * tasks Completed), whose Temporal workflow id derives from the execution id (so a retried start
+ * cannot make two runs).
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
