@@ -11,10 +11,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists plugin configurations. */
+        /**
+         * List plugin configurations
+         * @description Lists plugin configurations.
+         */
         get: operations["listConfigurations"];
         put?: never;
-        /** @description Creates a plugin configuration; the name must be unique (409). */
+        /**
+         * Create a plugin configuration
+         * @description Creates a plugin configuration; the name must be unique (409).
+         */
         post: operations["createConfiguration"];
         delete?: never;
         options?: never;
@@ -29,12 +35,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one plugin configuration. */
+        /**
+         * Get a plugin configuration
+         * @description Gets one plugin configuration.
+         */
         get: operations["getConfiguration"];
-        /** @description Replaces a plugin configuration's name, type, version and specifications. */
+        /**
+         * Update a plugin configuration
+         * @description Replaces a plugin configuration's name, type, version and specifications.
+         */
         put: operations["updateConfiguration"];
         post?: never;
-        /** @description Deletes a plugin configuration; refused (409) while a stored workflow uses it. */
+        /**
+         * Delete a plugin configuration
+         * @description Deletes a plugin configuration; refused (409) while a stored workflow uses it.
+         */
         delete: operations["deleteConfiguration"];
         options?: never;
         head?: never;
@@ -48,7 +63,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Reports the health of the service and its dependencies. 404 unless `HealthCheck.Enabled`. */
+        /**
+         * Check health
+         * @description Reports the health of the service and its dependencies. 404 unless `HealthCheck.Enabled`.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -65,16 +83,26 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists installed plugins, briefly; filtering by group or type gives their details. */
+        /**
+         * List installed plugins
+         * @description Lists installed plugins, briefly; filtering by group or type gives their details.
+         */
         get: operations["listPlugins"];
-        /** @description Moves an installed plugin type to the given version. */
+        /**
+         * Update a plugin
+         * @description Moves an installed plugin type to the given version.
+         */
         put: operations["updatePlugin"];
         /**
+         * Install a plugin
          * @description Installs a plugin from the catalog (built-ins or the configured registry). Installing an
          *     installed (Type, Version) is 409; a type or version the catalog lacks is 404.
          */
         post: operations["installPlugin"];
-        /** @description Uninstalls a plugin version; refused (409, naming them) while a stored workflow or configuration uses it. This DELETE carries a body. */
+        /**
+         * Uninstall a plugin
+         * @description Uninstalls a plugin version; refused (409, naming them) while a stored workflow or configuration uses it. This DELETE carries a body.
+         */
         delete: operations["uninstallPlugin"];
         options?: never;
         head?: never;
@@ -89,6 +117,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List plugins of a type
          * @description Lists installed plugins of exactly the type `<group>/<name>`, each in detail: what a task on
          *     that plugin may give as `parameters` and what it returns.
          */
@@ -109,6 +138,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get a plugin, or list plugins of a type
          * @description With a UUID, the plugin's detail. Otherwise the list filtered by type, each item in detail
          *     (settings, parameters and output schemas): a group (`Storage`) matches every type in it, a
          *     URL-encoded exact type (`Net%2FHttp`) matches that type.
@@ -152,7 +182,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Reports the version of the running service. */
+        /**
+         * Get the service version
+         * @description Reports the version of the running service.
+         */
         get: operations["getVersion"];
         put?: never;
         post?: never;
@@ -169,10 +202,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists stored workflows. */
+        /**
+         * List workflows
+         * @description Lists stored workflows.
+         */
         get: operations["listWorkflows"];
         put?: never;
-        /** @description Adds a workflow: an alias of `POST /workflows/Add`. */
+        /**
+         * Add a workflow (alias)
+         * @description Adds a workflow: an alias of `POST /workflows/Add`.
+         */
         post: operations["createWorkflow"];
         delete?: never;
         options?: never;
@@ -190,6 +229,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Add a workflow
          * @description Adds a workflow. The definition is validated (JSON Schema, then DAG checks: duplicate names,
          *     unknown dependencies, cycles, unknown plugins or configurations); a bad one stores nothing.
          *     The stored name is the definition's name and must be unique (409).
@@ -208,12 +248,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one workflow with its definition text. */
+        /**
+         * Get a workflow
+         * @description Gets one workflow with its definition text.
+         */
         get: operations["getWorkflow"];
-        /** @description Replaces a workflow's definition (validated as when adding). */
+        /**
+         * Update a workflow
+         * @description Replaces a workflow's definition (validated as when adding).
+         */
         put: operations["updateWorkflow"];
         post?: never;
-        /** @description Deletes a workflow and its triggers; refused (409) while it has running executions. */
+        /**
+         * Delete a workflow
+         * @description Deletes a workflow and its triggers; refused (409) while it has running executions.
+         */
         delete: operations["deleteWorkflow"];
         options?: never;
         head?: never;
@@ -227,12 +276,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a workflow's executions, newest first, optionally filtered by status. */
+        /**
+         * List a workflow's executions
+         * @description Lists a workflow's executions, newest first, optionally filtered by status.
+         */
         get: operations["listExecutions"];
         put?: never;
         /**
-         * @description Executes a workflow: validates the definition, snapshots it, creates the task rows and starts
-         *     the run on Temporal. 503 when Temporal is unavailable.
+         * Execute a workflow
+         * @description Executes a workflow: validates the definition and the inputs, snapshots them, creates the
+         *     task rows and starts the run on Temporal; with `waitSeconds`, answers when the run ends or
+         *     after that long, whichever is first. 503 when Temporal is unavailable.
          */
         post: operations["executeWorkflow"];
         delete?: never;
@@ -248,7 +302,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one execution with the definition it runs. */
+        /**
+         * Get an execution
+         * @description Gets one execution with the definition it runs.
+         */
         get: operations["getExecution"];
         put?: never;
         post?: never;
@@ -265,7 +322,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's approvals (this is how a client learns an approval's id). */
+        /**
+         * List an execution's approvals
+         * @description Lists an execution's approvals (this is how a client learns an approval's id).
+         */
         get: operations["listApprovals"];
         put?: never;
         post?: never;
@@ -284,7 +344,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Approves a pending approval: the task's plugin runs. Deciding twice is 409. */
+        /**
+         * Approve an approval
+         * @description Approves a pending approval: the task's plugin runs. Deciding twice is 409.
+         */
         post: operations["approveApproval"];
         delete?: never;
         options?: never;
@@ -301,7 +364,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Rejects a pending approval: the task fails with the rejection. Deciding twice is 409. */
+        /**
+         * Reject an approval
+         * @description Rejects a pending approval: the task fails with the rejection. Deciding twice is 409.
+         */
         post: operations["rejectApproval"];
         delete?: never;
         options?: never;
@@ -318,7 +384,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Cancels a running or paused execution (409 otherwise): in-flight tasks stop, pending ones become Canceled. */
+        /**
+         * Cancel an execution
+         * @description Cancels a running or paused execution (409 otherwise): in-flight tasks stop, pending ones become Canceled.
+         */
         post: operations["cancelExecution"];
         delete?: never;
         options?: never;
@@ -333,10 +402,36 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's own log entries (not its tasks'), oldest first. */
+        /**
+         * List an execution's logs
+         * @description Lists an execution's own log entries (not its tasks'), oldest first.
+         */
         get: operations["listExecutionLogs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/executions/{executionId}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rerun an execution
+         * @description Reruns a finished execution (409 while it is still going) as a new execution of the same
+         *     definition snapshot, with the original's inputs unless others are given. Tasks that completed
+         *     in the original and are not `fromTask` or downstream of it are not run again: they are
+         *     recorded Completed with their earlier output, which later tasks read. Answers like execute.
+         */
+        post: operations["rerunExecution"];
         delete?: never;
         options?: never;
         head?: never;
@@ -350,7 +445,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists an execution's tasks in definition order. */
+        /**
+         * List an execution's tasks
+         * @description Lists an execution's tasks in definition order.
+         */
         get: operations["listExecutionTasks"];
         put?: never;
         post?: never;
@@ -367,7 +465,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one task of an execution. */
+        /**
+         * Get a task of an execution
+         * @description Gets one task of an execution.
+         */
         get: operations["getExecutionTask"];
         put?: never;
         post?: never;
@@ -384,7 +485,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists one task's log entries, oldest first. */
+        /**
+         * List a task's logs
+         * @description Lists one task's log entries, oldest first.
+         */
         get: operations["listTaskLogs"];
         put?: never;
         post?: never;
@@ -401,10 +505,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists a workflow's triggers. */
+        /**
+         * List a workflow's triggers
+         * @description Lists a workflow's triggers.
+         */
         get: operations["listTriggers"];
         put?: never;
-        /** @description Creates a trigger with the status given. */
+        /**
+         * Create a trigger
+         * @description Creates a trigger with the status given.
+         */
         post: operations["createTrigger"];
         delete?: never;
         options?: never;
@@ -419,12 +529,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Gets one trigger. */
+        /**
+         * Get a trigger
+         * @description Gets one trigger.
+         */
         get: operations["getTrigger"];
-        /** @description Replaces a trigger's type, status and properties (the schedule follows). */
+        /**
+         * Update a trigger
+         * @description Replaces a trigger's type, status and properties (the schedule follows).
+         */
         put: operations["updateTrigger"];
         post?: never;
-        /** @description Deletes a trigger (and its schedule). */
+        /**
+         * Delete a trigger
+         * @description Deletes a trigger (and its schedule).
+         */
         delete: operations["deleteTrigger"];
         options?: never;
         head?: never;
@@ -586,6 +705,29 @@ export interface components {
         };
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
+        /**
+         * @description One problem of a failed request. `code` is stable, so programs need not match message text:
+         *
+         *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
+         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403);
+         *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
+         *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
+         *     - `route.method_not_allowed` (405), `request.too_large` (413),
+         *     `request.unsupported_media_type` (415);
+         *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `workflow.name_taken`,
+         *     `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
+         *     - `internal` (500).
+         */
+        ErrorDetail: {
+            /** @description The stable code of the problem. */
+            code: string;
+            /** @description The same text as in `messages`. */
+            message: string;
+            /** @description Where the problem is in the request (`body.inputs.region`), for input problems. */
+            path?: string;
+        };
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
             /** @description Always null on failure. */
@@ -602,11 +744,20 @@ export interface components {
              * @description When the response was generated (ISO 8601 UTC).
              */
             generatedAtUtc: string;
+            /** @description The `messages` again, each with a stable code and, for input, where it is. */
+            errors: components["schemas"]["ErrorDetail"][];
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {
             /** @description Must equal the path's `workflowId`. */
             workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description Values of the inputs the definition declares, by name. Missing required inputs, unknown
+             *     names and wrong types are 400; defaults fill what is absent.
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
         };
         /** @description An execution in detail. */
         ExecutionDetail: {
@@ -617,6 +768,16 @@ export interface components {
             /** @description The definition text the execution runs (a snapshot taken at start). */
             workflow: string;
             status: components["schemas"]["ExecutionStatus"];
+            /** @description The inputs the run was given, with the definition's defaults filled in. */
+            inputs: {
+                [key: string]: unknown;
+            };
+            /** @description The definition's `outputs`, evaluated when the run completed; null until it has. */
+            outputs: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The execution this one reruns; null for a first run. */
+            rerunOf: components["schemas"]["Uuid"] | null;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -681,6 +842,12 @@ export interface components {
              * @description When the execution started.
              */
             startedAt: string;
+            /** @description Only with `waitSeconds`: the execution's status when the answer was sent. */
+            status?: components["schemas"]["ExecutionStatus"];
+            /** @description Only with `waitSeconds`, when the run completed in time: its outputs. */
+            outputs?: {
+                [key: string]: unknown;
+            };
         };
         /** @description The envelope of a started execution. */
         ExecutionStartedResponse: {
@@ -891,6 +1058,18 @@ export interface components {
             /** @description The value used when none is given. */
             default?: unknown;
         };
+        /** @description The body that reruns an execution. */
+        RerunRequest: {
+            /**
+             * @description Run this task and every task downstream of it again; the other tasks that completed are
+             *     reused. Without it, only the tasks that did not complete run again.
+             */
+            fromTask?: string;
+            /** @description Values of the definition's inputs; the original's inputs when absent. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * @description The JSON type of a plugin setting.
          * @enum {string}
@@ -903,6 +1082,8 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description The latest outcome or reason; empty when none. */
             message: string;
+            /** @description The JSON value the task's plugin returned; null when it did not complete (not run, failed, skipped). */
+            output: unknown | null;
             /** @description When the task started; null before it does. */
             startTime: string | null;
             /** @description When the task finished; null until it does. */
@@ -1189,6 +1370,12 @@ export interface components {
         "ExecutionPath.executionId": components["schemas"]["Uuid"];
         /** @description The workflow's id. */
         "ExecutionPath.workflowId": components["schemas"]["Uuid"];
+        /**
+         * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+         *     key and the same body within 24 hours returns the first response (same ids) and creates
+         *     nothing; the same key with a different request is 409. Keys are per user.
+         */
+        IdempotencyKeyHeader: string;
         /** @description 1-based page number. */
         "PagingParameters.page": number;
         /** @description Items per page (1 to 1000, default 100). */
@@ -2293,7 +2480,14 @@ export interface operations {
     createWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2391,7 +2585,14 @@ export interface operations {
     addWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2815,8 +3016,21 @@ export interface operations {
     };
     executeWorkflow: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /**
+                 * @description Wait up to this many seconds for the run to end before answering; the answer then carries
+                 *     its `status` (and `outputs` when it completed). 0 answers at once with the status.
+                 */
+                waitSeconds?: number;
+            };
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -3369,6 +3583,116 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rerunExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["parameters"]["ExecutionPath.workflowId"];
+                /** @description The execution's id. */
+                executionId: components["parameters"]["ExecutionPath.executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RerunRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionStartedResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

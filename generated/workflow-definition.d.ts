@@ -2,6 +2,13 @@
 // Keys are the canonical spelling; definitions are read case-insensitively before validation.
 
 /**
+ * The JSON type of an input.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "InputType".
+ */
+export type InputType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
+/**
  * Error handling strategies.
  *
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
@@ -55,6 +62,17 @@ export interface WorkflowDefinition {
    */
   variables?: RecordUnknown;
   /**
+   * The inputs a run takes, by name: given when the run starts (or by a TimeBased trigger's
+   * `properties.inputs`), read by expressions as `Inputs('name')`.
+   */
+  inputs?: RecordInputDeclaration;
+  /**
+   * What a completed run gives back, by name: each an expression over `Outputs('Task')`,
+   * `Inputs('name')` and `Variables('key')`, bare (`Outputs('Sum').result`) or as text with
+   * `$[ ... ]` in it. Evaluated when the run completes; one that fails fails the run.
+   */
+  outputs?: RecordString;
+  /**
    * Settings that apply to the whole run.
    */
   configuration?: WorkflowConfiguration;
@@ -76,6 +94,44 @@ export interface WorkflowDefinition {
  */
 export interface RecordUnknown {
   [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "RecordInputDeclaration".
+ */
+export interface RecordInputDeclaration {
+  [k: string]: InputDeclaration;
+}
+/**
+ * One input a run takes.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "InputDeclaration".
+ */
+export interface InputDeclaration {
+  /**
+   * The JSON type the value must have.
+   */
+  type: InputType;
+  /**
+   * Whether a run must be given the input (one with a `default` never has to be).
+   */
+  required?: boolean;
+  /**
+   * The value when a run is not given one; must have the declared type.
+   */
+  default?: string | number | boolean | unknown[] | RecordUnknown | null;
+  /**
+   * What the input means, for people.
+   */
+  description?: string;
+}
+/**
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "RecordString".
+ */
+export interface RecordString {
+  [k: string]: string;
 }
 /**
  * Settings that apply to the whole run.

@@ -10,6 +10,8 @@ type Schemas = components['schemas'];
 export type Pagination = Schemas['Pagination'];
 export type ExecutionStatus = Schemas['ExecutionStatus'];
 export type ExecutionDetail = Schemas['ExecutionDetail'];
+/** What executing a workflow returns (with `waitSeconds`: also its status and outputs). */
+export type ExecutionStarted = Schemas['ExecutionStarted'];
 
 /** The API paths that have an operation for `M`. */
 export type PathsWith<M extends Method> = {

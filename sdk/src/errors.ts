@@ -8,6 +8,18 @@ export class TrellisApiError extends Error {
   readonly messages: string[];
   readonly body: unknown;
 
+  /** The envelope's `errors`: each message with its stable code (e.g. `workflow.not_found`). */
+  get errors(): { code: string; message: string; path?: string }[] {
+    const body = this.body;
+    if (typeof body !== 'object' || body === null || !('errors' in body)) return [];
+    return Array.isArray(body.errors) ? (body.errors as TrellisApiError['errors']) : [];
+  }
+
+  /** The stable codes of `errors`, for branching without matching message text. */
+  get codes(): string[] {
+    return this.errors.map((error) => error.code);
+  }
+
   constructor(status: number, messages: string[], body: unknown) {
     super(`Trellis API ${status}: ${messages.join('; ')}`);
     this.name = 'TrellisApiError';

@@ -6,6 +6,7 @@ export { createTrellisClient } from './client.js';
 export type {
   ClientPaths,
   ExecutionDetail,
+  ExecutionStarted,
   ExecutionStatus,
   ListItem,
   Page,

@@ -5,11 +5,13 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '../../core/src/errors.js';
 import { createAuthorizer } from './auth/security.js';
+import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
 import type { AppDeps, EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
 import { handlers } from './handlers.js';
+import { idempotencyHeader, runIdempotently, type SentResponse } from './idempotency.js';
 import {
   createOpenApiBackend,
   describeRequestErrors,
@@ -74,7 +76,7 @@ function rethrowBodyError(req: Request): void {
 }
 
 /**
- * The Express app: request logs, JSON bodies within the size limit, the public documentation
+ * The Express app: request logs, CORS for the configured origins, JSON bodies within the size limit, the public documentation
  * routes, then every operation of the spec through openapi-backend (routing, auth, validation,
  * typed handlers), and one error renderer at the end.
  */
@@ -83,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLog(logger));
+  app.use(cors(config.Server.Cors.AllowedOrigins));
   app.use(readJsonBodies(config.Server.BodyLimitBytes));
   app.use(documentationRoutes());
 
@@ -144,7 +147,28 @@ export function createApp(deps: AppDeps): Express {
     if (!handle) throw routeNotFound(req.method, req.path);
     // Path and query parameters as validated (and coerced to their declared types).
     const { params = {}, query = {} } = validation.coerced ?? {};
-    await handle({ params, query, body: request.body }, req, res);
+    const run = () => handle({ params, query, body: request.body }, req);
+    const key = declaresIdempotencyKey(operation) ? req.get(idempotencyHeader) : undefined;
+    if (key === undefined) {
+      send(res, await run());
+      return;
+    }
+    const sent = await runIdempotently(
+      deps.db,
+      {
+        userName: (user ?? anonymous).name,
+        key,
+        fingerprint: {
+          operation: operation.operationId,
+          params: params as unknown,
+          query: query as unknown,
+          body: request.body as unknown,
+        },
+      },
+      run,
+    );
+    if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    send(res, sent);
   });
   app.use(renderErrors(logger, config.Server.BodyLimitBytes));
   return app;
@@ -154,14 +178,29 @@ type AnyHandler = (
   context: HandlerContext<OperationId>,
 ) => Promise<EnvelopeReply<unknown> | RawReply<unknown>>;
 
-/** Calls a typed handler with the validated request and sends its reply as the envelope. */
+function send(res: Response, response: SentResponse): void {
+  res.status(response.status).json(response.body);
+}
+
+/** Whether the contract gives the operation an `Idempotency-Key` header. */
+function declaresIdempotencyKey(operation: { parameters?: unknown[] }): boolean {
+  return (operation.parameters ?? []).some(
+    (parameter) =>
+      typeof parameter === 'object' &&
+      parameter !== null &&
+      (parameter as { in?: unknown }).in === 'header' &&
+      String((parameter as { name?: unknown }).name).toLowerCase() ===
+        idempotencyHeader.toLowerCase(),
+  );
+}
+
+/** Calls a typed handler with the validated request; its reply as the envelope to send. */
 function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) {
   const log = deps.logger.child({ operationId });
   return async (
     request: { params: unknown; query: unknown; body: unknown },
     req: Request,
-    res: Response,
-  ) => {
+  ): Promise<SentResponse> => {
     const reply = await handler({
       params: request.params as never,
       query: request.query as never,
@@ -171,11 +210,8 @@ function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) 
       log,
       req,
     });
-    if ('raw' in reply) {
-      res.status(reply.status ?? 200).json(reply.raw);
-    } else {
-      res.status(200).json(successEnvelope(reply.data, reply.messages, reply.pagination));
-    }
+    if ('raw' in reply) return { status: reply.status ?? 200, body: reply.raw };
+    return { status: 200, body: successEnvelope(reply.data, reply.messages, reply.pagination) };
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { Pagination } from '../../core/src/db/paging.js';
+import type { Problem } from '../../core/src/errors.js';
 
 /** The body of every response except `/health`. */
 export interface Envelope<T> {
@@ -8,6 +9,8 @@ export interface Envelope<T> {
   succeeded: boolean;
   generatedAtUtc: string;
   pagination?: Pagination;
+  /** On failure: the messages with their stable codes. */
+  errors?: Problem[];
 }
 
 let clock = { millisecond: 0, text: '' };
@@ -36,17 +39,30 @@ export function successEnvelope<T>(
   };
 }
 
-/** The envelope of a failed operation: `data` is null, `messages` say what was wrong. */
-export function errorEnvelope(messages: string[]): Envelope<null> {
-  return { data: null, messages, succeeded: false, generatedAtUtc: nowUtc() };
+/**
+ * The envelope of a failed operation: `data` is null, `messages` say what was wrong, and
+ * `errors` say it again with a stable code (and a place, for input) per message.
+ */
+export function errorEnvelope(problems: readonly Problem[]): Envelope<null> {
+  return {
+    data: null,
+    messages: problems.map((problem) => problem.message),
+    succeeded: false,
+    generatedAtUtc: nowUtc(),
+    errors: problems.map(({ code, message, path }) => ({
+      code,
+      message,
+      ...(path === undefined ? {} : { path }),
+    })),
+  };
 }
 
 /** Sends a failure as the envelope with its status and extra headers. */
 export function sendErrorEnvelope(
   res: Response,
   status: number,
-  messages: string[],
+  problems: readonly Problem[],
   headers: Record<string, string> = {},
 ): void {
-  res.status(status).set(headers).json(errorEnvelope(messages));
+  res.status(status).set(headers).json(errorEnvelope(problems));
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
-import { TrellisError, type TrellisErrorCode } from '../../core/src/errors.js';
+import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 
@@ -12,20 +12,48 @@ import { sendErrorEnvelope } from './envelope.js';
 export class HttpError extends Error {
   readonly status: number;
   readonly messages: string[];
+  /** The messages with stable codes (`auth.unauthenticated`, `route.not_found`, ...). */
+  readonly problems: Problem[];
   /** Extra response headers, e.g. `WWW-Authenticate` on 401. */
   readonly headers: Record<string, string>;
 
   constructor(
     status: number,
-    messages: string | readonly string[],
+    messages: string | readonly string[] | readonly Problem[],
     headers: Record<string, string> = {},
   ) {
     const list = typeof messages === 'string' ? [messages] : [...messages];
-    super(list.join('; '));
+    const problems = list.map((item) =>
+      typeof item === 'string' ? { code: codeOfStatus(status), message: item } : item,
+    );
+    super(problems.map((problem) => problem.message).join('; '));
     this.name = 'HttpError';
     this.status = status;
-    this.messages = list;
+    this.problems = problems;
+    this.messages = problems.map((problem) => problem.message);
     this.headers = headers;
+  }
+}
+
+/** The stable code of a failure only HTTP knows, by its status (README, "Error codes"). */
+function codeOfStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return 'request.malformed';
+    case 401:
+      return 'auth.unauthenticated';
+    case 403:
+      return 'auth.forbidden';
+    case 404:
+      return 'route.not_found';
+    case 405:
+      return 'route.method_not_allowed';
+    case 413:
+      return 'request.too_large';
+    case 415:
+      return 'request.unsupported_media_type';
+    default:
+      return 'internal';
   }
 }
 
@@ -58,7 +86,7 @@ interface HttpLikeError {
 export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError | null {
   if (error instanceof HttpError) return error;
   if (error instanceof TrellisError) {
-    return new HttpError(statusOfDomainError[error.code], error.messages);
+    return new HttpError(statusOfDomainError[error.code], error.problems);
   }
   const httpError = (typeof error === 'object' && error !== null ? error : {}) as HttpLikeError;
   switch (httpError.type) {
@@ -91,11 +119,11 @@ export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorReque
     }
     const httpError = toHttpError(error, bodyLimitBytes);
     if (httpError) {
-      sendErrorEnvelope(res, httpError.status, httpError.messages, httpError.headers);
+      sendErrorEnvelope(res, httpError.status, httpError.problems, httpError.headers);
       return;
     }
     const errorId = randomUUID();
     logger.error({ err: error, errorId, method: req.method, path: req.path }, 'unhandled error');
-    sendErrorEnvelope(res, 500, [`Internal error (id ${errorId}).`]);
+    sendErrorEnvelope(res, 500, [{ code: 'internal', message: `Internal error (id ${errorId}).` }]);
   };
 }

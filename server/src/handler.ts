@@ -31,11 +31,13 @@ type Present<T> = [NonNullable<T>] extends [never] ? Record<string, never> : Non
 
 export type PathParams<O extends OperationId> = Present<operations[O]['parameters']['path']>;
 export type QueryParams<O extends OperationId> = Present<operations[O]['parameters']['query']>;
-export type RequestBody<O extends OperationId> = operations[O] extends {
-  requestBody: { content: { 'application/json': infer B } };
-}
-  ? B
-  : undefined;
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : undefined;
+/** The JSON body; `undefined` too when the contract makes the body optional. */
+export type RequestBody<O extends OperationId> = operations[O] extends { requestBody: infer R }
+  ? JsonBody<R>
+  : operations[O] extends { requestBody?: infer R }
+    ? JsonBody<R> | undefined
+    : undefined;
 
 /** The JSON body of the operation's 200 response. */
 export type SuccessBody<O extends OperationId> = operations[O]['responses'] extends {

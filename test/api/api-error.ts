@@ -28,6 +28,9 @@ export async function expectFailure(
   expect(error.body).toMatchObject({ data: null, succeeded: false });
   expect(Date.parse((error.body as { generatedAtUtc: string }).generatedAtUtc)).not.toBeNaN();
   expect(error.messages.length).toBeGreaterThan(0);
+  // `errors` repeats `messages`, each with a stable code.
+  expect(error.errors.map((detail) => detail.message)).toEqual(error.messages);
+  for (const detail of error.errors) expect(detail.code).toMatch(/^[a-z_]+(\.[a-z_]+)?$/);
   if (message !== undefined) {
     const pattern = typeof message === 'string' ? new RegExp(escape(message)) : message;
     expect(

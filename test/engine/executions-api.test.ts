@@ -37,8 +37,22 @@ describe('executions API', () => {
 
     const finished = await trellis.admin.waitForExecution(workflowId, executionId);
     expect(Object.keys(finished).sort()).toEqual(
-      ['executionEnd', 'executionId', 'executionStart', 'status', 'workflow', 'workflowId'].sort(),
+      [
+        'executionEnd',
+        'executionId',
+        'executionStart',
+        'inputs',
+        'outputs',
+        'rerunOf',
+        'status',
+        'workflow',
+        'workflowId',
+      ].sort(),
     );
+    // A definition that declares no inputs runs with none, and one without outputs gives none.
+    expect(finished.inputs).toEqual({});
+    expect(finished.outputs).toEqual({});
+    expect(finished.rerunOf).toBeNull();
     // The definition text as it was when the run started.
     expect(JSON.parse(finished.workflow)).toEqual(def);
     expect(finished.executionStart).toBe(started.data.startedAt);
@@ -83,7 +97,9 @@ describe('executions API', () => {
       '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}',
       { params: { path: { workflowId, executionId, taskExecutionId: tasks[0]!.id } } },
     );
-    expect(Object.keys(detail).sort()).toEqual(['endTime', 'id', 'message', 'startTime', 'status']);
+    expect(Object.keys(detail).sort()).toEqual(
+      ['endTime', 'id', 'message', 'output', 'startTime', 'status'].sort(),
+    );
     const [entry] = await trellis.admin.GET(
       '/workflows/{workflowId}/executions/{executionId}/logs',
       {

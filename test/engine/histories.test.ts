@@ -42,6 +42,9 @@ type Scenario = {
   definition: () => Definition;
   /** Drives the run from outside (approve, reject, cancel) before it ends. */
   drive?: (trellis: Trellis, ids: { workflowId: string; executionId: string }) => Promise<void>;
+  /** Once the run has ended, rerun it so; the rerun's history is the one recorded. */
+  rerun?: { fromTask?: string; inputs?: Record<string, unknown> };
+  /** The status of the recorded run. */
   expected: string;
 };
 
@@ -154,6 +157,60 @@ const scenarios: Scenario[] = [
     expected: 'Completed',
   },
   {
+    // A definition with outputs: they are evaluated (a local activity, behind a patch marker)
+    // before the run records its end; one that fails fails the run.
+    name: 'outputs',
+    definition: () =>
+      definition(
+        [
+          { name: 'Start', type: noop, parameters: { values: [1, 2, 3] } },
+          {
+            name: 'Sum',
+            type: { plugin: 'Data/Json' },
+            dependencies: ['Start'],
+            parameters: { expression: '$sum(values)', input: "$[Outputs('Start')]" },
+          },
+        ],
+        {
+          inputs: { factor: { type: 'number', default: 10 } },
+          outputs: { total: "Outputs('Sum').result * Inputs('factor')" },
+        },
+      ),
+    expected: 'Completed',
+  },
+  {
+    name: 'outputs-failed',
+    definition: () =>
+      definition([{ name: 'Start', type: noop, parameters: { text: 'x' } }], {
+        outputs: { broken: "Outputs('Start').text - 1" },
+      }),
+    expected: 'Failed',
+  },
+  {
+    // A rerun from the failed task: the task before it starts out Completed (reused, behind a
+    // patch marker) and only the failed task and what follows run.
+    name: 'rerun-from-failed-task',
+    definition: () =>
+      definition(
+        [
+          { name: 'Prepare', type: noop, parameters: { values: [1, 2, 3] } },
+          {
+            name: 'Compute',
+            type: { plugin: 'Data/Json' },
+            dependencies: ['Prepare'],
+            parameters: {
+              expression: "$[Inputs('expression')]",
+              input: "$[Outputs('Prepare')]",
+            },
+          },
+          { name: 'Report', type: noop, dependencies: ['Compute'] },
+        ],
+        { inputs: { expression: { type: 'string', default: 'values[' } } },
+      ),
+    rerun: { fromTask: 'Compute', inputs: { expression: '$sum(values)' } },
+    expected: 'Completed',
+  },
+  {
     name: 'approved',
     definition: () => definition([{ name: 'Prepare', type: noop }, gate('Gate', ['Prepare'])]),
     drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve'),
@@ -219,8 +276,18 @@ describe.runIf(recording)('recording histories', () => {
 
   for (const scenario of scenarios) {
     it(`records ${scenario.name}`, async () => {
-      const { workflowId, executionId } = await start(trellis.admin, scenario.definition());
-      await scenario.drive?.(trellis, { workflowId, executionId });
+      const first = await start(trellis.admin, scenario.definition());
+      const { workflowId } = first;
+      await scenario.drive?.(trellis, first);
+      let executionId = first.executionId;
+      if (scenario.rerun) {
+        await trellis.admin.waitForExecution(workflowId, executionId, { timeoutMs: 30_000 });
+        const rerun = await trellis.admin.POST(
+          '/workflows/{workflowId}/executions/{executionId}/rerun',
+          { params: { path: { workflowId, executionId } }, body: scenario.rerun },
+        );
+        executionId = rerun.executionId;
+      }
       const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
         timeoutMs: 30_000,
       });

@@ -22,7 +22,13 @@ describe('buildConfig', () => {
   it('fills every default', () => {
     const config = buildConfig({}, { cwd: '/srv/trellis' });
     expect(config).toEqual({
-      Server: { Port: 6262, Host: '127.0.0.1', BodyLimitBytes: 1_048_576, MaxBodyDepth: 64 },
+      Server: {
+        Port: 6262,
+        Host: '127.0.0.1',
+        BodyLimitBytes: 1_048_576,
+        MaxBodyDepth: 64,
+        Cors: { AllowedOrigins: [] },
+      },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
@@ -71,6 +77,7 @@ describe('buildConfig', () => {
       Host: '127.0.0.1',
       BodyLimitBytes: 1_048_576,
       MaxBodyDepth: 64,
+      Cors: { AllowedOrigins: [] },
     });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
@@ -290,6 +297,7 @@ describe('loadConfig', () => {
       Host: '127.0.0.1',
       BodyLimitBytes: 2048,
       MaxBodyDepth: 64,
+      Cors: { AllowedOrigins: [] },
     });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);

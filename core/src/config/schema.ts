@@ -64,6 +64,13 @@ export const configSchema = Type.Object(
       BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
       /** Objects and arrays around any value of a JSON body; deeper bodies get 400. */
       MaxBodyDepth: Type.Integer({ minimum: 8, maximum: maxSupportedDepth, default: 64 }),
+      /** Browser origins (`https://app.example.com`) allowed to call the API; none by default. */
+      Cors: section({
+        AllowedOrigins: Type.Array(
+          shaped('^https?://[^/\\s]+$', 'an origin such as https://app.example.com'),
+          { default: [], uniqueItems: true },
+        ),
+      }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),

@@ -72,7 +72,9 @@ export async function decideApproval(
   },
 ): Promise<ApprovalRow> {
   const missing = () =>
-    new NotFound(`Approval ${input.approvalId} was not found in execution ${input.executionId}.`);
+    new NotFound(`Approval ${input.approvalId} was not found in execution ${input.executionId}.`, {
+      code: 'approval.not_found',
+    });
   if (!isUuid(input.approvalId)) throw missing();
   const decided = await db
     .updateTable('approval')
@@ -105,7 +107,9 @@ export async function findApproval(
 
 /** The `Conflict` of deciding an approval that was decided already. */
 export function alreadyDecided(approval: Pick<ApprovalRow, 'id' | 'status'>) {
-  return new Conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`);
+  return new Conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`, {
+    code: 'approval.already_decided',
+  });
 }
 
 /** Puts a decision back to Pending (the decision could not be delivered to the run). */

@@ -324,5 +324,8 @@ function describeUrl(url: string): string {
 function unavailable(error: unknown): unknown {
   if (error instanceof TrellisError || !isConnectionError(error)) return error;
   const detail = error instanceof Error ? error.message : String(error);
-  return new Unavailable(`Database unavailable: ${detail}`, { cause: error });
+  return new Unavailable(`Database unavailable: ${detail}`, {
+    cause: error,
+    code: 'database.unavailable',
+  });
 }

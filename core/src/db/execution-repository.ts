@@ -9,7 +9,11 @@ import type {
   WorkflowExecutionTable,
 } from './tables.js';
 import { storableText } from './storable-text.js';
-import { cancelUnfinishedTasks, insertPendingTasks } from './task-execution-repository.js';
+import {
+  cancelUnfinishedTasks,
+  insertPendingTasks,
+  type ReusedTasks,
+} from './task-execution-repository.js';
 
 /**
  * Executions, the root of their tasks, approvals and logs (each kept by its own repository).
@@ -35,6 +39,10 @@ export interface NewExecution {
   taskNames: string[];
   triggerId?: string | null;
   temporalWorkflowId: string;
+  /** The run's resolved inputs; none when absent. */
+  inputs?: Record<string, unknown>;
+  /** The execution this one reruns, and the tasks it takes over from it. */
+  rerun?: { of: string; reused: ReusedTasks };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -64,6 +72,8 @@ export async function createExecutionWithTasks(
         temporalWorkflowId: input.temporalWorkflowId,
         executionStart: input.executionStart ?? new Date(),
         executionEnd: input.executionEnd ?? null,
+        inputs: JSON.stringify(input.inputs ?? {}),
+        rerunOf: input.rerun?.of ?? null,
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()
@@ -73,7 +83,7 @@ export async function createExecutionWithTasks(
       if (!existing) throw new Error(`Execution of ${input.temporalWorkflowId} vanished`);
       return { execution: existing, created: false };
     }
-    await insertPendingTasks(trx, inserted, input.taskNames);
+    await insertPendingTasks(trx, inserted, input.taskNames, input.rerun?.reused);
     return { execution: inserted, created: true };
   });
 }
@@ -305,6 +315,20 @@ export async function markExecutionFinished(
     executionEnd: outcome.at ?? new Date(),
   };
   await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
+}
+
+/** Records what a run gives back, evaluated as it completes (before its final status). */
+export async function recordExecutionOutputs(
+  db: Kysely<Database>,
+  executionId: string,
+  outputs: Record<string, unknown>,
+): Promise<void> {
+  await db
+    .updateTable('workflowExecution')
+    .set({ outputs: JSON.stringify(outputs) })
+    .where('id', '=', executionId)
+    .where('status', 'in', ACTIVE_EXECUTION)
+    .execute();
 }
 
 /** Writes `change` to an execution whose status is one of `from`, with its log entries. */

@@ -40,6 +40,7 @@ describe('migrations', () => {
     );
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
+      'idempotency_key',
       'log_entry',
       'plugin',
       'plugin_configuration',

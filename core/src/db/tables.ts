@@ -93,6 +93,12 @@ export interface WorkflowExecutionTable {
   temporalWorkflowId: string;
   executionStart: Timestamp;
   executionEnd: Timestamp | null;
+  /** The inputs the run was given, defaults filled in (JSON); `{}` when it takes none. */
+  inputs: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** The definition's `outputs` evaluated when the run completed (JSON); null until then. */
+  outputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The execution this one reruns; null for a first run. */
+  rerunOf: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {
@@ -142,6 +148,18 @@ export interface LogEntryTable {
   timeStamp: Timestamp;
 }
 
+export interface IdempotencyKeyTable {
+  userName: string;
+  /** The client's `Idempotency-Key`. */
+  key: string;
+  /** sha256 of the operation, its parameters and body: what "the same request" means. */
+  requestHash: string;
+  /** The first response, once there is one; null while the first request runs. */
+  responseStatus: number | null;
+  response: ColumnType<unknown, string | null | undefined, string | null>;
+  createdAt: CreatedAt;
+}
+
 export interface Database {
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
@@ -151,6 +169,7 @@ export interface Database {
   taskExecution: TaskExecutionTable;
   approval: ApprovalTable;
   logEntry: LogEntryTable;
+  idempotencyKey: IdempotencyKeyTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;

@@ -17,21 +17,42 @@ const FINISHED_TASK: TaskStatus[] = ['Completed', 'Failed', 'Skipped', 'Canceled
 /** PostgreSQL takes at most 65535 bind parameters per statement: large writes go in chunks. */
 const CHUNK = 5000;
 
-/** One Pending row per task name, in definition order, for a new execution. */
+/** Tasks a rerun does not run again: their outputs by name, and what their rows say. */
+export interface ReusedTasks {
+  outputs: ReadonlyMap<string, unknown>;
+  message: string;
+  at: Date;
+}
+
+/**
+ * One Pending row per task name, in definition order, for a new execution; a rerun's reused
+ * tasks are Completed at once, with their earlier output.
+ */
 export async function insertPendingTasks(
   db: Kysely<Database>,
   execution: { id: string; workflowId: string },
   taskNames: string[],
+  reused?: ReusedTasks,
 ): Promise<void> {
-  const rows = taskNames.map((name, position) => ({
-    id: newId(),
-    executionId: execution.id,
-    workflowId: execution.workflowId,
-    name,
-    position,
-    status: 'Pending' as const,
-    message: '',
-  }));
+  const rows = taskNames.map((name, position) => {
+    const row = {
+      id: newId(),
+      executionId: execution.id,
+      workflowId: execution.workflowId,
+      name,
+      position,
+    };
+    return reused?.outputs.has(name)
+      ? {
+          ...row,
+          status: 'Completed' as const,
+          message: reused.message,
+          startTime: reused.at,
+          endTime: reused.at,
+          output: JSON.stringify(reused.outputs.get(name) ?? null),
+        }
+      : { ...row, status: 'Pending' as const, message: '' };
+  });
   for (let start = 0; start < rows.length; start += CHUNK) {
     await db
       .insertInto('taskExecution')
@@ -88,19 +109,47 @@ export async function listTasks(
   return paginate(query, page);
 }
 
-/** One task of an execution; undefined when unknown or of another execution. */
+/** One task of an execution, with its output; undefined when unknown or of another execution. */
 export async function findTask(
   db: Kysely<Database>,
   executionId: string,
   taskExecutionId: string,
-): Promise<TaskSummary | undefined> {
+): Promise<TaskExecutionRow | undefined> {
   if (!isUuid(taskExecutionId)) return undefined;
   return db
     .selectFrom('taskExecution')
-    .select(taskColumns)
+    .select([...taskColumns, 'output'])
     .where('id', '=', taskExecutionId)
     .where('executionId', '=', executionId)
     .executeTakeFirst();
+}
+
+/** The outputs of an execution's completed tasks, by task name. */
+export async function completedOutputs(
+  db: Kysely<Database>,
+  executionId: string,
+): Promise<Map<string, unknown>> {
+  const rows = await db
+    .selectFrom('taskExecution')
+    .select(['name', 'output'])
+    .where('executionId', '=', executionId)
+    .where('status', '=', 'Completed')
+    .execute();
+  return new Map(rows.map((row) => [row.name, row.output ?? null]));
+}
+
+/** The names of an execution's completed tasks. */
+export async function completedTaskNames(
+  db: Kysely<Database>,
+  executionId: string,
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('taskExecution')
+    .select('name')
+    .where('executionId', '=', executionId)
+    .where('status', '=', 'Completed')
+    .execute();
+  return new Set(rows.map((row) => row.name));
 }
 
 /** Task name → task execution id, for one execution. */

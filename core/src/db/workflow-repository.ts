@@ -19,7 +19,7 @@ export interface WorkflowInput {
 export type WorkflowSummary = Pick<WorkflowRow, 'id' | 'name' | 'createdAt' | 'modifiedDate'>;
 
 const duplicateName = (name: string) => () =>
-  new Conflict(`A workflow named "${name}" already exists`);
+  new Conflict(`A workflow named "${name}" already exists`, { code: 'workflow.name_taken' });
 
 /** Workflows by name, without their definitions; one page of them when `page` is given. */
 export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<WorkflowSummary>> {

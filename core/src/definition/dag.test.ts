@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGraph, findCycles, topologicalOrder } from './dag.js';
+import { checkGraph, downstreamOf, findCycles, topologicalOrder } from './dag.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 
 const task = (name: string, extra: Partial<TaskDefinition> = {}): TaskDefinition => ({
@@ -157,6 +157,49 @@ describe('checkGraph', () => {
       "tasks[1].executionCondition.expression: Outputs('Ghost') names no task",
       "tasks[1].parameters.mine: task 'B' cannot read its own output",
     ]);
+  });
+
+  it('checks the expressions of outputs like those of tasks', () => {
+    const problems = checkGraph({
+      ...workflow(task('A')),
+      outputs: {
+        fine: "Outputs('A').x + 1",
+        text: "A gave $[Outputs('A')]",
+        ghost: "Outputs('Ghost')",
+        broken: "Outputs('A'",
+      },
+    });
+    expect(problems).toEqual([
+      "outputs.ghost: Outputs('Ghost') names no task",
+      expect.stringMatching(/^outputs\.broken: cannot parse \$\[Outputs\('A'\]/),
+    ]);
+  });
+
+  it('reports Inputs that the definition does not declare, and defaults of the wrong type', () => {
+    const problems = checkGraph({
+      ...workflow(
+        task('A', { parameters: { ok: "$[Inputs('region')]", bad: "$[Inputs('nope')]" } }),
+      ),
+      inputs: { region: { type: 'string', default: 5 } },
+    });
+    expect(problems).toEqual([
+      "tasks[0].parameters.bad: Inputs('nope') names no declared input",
+      'inputs.region.default: must be a string, not the number 5',
+    ]);
+  });
+});
+
+describe('downstreamOf', () => {
+  it('finds the task and all that wait for it, through dependencies and failure handlers', () => {
+    const definition = workflow(
+      task('Load'),
+      task('Clean', { dependencies: ['Load'] }),
+      task('Report', { dependencies: ['Clean'] }),
+      task('Alert', { runOnFailureOf: ['Report'] }),
+      task('Other'),
+    );
+    expect([...downstreamOf(definition, 'Clean')].sort()).toEqual(['Alert', 'Clean', 'Report']);
+    expect([...downstreamOf(definition, 'Other')]).toEqual(['Other']);
   });
 });
 

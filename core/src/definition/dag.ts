@@ -3,7 +3,14 @@
  * every reference names a task, the graph has no cycle, and expressions parse and read only
  * outputs of tasks that exist. Pure: the engine may run these inside workflow code too.
  */
-import { checkExpression, checkTemplate, referencedTasks } from './expressions.js';
+import {
+  checkExpression,
+  checkOutputExpression,
+  checkTemplate,
+  referencedInputs,
+  referencedTasks,
+} from './expressions.js';
+import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
@@ -47,11 +54,20 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     problems.push(
       ...checkErrorHandling(task.errorHandling, ['tasks', index], unknownTask, task.name),
     );
-    problems.push(...checkTaskExpressions(task, index, names, maxExpressionDepth));
+    problems.push(
+      ...checkTaskExpressions(task, index, names, maxExpressionDepth, definition.inputs ?? {}),
+    );
   });
   problems.push(
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
   );
+  problems.push(...checkInputDeclarations(definition));
+  for (const [name, text] of Object.entries(definition.outputs ?? {})) {
+    const path = ['outputs', name];
+    const problem = checkOutputExpression(text);
+    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    else problems.push(...readProblems(path, text, names, definition.inputs ?? {}));
+  }
 
   for (const cycle of findCycles(definition)) {
     problems.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
@@ -82,16 +98,11 @@ function checkTaskExpressions(
   index: number,
   names: ReadonlyMap<string, number>,
   maxDepth: number | undefined,
+  inputs: object,
 ): string[] {
   const problems: string[] = [];
   const checkReads = (path: PathSegment[], text: string) => {
-    for (const name of referencedTasks(text)) {
-      if (name === task.name) {
-        problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
-      } else if (!names.has(name)) {
-        problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
-      }
-    }
+    problems.push(...readProblems(path, text, names, inputs, task.name));
   };
 
   const condition = task.executionCondition?.expression;
@@ -107,6 +118,30 @@ function checkTaskExpressions(
     if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
     else checkReads(path, text);
   });
+  return problems;
+}
+
+/** What an expression reads that does not exist: undeclared inputs, unknown tasks, itself. */
+function readProblems(
+  path: PathSegment[],
+  text: string,
+  names: ReadonlyMap<string, number>,
+  inputs: object,
+  self?: string,
+): string[] {
+  const problems: string[] = [];
+  for (const name of referencedInputs(text)) {
+    if (!Object.hasOwn(inputs, name)) {
+      problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);
+    }
+  }
+  for (const name of referencedTasks(text)) {
+    if (name === self) {
+      problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
+    } else if (!names.has(name)) {
+      problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
+    }
+  }
   return problems;
 }
 
@@ -217,4 +252,17 @@ function rotateToFirstDefined(cycle: string[], definition: WorkflowDefinition): 
     0,
   );
   return [...cycle.slice(first), ...cycle.slice(0, first)];
+}
+
+/**
+ * A task and every task that waits for it, directly or not (through `dependencies` or
+ * `runOnFailureOf`): what a rerun from that task runs again.
+ */
+export function downstreamOf(definition: WorkflowDefinition, name: string): Set<string> {
+  const edges = successors(definition);
+  const found = new Set([name]);
+  for (const current of found) {
+    for (const next of edges.get(current) ?? []) found.add(next);
+  }
+  return found;
 }

@@ -6,6 +6,7 @@ import {
   evaluateCondition,
   evaluateExpression,
   ExpressionError,
+  referencedInputs,
   referencedTasks,
   resolveValue,
   type ExpressionScope,
@@ -25,6 +26,15 @@ const scope: ExpressionScope = {
 };
 
 describe('resolveValue', () => {
+  it("reads the run's inputs with Inputs('name'), an unknown one as null", () => {
+    const withInputs = { ...scope, inputs: { region: 'us', count: 2 } };
+    expect(resolveValue("$[Inputs('count')]", withInputs)).toBe(2);
+    expect(resolveValue("to $[inputs('region')]/$[Inputs('none')]", withInputs)).toBe('to us/');
+    expect(resolveValue("$[Inputs('region')]", scope)).toBeNull();
+    expect(referencedInputs("$[Inputs('a') + Outputs('B')] $[Inputs('c')]")).toEqual(['a', 'c']);
+    expect(referencedTasks("$[Inputs('a') + Outputs('B')]")).toEqual(['B']);
+  });
+
   it('yields the raw value when the string is exactly one expression', () => {
     expect(resolveValue("$[Outputs('Fetch').body]", scope)).toEqual({
       items: [{ id: 'a' }, { id: 'b' }],
@@ -162,7 +172,7 @@ describe('safety', () => {
   it('has no access to globals, calls or assignments', () => {
     expect(checkExpression('process')).toMatch(/unknown name 'process'/);
     expect(checkExpression('globalThis.process.exit()')).toMatch(
-      /only Outputs\('Task'\) and Variables\('key'\) can be called/,
+      /only Outputs\('Task'\), Inputs\('name'\) and Variables\('key'\) can be called/,
     );
     expect(checkExpression("Outputs('A').toString()")).toMatch(/can be called/);
     expect(checkExpression('this')).toMatch(/'this' is not supported/);

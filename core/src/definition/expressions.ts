@@ -2,7 +2,7 @@
  * Workflow expressions: `$[ ... ]` templates inside strings, and conditions.
  *
  * Parsing is jsep's; evaluation is a small interpreter over jsep's AST that only knows literals,
- * `Outputs('Task')`, `Variables('key')`, member access, and the operators below. There is no
+ * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, member access, and the operators below. There is no
  * `eval`, no `Function`, no identifier lookup in any global scope, and member access reads only
  * own properties of plain data, so nothing outside the scope can be reached.
  *
@@ -16,10 +16,12 @@
  */
 import jsep from 'jsep';
 
-/** What expressions can read: task outputs by task name, and the workflow's variables. */
+/** What expressions can read: task outputs by task name, the run's inputs, the variables. */
 export interface ExpressionScope {
   outputs: Record<string, unknown>;
   variables: Record<string, unknown>;
+  /** The run's resolved inputs; absent reads as none. */
+  inputs?: Record<string, unknown>;
 }
 
 /** An expression failed while being evaluated (bad operand types, a forbidden property). */
@@ -81,7 +83,7 @@ const BINARY_OPERATORS = new Set([
   ...['+', '-', '*', '/', '%'],
 ]);
 const UNARY_OPERATORS = new Set(['!', '-', '+']);
-const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables' } as const;
+const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables', inputs: 'Inputs' } as const;
 type FunctionName = (typeof FUNCTIONS)[keyof typeof FUNCTIONS];
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ function findUnsupported(node: Node): string | null {
       const name =
         call.callee.type === 'Identifier' ? functionName(call.callee as jsep.Identifier) : null;
       if (name === null) {
-        return "only Outputs('Task') and Variables('key') can be called";
+        return "only Outputs('Task'), Inputs('name') and Variables('key') can be called";
       }
       const [argument, ...extra] = call.arguments;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
@@ -263,7 +265,7 @@ function findUnsupported(node: Node): string | null {
       const name = (node as jsep.Identifier).name;
       return functionName(node as jsep.Identifier) !== null
         ? `${name} must be called, e.g. ${name}('name')`
-        : `unknown name '${name}' (use Outputs('Task') or Variables('key'))`;
+        : `unknown name '${name}' (use Outputs('Task'), Inputs('name') or Variables('key'))`;
     }
     case 'ThisExpression':
       return "'this' is not supported";
@@ -288,10 +290,10 @@ function isForbiddenLiteral(node: Node): boolean {
   return node.type === 'Literal' && FORBIDDEN_PROPERTIES.has(String((node as jsep.Literal).value));
 }
 
-/** `Outputs`/`Variables`, matched case-insensitively like the definition's keys. */
+/** `Outputs`/`Inputs`/`Variables`, matched case-insensitively like the definition's keys. */
 function functionName(identifier: jsep.Identifier): FunctionName | null {
   const key = identifier.name.toLowerCase();
-  return key === 'outputs' || key === 'variables' ? FUNCTIONS[key] : null;
+  return Object.hasOwn(FUNCTIONS, key) ? FUNCTIONS[key as keyof typeof FUNCTIONS] : null;
 }
 
 /**
@@ -345,6 +347,14 @@ function treeDepth(root: Node): number {
   return deepest;
 }
 
+/**
+ * Checks one of the definition's `outputs`: a bare expression, or text with `$[ ... ]` in it.
+ * Returns the first problem, or null.
+ */
+export function checkOutputExpression(text: string): string | null {
+  return text.includes('$[') ? checkTemplate(text) : checkExpression(text);
+}
+
 function problemOf(check: () => unknown): string | null {
   try {
     check();
@@ -360,6 +370,15 @@ function problemOf(check: () => unknown): string | null {
  * with `$[ ... ]` templates; what does not parse contributes nothing (the checks report it).
  */
 export function referencedTasks(text: string): string[] {
+  return referencedNames(text, 'Outputs');
+}
+
+/** The input names read through `Inputs('...')`, like {@link referencedTasks}. */
+export function referencedInputs(text: string): string[] {
+  return referencedNames(text, 'Inputs');
+}
+
+function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
   const names = new Set<string>();
   const expressions = text.includes('$[')
     ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
@@ -371,7 +390,7 @@ export function referencedTasks(text: string): string[] {
     } catch {
       continue;
     }
-    collectOutputs(ast, names);
+    collectCalls(ast, source, names);
   }
   return [...names];
 }
@@ -384,13 +403,13 @@ function splitTemplateOrEmpty(text: string): TemplatePart[] {
   }
 }
 
-function collectOutputs(node: Node, names: Set<string>): void {
+function collectCalls(node: Node, source: FunctionName, names: Set<string>): void {
   if (node.type === 'CallExpression') {
     const call = node as jsep.CallExpression;
     const argument = call.arguments[0];
     if (
       call.callee.type === 'Identifier' &&
-      functionName(call.callee as jsep.Identifier) === 'Outputs' &&
+      functionName(call.callee as jsep.Identifier) === source &&
       argument?.type === 'Literal'
     ) {
       names.add(String((argument as jsep.Literal).value));
@@ -399,9 +418,9 @@ function collectOutputs(node: Node, names: Set<string>): void {
   }
   for (const value of Object.values(node)) {
     if (Array.isArray(value)) {
-      for (const item of value) if (isNode(item)) collectOutputs(item, names);
+      for (const item of value) if (isNode(item)) collectCalls(item, source, names);
     } else if (isNode(value)) {
-      collectOutputs(value, names);
+      collectCalls(value, source, names);
     }
   }
 }
@@ -463,6 +482,11 @@ function parseTemplate(text: string): TemplatePart[] {
   } catch (error) {
     throw new ExpressionError(text, `${(error as Error).message} in ${JSON.stringify(text)}`);
   }
+}
+
+/** Evaluates one of the definition's `outputs` (see {@link checkOutputExpression}) to its value. */
+export function evaluateOutputExpression(text: string, scope: ExpressionScope): unknown {
+  return text.includes('$[') ? resolveValue(text, scope) : evaluateExpression(text, scope);
 }
 
 /** Evaluates a condition (bare, or wrapped in one `$[ ]`) to a boolean by its truthiness. */
@@ -554,7 +578,12 @@ class Evaluator {
   private call(node: jsep.CallExpression): unknown {
     const name = functionName(node.callee as jsep.Identifier);
     const key = String((node.arguments[0] as jsep.Literal).value);
-    const source = name === 'Outputs' ? this.scope.outputs : this.scope.variables;
+    const source =
+      name === 'Outputs'
+        ? this.scope.outputs
+        : name === 'Inputs'
+          ? (this.scope.inputs ?? {})
+          : this.scope.variables;
     return ownValue(source, key);
   }
 

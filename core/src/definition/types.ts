@@ -9,6 +9,8 @@ export type {
   ErrorHandling,
   ErrorStrategy,
   ExecutionCondition,
+  InputDeclaration,
+  InputType,
   ManualApproval,
   PluginReference,
   RetryPolicy,

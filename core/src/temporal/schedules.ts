@@ -16,8 +16,11 @@ import * as triggerRepository from '../db/trigger-repository.js';
 import * as workflowRepository from '../db/workflow-repository.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
+import { resolveInputs, type InputsResult } from '../definition/inputs.js';
+import type { WorkflowDefinition } from '../definition/types.js';
 import { Invalid, TrellisError, Unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
+import { formatPath, type PathSegment } from '../validation/path.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
 import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
@@ -63,6 +66,25 @@ export function cronProperties(properties: Record<string, unknown>): {
   const lookup = (key: string) =>
     Object.entries(properties).find(([name]) => name.toLowerCase() === key)?.[1];
   return { cron: lookup('cron'), timezone: lookup('timezone') };
+}
+
+/**
+ * The inputs a TimeBased trigger's `properties.inputs` gives each run it fires (key read
+ * case-insensitively), resolved against the definition; `at` names the properties in messages.
+ */
+export function triggerInputs(
+  properties: Record<string, unknown>,
+  definition: Pick<WorkflowDefinition, 'inputs'>,
+  at: readonly PathSegment[],
+): InputsResult {
+  const given = Object.entries(properties).find(([name]) => name.toLowerCase() === 'inputs')?.[1];
+  if (
+    given !== undefined &&
+    (typeof given !== 'object' || given === null || Array.isArray(given))
+  ) {
+    return { ok: false, problems: [`${formatPath([...at, 'inputs'])}: must be an object`] };
+  }
+  return resolveInputs(definition, given as Record<string, unknown> | undefined, [...at, 'inputs']);
 }
 
 /** Problems with a TimeBased trigger's properties, one message each; empty when usable. */
@@ -253,7 +275,9 @@ async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> 
       throw new Invalid(`Temporal rejected the schedule: ${grpc!.details}`);
     }
     if (code === grpcStatus.unavailable || code === grpcStatus.deadlineExceeded)
-      throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`);
+      throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`, {
+        code: 'temporal.unavailable',
+      });
     throw error;
   }
 }

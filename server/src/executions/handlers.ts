@@ -18,6 +18,7 @@ import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { startExecution } from './start-execution.js';
+import { waitForRunEnd } from './wait-for-end.js';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -40,6 +41,7 @@ async function findExecution(
   if (!execution) {
     throw new NotFound(
       `Execution "${params.executionId}" was not found in workflow "${params.workflowId}".`,
+      { code: 'execution.not_found' },
     );
   }
   return execution;
@@ -58,6 +60,7 @@ async function findTask(
   if (!task) {
     throw new NotFound(
       `Task "${params.taskExecutionId}" was not found in execution "${params.executionId}".`,
+      { code: 'task.not_found' },
     );
   }
   return task;
@@ -71,6 +74,7 @@ function assertActive(execution: WorkflowExecutionRow, action: string): void {
   if (!executionRepository.isExecutionActive(execution.status)) {
     throw new Conflict(
       `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
+      { code: 'execution.not_running' },
     );
   }
 }
@@ -88,7 +92,9 @@ async function signalRun(
     return 'sent';
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return 'no-run';
-    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`);
+    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`, {
+      code: 'temporal.unavailable',
+    });
   }
 }
 
@@ -111,6 +117,7 @@ async function decide(
     if (!existing) {
       throw new NotFound(
         `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
+        { code: 'approval.not_found' },
       );
     }
     if (existing.status !== 'Pending') throw approvalRepository.alreadyDecided(existing);
@@ -129,7 +136,9 @@ async function decide(
         : handle.signal(rejectSignal, { approvalId: approval.id, decidedBy }),
     );
     if (sent === 'no-run') {
-      throw new Conflict(`Execution "${execution.id}" is no longer running.`);
+      throw new Conflict(`Execution "${execution.id}" is no longer running.`, {
+        code: 'execution.not_running',
+      });
     }
   } catch (error) {
     await approvalRepository.undoApprovalDecision(deps.db, approval.id);
@@ -172,19 +181,47 @@ export const executionHandlers = {
         executionId: execution.id,
         workflow: execution.definition,
         status: execution.status,
+        inputs: execution.inputs,
+        outputs: execution.status === 'Completed' ? (execution.outputs ?? {}) : null,
+        rerunOf: execution.rerunOf,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
     };
   },
 
-  executeWorkflow: async ({ deps, params, body }) => {
+  executeWorkflow: async ({ deps, params, body, query }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const started = await startExecution(deps, workflow);
+    const started = await startExecution(deps, workflow, {
+      ...(body.inputs ? { inputs: body.inputs } : {}),
+    });
+    const end =
+      query.waitSeconds === undefined ? {} : await waitForRunEnd(deps, started, query.waitSeconds);
+    return {
+      data: { ...started, ...end },
+      messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
+    };
+  },
+
+  rerunExecution: async ({ deps, params, body }) => {
+    const workflow = await findWorkflow(deps, params.workflowId);
+    const original = await findExecution(deps, params);
+    if (executionRepository.isExecutionActive(original.status)) {
+      throw new Conflict(
+        `Execution "${original.id}" is ${original.status}; only a finished execution can be rerun.`,
+        { code: 'execution.still_running' },
+      );
+    }
+    const started = await startExecution(deps, workflow, {
+      ...(body?.inputs ? { inputs: body.inputs } : {}),
+      rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
+    });
     return {
       data: started,
-      messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
+      messages: [
+        `Execution "${started.executionId}" reruns execution "${original.id}" of workflow "${workflow.name}".`,
+      ],
     };
   },
 
@@ -241,6 +278,7 @@ export const executionHandlers = {
         id: task.id,
         status: task.status,
         message: task.message,
+        output: task.status === 'Completed' ? (task.output ?? null) : null,
         startTime: iso(task.startTime),
         endTime: iso(task.endTime),
       },

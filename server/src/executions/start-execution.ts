@@ -5,6 +5,12 @@ import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
 import type { Database, WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
+import { appendLogs } from '../../../core/src/db/log-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import type { ReusedTasks } from '../../../core/src/db/task-execution-repository.js';
+import { downstreamOf } from '../../../core/src/definition/dag.js';
+import { resolveInputs } from '../../../core/src/definition/inputs.js';
+import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid, Unavailable } from '../../../core/src/errors.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
@@ -39,10 +45,23 @@ export const startDeadlineMs = 10_000;
  * left Running with nothing behind it. A process that dies between the two steps leaves the
  * execution to `recoverExecutions`, which starts the same run.
  */
+/** What a start may carry beyond the workflow. */
+export interface StartOptions {
+  triggerId?: string;
+  /** The values of the definition's inputs, as the request gave them (`body.inputs`). */
+  inputs?: Record<string, unknown>;
+  /**
+   * Rerun this finished execution: its definition snapshot, its inputs unless others are given,
+   * and its completed tasks' outputs except from `fromTask` on (without it, every completed
+   * task is reused).
+   */
+  rerun?: { of: WorkflowExecutionRow; fromTask?: string };
+}
+
 export async function startExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
-  options: { triggerId?: string } = {},
+  options: StartOptions = {},
 ): Promise<ExecutionStarted> {
   const { db, temporal, config } = deps;
   const execution = await recordExecution(deps, workflow, options);
@@ -67,7 +86,7 @@ export async function startExecution(
         },
       ],
     );
-    throw new Unavailable(message);
+    throw new Unavailable(message, { code: 'temporal.unavailable' });
   }
   return {
     workflowId: workflow.id,
@@ -77,19 +96,22 @@ export async function startExecution(
 }
 
 /**
- * The first half of a start: validates the current definition (400 naming each problem) and
- * snapshots it into a new Running execution with one Pending row per task, whose Temporal
- * workflow id derives from the execution id (so a retried start cannot make two runs).
+ * The first half of a start: validates the current definition (a rerun's: the original's
+ * snapshot) and the inputs given for it (400 naming each problem) and snapshots it into a new
+ * Running execution with its resolved inputs and one Pending row per task (a rerun's reused
+ * tasks Completed), whose Temporal workflow id derives from the execution id (so a retried start
+ * cannot make two runs).
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
-  options: { triggerId?: string } = {},
+  options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
   const { db, config } = deps;
+  const text = options.rerun?.of.definition ?? workflow.definition;
   let definition;
   try {
-    definition = await validateWorkflowDefinition(db, workflow.definition, config.Definitions);
+    definition = await validateWorkflowDefinition(db, text, config.Definitions);
   } catch (error) {
     // The messages point into the stored definition, not into this request's body.
     if (error instanceof Invalid) {
@@ -101,19 +123,73 @@ export async function recordExecution(
     }
     throw error;
   }
+  const inputs =
+    options.rerun?.of && options.inputs === undefined
+      ? { ok: true as const, inputs: options.rerun.of.inputs }
+      : resolveInputs(definition, options.inputs, ['body', 'inputs']);
+  if (!inputs.ok) throw new Invalid(inputs.problems);
+  const rerun = options.rerun && (await reusedTasks(db, definition, options.rerun));
   const executionId = newId();
   const { execution } = await executionRepository.createExecutionWithTasks(db, {
     id: executionId,
     workflowId: workflow.id,
     workflowName: workflow.name,
-    definition: workflow.definition,
+    definition: text,
     taskNames: definition.tasks.map((task) => task.name),
     triggerId: options.triggerId ?? null,
+    inputs: inputs.inputs,
+    ...(rerun ? { rerun } : {}),
     temporalWorkflowId: executionWorkflowId(executionId),
     status: 'Running',
     executionStart: new Date(),
   });
+  if (rerun) await logReusedTasks(db, execution.id, rerun.reused);
   return execution;
+}
+
+/** What a rerun takes over from the execution it reruns (400 for an unknown `fromTask`). */
+async function reusedTasks(
+  db: Kysely<Database>,
+  definition: WorkflowDefinition,
+  rerun: NonNullable<StartOptions['rerun']>,
+): Promise<{ of: string; reused: ReusedTasks }> {
+  const { of, fromTask } = rerun;
+  if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
+    throw new Invalid(`body.fromTask: names no task of the execution's definition (${fromTask})`);
+  }
+  const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
+  const completed = await taskExecutionRepository.completedOutputs(db, of.id);
+  const outputs = new Map([...completed].filter(([name]) => !again.has(name)));
+  return {
+    of: of.id,
+    reused: {
+      outputs,
+      message: `Completed: output reused from execution ${of.id}; not run again.`,
+      at: new Date(),
+    },
+  };
+}
+
+/** Each reused task's log says so. */
+async function logReusedTasks(
+  db: Kysely<Database>,
+  executionId: string,
+  reused: ReusedTasks,
+): Promise<void> {
+  if (reused.outputs.size === 0) return;
+  const ids = await taskExecutionRepository.taskIds(db, executionId);
+  await appendLogs(
+    db,
+    [...reused.outputs.keys()].map((name) => ({
+      executionId,
+      taskExecutionId: ids.get(name) ?? null,
+      dedupeKey: `${ids.get(name) ?? name}:reused`,
+      level: 'Info' as const,
+      message: reused.message.replace(/^Completed: o/, 'O'),
+      exception: null,
+      timeStamp: reused.at,
+    })),
+  );
 }
 
 /**

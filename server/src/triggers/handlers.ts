@@ -3,10 +3,12 @@ import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import type { WorkflowRow, WorkflowTriggerRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Invalid, NotFound } from '../../../core/src/errors.js';
+import { parseDefinition } from '../../../core/src/definition/parse.js';
 import {
   checkTimeBasedProperties,
   deleteTriggerSchedule,
   syncTriggerSchedule,
+  triggerInputs,
 } from '../../../core/src/temporal/schedules.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
@@ -15,7 +17,9 @@ import { listReply, pageInMemory } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
-  new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`);
+  new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`, {
+    code: 'trigger.not_found',
+  });
 
 function toTrigger(row: WorkflowTriggerRow) {
   return {
@@ -35,9 +39,9 @@ async function findWorkflow(deps: AppDeps, workflowId: string): Promise<Workflow
 
 /**
  * The trigger a create or update body describes, without its ids; 400 naming each problem of a
- * TimeBased trigger's cron and time zone.
+ * TimeBased trigger's cron and time zone, and of the inputs it gives the workflow's runs.
  */
-function triggerInput(body: TriggerInput): TriggerInput {
+function triggerInput(body: TriggerInput, workflow: WorkflowRow): TriggerInput {
   const input: TriggerInput = {
     type: body.type,
     status: body.status,
@@ -45,6 +49,11 @@ function triggerInput(body: TriggerInput): TriggerInput {
   };
   if (input.type !== 'TimeBased') return input;
   const problems = checkTimeBasedProperties(input.properties);
+  const parsed = parseDefinition(workflow.definition);
+  if (parsed.ok) {
+    const inputs = triggerInputs(input.properties, parsed.definition, ['properties']);
+    if (!inputs.ok) problems.push(...inputs.problems);
+  }
   if (problems.length > 0) throw new Invalid(problems.map((problem) => `body.${problem}`));
   return input;
 }
@@ -84,7 +93,7 @@ export const triggerHandlers = {
   createTrigger: async ({ deps, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input = triggerInput(body);
+    const input = triggerInput(body, workflow);
     const row = await writeTrigger(deps, workflow, (trx) =>
       triggerRepository.insert(trx, workflow.id, input),
     );
@@ -98,7 +107,7 @@ export const triggerHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     assertSameId('triggerId', body.triggerId, params.triggerId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input = triggerInput(body);
+    const input = triggerInput(body, workflow);
     await writeTrigger(deps, workflow, async (trx) => {
       const row = await triggerRepository.update(trx, workflow.id, params.triggerId, input);
       if (!row) throw triggerNotFound(params.workflowId, params.triggerId);

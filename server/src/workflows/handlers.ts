@@ -16,13 +16,15 @@ import { listReply, requestedPage } from '../lists.js';
 import { validateWorkflowDefinition } from './definition.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
-export const workflowNotFound = (id: string) => new NotFound(`Workflow "${id}" was not found.`);
+export const workflowNotFound = (id: string) =>
+  new NotFound(`Workflow "${id}" was not found.`, { code: 'workflow.not_found' });
 
 /** 400 unless an id repeated in the body equals the one in the path. */
 export function assertSameId(field: string, inBody: string, inPath: string): void {
   if (inBody.toLowerCase() !== inPath.toLowerCase()) {
     throw new Invalid(
       `body.${field}: must equal the ${field} in the path (${inPath}), got ${inBody}.`,
+      { code: 'validation.id_mismatch' },
     );
   }
 }

@@ -16,7 +16,7 @@ import { Invalid } from '../../../core/src/errors.js';
  * no retry fixes.
  */
 export interface LoadedDefinition {
-  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName'>;
+  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName' | 'inputs'>;
   definition: WorkflowDefinition;
   tasks: Map<string, TaskDefinition>;
   /** Per task: the tasks whose outputs its parameters and condition read. */
@@ -104,6 +104,7 @@ function loadedDefinition(
       id: execution.id,
       workflowId: execution.workflowId,
       workflowName: execution.workflowName,
+      inputs: execution.inputs,
     },
     definition,
     tasks,
@@ -123,7 +124,7 @@ function stringsIn(value: unknown, found: string[] = []): string[] {
   return found;
 }
 
-/** What a task's expressions may read: the outputs it refers to, and the variables. */
+/** What a task's expressions may read: the outputs it refers to, the inputs and variables. */
 export async function expressionScope(
   db: Kysely<Database>,
   loaded: LoadedDefinition,
@@ -131,7 +132,11 @@ export async function expressionScope(
 ): Promise<ExpressionScope> {
   const names = loaded.reads.get(taskName) ?? [];
   const outputs = await taskExecutionRepository.taskOutputs(db, loaded.execution.id, names);
-  return { outputs, variables: loaded.definition.variables ?? {} };
+  return {
+    outputs,
+    variables: loaded.definition.variables ?? {},
+    inputs: loaded.execution.inputs,
+  };
 }
 
 /** The task of a loaded definition; `Invalid` when the definition has no such task. */

@@ -1,17 +1,19 @@
 /**
  * The activities of the `trellisExecution` workflow. Bookkeeping (`prepareExecution`,
- * `recordProgress`) runs as local activities: short database writes that need no task queue
- * round trip. `runTaskAttempt` is a regular activity: it may run for long, heartbeats, can be
- * cancelled, and is picked up by another worker when this one dies; for a task whose plugin is
+ * `recordProgress`, `evaluateOutputs`) runs as local activities: short database work that needs
+ * no task queue round trip. `runTaskAttempt` is a regular activity: it may run for long,
+ * heartbeats, can be cancelled, and is picked up by another worker when this one dies; for a task whose plugin is
  * quick it runs as a local activity instead.
  */
 import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
+import { evaluateOutputsActivity } from './evaluate-outputs.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
 import { recordProgressActivity } from './record-progress.js';
 import { runTaskActivity } from './run-task.js';
 
 export type { ActivityDeps } from './deps.js';
+export type { OutputsResult } from './evaluate-outputs.js';
 export type { PrepareResult } from './prepare-execution.js';
 export type {
   ApprovalOutcome,
@@ -29,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     prepareExecution: prepareExecutionActivity(deps, definitions),
     recordProgress: recordProgressActivity(deps, definitions),
     runTaskAttempt: runTaskActivity(deps, definitions),
+    evaluateOutputs: evaluateOutputsActivity(deps, definitions),
   };
 }
 

@@ -2,10 +2,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
+import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
@@ -43,6 +45,16 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       );
     }
     const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
+    // The trigger's inputs were valid when it was saved; the definition may have changed since.
+    const trigger = await triggerRepository.findById(db, workflow.id, input.triggerId);
+    const inputs = parsed.ok
+      ? triggerInputs(trigger?.properties ?? {}, parsed.definition, ['properties'])
+      : undefined;
+    const problems = !parsed.ok
+      ? `The definition is invalid: ${parsed.errors.join('; ')}`
+      : inputs && !inputs.ok
+        ? `The trigger's inputs do not fit the definition: ${inputs.problems.join('; ')}`
+        : undefined;
     const { execution, created } = await executionRepository.createExecutionWithTasks(db, {
       workflowId: workflow.id,
       workflowName: workflow.name,
@@ -50,13 +62,10 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       taskNames: parsed.ok ? parsed.definition.tasks.map((task) => task.name) : [],
       triggerId: input.triggerId,
       temporalWorkflowId,
-      ...(parsed.ok
+      ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
+      ...(problems === undefined
         ? { status: 'Running' }
-        : {
-            status: 'Failed',
-            message: `The definition is invalid: ${parsed.errors.join('; ')}`,
-            executionEnd: new Date(),
-          }),
+        : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
     return execution;
@@ -98,9 +107,11 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
 
   async function prepare(execution: WorkflowExecutionRow): Promise<RunDefinition> {
     const loaded = await definitions.of(execution);
-    const [taskIds, quick] = await Promise.all([
+    const [taskIds, quick, reused] = await Promise.all([
       taskExecutionRepository.taskIds(db, execution.id),
       quickTasks(db, runner, loaded.definition.tasks),
+      // A rerun's reused tasks are Completed before the run starts; no other task can be.
+      taskExecutionRepository.completedTaskNames(db, execution.id),
     ]);
     await executionRepository.markExecutionRunning(db, execution.id, [
       {
@@ -112,6 +123,6 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         timeStamp: new Date(),
       },
     ]);
-    return toRunDefinition(execution.id, loaded.definition, taskIds, quick);
+    return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
   }
 }

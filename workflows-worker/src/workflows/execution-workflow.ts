@@ -17,6 +17,7 @@ import {
   condition,
   isCancellation,
   type LocalActivityOptions,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -52,6 +53,15 @@ import type { RunDefinition, RunTask } from './run-definition.js';
  * nothing): Temporal refuses more than 2,000 pending activities per workflow.
  */
 export const maxParallelism = 1000;
+
+/**
+ * The patch that evaluates a definition's `outputs` before a completed run records its end
+ * (runs that declare none, and runs from before it, end as before).
+ */
+export const outputsPatch = 'evaluate-outputs';
+
+/** The patch that starts a rerun's reused tasks out Completed (runs without any, as before). */
+export const rerunPatch = 'rerun-reused-tasks';
 
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
 const HEARTBEAT_TIMEOUT = '5 seconds';
@@ -187,9 +197,10 @@ class ExecutionRun {
         manualApproval: task.manualApproval,
       })),
     );
+    const reuse = run.tasks.some((task) => task.reused) && patched(rerunPatch);
     for (const task of run.tasks) {
       this.handling.set(task.name, mergeErrorHandling(task.errorHandling, run.errorHandling));
-      this.states.set(task.name, { status: 'Pending' });
+      this.states.set(task.name, { status: reuse && task.reused ? 'Completed' : 'Pending' });
     }
     this.parallelism = Math.min(run.degreeOfParallelism ?? maxParallelism, maxParallelism);
     signals.state = () => ({
@@ -222,7 +233,11 @@ class ExecutionRun {
     }
     return CancellationScope.nonCancellable(async () => {
       timerScope.cancel();
-      const outcome = finished ?? (await this.stop());
+      let outcome = finished ?? (await this.stop());
+      if (outcome.status === 'Completed' && this.run.outputs && patched(outputsPatch)) {
+        const evaluated = await bookkeeping.evaluateOutputs({ executionId: this.executionId });
+        if (!evaluated.ok) outcome = { status: 'Failed', message: evaluated.message };
+      }
       const level = outcome.status === 'Completed' ? 'Info' : 'Error';
       this.log(null, level, `Execution ${outcome.status.toLowerCase()}: ${outcome.message}`);
       this.pending.execution = outcome;

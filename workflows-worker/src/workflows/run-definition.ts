@@ -21,6 +21,11 @@ export interface RunTask {
    * histories recorded before local attempts existed, whose tasks ran as regular activities.
    */
   quick?: true;
+  /**
+   * A rerun took the task's output over from the execution it reruns: the task starts out
+   * Completed and does not run. Absent in histories recorded before reruns existed.
+   */
+  reused?: true;
 }
 
 export interface RunDefinition {
@@ -29,17 +34,24 @@ export interface RunDefinition {
   timeoutMilliseconds?: number;
   errorHandling?: ErrorHandling;
   tasks: RunTask[];
+  /**
+   * The definition declares `outputs`: they are evaluated when the run completes. Absent in
+   * histories recorded before outputs existed.
+   */
+  outputs?: true;
 }
 
 /**
- * The run definition of a parsed definition whose task rows have the given ids and whose tasks
- * named in `quickTasks` have a quick plugin.
+ * The run definition of a parsed definition whose task rows have the given ids, whose tasks
+ * named in `quickTasks` have a quick plugin, and whose tasks named in `reusedTasks` a rerun took
+ * over.
  */
 export function toRunDefinition(
   executionId: string,
   definition: WorkflowDefinition,
   taskIds: ReadonlyMap<string, string>,
   quickTasks: ReadonlySet<string>,
+  reusedTasks: ReadonlySet<string> = new Set(),
 ): RunDefinition {
   const configuration = definition.configuration ?? {};
   return {
@@ -51,6 +63,7 @@ export function toRunDefinition(
       ? { timeoutMilliseconds: configuration.timeoutMilliseconds }
       : {}),
     ...(configuration.errorHandling ? { errorHandling: configuration.errorHandling } : {}),
+    ...(Object.keys(definition.outputs ?? {}).length > 0 ? { outputs: true as const } : {}),
     tasks: definition.tasks.map((task) => {
       const id = taskIds.get(task.name);
       if (id === undefined) throw new Error(`No task row for task '${task.name}'`);
@@ -65,6 +78,7 @@ export function toRunDefinition(
           : {}),
         manualApproval: task.manualApproval?.enabled === true,
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
+        ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
       };
     }),
   };

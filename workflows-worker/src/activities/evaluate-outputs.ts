@@ -1,0 +1,41 @@
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import {
+  evaluateOutputExpression,
+  ExpressionError,
+  referencedTasks,
+} from '../../../core/src/definition/expressions.js';
+import type { DefinitionCache } from './definitions.js';
+import type { ActivityDeps } from './deps.js';
+
+export type OutputsResult = { ok: true } | { ok: false; message: string };
+
+/**
+ * Evaluates the definition's `outputs` of a run whose tasks are done, against their outputs,
+ * the run's inputs and the variables, and records them. An output that fails to evaluate fails
+ * the run (the workflow records that) with a message naming the output. Idempotent.
+ */
+export function evaluateOutputsActivity(deps: ActivityDeps, definitions: DefinitionCache) {
+  const { db } = deps;
+  return async function evaluateOutputs(input: { executionId: string }): Promise<OutputsResult> {
+    const loaded = await definitions.get(input.executionId);
+    const declared = Object.entries(loaded.definition.outputs ?? {});
+    const names = [...new Set(declared.flatMap(([, text]) => referencedTasks(text)))];
+    const scope = {
+      outputs: await taskExecutionRepository.taskOutputs(db, input.executionId, names),
+      variables: loaded.definition.variables ?? {},
+      inputs: loaded.execution.inputs,
+    };
+    const outputs: Record<string, unknown> = {};
+    for (const [name, text] of declared) {
+      try {
+        outputs[name] = evaluateOutputExpression(text, scope) ?? null;
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error;
+        return { ok: false, message: `Output '${name}' could not be evaluated: ${error.message}` };
+      }
+    }
+    await executionRepository.recordExecutionOutputs(db, input.executionId, outputs);
+    return { ok: true };
+  };
+}
