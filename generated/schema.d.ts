@@ -160,6 +160,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get the workflow definition schema
          * @description The JSON Schema (2020-12) of a workflow definition, with each task's `parameters` typed by
          *     the parameter schema of its plugin, for the plugins installed now: by the given version, or
          *     the latest installed when the task gives none. Wherever a parameter value is typed, a string
