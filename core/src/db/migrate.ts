@@ -4,11 +4,11 @@ import type { Logger } from '../logging.js';
 import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
 import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
 import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
-import * as pluginOutputSchema from './migrations/2026-11-24T00-00-00-plugin-output-schema.js';
 import * as executionInputs from './migrations/2026-11-24T00-00-00-execution-inputs.js';
 import * as executionOutputs from './migrations/2026-11-24T01-00-00-execution-outputs.js';
 import * as idempotencyKeys from './migrations/2026-11-24T02-00-00-idempotency-keys.js';
 import * as reruns from './migrations/2026-11-24T03-00-00-reruns.js';
+import * as pluginOutputSchema from './migrations/2026-11-24T04-00-00-plugin-output-schema.js';
 import type { Database } from './tables.js';
 
 /**
@@ -19,11 +19,11 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22T00-00-00-initial': initial,
   '2026-11-22T01-00-00-engine': engine,
   '2026-11-22T02-00-00-active-executions': activeExecutions,
-  '2026-11-24T00-00-00-plugin-output-schema': pluginOutputSchema,
   '2026-11-24T00-00-00-execution-inputs': executionInputs,
   '2026-11-24T01-00-00-execution-outputs': executionOutputs,
   '2026-11-24T02-00-00-idempotency-keys': idempotencyKeys,
   '2026-11-24T03-00-00-reruns': reruns,
+  '2026-11-24T04-00-00-plugin-output-schema': pluginOutputSchema,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
