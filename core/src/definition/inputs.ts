@@ -4,6 +4,7 @@
  * given, and defaults fill the rest. Pure: no Node, no database.
  */
 import { formatPath, type PathSegment } from '../validation/path.js';
+import { isOfJsonType } from '../validation/json-type.js';
 import type { InputType, WorkflowDefinition } from './types.js';
 
 export type InputsResult =
@@ -61,24 +62,9 @@ export function checkInputDeclarations(definition: Pick<WorkflowDefinition, 'inp
 
 /** Why a value is not of a JSON type, or null when it is. */
 function typeProblem(type: InputType, value: unknown): string | null {
-  return hasType(type, value) ? null : `must be ${article(type)} ${type}, not ${describe(value)}`;
-}
-
-function hasType(type: InputType, value: unknown): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-  }
+  return isOfJsonType(type, value)
+    ? null
+    : `must be ${article(type)} ${type}, not ${describe(value)}`;
 }
 
 function article(type: InputType): string {

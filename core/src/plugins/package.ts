@@ -20,6 +20,7 @@ import { Invalid } from '../errors.js';
 import { installPath } from '../install-root.js';
 import { claimFolder, olderThan, removeStaleFolders } from '../leftovers.js';
 import { pluginSchemaValidator, trellisSchemas } from '../validation/ajv.js';
+import { isOfJsonType } from '../validation/json-type.js';
 import type { PluginManifest } from './contract.js';
 import { validationProblems } from './schema.js';
 
@@ -129,20 +130,7 @@ export function matchesSettingType(
   type: PluginSpecificationDescriptor['type'],
   value: unknown,
 ): boolean {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-  }
+  return isOfJsonType(type, value);
 }
 
 /** Orders packages by type (case-insensitively), then by semver. */
