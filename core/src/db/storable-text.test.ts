@@ -51,7 +51,9 @@ describe('storable text', () => {
       fc.property(value, (original) => {
         const json = storableJson(original);
         expect(json).not.toMatch(/(?<!\\)(\\\\)*\\u(0000|d[89a-f])/i);
-        expect(JSON.parse(json)).toEqual(replacedEverywhere(original));
+        // The reference goes through JSON too: JSON has no -0, so fast-check's -0 reads back as 0.
+        const asJson: unknown = JSON.parse(JSON.stringify(original));
+        expect(JSON.parse(json)).toEqual(replacedEverywhere(asJson));
       }),
     );
     expect(storableJson({ 'k\0': ['\0', '\\u0000', '\uD800x', '\uD83D\uDE00'] })).toBe(
