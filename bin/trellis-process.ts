@@ -51,8 +51,6 @@ export interface RunningTrellis {
   apiUrl: string | null;
   temporalUi: string | null;
   embeddedDatabase: boolean;
-  /** The folder of the embedded database's Unix socket; null with `Database.Url`. */
-  databaseSocketDirectory: string | null;
 }
 
 export interface TrellisProcess {
@@ -197,7 +195,7 @@ export function createTrellis(
         db: database.db,
         connection: temporal.connection,
         logger,
-        reach: { endpoints, databaseSocketDirectory: database.socketDirectory },
+        reach: { endpoints },
       });
       started('worker', () => worker.stop());
       checkpoint();
@@ -211,7 +209,6 @@ export function createTrellis(
       apiUrl,
       temporalUi,
       embeddedDatabase: database.embedded,
-      databaseSocketDirectory: database.socketDirectory ?? null,
     };
   }
 

@@ -248,18 +248,18 @@ describe('the launcher', () => {
     expect(trellis.output()).not.toContain('Press Ctrl-C to stop.');
   });
 
-  it('removes at start what a killed process left: its database socket folder and plugin staging folders', async () => {
+  it('removes at start what a killed process left, and serves the embedded database on no socket', async () => {
     const dataDirectory = path.join(await tempFolder(), 'data');
     const config = {
-      DataDirectory: dataDirectory, // no Database.Url: embedded PGlite, with its socket folder
+      DataDirectory: dataDirectory, // no Database.Url: embedded PGlite
       Server: { Port: 0 },
       Temporal: { Address: testServices().temporalAddress, TaskQueue: uniqueTaskQueue() },
       Security: {
         Basic: { Users: [{ Name: 'ops', Password: 'launcher-test', Roles: ['admin'] }] },
       },
     };
-    /** The folder of the Unix socket the process listens on, as the kernel lists it. */
-    const socketFolderOf = async (pid: number): Promise<string> => {
+    /** The paths of the Unix sockets the process holds, as the kernel lists them. */
+    const unixSocketPathsOf = async (pid: number): Promise<string[]> => {
       const inodes = new Set<string>();
       for (const fd of await readdir(`/proc/${pid}/fd`)) {
         const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
@@ -267,11 +267,10 @@ describe('the launcher', () => {
         if (inode) inodes.add(inode);
       }
       const listed = (await readFile('/proc/net/unix', 'utf8')).split('\n');
-      const socket = listed
+      return listed
         .map((line) => line.trim().split(/\s+/))
-        .find((fields) => inodes.has(fields[6] ?? '') && fields[7]?.includes('trellis-pglite-'));
-      if (!socket) throw new Error(`process ${pid} listens on no trellis-pglite socket`);
-      return path.dirname(socket[7]!);
+        .filter((fields) => inodes.has(fields[6] ?? '') && fields[7] !== undefined)
+        .map((fields) => fields[7]!);
     };
     const exists = (file: string) =>
       stat(file).then(
@@ -285,7 +284,12 @@ describe('the launcher', () => {
     const first = await launch(config);
     await bannerApiUrl(first);
     const firstPid = first.child.pid!;
-    const firstSocketFolder = await socketFolderOf(firstPid);
+    // No other process can reach the embedded database: it has no socket, file or port.
+    expect(await unixSocketPathsOf(firstPid)).not.toContainEqual(expect.stringMatching(/PGSQL/));
+    // What an earlier version, killed, left in the temporary folder: its database socket folder.
+    const earlierSocketFolder = path.join(tmpdir(), `trellis-pglite-${firstPid}-AbC123`);
+    await mkdir(earlierSocketFolder);
+    folders.push(earlierSocketFolder);
     // What a worker killed while unpacking a plugin package leaves in the cache: a staging folder
     // named after it, and one of an earlier version (no pid), old by now.
     const cache = path.join(dataDirectory, 'plugin-cache');
@@ -300,17 +304,15 @@ describe('the launcher', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     // Killed: nothing was cleaned up.
-    expect(await exists(firstSocketFolder)).toBe(true);
+    expect(await exists(staging)).toBe(true);
 
     const second = await launch(config);
     await bannerApiUrl(second);
-    const secondSocketFolder = await socketFolderOf(second.child.pid!);
-    expect(await exists(firstSocketFolder)).toBe(false);
+    expect(await exists(earlierSocketFolder)).toBe(false);
     expect(await exists(staging)).toBe(false);
     expect(await exists(oldStaging)).toBe(false);
     expect(await exists(live)).toBe(true);
     expect(await stopWith(second, 'SIGTERM')).toBe(0);
-    expect(await exists(secondSocketFolder)).toBe(false);
   });
 
   it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {

@@ -118,8 +118,6 @@ export interface Trellis {
   db: Kysely<Database>;
   /** The database URL (postgres mode), to restart on the same data. */
   databaseUrl: string | undefined;
-  /** The embedded database's Unix socket folder (pglite mode). */
-  databaseSocketDirectory: string | null;
   /** The Temporal client and connection the service uses. */
   temporal: { client: Client; connection: Connection };
   /** An SDK client authenticated as the admin user (Basic). */
@@ -217,7 +215,6 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
       config: running.config,
       db: running.db,
       databaseUrl,
-      databaseSocketDirectory: running.databaseSocketDirectory,
       temporal: running.temporal,
       admin: client(basicAs('admin')),
       client,

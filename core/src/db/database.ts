@@ -1,9 +1,8 @@
-import { mkdir, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import {
   CamelCasePlugin,
   Kysely,
@@ -15,16 +14,15 @@ import {
 import pg from 'pg';
 import type { TrellisConfig } from '../config/types.js';
 import { TrellisError, Unavailable } from '../errors.js';
-import { claimFolder, isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
+import { isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
 import type { Logger } from '../logging.js';
+import { inProcessConnection } from './in-process-connection.js';
 import type { Database } from './tables.js';
 
 export interface TrellisDatabase {
   db: Kysely<Database>;
   /** True when this process runs its own PGlite instead of using `Database.Url`. */
   embedded: boolean;
-  /** The folder of the embedded database's Unix socket (mode 0700), which plugins must not reach. */
-  socketDirectory?: string;
   /** Releases every connection; for PGlite also shuts it down cleanly so its files are consistent. */
   close(): Promise<void>;
 }
@@ -100,19 +98,15 @@ async function openExternal(url: string, poolSize: number, logger: Logger) {
 }
 
 /**
- * PGlite is one single-user Postgres backend inside this process. It is reached through
- * `pglite-socket` so that the ordinary `pg` driver (and its type parsing) serves both modes.
+ * PGlite is one single-user Postgres backend inside this process. The ordinary `pg` driver (and
+ * its type parsing) reaches it through an in-process stream (`inProcessConnection`), so both
+ * modes run the same driver and the embedded database has no address at all: no port, no Unix
+ * socket, nothing another process could connect to.
  *
- * The socket server is a Unix socket in a private (0700) temporary folder, so no other local
- * user can reach the unauthenticated database, and the pool holds exactly one connection:
- * the socket server interleaves the protocol messages of concurrent connections, which is only
- * safe inside an explicit transaction, and PGlite executes one statement at a time anyway.
- * Consequence for callers: inside `db.transaction()`, use only the transaction object; a query
- * on `db` there would wait for the one connection and fail after `connectionTimeoutMillis`.
- *
- * The socket folder's name carries this process's id (`trellis-pglite-<pid>-XXXXXX`): a process
- * killed before it could remove its folder leaves it behind, and the next start removes the
- * folders whose process is gone.
+ * The pool holds exactly one connection: PGlite is one session, which concurrent connections
+ * would share (a transaction begun by one would take in the other's statements). Consequence
+ * for callers: inside `db.transaction()`, use only the transaction object; a query on `db` there
+ * would wait for the one connection and fail after `connectionTimeoutMillis`.
  */
 async function openEmbedded(dataDirectory: string, logger: Logger): Promise<TrellisDatabase> {
   const directory = path.join(dataDirectory, 'pglite');
@@ -128,33 +122,15 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
 
   try {
     const started = Date.now();
+    const stale = await removeStaleFolders(tmpdir(), earlierSocketFolders);
+    if (stale.length > 0) {
+      logger.info({ folders: stale }, 'removed socket folders left by earlier versions');
+    }
     const pglite = await PGlite.create({ dataDir: directory });
     cleanups.push(() => pglite.close());
 
-    const stale = await removeStaleFolders(tmpdir(), socketFolders);
-    if (stale.length > 0) {
-      logger.info({ folders: stale }, 'removed socket folders left by stopped processes');
-    }
-    const socketDirectory = await mkdtemp(
-      path.join(tmpdir(), `${socketFolderPrefix}${process.pid}-`),
-    );
-    const release = claimFolder(socketDirectory);
-    cleanups.push(async () => {
-      release();
-      await rm(socketDirectory, { recursive: true, force: true });
-    });
-    // A few connections are accepted so that a replaced pool client never sees "Too many connections".
-    const server = new PGLiteSocketServer({
-      db: pglite,
-      path: path.join(socketDirectory, `.s.PGSQL.${port}`),
-      maxConnections: 4,
-    });
-    await server.start();
-    cleanups.push(() => server.stop());
-
     const pool = new pg.Pool({
-      host: socketDirectory,
-      port,
+      stream: inProcessConnection(pglite),
       user: 'postgres',
       database: 'postgres',
       max: 1,
@@ -171,26 +147,23 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     );
 
     let closing: Promise<void> | undefined;
-    return { db, embedded: true, socketDirectory, close: () => (closing ??= cleanup()) };
+    return { db, embedded: true, close: () => (closing ??= cleanup()) };
   } catch (error) {
     await cleanup();
     throw error;
   }
 }
 
-const socketFolderPrefix = 'trellis-pglite-';
-
-const port = 5432;
-
 /**
- * Socket folders in the temporary directory: `trellis-pglite-<pid>-XXXXXX`, or without the pid
- * as earlier versions named them. Such a folder is stale when nothing answers on its socket
- * (and it is not just being made).
+ * Earlier versions served the embedded database on a Unix socket in a temporary folder
+ * (`trellis-pglite-<pid>-XXXXXX`, or without the pid); a process killed before removing it left
+ * the folder behind. One is stale when its process is gone, or, unowned, when nothing answers on
+ * its socket.
  */
-const socketFolders = {
+const earlierSocketFolders = {
   name: /^trellis-pglite-(?:(?<owner>\d+)-)?[A-Za-z0-9]{6}$/,
   unownedIsStale: async (folder: string) =>
-    !(await answers(path.join(folder, `.s.PGSQL.${port}`))) && (await olderThan(folder, 60_000)),
+    !(await answers(path.join(folder, '.s.PGSQL.5432'))) && (await olderThan(folder, 60_000)),
 };
 
 /** Whether something accepts connections on a Unix socket (in doubt, after a second: yes). */

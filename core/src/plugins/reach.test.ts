@@ -37,13 +37,12 @@ describe('reachSettings', () => {
       port: 6543,
       database: 'trellis',
     });
-    const embedded = buildConfig({});
-    expect(reachSettings(embedded, { databaseSocketDirectory: '/tmp/x' }).trellisDatabase).toEqual({
-      socketDirectory: '/tmp/x',
+    // The embedded database has no address to name: nothing outside the process reaches it.
+    expect(reachSettings(buildConfig({})).trellisDatabase).toBe(null);
+    const allowed = buildConfig({
+      Database: { Url: 'postgres://u:p@db.internal:6543/trellis' },
+      Plugins: { Database: { AllowTrellisDatabase: true } },
     });
-    const allowed = buildConfig({ Plugins: { Database: { AllowTrellisDatabase: true } } });
-    expect(reachSettings(allowed, { databaseSocketDirectory: '/tmp/x' }).trellisDatabase).toBe(
-      null,
-    );
+    expect(reachSettings(allowed).trellisDatabase).toBe(null);
   });
 });

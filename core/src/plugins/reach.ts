@@ -28,12 +28,10 @@ export const defaultDeniedCidrs: readonly string[] = Object.freeze([
   'ff00::/8', // multicast
 ]);
 
-/** Facts only known once Trellis runs: where it listens, where its embedded database is. */
+/** Facts only known once Trellis runs: where it listens. */
 export interface RuntimeReach {
   /** Trellis's own listening sockets in this process (API, embedded Temporal). */
   endpoints?: readonly { host: string; port: number }[];
-  /** The embedded database's Unix socket folder. */
-  databaseSocketDirectory?: string;
 }
 
 /** The reach part of the host settings for a configuration (and, when known, the running process). */
@@ -57,11 +55,10 @@ export function reachSettings(
     network,
     trellisDatabase: config.Plugins.Database.AllowTrellisDatabase
       ? null
-      : config.Database.Url
+      : // The embedded database has no address (see `inProcessConnection`): nothing to refuse.
+        config.Database.Url
         ? externalDatabase(config.Database.Url)
-        : runtime.databaseSocketDirectory
-          ? { socketDirectory: runtime.databaseSocketDirectory }
-          : null,
+        : null,
   });
 }
 
