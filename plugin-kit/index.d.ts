@@ -111,8 +111,6 @@ export interface PluginNetworkFence {
 
 /** Where Trellis keeps its own data. */
 export interface TrellisDatabaseAddress {
-  /** The folder of the embedded database's Unix socket. */
-  socketDirectory?: string;
   /** The external database (`Database.Url`): host name or address, port and database name. */
   host?: string;
   port?: number;
@@ -166,3 +164,22 @@ export declare class NonRetryableError extends Error {
 
 /** A `NonRetryableError` with this message (and cause). */
 export declare function nonRetryable(message: string, options?: ErrorOptions): NonRetryableError;
+
+/** The host's network fence as a check on the addresses a plugin connects to. */
+export interface NetworkFence {
+  /**
+   * Resolves `host` (a name or an address, IPv6 in brackets or not) once and returns the
+   * addresses the fence allows for `port`; rejects with an error marked `fenced: true` that says
+   * why when none is. Connect only to the returned addresses: a second lookup could answer
+   * differently (DNS rebinding).
+   */
+  allowedAddresses(host: string, port: number): Promise<{ address: string; family: number }[]>;
+  /**
+   * Whether Unix sockets may be used: they reach this machine as loopback does, so only when
+   * `Plugins.Network.AllowCidrs` allows loopback (127.0.0.1) and `DenyCidrs` does not refuse it.
+   */
+  allowsLocalSockets(): boolean;
+}
+
+/** The fence of `context.host.network`; throws a `NonRetryableError` when the host gives none. */
+export declare function networkFence(fence: PluginNetworkFence | undefined): NetworkFence;

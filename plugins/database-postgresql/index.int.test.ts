@@ -1,22 +1,26 @@
-import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../core/src/config/load.js';
-import { openDatabase } from '../../core/src/db/database.js';
-import { createLogger } from '../../core/src/logging.js';
 import type { TrellisDatabaseAddress } from '../../core/src/plugins/contract.js';
+import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
 import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
 import { runPluginFolder, type FolderRunOptions } from '../../core/src/plugins/testing.js';
 import { createTestDatabase } from '../../test/support/services.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 let connectionString: string;
+/** The test PostgreSQL listens on loopback, which the default fence refuses: opened here. */
+const loopbackOpen = {
+  denyCidrs: [],
+  trellisEndpoints: [],
+  allowCidrs: ['127.0.0.0/8', '::1/128'],
+  defaultDenyCidrs: defaultDeniedCidrs,
+};
 const run = (sql: string, params?: unknown[], options: FolderRunOptions = {}) =>
   runPluginFolder(folder, {
     parameters: params === undefined ? { sql } : { sql, params },
     specifications: { connectionString },
+    host: { network: loopbackOpen },
     ...options,
   });
 
@@ -92,6 +96,7 @@ describe('Database/PostgreSql', () => {
     const attempt = runPluginFolder(folder, {
       parameters: { sql: 'select 1' },
       specifications: { connectionString: url.toString() },
+      host: { network: loopbackOpen },
     });
     await expect(attempt).rejects.toThrow(PluginRuntimeError);
   });
@@ -107,6 +112,7 @@ describe('Database/PostgreSql', () => {
     const timedOut = runPluginFolder(folder, {
       parameters: { sql: 'select pg_sleep(30)' },
       specifications: { connectionString, statementTimeoutMilliseconds: 200 },
+      host: { network: loopbackOpen },
     });
     await expect(timedOut).rejects.toThrow(/canceling statement due to statement timeout/);
   });
@@ -123,7 +129,7 @@ describe("Database/PostgreSql and Trellis's own database", () => {
     runPluginFolder(folder, {
       parameters: { sql: 'select 1 as one' },
       specifications: { connectionString: connection },
-      host: { trellisDatabase },
+      host: { trellisDatabase, network: loopbackOpen },
     });
   const refusal = new PluginInputError(
     "PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase)",
@@ -155,31 +161,43 @@ describe("Database/PostgreSql and Trellis's own database", () => {
     expect(await selectOne(connectionString, null)).toMatchObject({ rows: [{ one: 1 }] });
   });
 
-  it('refuses the embedded database socket, which lives in a folder only this user can open', async () => {
-    const dataDirectory = await mkdtemp(path.join(os.tmpdir(), 'trellis-embedded-'));
-    const embedded = await openDatabase(
-      buildConfig({ DataDirectory: dataDirectory }),
-      createLogger({ Level: 'silent' }),
-    );
-    const links = await mkdtemp(path.join(os.tmpdir(), 'trellis-links-'));
-    try {
-      const socketDirectory = embedded.socketDirectory!;
-      expect((await stat(socketDirectory)).mode & 0o777).toBe(0o700);
-      const socket = (host: string) =>
-        `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(host)}`;
-      const trellis = { socketDirectory };
-      await expect(selectOne(socket(socketDirectory), trellis)).rejects.toThrow(refusal);
-      await expect(selectOne(socket(`${socketDirectory}/`), trellis)).rejects.toThrow(refusal);
-      await symlink(socketDirectory, path.join(links, 'alias'));
-      await expect(selectOne(socket(path.join(links, 'alias')), trellis)).rejects.toThrow(refusal);
-      // Without the refusal the socket answers, as a superuser, with no password.
-      expect(await selectOne(socket(socketDirectory), null)).toMatchObject({
-        rows: [{ one: 1 }],
+  it('keeps to the network fence: loopback and Unix sockets only when AllowCidrs opens loopback', async () => {
+    const url = new URL(connectionString);
+    const socket = `postgresql://postgres@/postgres?host=${encodeURIComponent(os.tmpdir())}`;
+    const fence = (allowCidrs: string[], denyCidrs: string[] = []) => ({
+      denyCidrs,
+      trellisEndpoints: [],
+      allowCidrs,
+      defaultDenyCidrs: defaultDeniedCidrs,
+    });
+    const attempt = (connection: string, network: ReturnType<typeof fence>) =>
+      runPluginFolder(folder, {
+        parameters: { sql: 'select 1 as one' },
+        specifications: { connectionString: connection },
+        host: { network, trellisDatabase: null },
       });
-    } finally {
-      await embedded.close();
-      await rm(links, { recursive: true, force: true });
-      await rm(dataDirectory, { recursive: true, force: true });
-    }
+    await expect(attempt(connectionString, fence([]))).rejects.toThrow(
+      new PluginInputError(
+        `PostgreSQL: refused: ${url.hostname} is a loopback address, reachable only if Plugins.Network.AllowCidrs allows it`,
+      ),
+    );
+    const named = new URL(connectionString);
+    named.hostname = 'localhost';
+    await expect(attempt(named.toString(), fence([]))).rejects.toThrow(
+      /^PostgreSQL: refused: localhost resolves to .* loopback address/,
+    );
+    await expect(attempt(socket, fence([]))).rejects.toThrow(
+      /^PostgreSQL: refused: .* is a Unix socket on this machine/,
+    );
+    await expect(attempt(connectionString, fence([], [`${url.hostname}/32`]))).rejects.toThrow(
+      /is in Plugins.Network.DenyCidrs/,
+    );
+    await expect(attempt(socket, fence(['127.0.0.0/8'], ['127.0.0.1/32']))).rejects.toThrow(
+      /is a Unix socket on this machine/,
+    );
+    // Opened by the operator: the same server answers.
+    expect(await attempt(connectionString, fence(['127.0.0.0/8']))).toMatchObject({
+      rows: [{ one: 1 }],
+    });
   });
 });

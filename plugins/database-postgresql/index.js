@@ -2,26 +2,31 @@
 import { lookup } from 'node:dns/promises';
 import { realpath } from 'node:fs/promises';
 import net from 'node:net';
+import { networkFence, nonRetryable } from '@trellis/plugin-kit';
 import pg from 'pg';
 
 /**
- * @typedef {{ socketDirectory?: string, host?: string, port?: number, database?: string }} TrellisDatabase
+ * @typedef {{ host?: string, port?: number, database?: string }} TrellisDatabase
  * @typedef {{ address: string, family: number }} Address
  */
 
 /**
  * Connects, runs the statement with its parameters (never interpolated into the SQL), and
- * disconnects. Canceling the task closes the connection, which ends the statement. Trellis's own
- * database (`context.host.trellisDatabase`) is refused: its embedded socket folder, or the host,
- * port and database of `Database.Url`, compared on resolved addresses and connected to only at
- * the addresses checked.
+ * disconnects. Canceling the task closes the connection, which ends the statement.
+ *
+ * Where it connects is checked first, on resolved addresses, and the client then connects only
+ * to the addresses checked: the host's network fence (`context.host.network`, as for Net/Http:
+ * loopback, link-local, cloud metadata and Trellis's own ports are refused unless
+ * `Plugins.Network.AllowCidrs` allows them; a Unix socket counts as loopback), and Trellis's own
+ * database (`context.host.trellisDatabase`: the host, port and database of `Database.Url`).
  *
  * Always through the extended query protocol, with or without parameters: PostgreSQL then
  * parses the text as one statement and refuses several before running any (the simple
  * protocol would run them all, one after the other, and answer with one result each).
  * @param {{ sql: string, params: unknown[] }} parameters
  * @param {{ specifications: { connectionString: string, statementTimeoutMilliseconds: number },
- *   signal: AbortSignal, host: { trellisDatabase?: TrellisDatabase | null } }} context
+ *   signal: AbortSignal, host: { network?: import('@trellis/plugin-kit').PluginNetworkFence,
+ *   trellisDatabase?: TrellisDatabase | null } }} context
  */
 export async function execute(parameters, context) {
   const { connectionString, statementTimeoutMilliseconds } = context.specifications;
@@ -33,7 +38,7 @@ export async function execute(parameters, context) {
     connectionTimeoutMillis: 30_000,
     stream: () => pinnedSocket(() => checked),
   });
-  checked = await refuseTrellisDatabase(client, context.host.trellisDatabase ?? null);
+  checked = await checkDestination(client, context.host);
   const abort = () => void client.end().catch(() => {});
   context.signal.addEventListener('abort', abort, { once: true });
   try {
@@ -59,34 +64,45 @@ export async function execute(parameters, context) {
 }
 
 /**
- * Refuses a connection to Trellis's own database; returns the addresses the client may connect to
- * when its host is a name that had to be resolved for the check.
+ * Refuses what the fence refuses and Trellis's own database; returns the addresses the client
+ * may connect to (undefined for a Unix socket, which has none).
  * @param {pg.Client} client
- * @param {TrellisDatabase | null} trellis
+ * @param {{ network?: import('@trellis/plugin-kit').PluginNetworkFence,
+ *   trellisDatabase?: TrellisDatabase | null }} host
  * @returns {Promise<Address[] | undefined>}
  */
-async function refuseTrellisDatabase(client, trellis) {
-  if (!trellis) return undefined;
-  const { host, port, database } = /** @type {{ host: string, port: number, database: string }} */ (
+async function checkDestination(client, host) {
+  const fence = networkFence(host.network);
+  const trellis = host.trellisDatabase ?? null;
+  const target = /** @type {{ host: string, port: number, database: string }} */ (
     /** @type {unknown} */ (client)
   );
-  const refused = () =>
-    Object.assign(
-      new Error(
-        "PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase)",
-      ),
-      { nonRetryable: true },
+  const ownDatabase = () =>
+    Boolean(
+      trellis && trellis.port === Number(target.port) && trellis.database === target.database,
     );
-  if (host.startsWith('/')) {
-    if (trellis.socketDirectory && (await sameFolder(host, trellis.socketDirectory))) {
+  const refused = () =>
+    nonRetryable(
+      "PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase)",
+    );
+  if (target.host.startsWith('/')) {
+    if (!fence.allowsLocalSockets()) {
+      throw nonRetryable(
+        `PostgreSQL: refused: ${target.host} is a Unix socket on this machine, reachable only if ` +
+          'Plugins.Network.AllowCidrs allows loopback (127.0.0.1)',
+      );
+    }
+    if (ownDatabase() && trellis?.host && (await sameFolder(target.host, trellis.host))) {
       throw refused();
     }
     return undefined;
   }
-  const addresses = await resolve(host).catch((error) => {
-    throw describe(error);
-  });
-  if (trellis.host && trellis.port === Number(port) && trellis.database === database) {
+  const addresses = await fence
+    .allowedAddresses(target.host, Number(target.port))
+    .catch((/** @type {Error & { fenced?: boolean }} */ error) => {
+      throw error.fenced ? nonRetryable(`PostgreSQL: refused: ${error.message}`) : describe(error);
+    });
+  if (ownDatabase() && trellis?.host && !trellis.host.startsWith('/')) {
     const own = new Set((await resolve(trellis.host).catch(() => [])).map(normalized));
     if (addresses.some((address) => own.has(normalized(address)))) throw refused();
   }

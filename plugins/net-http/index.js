@@ -1,8 +1,6 @@
 // @ts-check
 /* global AbortSignal -- a web API built into Node */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { networkFence } from '@trellis/plugin-kit';
 import { Agent, buildConnector, fetch, Headers } from 'undici';
 
 /**
@@ -163,37 +161,11 @@ export async function execute(parameters, context) {
  * @param {NetworkFence | undefined} fence
  */
 function fencedAgent(fence) {
-  if (!fence) throw failure('this Trellis gives no network fence (context.host.network)');
-  const ranges = {
-    deny: fence.denyCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
-    allow: fence.allowCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
-    defaults: fence.defaultDenyCidrs.map((cidr) => ipaddr.parseCIDR(cidr)),
-  };
-  /** @type {Promise<{ address: ipaddr.IPv4 | ipaddr.IPv6, port: number }[]> | undefined} */
-  let endpoints;
-  /**
-   * Why `ip`:`port` is refused, or undefined when it is allowed.
-   * @param {string} ip
-   * @param {number} port
-   */
-  const refusal = async (ip, port) => {
-    const address = ipaddr.process(ip);
-    if (within(address, ranges.deny)) return `${ip} is in Plugins.Network.DenyCidrs`;
-    endpoints ??= resolveEndpoints(fence.trellisEndpoints);
-    if ((await endpoints).some((own) => own.port === port && sameAddress(own.address, address))) {
-      return `${ip}:${port} is one of Trellis's own services`;
-    }
-    if (within(address, ranges.allow)) return undefined;
-    if (within(address, ranges.defaults)) {
-      return `${ip} is a ${address.range()} address, reachable only if Plugins.Network.AllowCidrs allows it`;
-    }
-    return undefined;
-  };
+  const { allowedAddresses } = networkFence(fence);
   /** @type {import('undici').buildConnector.connector} */
   const connect = (options, callback) => {
-    const host = options.hostname.replace(/^\[|\]$/g, '');
     const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-    allowedAddresses(host, port, refusal).then(
+    allowedAddresses(options.hostname, port).then(
       (addresses) => {
         /** @type {import('node:net').LookupFunction} */
         const pinned = (_hostname, lookupOptions, done) => {
@@ -206,65 +178,6 @@ function fencedAgent(fence) {
     );
   };
   return new Agent({ connect });
-}
-
-/**
- * The addresses of `host` the fence allows; refuses (an error marked `fenced`) when there are none.
- * @param {string} host
- * @param {number} port
- * @param {(ip: string, port: number) => Promise<string | undefined>} refusal
- */
-async function allowedAddresses(host, port, refusal) {
-  const resolved = isIP(host)
-    ? [{ address: host, family: isIP(host) }]
-    : await lookup(host, { all: true, verbatim: true });
-  /** @type {{ address: string, family: number }[]} */
-  const allowed = [];
-  /** @type {string | undefined} */
-  let reason;
-  for (const entry of resolved) {
-    const why = await refusal(entry.address, port);
-    if (why === undefined) allowed.push(entry);
-    else reason ??= why;
-  }
-  if (allowed.length === 0) {
-    const named = isIP(host) ? '' : `${host} resolves to `;
-    throw Object.assign(new Error(`${named}${reason ?? 'no address'}`), { fenced: true });
-  }
-  return allowed;
-}
-
-/**
- * @param {readonly { host: string, port: number }[]} endpoints
- */
-async function resolveEndpoints(endpoints) {
-  const resolved = await Promise.all(
-    endpoints.map(async ({ host, port }) => {
-      const addresses = isIP(host)
-        ? [host]
-        : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
-      return addresses.map((address) => ({ address: ipaddr.process(address), port }));
-    }),
-  );
-  return resolved.flat();
-}
-
-/**
- * @param {ipaddr.IPv4 | ipaddr.IPv6} address
- * @param {[ipaddr.IPv4 | ipaddr.IPv6, number][]} ranges
- */
-function within(address, ranges) {
-  return ranges.some(
-    ([range, bits]) => range.kind() === address.kind() && address.match(range, bits),
-  );
-}
-
-/**
- * @param {ipaddr.IPv4 | ipaddr.IPv6} a
- * @param {ipaddr.IPv4 | ipaddr.IPv6} b
- */
-function sameAddress(a, b) {
-  return a.kind() === b.kind() && a.toNormalizedString() === b.toNormalizedString();
 }
 
 /**

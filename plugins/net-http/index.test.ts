@@ -283,7 +283,9 @@ describe('Net/Http network fence', () => {
       /refused: fd00:ec2::254 is a uniqueLocal address/,
     );
     await expect(attempt('http://100.100.100.200/latest/meta-data/')).rejects.toThrow(/refused/);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // The messages are the fence's; and nothing waited on a connection (each runs in a sandbox
+    // process, so this bound is loose: a busy CI machine takes over a second for three).
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('checks every redirect: one to loopback is refused', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
+import { testServices } from '../support/services.js';
 import { definition, tasksOf, type Definition } from './engine-support.js';
 
 let trellis: Trellis;
@@ -80,31 +81,28 @@ describe('Net/Http on a default installation (finding 6)', () => {
   });
 });
 
-describe('Database/PostgreSql and the embedded database (finding 5)', () => {
-  it("refuses Trellis's own socket, so pg_sleep cannot freeze the process", async () => {
-    const socketDirectory = trellis.databaseSocketDirectory!;
-    const connectionString = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory)}`;
+describe('Database/PostgreSql on a default installation (finding 5)', () => {
+  // The embedded database itself has no address at all (see test/launcher.test.ts); what a task
+  // could still reach is a PostgreSQL on this machine, which the network fence keeps out.
+  it('refuses PostgreSQL on this machine, by TCP or Unix socket, so pg_sleep cannot hold a worker', async () => {
+    const loopback = new URL(testServices().pgAdminUrl);
+    const socket = `postgresql://postgres@/postgres?host=${encodeURIComponent(tmpdir())}`;
     const started = Date.now();
+    const task = (name: string, connectionString: string) => ({
+      name,
+      type: { plugin: 'Database/PostgreSql', specifications: { connectionString } },
+      parameters: { sql: 'select pg_sleep(8)' },
+    });
     const { execution, tasks } = await runAsWorkflowUser(
-      definition([
-        {
-          name: 'Sleep',
-          type: { plugin: 'Database/PostgreSql', specifications: { connectionString } },
-          parameters: { sql: 'select pg_sleep(8)' },
-        },
-        {
-          name: 'Read',
-          type: { plugin: 'Database/PostgreSql', specifications: { connectionString } },
-          parameters: { sql: 'select specifications from plugin_configuration' },
-        },
-      ]),
+      definition([task('Tcp', loopback.toString()), task('Socket', socket)]),
     );
     expect(execution.status).toBe('Failed');
-    for (const task of [tasks.Sleep!, tasks.Read!]) {
-      expect(task.message).toBe(
-        "Failed: PostgreSQL: this is Trellis's own database, which tasks may not use (Plugins.Database.AllowTrellisDatabase).",
-      );
-    }
+    expect(tasks.Tcp!.message).toBe(
+      `Failed: PostgreSQL: refused: ${loopback.hostname} is a loopback address, reachable only if Plugins.Network.AllowCidrs allows it.`,
+    );
+    expect(tasks.Socket!.message).toBe(
+      `Failed: PostgreSQL: refused: ${tmpdir()} is a Unix socket on this machine, reachable only if Plugins.Network.AllowCidrs allows loopback (127.0.0.1).`,
+    );
     expect(Date.now() - started).toBeLessThan(8_000);
     // The API answered all along; it still does.
     expect((await trellis.admin.GET('/workflows')).length).toBeGreaterThan(0);
