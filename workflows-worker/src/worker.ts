@@ -21,6 +21,7 @@ import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
 import type { RuntimeReach } from '../../core/src/plugins/reach.js';
 import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
+import { temporalConnectionOptions } from '../../core/src/temporal/connection.js';
 import { createActivities } from './activities/index.js';
 
 /** Whether this module runs compiled (`dist/`, `npm run build`) rather than from TypeScript source. */
@@ -146,8 +147,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   if (deps.connection instanceof NativeConnection) {
     connection = deps.connection;
   } else {
-    if (!config.Temporal.Address) throw new Error('startWorker needs Temporal.Address');
-    connection = await NativeConnection.connect({ address: config.Temporal.Address });
+    connection = await NativeConnection.connect(await temporalConnectionOptions(config.Temporal));
     ownConnection = true;
   }
   // A runner of its own is closed with the worker (it owns the plugin sandbox processes).

@@ -75,6 +75,7 @@ export function redactConfig(config: TrellisConfig): TrellisConfig {
   for (const user of copy.Security.Basic.Users) user.Password = mask;
   if (copy.Security.Bearer.Secret) copy.Security.Bearer.Secret = mask;
   if (copy.Security.EncryptionKey) copy.Security.EncryptionKey = mask;
+  if (copy.Temporal.ApiKey) copy.Temporal.ApiKey = mask;
   copy.Security.PreviousEncryptionKeys = copy.Security.PreviousEncryptionKeys.map(() => mask);
   if (copy.Database.Url) {
     try {
@@ -127,6 +128,15 @@ function finish(raw: Record<string, unknown>, cwd: string): TrellisConfig {
       StorageRoot: path.resolve(cwd, storageRoot),
       CacheDirectory: path.resolve(cwd, cacheDirectory),
     },
+    Temporal: {
+      ...candidate.Temporal,
+      Tls: Object.fromEntries(
+        Object.entries(candidate.Temporal.Tls).map(([key, value]) => [
+          key,
+          key.endsWith('File') && typeof value === 'string' ? path.resolve(cwd, value) : value,
+        ]),
+      ),
+    },
   };
   return deepFreeze(config);
 }
@@ -153,6 +163,15 @@ function checkSemantics(config: ValidatedConfig): string[] {
   });
   if (Bearer.Enabled && !Bearer.Secret && !Bearer.JwksUri) {
     problems.push('Security.Bearer: Enabled requires Secret or JwksUri');
+  }
+  const { ClientCertFile, ClientKeyFile } = config.Temporal.Tls;
+  if ((ClientCertFile === undefined) !== (ClientKeyFile === undefined)) {
+    problems.push(
+      'Temporal.Tls: ClientCertFile and ClientKeyFile go together (mutual TLS needs both)',
+    );
+  }
+  if (config.Temporal.Tls.Enabled === false && Object.keys(config.Temporal.Tls).length > 1) {
+    problems.push('Temporal.Tls: Enabled is false, so its other settings would be ignored');
   }
   const { AllowCidrs, DenyCidrs } = config.Plugins.Network;
   problems.push(...cidrProblems('Plugins.Network.AllowCidrs', AllowCidrs));

@@ -89,6 +89,22 @@ export const configSchema = Type.Object(
       TaskQueue: nonEmptyString('trellis'),
       Port: port(7233),
       UiPort: port(8233),
+      /**
+       * TLS to the cluster (Temporal Cloud, most self-hosted ones). `Enabled` absent: on when
+       * `ApiKey` is set. Files are PEM; relative paths are from the working directory.
+       */
+      Tls: section({
+        Enabled: Type.Optional(Type.Boolean()),
+        /** The name the server's certificate must carry, when it is not the address's host. */
+        ServerName: Type.Optional(nonEmptyString()),
+        /** CA certificate(s) the server's certificate must chain to; absent: the system's. */
+        ServerRootCaFile: Type.Optional(nonEmptyString()),
+        /** The client's certificate and key, for mutual TLS (both or neither). */
+        ClientCertFile: Type.Optional(nonEmptyString()),
+        ClientKeyFile: Type.Optional(nonEmptyString()),
+      }),
+      /** A Temporal Cloud API key, sent as a bearer token on every call. */
+      ApiKey: Type.Optional(nonEmptyString()),
     }),
     Security: section({
       Basic: section({

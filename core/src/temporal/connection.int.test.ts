@@ -8,7 +8,7 @@ let temporal: TemporalConnection;
 
 beforeAll(async () => {
   temporal = await connectTemporal(
-    { Address: testServices().temporalAddress, Namespace: 'default' },
+    { Address: testServices().temporalAddress, Namespace: 'default', Tls: {} },
     createLogger({ Level: 'silent' }),
   );
 });

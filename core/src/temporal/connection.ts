@@ -1,5 +1,6 @@
-import { Client, Connection, type Metadata } from '@temporalio/client';
-import { Unavailable } from '../errors.js';
+import { readFile } from 'node:fs/promises';
+import { Client, Connection, type ConnectionOptions, type Metadata } from '@temporalio/client';
+import { Invalid, Unavailable } from '../errors.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Logger } from '../logging.js';
 
@@ -49,23 +50,84 @@ export interface TemporalConnection {
   client: Client;
 }
 
+/** What both Temporal connections (the client's and the worker's) are made with. */
+export interface TemporalConnectionOptions {
+  address: string;
+  tls?: Exclude<ConnectionOptions['tls'], boolean | null | undefined>;
+  apiKey?: string;
+}
+
+type TemporalSettings = Pick<TrellisConfig['Temporal'], 'Address' | 'Tls' | 'ApiKey'>;
+
+/**
+ * The address, TLS and API key of `Temporal.*`, with the PEM files read. TLS is on when
+ * `Tls.Enabled` says so, or, unsaid, when an API key, a CA file, a client certificate or a
+ * server name is set (none of them means anything in the clear). An unreadable file is
+ * `Invalid`, naming the setting.
+ */
+export async function temporalConnectionOptions(
+  temporal: TemporalSettings,
+): Promise<TemporalConnectionOptions> {
+  const address = temporal.Address;
+  if (!address) {
+    throw new Error('Temporal connection options need Temporal.Address (the embedded dev server sets it).');
+  }
+  const { Enabled, ServerName, ServerRootCaFile, ClientCertFile, ClientKeyFile } = temporal.Tls;
+  const implied = [temporal.ApiKey, ServerName, ServerRootCaFile, ClientCertFile].some(
+    (value) => value !== undefined,
+  );
+  const read = async (key: string, file: string | undefined) => {
+    if (file === undefined) return undefined;
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new Invalid(`Temporal.Tls.${key}: cannot read ${file} (${(error as Error).message})`);
+    }
+  };
+  const [serverRootCACertificate, crt, key] = await Promise.all([
+    read('ServerRootCaFile', ServerRootCaFile),
+    read('ClientCertFile', ClientCertFile),
+    read('ClientKeyFile', ClientKeyFile),
+  ]);
+  return {
+    address,
+    ...((Enabled ?? implied) && {
+      tls: {
+        ...(ServerName !== undefined && { serverNameOverride: ServerName }),
+        ...(serverRootCACertificate && { serverRootCACertificate }),
+        ...(crt && key && { clientCertPair: { crt, key } }),
+      },
+    }),
+    ...(temporal.ApiKey !== undefined && { apiKey: temporal.ApiKey }),
+  };
+}
+
 /**
  * Connects to Temporal at `temporal.Address` (the cluster, or the embedded dev server's address)
- * and returns a client for `temporal.Namespace`. Unreachable → `Unavailable` naming the address.
+ * with its TLS and API key, and returns a client for `temporal.Namespace`. Unreachable →
+ * `Unavailable` naming the address.
  */
 export async function connectTemporal(
-  temporal: Pick<TrellisConfig['Temporal'], 'Address' | 'Namespace'>,
+  temporal: TemporalSettings & Pick<TrellisConfig['Temporal'], 'Namespace'>,
   logger: Logger,
 ): Promise<TemporalConnection> {
-  const address = temporal.Address;
-  if (!address)
-    throw new Error('connectTemporal needs Temporal.Address (the embedded dev server sets it).');
+  const options = await temporalConnectionOptions(temporal);
   let connection: Connection;
   try {
-    connection = await ScopedContextConnection.connect({ address, connectTimeout: 10_000 });
+    connection = await ScopedContextConnection.connect({ ...options, connectTimeout: 10_000 });
   } catch (error) {
-    throw new Unavailable(`Temporal is not reachable at ${address}: ${(error as Error).message}`);
+    throw new Unavailable(
+      `Temporal is not reachable at ${options.address}: ${(error as Error).message}`,
+    );
   }
-  logger.info({ address, namespace: temporal.Namespace }, 'connected to Temporal');
+  logger.info(
+    {
+      address: options.address,
+      namespace: temporal.Namespace,
+      tls: options.tls !== undefined,
+      apiKey: options.apiKey !== undefined,
+    },
+    'connected to Temporal',
+  );
   return { connection, client: new Client({ connection, namespace: temporal.Namespace }) };
 }
