@@ -70,7 +70,9 @@ export async function temporalConnectionOptions(
 ): Promise<TemporalConnectionOptions> {
   const address = temporal.Address;
   if (!address) {
-    throw new Error('Temporal connection options need Temporal.Address (the embedded dev server sets it).');
+    throw new Error(
+      'Temporal connection options need Temporal.Address (the embedded dev server sets it).',
+    );
   }
   const { Enabled, ServerName, ServerRootCaFile, ClientCertFile, ClientKeyFile } = temporal.Tls;
   const implied = [temporal.ApiKey, ServerName, ServerRootCaFile, ClientCertFile].some(
