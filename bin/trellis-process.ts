@@ -9,12 +9,14 @@
  *   const running = await trellis.start();   // what runs, and where
  *   await trellis.stop();                    // everything, in reverse order of start
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { buildConfig } from '../core/src/config/load.js';
 import type { TrellisConfig } from '../core/src/config/types.js';
-import { openDatabase } from '../core/src/db/database.js';
+import { describeUrl, isConnectionError, openDatabase } from '../core/src/db/database.js';
+import { Unavailable } from '../core/src/errors.js';
 import { migrateToLatest } from '../core/src/db/migrate.js';
 import type { Database } from '../core/src/db/tables.js';
 import type { Logger } from '../core/src/logging.js';
@@ -24,6 +26,7 @@ import { removeStaleStaging } from '../core/src/plugins/package.js';
 import { findTemporalCli } from '../core/src/temporal/cli.js';
 import { connectTemporal, type TemporalConnection } from '../core/src/temporal/connection.js';
 import { startDevServer } from '../core/src/temporal/dev-server.js';
+import { waitUntilReachable, type WaitOptions } from '../core/src/startup.js';
 import { reconcileSchedules } from '../core/src/temporal/schedules.js';
 import { ensureSearchAttributes } from '../core/src/temporal/search-attributes.js';
 
@@ -115,7 +118,39 @@ export function createTrellis(
       if (signal?.aborted) throw new StartAborted();
     };
     checkpoint();
-    const database = await openDatabase(config, logger);
+    /** Waits for what another process serves; an interrupted wait is an interrupted start. */
+    const reach = <T>(
+      attempt: () => Promise<T>,
+      wait: Omit<WaitOptions, 'logger' | 'signal' | 'waitSeconds'>,
+    ) =>
+      waitUntilReachable(attempt, {
+        ...wait,
+        logger,
+        signal,
+        waitSeconds: config.Startup.WaitSeconds,
+      }).catch((error: unknown) => {
+        if (signal?.aborted) throw new StartAborted();
+        throw error;
+      });
+
+    const databaseUrl = config.Database.Url;
+    logger.info(
+      databaseUrl
+        ? `connecting to PostgreSQL at ${describeUrl(databaseUrl)}`
+        : existsSync(path.join(config.DataDirectory, 'pglite', 'PG_VERSION'))
+          ? `opening the embedded database in ${path.join(config.DataDirectory, 'pglite')}`
+          : `creating the embedded database in ${path.join(config.DataDirectory, 'pglite')} ` +
+            '(first start only; this takes a while)',
+    );
+    const database = databaseUrl
+      ? await reach(() => openDatabase(config, logger), {
+          what: `PostgreSQL at ${describeUrl(databaseUrl)}`,
+          retryable: isConnectionError,
+          advice:
+            'Check Database.Url (host, port, user, password), that PostgreSQL runs and accepts ' +
+            'connections from this host, or raise Startup.WaitSeconds.',
+        })
+      : await openDatabase(config, logger);
     started('database', () => database.close());
     await migrateToLatest(database.db, logger);
     checkpoint();
@@ -131,12 +166,16 @@ export function createTrellis(
     // Trellis's own sockets, which plugins must not reach.
     const endpoints: { host: string; port: number }[] = [];
     if (!temporalAddress && !options.temporal) {
+      logger.info(
+        'starting the embedded Temporal dev server (set Temporal.Address to use a cluster)',
+      );
       const cli = await findTemporalCli({ logger, env: process.env });
       checkpoint();
       const devServer = await startDevServer({
         cliPath: cli.path,
-        port: config.Temporal.Port,
-        uiPort: config.Temporal.UiPort,
+        // 0: any free port, as for Server.Port.
+        port: config.Temporal.Port || undefined,
+        uiPort: config.Temporal.UiPort || undefined,
         dbFile: path.join(config.DataDirectory, 'temporal.db'),
         namespace: config.Temporal.Namespace,
         logger,
@@ -150,7 +189,16 @@ export function createTrellis(
     const runtime =
       temporalAddress === config.Temporal.Address ? config : withAddress(config, temporalAddress);
 
-    const temporal = options.temporal ?? (await connectTemporal(runtime.Temporal, logger));
+    const temporal =
+      options.temporal ??
+      (await reach(() => connectTemporal(runtime.Temporal, logger), {
+        what: `Temporal at ${temporalAddress}`,
+        retryable: (error) => error instanceof Unavailable,
+        advice:
+          'Check Temporal.Address, that the Temporal frontend runs and is reachable from this ' +
+          'host (with Temporal.Tls / Temporal.ApiKey if the cluster needs them), or raise ' +
+          'Startup.WaitSeconds.',
+      }));
     started('Temporal connection', () => temporal.connection.close());
     await registerSearchAttributes(temporal.connection, runtime, logger, temporalUi !== null);
     if (role !== 'worker') await reconcile(database.db, temporal.client, runtime, logger);
@@ -189,6 +237,7 @@ export function createTrellis(
       if (stale.length > 0) {
         logger.info({ folders: stale }, 'removed plugin staging folders left by stopped processes');
       }
+      logger.info('starting the worker: loading the workflow code and the plugins');
       const { startWorker } = await import('../workflows-worker/src/worker.js');
       const worker = await startWorker({
         config: runtime,

@@ -9,8 +9,8 @@ import { buildStamp, writeBuildStamp } from './build-state.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-export async function build({ quiet = false } = {}) {
-  const say = (line) => quiet || console.log(line);
+/** @param {{ say?: (line: string) => void }} options where the progress lines go */
+export async function build({ say = (line) => console.log(line) } = {}) {
   const started = Date.now();
   let tsc;
   try {

@@ -21,7 +21,7 @@ if (!(await isBuildCurrent())) {
   if (canBuild || !existsSync(target)) {
     console.error('Building Trellis (npm run build): first start, or the sources changed...');
     try {
-      await build({ quiet: true });
+      await build({ say: (line) => console.error(line) });
     } catch (error) {
       console.error(`trellis: ${error.message}`);
       process.exit(1);

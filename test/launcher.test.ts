@@ -14,6 +14,7 @@ import {
   utimes,
   writeFile,
 } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,8 @@ import { createTestDatabase, testServices, uniqueTaskQueue } from './support/ser
 const root = fileURLToPath(new URL('..', import.meta.url));
 const launched: Launched[] = [];
 const folders: string[] = [];
+/** TCP forwarders standing in for a service that comes up late. */
+const forwarders: { close(): Promise<void> }[] = [];
 
 interface Launched {
   child: ChildProcess;
@@ -38,7 +41,32 @@ afterEach(async () => {
     await exited;
   }
   for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+  for (const forwarder of forwarders.splice(0)) await forwarder.close();
 });
+
+/** Listens on 127.0.0.1:`port` and passes every connection on to 127.0.0.1:`target`. */
+async function forward(port: number, target: number): Promise<{ close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((incoming) => {
+    const outgoing = connect(target, '127.0.0.1');
+    for (const socket of [incoming, outgoing]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        incoming.destroy();
+        outgoing.destroy();
+      });
+    }
+    incoming.pipe(outgoing).pipe(incoming);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    close: () => {
+      sockets.forEach((socket) => socket.destroy());
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 async function tempFolder(): Promise<string> {
   const folder = await mkdtemp(path.join(tmpdir(), 'trellis-launcher-'));
@@ -313,6 +341,54 @@ describe('the launcher', () => {
     expect(await exists(oldStaging)).toBe(false);
     expect(await exists(live)).toBe(true);
     expect(await stopWith(second, 'SIGTERM')).toBe(0);
+  });
+
+  it('waits for a PostgreSQL and a Temporal that come up after it, a line per try', async () => {
+    const shared = await sharedServicesConfig();
+    const database = new URL(shared.Database.Url);
+    const [databasePort, temporalPort] = [await freePort(), await freePort()];
+    const late = new URL(shared.Database.Url);
+    late.host = `127.0.0.1:${databasePort}`;
+    const trellis = await launch({
+      ...shared,
+      Database: { Url: late.toString() },
+      Temporal: { ...shared.Temporal, Address: `127.0.0.1:${temporalPort}` },
+      Logging: { Level: 'info' },
+    });
+    await waitForOutput(trellis, /PostgreSQL at 127\.0\.0\.1:\d+\/\w+ is not reachable yet/);
+    // Nothing is migrated, nor anything else started, while the database does not answer.
+    expect(trellis.output()).not.toMatch(/migration|Temporal at/);
+    forwarders.push(await forward(databasePort, Number(database.port)));
+    await waitForOutput(trellis, /PostgreSQL at .* answered/);
+    await waitForOutput(trellis, /Temporal at 127\.0\.0\.1:\d+ is not reachable yet/);
+    const [, temporalTargetPort] = shared.Temporal.Address.split(':');
+    forwarders.push(await forward(temporalPort, Number(temporalTargetPort)));
+
+    const apiUrl = await bannerApiUrl(trellis);
+    const client = createTrellisClient({
+      baseUrl: apiUrl,
+      basic: { username: 'ops', password: 'launcher-test' },
+    });
+    const definition = { name: 'Late', tasks: [{ name: 'Only', type: { plugin: 'Flow/NoOp' } }] };
+    expect(await runToEnd(client, definition)).toBe('Completed');
+    expect(await stopWith(trellis, 'SIGTERM')).toBe(0);
+  });
+
+  it('gives up after Startup.WaitSeconds, saying what to check', async () => {
+    const shared = await sharedServicesConfig();
+    const nowhere = new URL(shared.Database.Url);
+    nowhere.host = `127.0.0.1:${await freePort()}`;
+    const trellis = await launch({
+      ...shared,
+      Database: { Url: nowhere.toString() },
+      Startup: { WaitSeconds: 2 },
+    });
+    expect(await trellis.exited).toBe(1);
+    const output = trellis.output();
+    expect(output.match(/is not reachable yet/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(output).toMatch(
+      /PostgreSQL at 127\.0\.0\.1:\d+\/\w+ did not answer in \d+ s \(\d+ tries, Startup\.WaitSeconds is 2\): .*ECONNREFUSED.* Check Database\.Url/,
+    );
   });
 
   it('refuses --role api without Temporal.Address and a PostgreSQL, saying why', async () => {

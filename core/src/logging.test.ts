@@ -46,4 +46,26 @@ describe('createLogger', () => {
     createLogger({ Level: 'silent' }, {}, stream).error('nothing');
     expect(lines).toEqual([]);
   });
+
+  it('prints readable lines for a person with Format pretty, credentials still hidden', () => {
+    let text = '';
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const logger = createLogger({ Level: 'info', Format: 'pretty' }, { role: 'all' }, stream);
+    logger.info({ address: '127.0.0.1:7233', password: 'pw' }, 'connected to Temporal');
+    logger.warn('PostgreSQL is not reachable yet');
+    const lines = text.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: connected to Temporal \{"address":"127.0.0.1:7233","password":"\[redacted\]"\}$/,
+    );
+    expect(lines[1]).toMatch(/^\[[\d:.]+\] WARN: PostgreSQL is not reachable yet$/);
+    // With a destination and Format auto (as in tests and under a process manager): JSON.
+    const { lines: json, stream: jsonStream } = capture();
+    createLogger({ Level: 'info', Format: 'auto' }, {}, jsonStream).info('plain');
+    expect(json[0]).toMatchObject({ level: 'info', msg: 'plain' });
+  });
 });

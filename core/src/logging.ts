@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 import type { TrellisConfig } from './config/types.js';
 
 export type Logger = pino.Logger;
@@ -26,10 +27,12 @@ const redactPaths = [
 
 /**
  * Structured JSON logs on stdout (or `destination`, e.g. in tests): ISO timestamps, level
- * names rather than numbers, `bindings` on every line.
+ * names rather than numbers, `bindings` on every line. With `Format: pretty`, or `auto` when
+ * stdout is a terminal, the same records print as readable lines for a person (pino-pretty):
+ * time, level, message, then the fields.
  */
 export function createLogger(
-  config: TrellisConfig['Logging'],
+  config: Pick<TrellisConfig['Logging'], 'Level'> & Partial<TrellisConfig['Logging']>,
   bindings: Record<string, unknown> = {},
   destination?: pino.DestinationStream,
 ): Logger {
@@ -40,5 +43,22 @@ export function createLogger(
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: redactPaths, censor: '[redacted]' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  const format = config.Format ?? 'auto';
+  const pretty =
+    format === 'pretty' || (format === 'auto' && !destination && process.stdout.isTTY === true);
+  if (!pretty) return destination ? pino(options, destination) : pino(options);
+  return pino(
+    options,
+    pinoPretty({
+      destination: destination ?? 1,
+      colorize: !destination && process.stdout.isTTY === true,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,role',
+      // Levels are names here (see `formatters.level`), which pino-pretty reads as such.
+      customLevels: 'trace:10,debug:20,info:30,warn:40,error:50,fatal:60',
+      useOnlyCustomProps: false,
+      singleLine: true,
+    }),
+  );
 }

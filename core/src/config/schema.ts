@@ -13,6 +13,8 @@ export const roles = ['admin', 'config', 'plugins', 'workflow'] as const;
 
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const;
 
+export const logFormats = ['auto', 'json', 'pretty'] as const;
+
 const port = (value: number) => Type.Integer({ minimum: 0, maximum: 65535, default: value });
 const nonEmptyString = (defaultValue?: string) =>
   Type.String({ minLength: 1, ...(defaultValue === undefined ? {} : { default: defaultValue }) });
@@ -187,7 +189,15 @@ export const configSchema = Type.Object(
         default: definitionLimitDefaults.MaxStringLength,
       }),
     }),
-    Logging: section({ Level: Type.Enum(logLevels, { type: 'string', default: 'info' }) }),
+    Logging: section({
+      Level: Type.Enum(logLevels, { type: 'string', default: 'info' }),
+      /** `auto`: readable lines when stdout is a terminal, JSON lines otherwise. */
+      Format: Type.Enum(logFormats, { type: 'string', default: 'auto' }),
+    }),
+    Startup: section({
+      /** How long a start waits for PostgreSQL and Temporal to answer before giving up. */
+      WaitSeconds: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+    }),
   },
   { additionalProperties: false },
 );

@@ -285,7 +285,8 @@ class GuardedClient {
   }
 }
 
-function describeUrl(url: string): string {
+/** `host:port/database` of a PostgreSQL URL, without its credentials. */
+export function describeUrl(url: string): string {
   try {
     const { hostname, port, pathname } = new URL(url);
     return `${hostname}:${port || 5432}${pathname}`;
