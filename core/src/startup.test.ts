@@ -42,7 +42,7 @@ describe('waitUntilReachable', () => {
     );
     expect(answer).toBe('connected');
     expect(messages).toEqual([
-      ...Array.from({ length: 3 }, () =>
+      ...Array.from({ length: 3 }, (): unknown =>
         expect.stringMatching(
           /^PostgreSQL at db:5432\/trellis is not reachable yet \(connect ECONNREFUSED 127.0.0.1:5432\); trying again in 0\.0 s$/,
         ),
