@@ -132,6 +132,17 @@ export class PrecompiledRouter extends OpenAPIRouter {
     );
   }
 
+  /** The methods served on `requestPath`, upper case and sorted, for an `Allow` header. */
+  allowedMethods(requestPath: string): string[] {
+    const path = this.normalizePath(requestPath);
+    const methods = new Set<string>();
+    for (const { operation, pattern } of this.#templates) {
+      if (operation.path === path || pattern.test(path))
+        methods.add(operation.method.toUpperCase());
+    }
+    return [...methods].sort();
+  }
+
   /** The operation serving a request, or why none does. */
   findOperation(req: Request): Operation | 'notFound' | 'methodNotAllowed' {
     const { method, path: requestPath } = this.normalizeRequest(req);

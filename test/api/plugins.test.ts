@@ -176,17 +176,21 @@ describe('/plugins', () => {
     expect(await installed('Test/Missing')).toEqual([]);
   });
 
-  it('updates an installed type to another version and refuses a type not installed (404)', async () => {
+  it('updates an installed type to another version, idempotently, and refuses a type not installed (404)', async () => {
     expect(await installed('Flow/NoOp')).toEqual(['1.0.0']);
     const updated = await trellis.admin.envelope.PUT('/plugins', {
       body: { Type: 'Flow/NoOp', Version: '1.1.0' },
     });
     expect(updated.messages).toEqual(['Plugin "Flow/NoOp" was updated to 1.1.0.']);
     expect(await installed('Flow/NoOp')).toEqual(['1.1.0']);
-    await expectFailure(
-      trellis.admin.PUT('/plugins', { body: { Type: 'Flow/NoOp', Version: '1.1.0' } }),
-      409,
-    );
+    // PUT is idempotent: the same update again succeeds and changes nothing.
+    const again = await trellis.admin.envelope.PUT('/plugins', {
+      body: { Type: 'Flow/NoOp', Version: '1.1.0' },
+    });
+    expect(again.messages).toEqual([
+      'Plugin "Flow/NoOp" is already at version 1.1.0; nothing changed.',
+    ]);
+    expect(await installed('Flow/NoOp')).toEqual(['1.1.0']);
     await expectFailure(
       trellis.admin.PUT('/plugins', { body: { Type: 'Nope/Nothing', Version: '1.0.0' } }),
       404,

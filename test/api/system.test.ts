@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/src/logging.js';
@@ -159,14 +160,32 @@ describe('routing and errors', () => {
     expect(post.status).toBe(404);
   });
 
-  it('answers a known path with an unsupported method with an envelope (405)', async () => {
+  it('answers a known path with an unsupported method with an envelope (405) and Allow', async () => {
     const response = await sendRaw(trellis.baseUrl, 'DELETE', '/version');
     expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, OPTIONS');
     expect(response.body).toMatchObject({
       data: null,
       succeeded: false,
-      messages: ['DELETE is not allowed on /version.'],
+      messages: ['DELETE is not allowed on /version; use GET, OPTIONS.'],
+      errors: [{ code: 'route.method_not_allowed' }],
     });
+    const patch = await sendRaw(trellis.baseUrl, 'PATCH', `/workflows/${randomUUID()}`);
+    expect(patch.status).toBe(405);
+    expect(patch.headers.get('allow')).toBe('DELETE, GET, PUT, OPTIONS');
+  });
+
+  it('answers OPTIONS on any known path with the methods it has (Allow), without credentials', async () => {
+    for (const [path, allow] of [
+      ['/workflows', 'GET, POST, OPTIONS'],
+      [`/workflows/${randomUUID()}`, 'DELETE, GET, PUT, OPTIONS'],
+      ['/plugins', 'DELETE, GET, POST, PUT, OPTIONS'],
+    ] as const) {
+      const response = await sendRaw(trellis.baseUrl, 'OPTIONS', path, { as: null });
+      expect(response.status).toBe(204);
+      expect(response.headers.get('allow')).toBe(allow);
+    }
+    expect((await sendRaw(trellis.baseUrl, 'OPTIONS', '/nothing', { as: null })).status).toBe(404);
   });
 
   it('checks authentication and roles before looking at the input (401/403, not 400/415)', async () => {

@@ -35,16 +35,17 @@ export async function installPlugin(
 
 /**
  * Moves an installed type to another version of the catalog, replacing every installed version
- * of it. `NotFound` when the type is not installed or the catalog lacks the version; `Conflict`
- * when it is already installed at exactly that version alone, or when a stored workflow or
- * configuration pins a version this would remove. Configurations on the old versions move to the
+ * of it. Already installed at exactly that version alone: nothing changes (`changed: false`),
+ * as a repeated PUT must not fail (RFC 9110 §9.2.2). `NotFound` when the type is not installed or
+ * the catalog lacks the version; `Conflict` when a stored workflow or configuration pins a version
+ * this would remove. Configurations on the old versions move to the
  * new one (`Conflict` naming them when their settings do not fit it).
  */
 export async function updatePlugin(
   db: Kysely<Database>,
   catalog: PluginCatalog,
   reference: PluginReference,
-): Promise<InstalledPlugin> {
+): Promise<{ plugin: InstalledPlugin; changed: boolean }> {
   const installed = await pluginRepository.listByType(db, reference.type);
   if (installed.length === 0) {
     throw new NotFound(
@@ -54,7 +55,7 @@ export async function updatePlugin(
   const resolved = await catalog.resolve(reference.type, reference.version);
   const { type, version } = resolved.manifest;
   if (installed.length === 1 && installed[0]!.version === version) {
-    throw new Conflict(`Plugin "${type}" is already installed at version ${version}`);
+    return { plugin: installed[0]!, changed: false };
   }
   const removed = installed.filter((plugin) => plugin.version !== version).map((p) => p.version);
   const usages = await findPluginUsages(db, {
@@ -78,13 +79,14 @@ export async function updatePlugin(
       ...misfits,
     ]);
   }
-  return db.transaction().execute(async (trx) => {
+  const plugin = await db.transaction().execute(async (trx) => {
     const row = await pluginRepository.replaceVersion(trx, toRow(resolved));
     for (const { id, name, specifications } of moving) {
       await configurationRepository.update(trx, id, { name, type, version, specifications });
     }
     return row;
   });
+  return { plugin, changed: true };
 }
 
 /** Uninstalls one installed version; `NotFound` when not installed, `Conflict` naming its users. */

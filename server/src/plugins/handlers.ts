@@ -63,11 +63,15 @@ export const pluginHandlers = {
   },
 
   updatePlugin: async ({ deps, body }) => {
-    const plugin = await updatePlugin(deps.db, deps.catalog, {
+    const { plugin, changed } = await updatePlugin(deps.db, deps.catalog, {
       type: body.Type,
       version: body.Version,
     });
-    return confirmation(`Plugin "${plugin.type}" was updated to ${plugin.version}.`);
+    return confirmation(
+      changed
+        ? `Plugin "${plugin.type}" was updated to ${plugin.version}.`
+        : `Plugin "${plugin.type}" is already at version ${plugin.version}; nothing changed.`,
+    );
   },
 
   uninstallPlugin: async ({ deps, body }) => {
