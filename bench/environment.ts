@@ -186,6 +186,8 @@ async function trellisConfig(options: {
           },
         ],
       },
+      // One user drives the whole load: above the default per-user rate, which is per person.
+      RateLimits: { RequestsPerUserPerMinute: 100_000_000 },
     },
     Logging: { Level: options.logLevel },
   };

@@ -90,7 +90,11 @@ export interface paths {
         get: operations["listPlugins"];
         /**
          * Update a plugin
-         * @description Moves an installed plugin type to the given version.
+         * @description Moves an installed plugin type to the given version, moving its configurations along.
+         *     Idempotent: when the type is already at that version alone, it answers 200 saying nothing
+         *     changed. 404 when the type is not installed or the catalog lacks the version; 409 when a
+         *     stored workflow or configuration pins a version this would remove, or a configuration's
+         *     settings do not fit the new version.
          */
         put: operations["updatePlugin"];
         /**
@@ -711,7 +715,7 @@ export interface components {
          *
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
          *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
          *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
@@ -1451,6 +1455,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1549,6 +1568,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1613,6 +1647,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1720,6 +1769,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1793,6 +1857,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1909,6 +1988,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2001,6 +2095,21 @@ export interface operations {
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2105,6 +2214,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2203,6 +2327,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2280,6 +2419,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2349,6 +2503,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2467,6 +2636,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2566,6 +2750,21 @@ export interface operations {
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2677,6 +2876,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2741,6 +2955,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2848,6 +3077,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2927,6 +3171,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2998,6 +3257,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3118,6 +3392,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3184,6 +3473,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3261,6 +3565,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +3669,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3427,6 +3761,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3514,6 +3863,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3585,6 +3949,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3701,6 +4080,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3778,6 +4172,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3846,6 +4255,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3931,6 +4355,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4000,6 +4439,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4107,6 +4561,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4173,6 +4642,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4282,6 +4766,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4357,6 +4856,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,6 +4,7 @@ import express from 'express';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '../../core/src/errors.js';
+import { createLoginGuard } from './auth/login-guard.js';
 import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
@@ -84,6 +85,11 @@ export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
+  // The client address (`req.ip`) the rate limits count by: X-Forwarded-For only from these.
+  app.set(
+    'trust proxy',
+    config.Server.TrustedProxies.length > 0 ? config.Server.TrustedProxies : false,
+  );
   app.use(requestLog(logger));
   app.use(cors(config.Server.Cors.AllowedOrigins));
   app.use(readJsonBodies(config.Server.BodyLimitBytes));
@@ -91,7 +97,12 @@ export function createApp(deps: AppDeps): Express {
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
-  const authorize = createAuthorizer(document, config, logger);
+  const authorize = createAuthorizer(
+    document,
+    config,
+    logger,
+    createLoginGuard(deps.db, config.Security.RateLimits, logger),
+  );
   const operations = new Map(
     Object.entries(handlers).map(([operationId, handler]) => [
       operationId,
@@ -130,9 +141,17 @@ export function createApp(deps: AppDeps): Express {
     const operation = api.router.findOperation(request);
     if (operation === 'notFound') throw routeNotFound(req.method, req.path);
     if (operation === 'methodNotAllowed') {
-      throw new HttpError(405, `${req.method} is not allowed on ${req.path}.`);
+      // RFC 9110: a 405 says which methods the resource has; OPTIONS asks just that.
+      const allow = [...api.router.allowedMethods(req.path), 'OPTIONS'].join(', ');
+      if (req.method === 'OPTIONS') {
+        res.setHeader('Allow', allow).status(204).end();
+        return;
+      }
+      throw new HttpError(405, `${req.method} is not allowed on ${req.path}; use ${allow}.`, {
+        Allow: allow,
+      });
     }
-    const user = await authorize(operation, req.headers.authorization);
+    const user = await authorize(operation, req.headers.authorization, req.ip ?? '');
     if (user) req.user = user;
     rethrowBodyError(req);
     const unusable = requestValueProblems(

@@ -52,6 +52,8 @@ function codeOfStatus(status: number): string {
       return 'request.too_large';
     case 415:
       return 'request.unsupported_media_type';
+    case 429:
+      return 'auth.rate_limited';
     default:
       return 'internal';
   }

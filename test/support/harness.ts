@@ -188,6 +188,9 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
         RolesClaim: 'roles',
       },
       EncryptionKey: 'trellis-test-encryption-key',
+      // Test files try many wrong credentials on purpose (the auth matrix): the abuse limits stay
+      // on, far above that; test/api/rate-limits.test.ts sets them low to test them.
+      RateLimits: { FailedLoginsPerUser: 10_000, FailedLoginsPerAddress: 100_000 },
     },
     Logging: { Level: 'silent' },
   };

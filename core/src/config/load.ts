@@ -174,6 +174,7 @@ function checkSemantics(config: ValidatedConfig): string[] {
     problems.push('Temporal.Tls: Enabled is false, so its other settings would be ignored');
   }
   const { AllowCidrs, DenyCidrs } = config.Plugins.Network;
+  problems.push(...cidrProblems('Server.TrustedProxies', config.Server.TrustedProxies));
   problems.push(...cidrProblems('Plugins.Network.AllowCidrs', AllowCidrs));
   problems.push(...cidrProblems('Plugins.Network.DenyCidrs', DenyCidrs));
   return problems;

@@ -64,6 +64,11 @@ export const configSchema = Type.Object(
       // Loopback unless configured: an unconfigured laptop install is not exposed to the network.
       Host: nonEmptyString('127.0.0.1'),
       BodyLimitBytes: Type.Integer({ minimum: 1, default: 1_048_576 }),
+      /**
+       * Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` names the client, for the
+       * client address the rate limits count by. Empty: the connection's peer is the client.
+       */
+      TrustedProxies: Type.Array(nonEmptyString(), { default: [] }),
       /** Objects and arrays around any value of a JSON body; deeper bodies get 400. */
       MaxBodyDepth: Type.Integer({ minimum: 8, maximum: maxSupportedDepth, default: 64 }),
       /** Browser origins (`https://app.example.com`) allowed to call the API; none by default. */
@@ -127,6 +132,18 @@ export const configSchema = Type.Object(
       EncryptionKey: Type.Optional(nonEmptyString()),
       /** Keys used before a rotation: they still decrypt; `EncryptionKey` re-encrypts on write. */
       PreviousEncryptionKeys: Type.Array(nonEmptyString(), { default: [] }),
+      /** Abuse limits (OWASP API2, API4): on by default, generous. */
+      RateLimits: section({
+        Enabled: Type.Boolean({ default: true }),
+        /** Failed logins for one user name within the window that lock the name for the window. */
+        FailedLoginsPerUser: Type.Integer({ minimum: 1, default: 10 }),
+        /** Failed logins from one client address, across names, that lock the address. */
+        FailedLoginsPerAddress: Type.Integer({ minimum: 1, default: 100 }),
+        /** The window failures are counted in, and how long a lock lasts. */
+        WindowSeconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
+        /** Requests one authenticated user may make per minute, per API process. */
+        RequestsPerUserPerMinute: Type.Integer({ minimum: 1, default: 60_000 }),
+      }),
     }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */

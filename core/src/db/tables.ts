@@ -160,6 +160,16 @@ export interface IdempotencyKeyTable {
   createdAt: CreatedAt;
 }
 
+/** Failed logins of one user name (`user:<name>`) or client address (`address:<ip>`). */
+export interface AuthFailureTable {
+  key: string;
+  /** Failures since `windowStartedAt`. */
+  failures: number;
+  windowStartedAt: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Set once `failures` reached the limit: logins are refused until then. */
+  lockedUntil: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface Database {
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
@@ -170,6 +180,7 @@ export interface Database {
   approval: ApprovalTable;
   logEntry: LogEntryTable;
   idempotencyKey: IdempotencyKeyTable;
+  authFailure: AuthFailureTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;

@@ -91,7 +91,11 @@ export interface paths {
         get: operations["listPlugins"];
         /**
          * Update a plugin
-         * @description Moves an installed plugin type to the given version.
+         * @description Moves an installed plugin type to the given version, moving its configurations along.
+         *     Idempotent: when the type is already at that version alone, it answers 200 saying nothing
+         *     changed. 404 when the type is not installed or the catalog lacks the version; 409 when a
+         *     stored workflow or configuration pins a version this would remove, or a configuration's
+         *     settings do not fit the new version.
          */
         put: operations["updatePlugin"];
         /**
@@ -712,7 +716,7 @@ export interface components {
          *
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
          *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
          *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
@@ -1452,6 +1456,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1550,6 +1569,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1614,6 +1648,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1721,6 +1770,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -1794,6 +1858,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1910,6 +1989,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2002,6 +2096,21 @@ export interface operations {
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2106,6 +2215,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2204,6 +2328,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2281,6 +2420,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2350,6 +2504,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2637,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2567,6 +2751,21 @@ export interface operations {
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2678,6 +2877,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2742,6 +2956,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,6 +3078,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2928,6 +3172,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -2999,6 +3258,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3119,6 +3393,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3185,6 +3474,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,6 +3566,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3351,6 +3670,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3428,6 +3762,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3515,6 +3864,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3586,6 +3950,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3702,6 +4081,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3779,6 +4173,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -3847,6 +4256,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4356,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4001,6 +4440,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4108,6 +4562,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4174,6 +4643,21 @@ export interface operations {
             /** @description Unknown resource or route. */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4767,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description A dependency (the database, Temporal) is unavailable. */
             503: {
                 headers: {
@@ -4358,6 +4857,21 @@ export interface operations {
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -61,4 +61,36 @@ describe('Basic authentication', () => {
     const cachedEach = (performance.now() - second) / 20;
     expect(cachedEach).toBeLessThan(uncached / 5);
   });
+
+  it('takes as long for an unknown name as for a user, whatever form the password has', async () => {
+    const settings: TrellisConfig['Security']['Basic'] = {
+      Enabled: true,
+      Users: [
+        { Name: 'hashed', Password: await hashPassword('s3cret'), Roles: ['workflow'] },
+        { Name: 'plain', Password: 'plain-pw', Roles: ['workflow'] },
+      ],
+    };
+    const authenticate = createBasicAuthenticator(settings);
+    /** The median time of a wrong password for `name` (each header new: never cached). */
+    const median = async (name: string) => {
+      const times: number[] = [];
+      for (let attempt = 0; attempt < 9; attempt++) {
+        const started = performance.now();
+        await authenticate(header(name, `wrong-${attempt}`)).catch(() => undefined);
+        times.push(performance.now() - started);
+      }
+      return times.sort((a, b) => a - b)[4]!;
+    };
+    await median('plain'); // the one-time hashing of plain-text passwords, out of the way
+    const [unknown, plain, hashed] = [
+      await median('ghost'),
+      await median('plain'),
+      await median('hashed'),
+    ];
+    // Each is one scrypt check (tens of ms); a plain comparison took under a millisecond.
+    for (const time of [plain, hashed]) {
+      expect(time / unknown).toBeGreaterThan(0.5);
+      expect(time / unknown).toBeLessThan(2);
+    }
+  });
 });

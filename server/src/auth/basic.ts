@@ -4,6 +4,7 @@ import { HttpError } from '../errors.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { hashPassword, isHashed, verifyPassword } from '../../../core/src/security/password.js';
 import { CredentialCache } from './credential-cache.js';
+import type { LoginGuard } from './login-guard.js';
 import type { AuthUser } from './user.js';
 
 const invalidCredentials = () => new HttpError(401, 'Invalid username or password.');
@@ -35,26 +36,47 @@ export function warnAboutPlainTextPasswords(
 }
 
 /**
- * Checks Basic credentials against the configured users. Verified headers are cached briefly;
- * an unknown user still costs one hash check so that timing does not reveal which names exist.
+ * Checks Basic credentials against the configured users. Every check is one scrypt
+ * verification, so its time does not tell which names exist nor how a password is configured:
+ * plain-text passwords are hashed once (on first use), and an unknown name is checked against a
+ * decoy hash with the same cost as `npm run hash-password`'s. Verified headers are cached
+ * briefly. With a `guard`, locked names and addresses are refused and failures counted.
  */
-export function createBasicAuthenticator(settings: TrellisConfig['Security']['Basic']) {
+export function createBasicAuthenticator(
+  settings: TrellisConfig['Security']['Basic'],
+  guard: LoginGuard | null = null,
+) {
+  let hashes: Promise<Map<string, string>> | undefined;
+  const hashed = () =>
+    (hashes ??= Promise.all(
+      settings.Users.map(async (user) => {
+        const hash = isHashed(user.Password) ? user.Password : await hashPassword(user.Password);
+        return [user.Name, hash] as const;
+      }),
+    ).then((entries) => new Map(entries)));
   const users = new Map(settings.Users.map((user) => [user.Name, user]));
   const cache = new CredentialCache<AuthUser>();
   let decoy: Promise<string> | undefined;
 
-  return async function authenticateBasic(header: string): Promise<AuthUser> {
+  return async function authenticateBasic(header: string, address = ''): Promise<AuthUser> {
     const cached = cache.get(header);
-    if (cached) return cached;
+    if (cached) {
+      guard?.beforeCached(cached.name, address);
+      return cached;
+    }
     const credentials = parseBasicHeader(header);
     if (!credentials) throw new HttpError(401, 'The Basic credentials are malformed.');
+    const { hadFailures } = (await guard?.beforeVerifying(credentials.name, address)) ?? {};
     const user = users.get(credentials.name);
-    if (!user) {
-      decoy ??= hashPassword(randomUUID());
-      await verifyPassword(await decoy, credentials.password);
+    const stored = user
+      ? (await hashed()).get(user.Name)!
+      : await (decoy ??= hashPassword(randomUUID()));
+    const matches = await verifyPassword(stored, credentials.password);
+    if (!user || !matches) {
+      await guard?.failed(credentials.name, address);
       throw invalidCredentials();
     }
-    if (!(await verifyPassword(user.Password, credentials.password))) throw invalidCredentials();
+    await guard?.succeeded(user.Name, hadFailures ?? false);
     const authenticated: AuthUser = { name: user.Name, roles: [...user.Roles] };
     cache.set(header, authenticated);
     return authenticated;

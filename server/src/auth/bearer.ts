@@ -3,6 +3,7 @@ import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
 import { HttpError } from '../errors.js';
 import { CredentialCache } from './credential-cache.js';
+import type { LoginGuard } from './login-guard.js';
 import type { AuthUser } from './user.js';
 
 const knownRoles: readonly Role[] = ['admin', 'config', 'plugins', 'workflow'];
@@ -45,7 +46,10 @@ function describeJwtFailure(error: unknown): string {
  * Verifies Bearer JWTs: HS256 with `Secret`, RS256/ES256 with keys from `JwksUri`; `exp`, `nbf`,
  * issuer and audience. Verified tokens are cached until the sooner of a minute and their expiry.
  */
-export function createBearerAuthenticator(settings: TrellisConfig['Security']['Bearer']) {
+export function createBearerAuthenticator(
+  settings: TrellisConfig['Security']['Bearer'],
+  guard: LoginGuard | null = null,
+) {
   const secret = settings.Secret ? new TextEncoder().encode(settings.Secret) : null;
   const jwks = settings.JwksUri ? createRemoteJWKSet(new URL(settings.JwksUri)) : null;
   const algorithms = [...(secret ? ['HS256'] : []), ...(jwks ? ['RS256', 'ES256'] : [])];
@@ -56,11 +60,16 @@ export function createBearerAuthenticator(settings: TrellisConfig['Security']['B
   };
   const cache = new CredentialCache<AuthUser>();
 
-  return async function authenticateBearer(header: string): Promise<AuthUser> {
+  return async function authenticateBearer(header: string, address = ''): Promise<AuthUser> {
     const cached = cache.get(header);
-    if (cached) return cached;
+    if (cached) {
+      guard?.beforeCached(cached.name, address);
+      return cached;
+    }
     const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
     if (!token) throw new HttpError(401, 'The bearer token is missing.');
+    // A token names no user until it is verified: only its address can be locked or counted.
+    await guard?.beforeVerifying(null, address);
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, getKey, {
@@ -69,6 +78,7 @@ export function createBearerAuthenticator(settings: TrellisConfig['Security']['B
         ...(settings.Audience ? { audience: settings.Audience } : {}),
       }));
     } catch (error) {
+      await guard?.failed(null, address);
       throw new HttpError(401, describeJwtFailure(error));
     }
     const name =

@@ -4,10 +4,12 @@ import { HttpError } from '../errors.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';
+import type { LoginGuard } from './login-guard.js';
 import { assertAllowed, declaredRoles } from './roles.js';
 import type { AuthUser } from './user.js';
 
-type Authenticate = (header: string) => Promise<AuthUser>;
+/** Verifies an `Authorization` header sent from the client address `address`. */
+type Authenticate = (header: string, address: string) => Promise<AuthUser>;
 
 /** What one security scheme made of the request's `Authorization` header. */
 type SchemeResult = AuthUser | { rejected: unknown } | null;
@@ -66,12 +68,17 @@ export function createAuthorizer(
   document: Document,
   config: TrellisConfig,
   logger: Logger,
-): (operation: Operation, authorization: string | undefined) => Promise<AuthUser | null> {
+  guard: LoginGuard | null = null,
+): (
+  operation: Operation,
+  authorization: string | undefined,
+  address: string,
+) => Promise<AuthUser | null> {
   const { Basic, Bearer } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
   const authenticators: Record<'basic' | 'bearer', Authenticate | null> = {
-    basic: Basic.Enabled ? createBasicAuthenticator(Basic) : null,
-    bearer: Bearer.Enabled ? createBearerAuthenticator(Bearer) : null,
+    basic: Basic.Enabled ? createBasicAuthenticator(Basic, guard) : null,
+    bearer: Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null,
   };
   const challenge = [
     Basic.Enabled ? `Basic realm="${REALM}", charset="UTF-8"` : null,
@@ -95,17 +102,23 @@ export function createAuthorizer(
 
   const accessOf = accessByOperation(document);
 
-  async function checkScheme(name: string, header: string | undefined): Promise<SchemeResult> {
+  async function checkScheme(
+    name: string,
+    header: string | undefined,
+    address: string,
+  ): Promise<SchemeResult> {
     const scheme = schemes.get(name);
     if (!scheme || !header || !scheme.prefix.test(header)) return null;
     try {
-      return await scheme.authenticate(header);
+      return await scheme.authenticate(header, address);
     } catch (error) {
+      // Locked out: that is the answer, whatever another scheme would say.
+      if (error instanceof HttpError && error.status === 429) throw error;
       return { rejected: error };
     }
   }
 
-  return async (operation, header) => {
+  return async (operation, header, address) => {
     const access = accessOf.get(operationKey(operation.method, operation.path));
     if (!access) throw new Error(`${operation.method} ${operation.path} is not in the document`);
     if (access === 'public') return null;
@@ -114,13 +127,14 @@ export function createAuthorizer(
     for (const schemesNeeded of requirements) {
       let user: AuthUser | null = null;
       for (const name of schemesNeeded) {
-        if (!results.has(name)) results.set(name, await checkScheme(name, header));
+        if (!results.has(name)) results.set(name, await checkScheme(name, header, address));
         const result = results.get(name);
         user = result && !('rejected' in result) ? result : null;
         if (!user) break;
       }
       if (user) {
         assertAllowed(user, roles);
+        await guard?.request(user.name);
         return user;
       }
     }
