@@ -61,7 +61,7 @@ export function createBasicAuthenticator(
   return async function authenticateBasic(header: string, address = ''): Promise<AuthUser> {
     const cached = cache.get(header);
     if (cached) {
-      guard?.beforeCached(cached.name, address);
+      guard?.beforeCached(cached.name);
       return cached;
     }
     const credentials = parseBasicHeader(header);

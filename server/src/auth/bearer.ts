@@ -63,7 +63,7 @@ export function createBearerAuthenticator(
   return async function authenticateBearer(header: string, address = ''): Promise<AuthUser> {
     const cached = cache.get(header);
     if (cached) {
-      guard?.beforeCached(cached.name, address);
+      guard?.beforeCached(cached.name);
       return cached;
     }
     const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];

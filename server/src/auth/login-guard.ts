@@ -25,8 +25,12 @@ import { HttpError } from '../errors.js';
 export interface LoginGuard {
   /** Refuses (429) a login for `name` (null: not known, e.g. a token) from `address` when locked. */
   beforeVerifying(name: string | null, address: string): Promise<{ hadFailures: boolean }>;
-  /** The same refusal for credentials verified earlier, from memory only (no query). */
-  beforeCached(name: string, address: string): void;
+  /**
+   * The user-name refusal for credentials verified earlier, from memory only (no query). An
+   * address lock does not end logins verified before it: people behind the same NAT as an
+   * attacker keep working.
+   */
+  beforeCached(name: string): void;
   /** Counts a failed login; logs at warn when it locks the name or the address. */
   failed(name: string | null, address: string): Promise<void>;
   /** A login succeeded: the name's failures are forgotten. */
@@ -84,8 +88,8 @@ export function createLoginGuard(
       }
       return { hadFailures };
     },
-    beforeCached(name, address) {
-      for (const key of keysOf(name, address)) lockedInMemory(key);
+    beforeCached(name) {
+      lockedInMemory(userKey(name));
     },
     async failed(name, address) {
       const counted: [string, number][] = [
