@@ -4,6 +4,29 @@
  */
 
 export interface paths {
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List approvals across workflows
+         * @description Lists approvals across all workflows, oldest request first, optionally only those in one
+         *     status (`Pending` is the inbox: what waits for a decision) or of one workflow (404 when it
+         *     does not exist). Each names its workflow, execution and task, so that a client can approve or
+         *     reject it without listing executions first.
+         */
+        get: operations["listAllApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -351,7 +374,9 @@ export interface paths {
         put?: never;
         /**
          * Approve an approval
-         * @description Approves a pending approval: the task's plugin runs. Deciding twice is 409.
+         * @description Approves a pending approval: the task's plugin runs. The body is optional; its `reason` is
+         *     recorded with the decision (who, when, why) and written to the task's log. An approval that
+         *     is no longer pending (decided, or canceled because its execution ended) is 409.
          */
         post: operations["approveApproval"];
         delete?: never;
@@ -371,7 +396,9 @@ export interface paths {
         put?: never;
         /**
          * Reject an approval
-         * @description Rejects a pending approval: the task fails with the rejection. Deciding twice is 409.
+         * @description Rejects a pending approval: the task fails with the rejection. The body is optional; its
+         *     `reason` is recorded with the decision and becomes the task's message. An approval that is no
+         *     longer pending is 409.
          */
         post: operations["rejectApproval"];
         delete?: never;
@@ -563,6 +590,12 @@ export interface components {
         Approval: {
             /** @description The approval's id (used to approve or reject). */
             id: components["schemas"]["Uuid"];
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /** @description The execution's id. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description The id of the task execution waiting for the decision. */
+            taskExecutionId: components["schemas"]["Uuid"];
             /** @description The name of the task waiting for the decision. */
             taskName: string;
             /** @description The definition's `manualApproval.comment`; empty when none. */
@@ -573,10 +606,28 @@ export interface components {
              * @description When the approval was requested.
              */
             requestedAt: string;
-            /** @description When it was decided; null while pending. */
+            /**
+             * @description When `onTimeout` is applied if no one has decided by then; null when the task's
+             *     `manualApproval` sets no `timeoutMilliseconds`.
+             */
+            timesOutAt: string | null;
+            /** @description What happens at `timesOutAt`; null when the approval does not time out. */
+            onTimeout: components["schemas"]["ApprovalTimeoutAction"] | null;
+            /** @description When it was decided (or canceled); null while pending. */
             decidedAt: string | null;
-            /** @description The user who decided; null while pending. */
+            /**
+             * @description Who decided: the user who approved or rejected it; `system` when it timed out or its
+             *     execution ended first; `temporal` for a signal sent to the run from Temporal directly (the
+             *     Temporal UI or CLI). Null while pending.
+             */
             decidedBy: string | null;
+            /** @description Why: the reason the approver gave, or what the system did; null when none was given. */
+            reason: string | null;
+        };
+        /** @description The optional body of approve and reject. */
+        ApprovalDecisionRequest: {
+            /** @description Why, for the record: shown in the approval and written to the task's log. */
+            reason?: string;
         };
         /** @description The envelope of an execution's approvals. */
         ApprovalListResponse: {
@@ -598,7 +649,12 @@ export interface components {
          * @description The state of an approval.
          * @enum {string}
          */
-        ApprovalStatus: "Pending" | "Approved" | "Rejected";
+        ApprovalStatus: "Pending" | "Approved" | "Rejected" | "Canceled";
+        /**
+         * @description What a task's approval does when no one decides in time (`manualApproval.onTimeout`).
+         * @enum {string}
+         */
+        ApprovalTimeoutAction: "Approve" | "Reject";
         /** @description What creating a configuration returns. */
         ConfigurationCreated: {
             id: components["schemas"]["Uuid"];
@@ -720,8 +776,8 @@ export interface components {
          *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
          *     `request.unsupported_media_type` (415);
-         *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `workflow.name_taken`,
-         *     `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
+         *     `workflow.name_taken`, `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
@@ -1394,6 +1450,97 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAllApprovals: {
+        parameters: {
+            query?: {
+                /** @description Only approvals in this status; `Pending` for the ones waiting for a decision. */
+                status?: components["schemas"]["ApprovalStatus"];
+                /** @description Only approvals of this workflow's executions. */
+                workflowId?: components["schemas"]["Uuid"];
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listConfigurations: {
         parameters: {
             query?: {
@@ -3611,7 +3758,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+            };
+        };
         responses: {
             /** @description The request has succeeded. */
             200: {
@@ -3662,6 +3813,24 @@ export interface operations {
             };
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3709,7 +3878,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+            };
+        };
         responses: {
             /** @description The request has succeeded. */
             200: {
@@ -3760,6 +3933,24 @@ export interface operations {
             };
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

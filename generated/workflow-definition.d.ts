@@ -44,6 +44,13 @@ export type TaskType = ConfigurationName | PluginReference;
  * via the `definition` "ConfigurationName".
  */
 export type ConfigurationName = string;
+/**
+ * The decision an approval takes when no one decides in time.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "ApprovalTimeoutAction".
+ */
+export type ApprovalTimeoutAction = 'Approve' | 'Reject';
 
 /**
  * A workflow: a named DAG of tasks with optional variables and workflow-wide settings.
@@ -296,4 +303,14 @@ export interface ManualApproval {
    * Shown to the approver.
    */
   comment?: string;
+  /**
+   * How long the approval waits for a person; then `onTimeout` is applied, recorded as decided by
+   * `system`. Needs `onTimeout`. Without it the approval waits until someone decides or the run
+   * ends.
+   */
+  timeoutMilliseconds?: number;
+  /**
+   * The decision applied when `timeoutMilliseconds` passes first. Needs `timeoutMilliseconds`.
+   */
+  onTimeout?: ApprovalTimeoutAction;
 }

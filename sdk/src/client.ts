@@ -12,6 +12,9 @@ export type ExecutionStatus = Schemas['ExecutionStatus'];
 export type ExecutionDetail = Schemas['ExecutionDetail'];
 /** What executing a workflow returns (with `waitSeconds`: also its status and outputs). */
 export type ExecutionStarted = Schemas['ExecutionStarted'];
+/** An approval: its task, status, and the decision (who, when, why) once there is one. */
+export type Approval = Schemas['Approval'];
+export type ApprovalStatus = Schemas['ApprovalStatus'];
 
 /** The API paths that have an operation for `M`. */
 export type PathsWith<M extends Method> = {

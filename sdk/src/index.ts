@@ -4,6 +4,8 @@
  */
 export { createTrellisClient } from './client.js';
 export type {
+  Approval,
+  ApprovalStatus,
   ClientPaths,
   ExecutionDetail,
   ExecutionStarted,

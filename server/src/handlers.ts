@@ -1,3 +1,4 @@
+import { approvalHandlers } from './approvals/handlers.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
 import type { HandlerMap } from './handler.js';
@@ -13,5 +14,6 @@ export const handlers = {
   ...workflowHandlers,
   ...triggerHandlers,
   ...executionHandlers,
+  ...approvalHandlers,
   ...systemHandlers,
 } satisfies HandlerMap;

@@ -82,17 +82,21 @@ export async function approvalsOncePaused(
   });
 }
 
-/** Approves or rejects an approval of the run as the client's user. */
+/** Approves or rejects an approval of the run as the client's user, with a reason if given. */
 export async function decideApproval(
   client: TrellisClient,
   workflowId: string,
   executionId: string,
   approvalId: string,
   action: 'approve' | 'reject',
+  reason?: string,
 ): Promise<void> {
   await client.POST(
     `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${action}`,
-    { params: { path: { workflowId, executionId, approvalId } } },
+    {
+      params: { path: { workflowId, executionId, approvalId } },
+      ...(reason !== undefined ? { body: { reason } } : {}),
+    },
   );
 }
 

@@ -52,16 +52,17 @@ async function decideFirstApproval(
   trellis: Trellis,
   { workflowId, executionId }: { workflowId: string; executionId: string },
   action: 'approve' | 'reject',
+  reason?: string,
 ): Promise<void> {
   const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
-  await decideApproval(trellis.admin, workflowId, executionId, approval!.id, action);
+  await decideApproval(trellis.admin, workflowId, executionId, approval!.id, action, reason);
 }
 
-const gate = (name: string, dependencies: string[]) => ({
+const gate = (name: string, dependencies: string[], approval: Record<string, unknown> = {}) => ({
   name,
   type: noop,
   dependencies,
-  manualApproval: { enabled: true, comment: 'Go?' },
+  manualApproval: { enabled: true, comment: 'Go?', ...approval },
 });
 
 const scenarios: Scenario[] = [
@@ -222,6 +223,54 @@ const scenarios: Scenario[] = [
       definition([gate('Gate', []), { name: 'After', type: noop, dependencies: ['Gate'] }]),
     drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'reject'),
     expected: 'Failed',
+  },
+  {
+    // From here on a run settles each decision against the database before acting on it
+    // (behind a patch marker, set when it asks for its first approval).
+    name: 'approval-approved-with-reason',
+    definition: () =>
+      definition([
+        { name: 'Prepare', type: noop },
+        gate('Gate', ['Prepare']),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve', 'Checked.'),
+    expected: 'Completed',
+  },
+  {
+    // No one decides: the approval's timer fires and its default decision is applied.
+    name: 'approval-timeout-approve',
+    definition: () =>
+      definition([
+        gate('Gate', [], { timeoutMilliseconds: 300, onTimeout: 'Approve' }),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    expected: 'Completed',
+  },
+  {
+    name: 'approval-timeout-reject',
+    definition: () =>
+      definition([
+        gate('Gate', [], { timeoutMilliseconds: 300, onTimeout: 'Reject' }),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    expected: 'Failed',
+  },
+  {
+    // Canceled while an approval that would time out waits: its timer is canceled with the run.
+    name: 'approval-canceled-run',
+    definition: () =>
+      definition([
+        gate('Gate', [], { timeoutMilliseconds: 600_000, onTimeout: 'Approve' }),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      await approvalsOncePaused(trellis.admin, workflowId, executionId);
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    expected: 'Canceled',
   },
   {
     name: 'canceled',

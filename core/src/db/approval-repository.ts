@@ -1,13 +1,33 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Conflict, NotFound } from '../errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
-import type { ApprovalRow, ApprovalStatus, Database } from './tables.js';
+import { storableText } from './storable-text.js';
+import type {
+  ApprovalRow,
+  ApprovalStatus,
+  ApprovalTimeoutAction,
+  Database,
+  ExecutionStatus,
+} from './tables.js';
 
 /**
  * Approvals: a task that waits for a person asks for one (once, however often the engine asks),
- * and the first decision recorded is the one that counts.
+ * and the first decision recorded is the one that counts — a person's through the API, the
+ * system's when the approval times out, or `Canceled` when its execution ends first. Every write
+ * goes through the approval table, so anything that watches it sees every change.
  */
+
+/** Who decides an approval that times out, or closes one whose execution ended. */
+export const systemDecider = 'system';
+/** Who decided an approval through a signal sent to the run from Temporal directly. */
+export const temporalDecider = 'temporal';
+
+/** An approval with the workflow its execution belongs to. */
+export type ApprovalView = ApprovalRow & { workflowId: string };
+
+/** A decision: the approval moves from Pending to one of these. */
+export type Decision = Extract<ApprovalStatus, 'Approved' | 'Rejected'>;
 
 /** Asks for an approval of a task; idempotent: the task's existing approval is returned. */
 export async function createApproval(
@@ -17,9 +37,12 @@ export async function createApproval(
     taskExecutionId: string;
     taskName: string;
     comment: string;
+    /** Applied `milliseconds` after the request unless someone decides first. */
+    timeout?: { milliseconds: number; onTimeout: ApprovalTimeoutAction };
     at?: Date;
   },
 ): Promise<ApprovalRow> {
+  const requestedAt = input.at ?? new Date();
   const inserted = await db
     .insertInto('approval')
     .values({
@@ -29,7 +52,13 @@ export async function createApproval(
       taskName: input.taskName,
       comment: input.comment,
       status: 'Pending',
-      requestedAt: input.at ?? new Date(),
+      requestedAt,
+      ...(input.timeout
+        ? {
+            timesOutAt: new Date(requestedAt.getTime() + input.timeout.milliseconds),
+            onTimeout: input.timeout.onTimeout,
+          }
+        : {}),
     })
     .onConflict((oc) => oc.column('taskExecutionId').doNothing())
     .returningAll()
@@ -42,52 +71,109 @@ export async function createApproval(
     .executeTakeFirstOrThrow();
 }
 
+/** Approvals with their execution's workflow id. */
+function approvalViews(db: Kysely<Database>) {
+  return db
+    .selectFrom('approval')
+    .innerJoin('workflowExecution', 'workflowExecution.id', 'approval.executionId')
+    .selectAll('approval')
+    .select('workflowExecution.workflowId');
+}
+
 /** An execution's approvals, oldest first. */
 export async function listApprovals(
   db: Kysely<Database>,
   executionId: string,
   page?: Page,
-): Promise<Paged<ApprovalRow>> {
-  const query = db
-    .selectFrom('approval')
-    .selectAll()
-    .where('executionId', '=', executionId)
-    .orderBy('requestedAt')
-    .orderBy('id');
+): Promise<Paged<ApprovalView>> {
+  const query = approvalViews(db)
+    .where('approval.executionId', '=', executionId)
+    .orderBy('approval.requestedAt')
+    .orderBy('approval.id');
   return paginate(query, page);
 }
 
-/**
- * Records a decision exactly once: only a Pending approval changes. `NotFound` when the approval
- * is not one of the execution's; `Conflict` when it was decided already.
- */
-export async function decideApproval(
+/** Approvals of every workflow (or one), oldest request first, optionally in one status. */
+export async function listAllApprovals(
   db: Kysely<Database>,
-  input: {
-    executionId: string;
-    approvalId: string;
-    decision: Exclude<ApprovalStatus, 'Pending'>;
-    decidedBy: string;
-    at?: Date;
-  },
-): Promise<ApprovalRow> {
-  const missing = () =>
-    new NotFound(`Approval ${input.approvalId} was not found in execution ${input.executionId}.`, {
-      code: 'approval.not_found',
-    });
-  if (!isUuid(input.approvalId)) throw missing();
-  const decided = await db
+  filter: { status?: ApprovalStatus; workflowId?: string; page?: Page },
+): Promise<Paged<ApprovalView>> {
+  const query = approvalViews(db)
+    .$if(filter.status !== undefined, (q) => q.where('approval.status', '=', filter.status!))
+    .$if(filter.workflowId !== undefined, (q) =>
+      q.where('workflowExecution.workflowId', '=', filter.workflowId!),
+    )
+    .orderBy('approval.requestedAt')
+    .orderBy('approval.id');
+  return paginate(query, filter.page);
+}
+
+interface DecisionInput {
+  executionId: string;
+  approvalId: string;
+  decision: Decision;
+  decidedBy: string;
+  /** Why; blank counts as none. */
+  reason?: string | undefined;
+  at?: Date;
+}
+
+/** Decides the approval if it is still Pending; undefined when it is not (or is not the execution's). */
+async function decideIfPending(
+  db: Kysely<Database>,
+  input: DecisionInput,
+): Promise<ApprovalRow | undefined> {
+  if (!isUuid(input.approvalId)) return undefined;
+  const reason = input.reason?.trim() ? storableText(input.reason.trim()) : null;
+  return db
     .updateTable('approval')
-    .set({ status: input.decision, decidedBy: input.decidedBy, decidedAt: input.at ?? new Date() })
+    .set({
+      status: input.decision,
+      decidedBy: input.decidedBy,
+      decidedAt: input.at ?? new Date(),
+      reason,
+    })
     .where('id', '=', input.approvalId)
     .where('executionId', '=', input.executionId)
     .where('status', '=', 'Pending')
     .returningAll()
     .executeTakeFirst();
+}
+
+function approvalNotFound(executionId: string, approvalId: string) {
+  return new NotFound(`Approval ${approvalId} was not found in execution ${executionId}.`, {
+    code: 'approval.not_found',
+  });
+}
+
+/**
+ * Records a person's decision exactly once: only a Pending approval changes. `NotFound` when the
+ * approval is not one of the execution's; `Conflict` when it is no longer Pending.
+ */
+export async function decideApproval(
+  db: Kysely<Database>,
+  input: DecisionInput,
+): Promise<ApprovalRow> {
+  const decided = await decideIfPending(db, input);
   if (decided) return decided;
   const existing = await findApproval(db, input.executionId, input.approvalId);
-  if (!existing) throw missing();
-  throw alreadyDecided(existing);
+  if (!existing) throw approvalNotFound(input.executionId, input.approvalId);
+  throw notPending(existing);
+}
+
+/**
+ * The engine's side of a decision (a signal, a timeout): records it when the approval is still
+ * Pending, and returns the approval as it then stands, so that the run acts on the decision that
+ * was recorded first, whoever made it. Undefined when the approval is not the execution's.
+ */
+export async function settleDecision(
+  db: Kysely<Database>,
+  input: DecisionInput,
+): Promise<ApprovalRow | undefined> {
+  return (
+    (await decideIfPending(db, input)) ??
+    (await findApproval(db, input.executionId, input.approvalId))
+  );
 }
 
 /** An approval of an execution; undefined when unknown or another execution's. */
@@ -105,21 +191,70 @@ export async function findApproval(
     .executeTakeFirst();
 }
 
-/** The `Conflict` of deciding an approval that was decided already. */
-export function alreadyDecided(approval: Pick<ApprovalRow, 'id' | 'status'>) {
+/** The `Conflict` of deciding an approval that is no longer Pending. */
+export function notPending(approval: Pick<ApprovalRow, 'id' | 'status'>) {
+  if (approval.status === 'Canceled') {
+    return new Conflict(
+      `Approval ${approval.id} was canceled: its execution ended before a decision.`,
+      { code: 'approval.canceled' },
+    );
+  }
   return new Conflict(`Approval ${approval.id} was already ${approval.status.toLowerCase()}.`, {
     code: 'approval.already_decided',
   });
 }
 
-/** Puts a decision back to Pending (the decision could not be delivered to the run). */
+const undeliveredReason = 'The execution ended before the decision reached it.';
+
+/**
+ * Puts a decision back to Pending because it could not be delivered to the run; Canceled instead
+ * when the execution has ended meanwhile (its end closed only the approvals still Pending).
+ */
 export async function undoApprovalDecision(
   db: Kysely<Database>,
   approvalId: string,
 ): Promise<void> {
+  const ended = sql<boolean>`not exists (
+    select 1 from workflow_execution e
+    where e.id = approval.execution_id and e.status in ('Pending', 'Running', 'Paused'))`;
   await db
     .updateTable('approval')
-    .set({ status: 'Pending', decidedBy: null, decidedAt: null })
+    .set({
+      status: sql`case when ${ended} then 'Canceled' else 'Pending' end`,
+      decidedBy: sql`case when ${ended} then ${systemDecider} end`,
+      decidedAt: sql`case when ${ended} then now() end`,
+      reason: sql`case when ${ended} then ${undeliveredReason} end`,
+    })
     .where('id', '=', approvalId)
+    .execute();
+}
+
+/** Why an approval was closed when its execution ended with `status` and `message`. */
+export function closedReason(status: ExecutionStatus, message: string): string {
+  const ended = status === 'Canceled' ? 'was canceled' : status === 'Failed' ? 'failed' : 'ended';
+  return storableText(`The execution ${ended} before a decision: ${message}`);
+}
+
+/** What an approval still Pending becomes when its execution ends. */
+export function closedApproval(outcome: { status: ExecutionStatus; message: string; at: Date }) {
+  return {
+    status: 'Canceled' as const,
+    decidedBy: systemDecider,
+    decidedAt: outcome.at,
+    reason: closedReason(outcome.status, outcome.message),
+  };
+}
+
+/** Cancels the approvals of an ended execution that are still Pending. */
+export async function cancelPendingApprovals(
+  db: Kysely<Database>,
+  executionId: string,
+  outcome: { status: ExecutionStatus; message: string; at: Date },
+): Promise<void> {
+  await db
+    .updateTable('approval')
+    .set(closedApproval(outcome))
+    .where('executionId', '=', executionId)
+    .where('status', '=', 'Pending')
     .execute();
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
 import { newId, isUuid } from './ids.js';
-import { appendLogs, withLogs, type NewLogEntry } from './log-repository.js';
+import { cancelPendingApprovals, closedApproval } from './approval-repository.js';
+import { appendLogs, logValues, withLogs, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import type {
   Database,
@@ -240,7 +241,7 @@ export async function listActiveExecutions(
  * Ends an execution its run cannot carry on: the Temporal run is gone without writing its outcome
  * (recovery), or the run cannot go on at all (the engine met data it cannot use). The execution
  * gets `outcome`, with a log entry saying why (under `logKey`, once), and every unfinished task
- * is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
+ * and every approval still Pending is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
  * own outcome.
  */
 export async function finishAbandonedExecution(
@@ -263,6 +264,7 @@ export async function finishAbandonedExecution(
       .executeTakeFirst();
     if (!finished) return false;
     await cancelUnfinishedTasks(trx, executionId, outcome);
+    await cancelPendingApprovals(trx, executionId, outcome);
     await appendLogs(trx, [
       {
         executionId,
@@ -296,8 +298,10 @@ export async function markExecutionPaused(
 }
 
 /**
- * Finished with its final status, message and end time, with log entries; a no-op once
- * finished, so the first final status written wins.
+ * Finished with its final status, message and end time, with log entries; its approvals still
+ * Pending are Canceled (no one can decide them any more). A no-op once finished, so the first
+ * final status written wins. One statement: the change, the approvals and the entries land
+ * together, in one round trip.
  */
 export async function markExecutionFinished(
   db: Kysely<Database>,
@@ -309,12 +313,32 @@ export async function markExecutionFinished(
   },
   logs: NewLogEntry[] = [],
 ): Promise<void> {
-  const change = {
-    status: outcome.status,
-    message: storableText(outcome.message),
-    executionEnd: outcome.at ?? new Date(),
-  };
-  await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
+  const at = outcome.at ?? new Date();
+  const change = db
+    .updateTable('workflowExecution')
+    .set({ status: outcome.status, message: storableText(outcome.message), executionEnd: at })
+    .where('id', '=', executionId)
+    .where('status', 'in', ACTIVE_EXECUTION);
+  const finish = db
+    .with('change', () => change.returning(sql<number>`1`.as('changed')))
+    .with('closedApprovals', (query) =>
+      query
+        .updateTable('approval')
+        .set(closedApproval({ ...outcome, at }))
+        .where('executionId', '=', executionId)
+        .where('status', '=', 'Pending')
+        .where((eb) => eb.exists(eb.selectFrom('change').select('changed')))
+        .returning('approval.id'),
+    );
+  if (logs.length === 0) {
+    await finish.selectFrom('change').select('changed').execute();
+    return;
+  }
+  await finish
+    .insertInto('logEntry')
+    .values(logs.map(logValues))
+    .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
+    .execute();
 }
 
 /** Records what a run gives back, evaluated as it completes (before its final status). */

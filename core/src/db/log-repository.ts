@@ -23,7 +23,8 @@ export interface NewLogEntry {
   timeStamp: Date;
 }
 
-function logValues(entry: NewLogEntry) {
+/** The row of a new log entry. */
+export function logValues(entry: NewLogEntry) {
   return {
     id: newId(),
     executionId: entry.executionId,

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../config/load.js';
 import { createLogger } from '../logging.js';
@@ -84,6 +84,7 @@ describe('migrations', () => {
         '(execution_id, seq)',
         '(task_execution_id, seq)',
         '(execution_id, requested_at)',
+        '(status, requested_at, id)',
         '(workflow_id, created_at)',
         '(type, version)',
         '(name)',
@@ -280,6 +281,64 @@ describe('migrations', () => {
         })
         .execute(),
     ).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('cancels the Pending approvals of executions that had already ended', async () => {
+    const url = await createTestDatabase();
+    const config = buildConfig({ Database: { Url: url }, Logging: { Level: 'silent' } });
+    const opened = await openDatabase(config, createLogger(config.Logging));
+    try {
+      const migrator = new Migrator({
+        db: opened.db,
+        provider: { getMigrations: async () => migrations },
+      });
+      const { error } = await migrator.migrateTo('2026-11-24T04-00-00-plugin-output-schema');
+      expect(error).toBeUndefined();
+      const ended = new Date('2026-11-20T10:00:00Z');
+      const [w, e1, e2, t1, t2, a1, a2] = [1, 11, 12, 21, 22, 31, 32].map(
+        (n) => `00000000-0000-4000-8000-0000000000${n.toString().padStart(2, '0')}`,
+      );
+      for (const statement of [
+        sql`insert into workflow (id, name, definition, modified_date)
+            values (${w}, 'old', '{}', now())`,
+        sql`insert into workflow_execution (id, workflow_id, workflow_name, definition, status,
+              message, temporal_workflow_id, execution_start, execution_end)
+            values (${e1}, ${w}, 'old', '{}', 'Canceled', 'Canceled by admin.', 't-1', ${ended},
+                    ${ended}),
+                   (${e2}, ${w}, 'old', '{}', 'Paused', '', 't-2', ${ended}, null)`,
+        sql`insert into task_execution (id, execution_id, workflow_id, name, position, status)
+            values (${t1}, ${e1}, ${w}, 'Gate', 0, 'Canceled'),
+                   (${t2}, ${e2}, ${w}, 'Gate', 0, 'WaitingForApproval')`,
+        sql`insert into approval (id, execution_id, task_execution_id, task_name, status)
+            values (${a1}, ${e1}, ${t1}, 'Gate', 'Pending'), (${a2}, ${e2}, ${t2}, 'Gate', 'Pending')`,
+      ]) {
+        await statement.execute(opened.db);
+      }
+      await migrateToLatest(opened.db);
+      const rows = await opened.db
+        .selectFrom('approval')
+        .select(['id', 'status', 'decidedBy', 'decidedAt', 'reason'])
+        .orderBy('id')
+        .execute();
+      expect(rows).toEqual([
+        {
+          id: a1,
+          status: 'Canceled',
+          decidedBy: 'system',
+          decidedAt: ended,
+          reason: 'The execution ended before a decision.',
+        },
+        {
+          id: a2,
+          status: 'Pending',
+          decidedBy: null,
+          decidedAt: null,
+          reason: null,
+        },
+      ]);
+    } finally {
+      await opened.close();
+    }
   });
 
   it('can be rolled back completely', async () => {

@@ -76,7 +76,9 @@ export type TaskStatus =
   | 'Failed'
   | 'Skipped'
   | 'Canceled';
-export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected';
+export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Canceled';
+/** What an approval that times out does (`manualApproval.onTimeout`). */
+export type ApprovalTimeoutAction = 'Approve' | 'Reject';
 /** Log entry levels: the ones plugins log at (the plugin contract's), which the engine uses too. */
 export type { LogLevel };
 
@@ -126,8 +128,19 @@ export interface ApprovalTable {
   comment: string;
   status: ApprovalStatus;
   requestedAt: Timestamp;
+  /** When `onTimeout` applies if no one decides; null when the approval does not time out. */
+  timesOutAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  onTimeout: ColumnType<
+    ApprovalTimeoutAction | null,
+    ApprovalTimeoutAction | null | undefined,
+    ApprovalTimeoutAction | null
+  >;
+  /** When it was decided or canceled. */
   decidedAt: Timestamp | null;
+  /** A user's name, `system` (timed out, or the execution ended) or `temporal` (a raw signal). */
   decidedBy: string | null;
+  /** Why, as the decider said or the system recorded; null when none was given. */
+  reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LogEntryTable {

@@ -54,6 +54,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     problems.push(
       ...checkErrorHandling(task.errorHandling, ['tasks', index], unknownTask, task.name),
     );
+    problems.push(...checkApprovalTimeout(task, index));
     problems.push(
       ...checkTaskExpressions(task, index, names, maxExpressionDepth, definition.inputs ?? {}),
     );
@@ -91,6 +92,22 @@ function checkErrorHandling(
   if (handling.triggerTask === taskName) return [`${at}: task '${taskName}' cannot trigger itself`];
   const problem = unknownTask(handling.triggerTask);
   return problem === null ? [] : [`${at}: ${problem}`];
+}
+
+/** An approval times out only with both a timeout and the decision to take then. */
+function checkApprovalTimeout(task: TaskDefinition, index: number): string[] {
+  const approval = task.manualApproval;
+  if (approval === undefined) return [];
+  const at = (field: string) => formatPath(['tasks', index, 'manualApproval', field]);
+  if (approval.timeoutMilliseconds !== undefined && approval.onTimeout === undefined) {
+    return [
+      `${at('onTimeout')}: is required with timeoutMilliseconds (Approve or Reject: the decision taken when no one decides in time)`,
+    ];
+  }
+  if (approval.onTimeout !== undefined && approval.timeoutMilliseconds === undefined) {
+    return [`${at('timeoutMilliseconds')}: is required with onTimeout`];
+  }
+  return [];
 }
 
 function checkTaskExpressions(

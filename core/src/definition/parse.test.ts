@@ -223,6 +223,37 @@ describe('parseDefinition', () => {
     ]);
   });
 
+  it('takes an approval timeout only with the decision to take then', () => {
+    const gate = (manualApproval: Record<string, unknown>) => ({
+      name: 'W',
+      tasks: [task('A', { manualApproval: { enabled: true, ...manualApproval } })],
+    });
+    const accepted = parseDefinition(
+      JSON.stringify(gate({ TimeoutMilliseconds: 60_000, onTimeout: 'Reject' })),
+    );
+    expect(accepted).toMatchObject({
+      ok: true,
+      definition: {
+        tasks: [
+          { manualApproval: { enabled: true, timeoutMilliseconds: 60_000, onTimeout: 'Reject' } },
+        ],
+      },
+    });
+    expect(errorsOf(gate({ timeoutMilliseconds: 1000 }))).toEqual([
+      'tasks[0].manualApproval.onTimeout: is required with timeoutMilliseconds (Approve or Reject: the decision taken when no one decides in time)',
+    ]);
+    expect(errorsOf(gate({ onTimeout: 'Approve' }))).toEqual([
+      'tasks[0].manualApproval.timeoutMilliseconds: is required with onTimeout',
+    ]);
+    expect(errorsOf(gate({ timeoutMilliseconds: 0, onTimeout: 'Later' }))).toEqual([
+      'tasks[0].manualApproval.timeoutMilliseconds: must be >= 1',
+      'tasks[0].manualApproval.onTimeout: must be one of Approve, Reject',
+    ]);
+    expect(errorsOf(gate({ timeoutMilliseconds: '1 hour', onTimeout: 'Approve' }))).toEqual([
+      'tasks[0].manualApproval.timeoutMilliseconds: must be an integer',
+    ]);
+  });
+
   it('runs the graph checks after the schema passes', () => {
     expect(
       errorsOf({

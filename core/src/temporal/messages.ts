@@ -18,16 +18,21 @@ export const executionWorkflowType = 'trellisExecution';
 export type ExecutionInput =
   { executionId: string } | { scheduled: { workflowId: string; triggerId: string } };
 
-export interface ApproveSignal {
+/**
+ * A decision on an approval. The API records it before it signals, and the run acts on the
+ * decision recorded first; a signal sent from Temporal directly (its UI or CLI) carries only
+ * `approvalId` (and perhaps `reason`), and the run records it itself, decided by `temporal`.
+ */
+export interface DecisionSignal {
   approvalId: string;
-  decidedBy: string;
-}
-
-export interface RejectSignal {
-  approvalId: string;
-  decidedBy: string;
+  /** Who decided (the API's user); absent from a signal sent from Temporal directly. */
+  decidedBy?: string;
+  /** Why, as the decider said. */
   reason?: string;
 }
+
+export type ApproveSignal = DecisionSignal;
+export type RejectSignal = DecisionSignal;
 
 export interface CancelSignal {
   /** Who asked, for the execution's log. */
@@ -48,11 +53,20 @@ export interface ExecutionOutcome {
   message: string;
 }
 
+/** What a task's log says of the decision on its approval: `Approved by alice: looks right`. */
+export function decisionMessage(
+  approved: boolean,
+  decidedBy: string,
+  reason: string | null | undefined,
+): string {
+  return `${approved ? 'Approved' : 'Rejected'} by ${decidedBy}${reason ? `: ${reason}` : '.'}`;
+}
+
 /** Stops the run: in-flight plugins are aborted, pending tasks become Canceled. */
 export const cancelSignal = defineSignal<[CancelSignal?]>('cancel');
 /** The message of a task whose plugin was running when the run was canceled. */
 export const canceledWhileRunning = 'Canceled while running.';
-/** A person approved a pending approval (the API recorded the decision first). */
+/** A person approved a pending approval (the API recorded the decision first, with the reason). */
 export const approveSignal = defineSignal<[ApproveSignal]>('approve');
 /** A person rejected a pending approval: the task fails with the reason. */
 export const rejectSignal = defineSignal<[RejectSignal]>('reject');

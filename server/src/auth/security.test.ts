@@ -3,12 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../openapi.js';
 import { accessByOperation, operationKey } from './security.js';
 
-/** The seed's table of areas and the roles allowed besides admin (DESIGN.md §5). */
+/**
+ * The seed's table of areas and the roles allowed besides admin (DESIGN.md §5), and `/approvals`,
+ * every workflow's approvals, which belongs to the workflow area like the approvals under
+ * `/workflows`.
+ */
 function seedRoleOf(path: string): string {
   if (path.startsWith('/config')) return 'config';
   if (path.startsWith('/plugins')) return 'plugins';
-  if (path.startsWith('/workflows')) return 'workflow';
-  return 'none: only /config, /plugins and /workflows are protected';
+  if (path.startsWith('/workflows') || path === '/approvals') return 'workflow';
+  return 'none: only /config, /plugins, /workflows and /approvals are protected';
 }
 
 const documentWith = (paths: Record<string, unknown>): Document =>

@@ -1,17 +1,12 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as approvalRepository from '../../../core/src/db/approval-repository.js';
 import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type {
-  ApprovalRow,
-  WorkflowExecutionRow,
-  WorkflowRow,
-} from '../../../core/src/db/tables.js';
+import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
-import { approveSignal, cancelSignal, rejectSignal } from '../../../core/src/temporal/messages.js';
+import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -20,7 +15,7 @@ import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { startExecution } from './start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
+export const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 async function findWorkflow(deps: AppDeps, workflowId: string): Promise<WorkflowRow> {
   const workflow = await workflowRepository.findById(deps.db, workflowId);
@@ -29,7 +24,7 @@ async function findWorkflow(deps: AppDeps, workflowId: string): Promise<Workflow
 }
 
 /** The execution of that workflow; 404 when unknown or another workflow's. */
-async function findExecution(
+export async function findExecution(
   deps: AppDeps,
   params: { workflowId: string; executionId: string },
 ): Promise<WorkflowExecutionRow> {
@@ -66,11 +61,11 @@ async function findTask(
   return task;
 }
 
-function temporalClient(deps: AppDeps): Client {
+export function temporalClient(deps: AppDeps): Client {
   return deps.temporal.client;
 }
 
-function assertActive(execution: WorkflowExecutionRow, action: string): void {
+export function assertActive(execution: WorkflowExecutionRow, action: string): void {
   if (!executionRepository.isExecutionActive(execution.status)) {
     throw new Conflict(
       `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
@@ -80,7 +75,7 @@ function assertActive(execution: WorkflowExecutionRow, action: string): void {
 }
 
 /** Sends a signal to the execution's run; 503 when Temporal cannot be reached. */
-async function signalRun(
+export async function signalRun(
   client: Client,
   execution: WorkflowExecutionRow,
   send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
@@ -98,55 +93,6 @@ async function signalRun(
   }
 }
 
-/** Records an approval decision exactly once, then tells the run; undone if the run cannot hear it. */
-async function decide(
-  deps: AppDeps,
-  params: { workflowId: string; executionId: string; approvalId: string },
-  decision: 'Approved' | 'Rejected',
-  decidedBy: string,
-): Promise<ApprovalRow> {
-  const execution = await findExecution(deps, params);
-  const client = temporalClient(deps);
-  if (!executionRepository.isExecutionActive(execution.status)) {
-    // Say what the client most needs: unknown approval, already decided, or the run is over.
-    const existing = await approvalRepository.findApproval(
-      deps.db,
-      execution.id,
-      params.approvalId,
-    );
-    if (!existing) {
-      throw new NotFound(
-        `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
-        { code: 'approval.not_found' },
-      );
-    }
-    if (existing.status !== 'Pending') throw approvalRepository.alreadyDecided(existing);
-    assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
-  }
-  const approval = await approvalRepository.decideApproval(deps.db, {
-    executionId: execution.id,
-    approvalId: params.approvalId,
-    decision,
-    decidedBy,
-  });
-  try {
-    const sent = await signalRun(client, execution, (handle) =>
-      decision === 'Approved'
-        ? handle.signal(approveSignal, { approvalId: approval.id, decidedBy })
-        : handle.signal(rejectSignal, { approvalId: approval.id, decidedBy }),
-    );
-    if (sent === 'no-run') {
-      throw new Conflict(`Execution "${execution.id}" is no longer running.`, {
-        code: 'execution.not_running',
-      });
-    }
-  } catch (error) {
-    await approvalRepository.undoApprovalDecision(deps.db, approval.id);
-    throw error;
-  }
-  return approval;
-}
-
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
@@ -157,7 +103,7 @@ function toLogEntry(entry: logRepository.LogEntryView) {
   };
 }
 
-/** `/workflows/{workflowId}/executions`: runs, their tasks, logs and approvals. */
+/** `/workflows/{workflowId}/executions`: runs, their tasks and logs (approvals: ../approvals/). */
 export const executionHandlers = {
   listExecutions: async ({ deps, params, query }) => {
     await findWorkflow(deps, params.workflowId);
@@ -289,33 +235,5 @@ export const executionHandlers = {
     const task = await findTask(deps, params);
     const paged = await logRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
     return listReply(paged, query, toLogEntry);
-  },
-
-  listApprovals: async ({ deps, params, query }) => {
-    const execution = await findExecution(deps, params);
-    const paged = await approvalRepository.listApprovals(
-      deps.db,
-      execution.id,
-      requestedPage(query),
-    );
-    return listReply(paged, query, (approval) => ({
-      id: approval.id,
-      taskName: approval.taskName,
-      comment: approval.comment,
-      status: approval.status,
-      requestedAt: approval.requestedAt.toISOString(),
-      decidedAt: iso(approval.decidedAt),
-      decidedBy: approval.decidedBy,
-    }));
-  },
-
-  approveApproval: async ({ deps, params, user }) => {
-    const approval = await decide(deps, params, 'Approved', user.name);
-    return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was approved.`);
-  },
-
-  rejectApproval: async ({ deps, params, user }) => {
-    const approval = await decide(deps, params, 'Rejected', user.name);
-    return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was rejected.`);
   },
 } satisfies Partial<HandlerMap>;

@@ -17,9 +17,11 @@ export type { OutputsResult } from './evaluate-outputs.js';
 export type { PrepareResult } from './prepare-execution.js';
 export type {
   ApprovalOutcome,
+  DecisionClaim,
   EngineLog,
   ProgressInput,
   ProgressResult,
+  SettledDecision,
 } from './record-progress.js';
 export { taskFailedType } from './run-task.js';
 export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';

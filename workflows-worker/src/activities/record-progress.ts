@@ -3,8 +3,9 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import * as approvalRepository from '../../../core/src/db/approval-repository.js';
 import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type { ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
+import type { ApprovalStatus, ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition } from '../../../core/src/definition/expressions.js';
+import { decisionMessage } from '../../../core/src/temporal/messages.js';
 import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
 import type { ActivityDeps } from './deps.js';
@@ -20,15 +21,39 @@ export interface EngineLog {
 }
 
 /**
+ * A decision that reached the run: a signal (the API's, which recorded it first, or one sent from
+ * Temporal directly), or the approval's timeout.
+ */
+export interface DecisionClaim {
+  approvalId: string;
+  taskExecutionId: string;
+  approved: boolean;
+  source: 'signal' | 'timeout';
+  reason?: string;
+}
+
+/** The decision an approval holds once a claim was settled: the first one recorded counts. */
+export interface SettledDecision {
+  approvalId: string;
+  status: ApprovalStatus;
+}
+
+/**
  * The engine's bookkeeping since its last write, in one (local) activity: tasks skipped,
- * rejected or canceled, approvals to ask for, the execution's status, and the log entries
- * saying why. Every write is idempotent, so a replay that runs it again changes nothing.
+ * rejected or canceled, approvals to ask for, decisions to settle, the execution's status, and
+ * the log entries saying why. Every write is idempotent, so a replay that runs it again changes
+ * nothing.
  */
 export interface ProgressInput {
   executionId: string;
   tasks: taskExecutionRepository.TaskTransition[];
   /** Ready tasks that need a person; their condition is checked first. */
   approvals: Array<{ taskExecutionId: string; taskName: string }>;
+  /**
+   * Decisions to record unless one was recorded first (absent in histories recorded before the
+   * run settled decisions itself).
+   */
+  decisions?: DecisionClaim[];
   logs: EngineLog[];
   execution?:
     | { status: Extract<ExecutionStatus, 'Running' | 'Paused'> }
@@ -42,6 +67,8 @@ export type ApprovalOutcome =
 
 export interface ProgressResult {
   approvals: ApprovalOutcome[];
+  /** One per claim, in order; absent when there were none. */
+  decisions?: SettledDecision[];
 }
 
 /** Log entries written in the statement of a status change (8 bind parameters each). */
@@ -96,11 +123,15 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       }
     }
     const comment = task.manualApproval?.comment ?? '';
+    const { timeoutMilliseconds, onTimeout } = task.manualApproval ?? {};
     const approval = await approvalRepository.createApproval(db, {
       executionId,
       taskExecutionId: request.taskExecutionId,
       taskName: task.name,
       comment,
+      ...(timeoutMilliseconds !== undefined && onTimeout !== undefined
+        ? { timeout: { milliseconds: timeoutMilliseconds, onTimeout } }
+        : {}),
       at,
     });
     const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
@@ -110,6 +141,55 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       at,
     );
     return { outcome: { taskName: task.name, approvalId: approval.id }, log: log('Info', message) };
+  }
+
+  /**
+   * Records a claimed decision unless the approval was decided first (the API records a person's
+   * decision before it signals; a signal sent from Temporal directly finds the approval Pending
+   * and is recorded as decided by `temporal`), and writes the decision that holds to the task:
+   * its log entry, and for a rejection its failure.
+   */
+  async function settleDecision(
+    executionId: string,
+    claim: DecisionClaim,
+    at: Date,
+  ): Promise<{ settled: SettledDecision; log?: logRepository.NewLogEntry }> {
+    const approval = await approvalRepository.settleDecision(db, {
+      executionId,
+      approvalId: claim.approvalId,
+      decision: claim.approved ? 'Approved' : 'Rejected',
+      decidedBy:
+        claim.source === 'timeout'
+          ? approvalRepository.systemDecider
+          : approvalRepository.temporalDecider,
+      reason: claim.reason,
+      at,
+    });
+    const status = approval?.status ?? 'Pending';
+    const settled = { approvalId: claim.approvalId, status };
+    if (status !== 'Approved' && status !== 'Rejected') return { settled };
+    const message = decisionMessage(
+      status === 'Approved',
+      approval?.decidedBy ?? approvalRepository.systemDecider,
+      approval?.reason,
+    );
+    if (status === 'Rejected') {
+      await taskExecutionRepository.applyTaskTransitions(
+        db,
+        [{ id: claim.taskExecutionId, status: 'Failed', message }],
+        at,
+      );
+    }
+    const log = {
+      executionId,
+      taskExecutionId: claim.taskExecutionId,
+      dedupeKey: `${claim.taskExecutionId}:decision`,
+      level: status === 'Approved' ? ('Info' as const) : ('Error' as const),
+      message,
+      exception: null,
+      timeStamp: at,
+    };
+    return { settled, log };
   }
 
   /**
@@ -142,7 +222,11 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     const requested = await Promise.all(
       input.approvals.map((request) => requestApproval(executionId, request, at)),
     );
+    const decisions = await Promise.all(
+      (input.decisions ?? []).map((claim) => settleDecision(executionId, claim, at)),
+    );
     const logs: logRepository.NewLogEntry[] = [
+      ...decisions.flatMap((decision) => (decision.log ? [decision.log] : [])),
       ...input.logs.map((entry) => ({
         executionId,
         taskExecutionId: entry.taskExecutionId,
@@ -168,6 +252,9 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       const outcome = { status, message, at };
       await executionRepository.markExecutionFinished(db, executionId, outcome, withStatus);
     }
-    return { approvals: requested.map((result) => result.outcome) };
+    return {
+      approvals: requested.map((result) => result.outcome),
+      ...(input.decisions ? { decisions: decisions.map((decision) => decision.settled) } : {}),
+    };
   }
 }

@@ -30,8 +30,10 @@ import {
   approveSignal,
   canceledWhileRunning,
   cancelSignal,
+  decisionMessage,
   rejectSignal,
   stateQuery,
+  type DecisionSignal,
   type ExecutionInput,
   type ExecutionOutcome,
   type ExecutionState,
@@ -41,6 +43,7 @@ import type {
   AttemptInput,
   EngineLog,
   ProgressInput,
+  SettledDecision,
   TaskFailedDetails,
   TrellisActivities,
 } from '../activities/index.js';
@@ -62,6 +65,17 @@ export const outputsPatch = 'evaluate-outputs';
 
 /** The patch that starts a rerun's reused tasks out Completed (runs without any, as before). */
 export const rerunPatch = 'rerun-reused-tasks';
+
+/**
+ * The patch under which a run settles each decision that reaches it (a signal, an approval's
+ * timeout) against the database before acting on it, so that it acts on the decision recorded
+ * first, and times approvals out. Runs that asked for their first approval before it act on
+ * signals as they arrive, as before.
+ */
+export const approvalDecisionsPatch = 'approval-decisions';
+
+/** Who decides an approval whose signal came from Temporal directly, without a name. */
+const unnamedDecider = 'temporal';
 
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
 const HEARTBEAT_TIMEOUT = '5 seconds';
@@ -127,6 +141,8 @@ interface Decision {
   approved: boolean;
   decidedBy: string;
   reason?: string;
+  /** A signal (the API's or Temporal's), or the approval's timeout. */
+  source: 'signal' | 'timeout';
 }
 
 /**
@@ -148,19 +164,22 @@ class Signals {
       this.cancelRequestedBy = payload?.requestedBy;
       this.changed = true;
     });
-    setHandler(approveSignal, ({ approvalId, decidedBy }) => {
-      this.decisions.set(approvalId, { approved: true, decidedBy });
-      this.changed = true;
-    });
-    setHandler(rejectSignal, ({ approvalId, decidedBy, reason }) => {
-      this.decisions.set(approvalId, {
-        approved: false,
-        decidedBy,
-        ...(reason !== undefined ? { reason } : {}),
-      });
-      this.changed = true;
-    });
+    setHandler(approveSignal, (payload) => this.decide(payload, true));
+    setHandler(rejectSignal, (payload) => this.decide(payload, false));
     setHandler(stateQuery, () => this.state());
+  }
+
+  /** A decision signal; one sent by hand (Temporal UI or CLI) may carry anything, or nothing. */
+  private decide(payload: DecisionSignal | undefined, approved: boolean): void {
+    const { approvalId, decidedBy, reason } = (payload ?? {}) as Partial<Record<string, unknown>>;
+    if (typeof approvalId !== 'string') return;
+    this.decisions.set(approvalId, {
+      approved,
+      decidedBy: typeof decidedBy === 'string' ? decidedBy : unnamedDecider,
+      ...(typeof reason === 'string' ? { reason } : {}),
+      source: 'signal',
+    });
+    this.changed = true;
   }
 }
 
@@ -177,6 +196,10 @@ class ExecutionRun {
   /** Activities and backoff timers of tasks: canceled together on cancel or timeout. */
   private readonly taskScope = new CancellationScope();
   private readonly approvalTasks = new Map<string, string>();
+  /** Timers of approvals that time out, by approval id; canceled once one is decided. */
+  private readonly approvalTimers = new Map<string, CancellationScope>();
+  /** Whether decisions are settled against the database first (set at the first approval). */
+  private settlesDecisions: boolean | undefined;
   private executionStatus: ExecutionStatus = 'Running';
   private timedOut = false;
   private logCount = 0;
@@ -263,6 +286,8 @@ class ExecutionRun {
         this.states.set(name, { status: 'WaitingForApproval' });
         this.pending.approvals.push({ taskExecutionId: this.task(name).id, taskName: name });
       }
+      if (plan.requestApproval.length > 0)
+        this.settlesDecisions ??= patched(approvalDecisionsPatch);
       // A regular attempt starts once this workflow task completes, so after the write below; a
       // local one would start at once. Quick tasks start after the write, so that what led to
       // them (an approval, say) is logged before their own entries, as for any task.
@@ -284,7 +309,10 @@ class ExecutionRun {
     }
   }
 
-  /** Acts on approvals and rejections whose approval this run asked for. */
+  /**
+   * Acts on approvals and rejections whose approval this run asked for: settled against the
+   * database first (the next write), or, for runs from before that, at once.
+   */
   private applyDecisions(): void {
     for (const [approvalId, decision] of this.signals.decisions) {
       const name = this.approvalTasks.get(approvalId);
@@ -293,16 +321,67 @@ class ExecutionRun {
       const state = this.states.get(name);
       if (state?.status !== 'WaitingForApproval' || state.approved) continue;
       const id = this.task(name).id;
+      if (this.settlesDecisions) {
+        (this.pending.decisions ??= []).push({
+          approvalId,
+          taskExecutionId: id,
+          approved: decision.approved,
+          source: decision.source,
+          ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        });
+        continue;
+      }
+      const message = decisionMessage(decision.approved, decision.decidedBy, decision.reason);
       if (decision.approved) {
         this.states.set(name, { status: 'WaitingForApproval', approved: true });
-        this.log(id, 'Info', `Approved by ${decision.decidedBy}.`);
+        this.log(id, 'Info', message);
       } else {
-        const message = `Rejected by ${decision.decidedBy}${decision.reason ? `: ${decision.reason}` : '.'}`;
         this.states.set(name, { status: 'Failed' });
         this.pending.tasks.push({ id, status: 'Failed', message });
         this.log(id, 'Error', message);
       }
     }
+  }
+
+  /** Acts on the decisions the last write settled: the ones the database holds. */
+  private actOnSettled(decisions: SettledDecision[]): void {
+    for (const { approvalId, status } of decisions) {
+      const name = this.approvalTasks.get(approvalId);
+      const state = name === undefined ? undefined : this.states.get(name);
+      if (name === undefined || state?.status !== 'WaitingForApproval' || state.approved) continue;
+      // Pending cannot be (the claim was recorded); Canceled: the run is ending anyway.
+      if (status !== 'Approved' && status !== 'Rejected') continue;
+      this.states.set(
+        name,
+        status === 'Approved'
+          ? { status: 'WaitingForApproval', approved: true }
+          : { status: 'Failed' },
+      );
+      this.approvalTimers.get(approvalId)?.cancel();
+      this.signals.changed = true;
+    }
+  }
+
+  /** Starts the timer of an approval that times out: then its default decision is claimed. */
+  private armApprovalTimeout(approvalId: string, name: string): void {
+    const timeout = this.task(name).approvalTimeout;
+    if (!timeout || !this.settlesDecisions || this.approvalTimers.has(approvalId)) return;
+    const scope = new CancellationScope({ cancellable: true, parent: this.taskScope });
+    this.approvalTimers.set(approvalId, scope);
+    scope
+      .run(() => sleep(timeout.milliseconds))
+      .then(
+        () => {
+          this.signals.decisions.set(approvalId, {
+            approved: timeout.onTimeout === 'Approve',
+            decidedBy: 'system',
+            reason: `Timed out: no decision within ${timeout.milliseconds} ms (manualApproval.onTimeout: ${timeout.onTimeout}).`,
+            source: 'timeout',
+          });
+          this.signals.changed = true;
+        },
+        () => {}, // canceled: decided, or the run ended
+      );
   }
 
   private start(name: string): void {
@@ -399,6 +478,8 @@ class ExecutionRun {
           status: 'Canceled' as const,
           message: `Canceled${this.signals.cancelRequestedBy ? ` by ${this.signals.cancelRequestedBy}` : ''}.`,
         };
+    // Decisions not yet settled no longer count: the run's end cancels the approvals still Pending.
+    delete this.pending.decisions;
     this.log(
       null,
       'Warning',
@@ -426,6 +507,7 @@ class ExecutionRun {
     if (
       batch.tasks.length === 0 &&
       batch.approvals.length === 0 &&
+      (batch.decisions ?? []).length === 0 &&
       batch.logs.length === 0 &&
       batch.execution === undefined
     ) {
@@ -440,10 +522,12 @@ class ExecutionRun {
       // harmlessly), ahead of anything gathered since.
       const since = this.pending;
       const execution = since.execution ?? batch.execution;
+      const decisions = [...(batch.decisions ?? []), ...(since.decisions ?? [])];
       this.pending = {
         tasks: [...batch.tasks, ...since.tasks],
         approvals: [...batch.approvals, ...since.approvals],
         logs: [...batch.logs, ...since.logs],
+        ...(decisions.length > 0 ? { decisions } : {}),
         ...(execution ? { execution } : {}),
       };
       throw error;
@@ -451,6 +535,7 @@ class ExecutionRun {
     for (const approval of result.approvals) {
       if ('approvalId' in approval) {
         this.approvalTasks.set(approval.approvalId, approval.taskName);
+        this.armApprovalTimeout(approval.approvalId, approval.taskName);
       } else {
         this.states.set(
           approval.taskName,
@@ -461,6 +546,7 @@ class ExecutionRun {
       }
       this.signals.changed = true;
     }
+    this.actOnSettled(result.decisions ?? []);
   }
 
   private log(taskExecutionId: string | null, level: EngineLog['level'], message: string): void {

@@ -4,7 +4,11 @@
  * (activities read them from the execution's snapshot), so history stays small however big the
  * definition's data is. Pure: built by an activity, read by the workflow.
  */
-import type { ErrorHandling, WorkflowDefinition } from '../../../core/src/definition/types.js';
+import type {
+  ErrorHandling,
+  TaskDefinition,
+  WorkflowDefinition,
+} from '../../../core/src/definition/types.js';
 
 export interface RunTask {
   /** The task execution row's id. */
@@ -15,6 +19,11 @@ export interface RunTask {
   errorHandling?: ErrorHandling;
   timeoutMilliseconds?: number;
   manualApproval: boolean;
+  /**
+   * The approval's decision when no one decides within `milliseconds`
+   * (`manualApproval.timeoutMilliseconds` and `onTimeout`). Absent when it waits for a person.
+   */
+  approvalTimeout?: { milliseconds: number; onTimeout: 'Approve' | 'Reject' };
   /**
    * The task's plugin is quick (`PluginManifest.quick`): its attempts run as local activities.
    * Decided once, when the run is prepared, so that a replay takes the same path. Absent in
@@ -77,9 +86,18 @@ export function toRunDefinition(
           ? { timeoutMilliseconds: task.timeoutMilliseconds }
           : {}),
         manualApproval: task.manualApproval?.enabled === true,
+        ...approvalTimeout(task),
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
         ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
       };
     }),
   };
+}
+
+function approvalTimeout(task: TaskDefinition): Pick<RunTask, 'approvalTimeout'> {
+  const approval = task.manualApproval;
+  if (approval?.enabled !== true) return {};
+  const { timeoutMilliseconds, onTimeout } = approval;
+  if (timeoutMilliseconds === undefined || onTimeout === undefined) return {};
+  return { approvalTimeout: { milliseconds: timeoutMilliseconds, onTimeout } };
 }
