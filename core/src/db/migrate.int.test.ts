@@ -40,6 +40,7 @@ describe('migrations', () => {
     );
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
+      'auth_failure',
       'idempotency_key',
       'log_entry',
       'plugin',
@@ -69,6 +70,12 @@ describe('migrations', () => {
       package: 'bytea',
       parameters_schema: 'jsonb',
       output_schema: 'jsonb',
+    });
+    expect(await columns('auth_failure')).toEqual({
+      key: 'text',
+      failures: 'integer',
+      window_started_at: 'timestamp with time zone',
+      locked_until: 'timestamp with time zone null',
     });
   });
 
