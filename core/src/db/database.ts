@@ -17,6 +17,7 @@ import type { TrellisConfig } from '../config/types.js';
 import { TrellisError, Unavailable } from '../errors.js';
 import { claimFolder, isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
 import type { Logger } from '../logging.js';
+import { listenOnServer, listenThroughPool, type Listen } from './notifications.js';
 import type { Database } from './tables.js';
 
 export interface TrellisDatabase {
@@ -25,6 +26,8 @@ export interface TrellisDatabase {
   embedded: boolean;
   /** The folder of the embedded database's Unix socket (mode 0700), which plugins must not reach. */
   socketDirectory?: string;
+  /** LISTEN on a channel (one connection per channel, or the embedded pool's own). */
+  listen: Listen;
   /** Releases every connection; for PGlite also shuts it down cleanly so its files are consistent. */
   close(): Promise<void>;
 }
@@ -96,7 +99,12 @@ async function openExternal(url: string, poolSize: number, logger: Logger) {
   }
   logger.info({ database: describeUrl(url), poolSize }, 'connected to PostgreSQL');
   let closing: Promise<void> | undefined;
-  return { db, embedded: false, close: () => (closing ??= db.destroy()) };
+  return {
+    db,
+    embedded: false,
+    listen: listenOnServer(url, logger),
+    close: () => (closing ??= db.destroy()),
+  };
 }
 
 /**
@@ -162,6 +170,7 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
       connectionTimeoutMillis,
     });
     watchPool(pool, logger);
+    const listen = listenThroughPool(pool, logger);
     const db = createKysely(pool);
     cleanups.push(() => db.destroy());
     await checkDatabase(db);
@@ -171,7 +180,13 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     );
 
     let closing: Promise<void> | undefined;
-    return { db, embedded: true, socketDirectory, close: () => (closing ??= cleanup()) };
+    return {
+      db,
+      embedded: true,
+      socketDirectory,
+      listen,
+      close: () => (closing ??= cleanup()),
+    };
   } catch (error) {
     await cleanup();
     throw error;

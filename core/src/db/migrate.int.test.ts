@@ -40,6 +40,8 @@ describe('migrations', () => {
     );
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
+      'execution_event',
+      'execution_event_sequence',
       'idempotency_key',
       'log_entry',
       'plugin',
@@ -221,7 +223,14 @@ describe('migrations', () => {
     expect(run.triggerId).toBeNull();
 
     await db.deleteFrom('workflow').where('id', '=', workflowId).execute();
-    for (const table of ['workflowExecution', 'taskExecution', 'approval', 'logEntry'] as const) {
+    for (const table of [
+      'workflowExecution',
+      'taskExecution',
+      'approval',
+      'logEntry',
+      'executionEvent',
+      'executionEventSequence',
+    ] as const) {
       const { count } = await db
         .selectFrom(table)
         .select((eb) => eb.fn.countAll<string>().as('count'))
