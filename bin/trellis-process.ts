@@ -218,12 +218,14 @@ export function createTrellis(
       });
       started('execution recovery', () => recovery.stop());
       const { startApiServer } = await import('../server/src/app.js');
+      const { createExecutionEventHub } = await import('../server/src/executions/event-hub.js');
       const api = await startApiServer({
         config: runtime,
         db: database.db,
         logger,
         temporal: { client: temporal.client },
         catalog,
+        executionEvents: createExecutionEventHub(database.listen, logger),
       });
       started('API', () => api.close());
       apiUrl = api.url;

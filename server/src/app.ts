@@ -10,7 +10,14 @@ import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
-import type { AppDeps, EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
+import type {
+  AppDeps,
+  EnvelopeReply,
+  HandlerContext,
+  OperationId,
+  RawReply,
+  StreamReply,
+} from './handler.js';
 import { handlers } from './handlers.js';
 import { idempotencyHeader, runIdempotently, type SentResponse } from './idempotency.js';
 import {
@@ -169,7 +176,9 @@ export function createApp(deps: AppDeps): Express {
     const run = () => handle({ params, query, body: request.body }, req);
     const key = declaresIdempotencyKey(operation) ? req.get(idempotencyHeader) : undefined;
     if (key === undefined) {
-      send(res, await run());
+      const reply = await run();
+      if ('stream' in reply) await reply.stream(res);
+      else send(res, reply);
       return;
     }
     const sent = await runIdempotently(
@@ -184,7 +193,12 @@ export function createApp(deps: AppDeps): Express {
           body: request.body as unknown,
         },
       },
-      run,
+      async () => {
+        const reply = await run();
+        if ('stream' in reply)
+          throw new Error('A streaming operation cannot take an idempotency key');
+        return reply;
+      },
     );
     if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
     send(res, sent);
@@ -195,7 +209,7 @@ export function createApp(deps: AppDeps): Express {
 
 type AnyHandler = (
   context: HandlerContext<OperationId>,
-) => Promise<EnvelopeReply<unknown> | RawReply<unknown>>;
+) => Promise<EnvelopeReply<unknown> | RawReply<unknown> | StreamReply>;
 
 function send(res: Response, response: SentResponse): void {
   res.status(response.status).json(response.body);
@@ -219,7 +233,7 @@ function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) 
   return async (
     request: { params: unknown; query: unknown; body: unknown },
     req: Request,
-  ): Promise<SentResponse> => {
+  ): Promise<SentResponse | StreamReply> => {
     const reply = await handler({
       params: request.params as never,
       query: request.query as never,
@@ -229,6 +243,7 @@ function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) 
       log,
       req,
     });
+    if ('stream' in reply) return reply;
     if ('raw' in reply) return { status: reply.status ?? 200, body: reply.raw };
     return { status: 200, body: successEnvelope(reply.data, reply.messages, reply.pagination) };
   };
@@ -259,10 +274,13 @@ export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
   deps.logger.info({ url }, 'API listening');
   return {
     url,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    close: async () => {
+      // Open event streams would hold the server's close: they end first.
+      await deps.executionEvents.close();
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
 }

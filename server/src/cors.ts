@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 /** The request headers a browser client may send. */
-const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key';
+const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key, Last-Event-ID';
 const allowedMethods = 'GET, POST, PUT, DELETE';
 
 /**

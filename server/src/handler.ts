@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
@@ -8,6 +8,7 @@ import type { operations } from '../../generated/schema.js';
 import type { Logger } from '../../core/src/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
+import type { ExecutionEventHub } from './executions/event-hub.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   logger: Logger;
   temporal: { client: Client };
   catalog: PluginCatalog;
+  /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
+  executionEvents: ExecutionEventHub;
 }
 
 /**
@@ -59,10 +62,26 @@ export interface RawReply<B> {
   status?: number;
 }
 
+/**
+ * What an operation answering with a stream (`text/event-stream`) returns, once it has checked
+ * its input (errors thrown before are rendered as usual): the function that writes the stream.
+ */
+export interface StreamReply {
+  stream(res: Response): Promise<void>;
+}
+
+type Streams<O extends OperationId> = operations[O]['responses'] extends {
+  200: { content: { 'text/event-stream': unknown } };
+}
+  ? true
+  : false;
+
 export type Reply<O extends OperationId> =
-  SuccessBody<O> extends { data: infer D; succeeded: boolean }
-    ? EnvelopeReply<D>
-    : RawReply<SuccessBody<O>>;
+  Streams<O> extends true
+    ? StreamReply
+    : SuccessBody<O> extends { data: infer D; succeeded: boolean }
+      ? EnvelopeReply<D>
+      : RawReply<SuccessBody<O>>;
 
 /** Everything a handler gets: typed (validated, coerced) input, the caller and the app's deps. */
 export interface HandlerContext<O extends OperationId> {

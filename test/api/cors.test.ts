@@ -36,7 +36,7 @@ describe('CORS', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe(allowed);
     expect(response.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, DELETE');
     expect(response.headers.get('access-control-allow-headers')).toBe(
-      'Authorization, Content-Type, Idempotency-Key',
+      'Authorization, Content-Type, Idempotency-Key, Last-Event-ID',
     );
     expect(response.headers.get('vary')).toMatch(/Origin/);
   });

@@ -28,6 +28,7 @@ describe('buildConfig', () => {
         BodyLimitBytes: 1_048_576,
         MaxBodyDepth: 64,
         Cors: { AllowedOrigins: [] },
+        Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
       },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
@@ -78,6 +79,7 @@ describe('buildConfig', () => {
       BodyLimitBytes: 1_048_576,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
+      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
     });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
@@ -298,6 +300,7 @@ describe('loadConfig', () => {
       BodyLimitBytes: 2048,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
+      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
     });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);

@@ -78,6 +78,16 @@ export const configSchema = Type.Object(
           { default: [], uniqueItems: true },
         ),
       }),
+      /** Execution event streams (`GET .../events`). */
+      Events: section({
+        /** An idle stream gets a comment line this often, so proxies and clients see it alive. */
+        HeartbeatMilliseconds: Type.Integer({ minimum: 100, default: 15_000 }),
+        /**
+         * A stream re-reads this often even without a notification (one may be lost with its
+         * connection); notifications make it read at once.
+         */
+        PollIntervalMilliseconds: Type.Integer({ minimum: 50, default: 5_000 }),
+      }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),

@@ -5,13 +5,15 @@ import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { streamExecutionEvents } from './event-stream.js';
 import { startExecution } from './start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
@@ -96,11 +98,36 @@ export async function signalRun(
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
+    taskExecutionId: entry.taskExecutionId,
     message: entry.message,
     level: entry.level,
     timeStamp: entry.timeStamp.toISOString(),
     exception: entry.exception,
   };
+}
+
+interface LogListQuery {
+  page?: number;
+  pageSize?: number;
+  after?: string;
+}
+
+/** Which part of a log list the query asks for: entries after one, a numbered page, or all. */
+function logSlice(query: LogListQuery): logRepository.LogSlice {
+  if (query.after === undefined) {
+    const page = requestedPage(query);
+    return page ? { page } : {};
+  }
+  if (query.page !== undefined) {
+    throw new Invalid('query.after: cannot be combined with page (use one way of paging)');
+  }
+  return { after: query.after, pageSize: normalizePage(query).pageSize };
+}
+
+/** A log list's reply: with `after`, no `pagination` (counting would cost what the cursor saves). */
+function logListReply(paged: Paged<logRepository.LogEntryView>, query: LogListQuery) {
+  if (query.after !== undefined) return { data: paged.items.map(toLogEntry) };
+  return listReply(paged, query, toLogEntry);
 }
 
 /** `/workflows/{workflowId}/executions`: runs, their tasks and logs (approvals: ../approvals/). */
@@ -190,12 +217,31 @@ export const executionHandlers = {
 
   listExecutionLogs: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await logRepository.listExecutionLogs(
-      deps.db,
-      execution.id,
-      requestedPage(query),
-    );
-    return listReply(paged, query, toLogEntry);
+    const paged = await logRepository.listExecutionLogs(deps.db, execution.id, logSlice(query), {
+      includeTasks: query.includeTasks === true,
+    });
+    return logListReply(paged, query);
+  },
+
+  streamExecutionEvents: async ({ deps, params, query, req, log }) => {
+    const execution = await findExecution(deps, params);
+    // Validated against the contract: digits only. The header (what EventSource sends when it
+    // reconnects) wins over the query parameter (what it was first opened with).
+    const header = req.get('Last-Event-ID');
+    const after = header !== undefined ? Number(header) : (query.lastEventId ?? 0);
+    const { HeartbeatMilliseconds, PollIntervalMilliseconds } = deps.config.Server.Events;
+    return {
+      stream: (res) =>
+        streamExecutionEvents(res, {
+          db: deps.db,
+          hub: deps.executionEvents,
+          executionId: execution.id,
+          after,
+          heartbeatMs: HeartbeatMilliseconds,
+          pollIntervalMs: PollIntervalMilliseconds,
+          log,
+        }),
+    };
   },
 
   listExecutionTasks: async ({ deps, params, query }) => {
@@ -233,7 +279,7 @@ export const executionHandlers = {
 
   listTaskLogs: async ({ deps, params, query }) => {
     const task = await findTask(deps, params);
-    const paged = await logRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
-    return listReply(paged, query, toLogEntry);
+    const paged = await logRepository.listTaskLogs(deps.db, task, logSlice(query));
+    return logListReply(paged, query);
   },
 } satisfies Partial<HandlerMap>;
