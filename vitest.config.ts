@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const sources = [
@@ -7,14 +8,21 @@ const sources = [
   'plugins',
   'plugin-kit',
   'sdk',
+  'cli',
   'scripts',
   'bin',
 ];
+
+// Code that imports the SDK by its package name (cli/) gets its source, as under tsx.
+const resolve = {
+  alias: { '@trellis/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+};
 
 export default defineConfig({
   test: {
     projects: [
       {
+        resolve,
         test: {
           name: 'unit',
           // Unit tests first: they are fast and say the most when something basic broke.
@@ -25,6 +33,7 @@ export default defineConfig({
       },
       {
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
+        resolve,
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },
