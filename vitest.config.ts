@@ -13,16 +13,25 @@ const sources = [
   'bin',
 ];
 
-// Code that imports the SDK by its package name (cli/) gets its source, as under tsx.
-const resolve = {
-  alias: { '@trellis/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+const cliFolder = fileURLToPath(new URL('./cli/', import.meta.url));
+const sdkSource = fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url));
+
+/**
+ * cli/ imports the SDK by its package name: in tests that is the SDK's source, as under tsx. Only
+ * for cli/: elsewhere the name resolves as Node resolves it (the packed SDK's consumers).
+ */
+const sdkSourceForCli = {
+  name: 'trellis-sdk-source-for-cli',
+  enforce: 'pre' as const,
+  resolveId: (source: string, importer: string | undefined) =>
+    source === '@trellis/sdk' && importer?.startsWith(cliFolder) ? sdkSource : null,
 };
 
 export default defineConfig({
   test: {
     projects: [
       {
-        resolve,
+        plugins: [sdkSourceForCli],
         test: {
           name: 'unit',
           // Unit tests first: they are fast and say the most when something basic broke.
@@ -33,7 +42,7 @@ export default defineConfig({
       },
       {
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
-        resolve,
+        plugins: [sdkSourceForCli],
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },
