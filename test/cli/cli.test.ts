@@ -201,11 +201,27 @@ describe('trellis workflows', () => {
     });
     expect(JSON.parse(stored.workflow)).toEqual(changed);
 
+    // A second workflow of the same name: the server's 409, as JSON on stderr for scripts.
+    const file = await definitionFile(definition);
+    const duplicate = await trellisCli(['workflows', 'add', '-f', file, '--json']);
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stdout).toBe('');
+    expect(JSON.parse(duplicate.stderr)).toMatchObject({
+      status: 409,
+      errors: [{ code: 'workflow.name_taken' }],
+    });
+
     const remove = await trellisCli(['workflows', 'delete', name, '--json']);
     expect(remove.code, printed(remove)).toBe(0);
     expect(json(remove)).toMatchObject({ id, messages: [expect.stringMatching(/deleted/i)] });
     const after = json<{ id: string }[]>(await trellisCli(['workflows', 'list', '--json']));
     expect(after.map((workflow) => workflow.id)).not.toContain(id);
+
+    const again = await trellisCli(['workflows', 'add', '-f', file, '--json']);
+    expect(again.code, printed(again)).toBe(0);
+    const readded = json<{ id: string; name: string; messages: string[] }>(again);
+    expect(readded).toMatchObject({ name, messages: [`Workflow "${name}" was created.`] });
+    expect(readded.id).not.toBe(id);
   });
 
   it('prints the server\u2019s messages for a definition it refuses, and exits 1', async () => {

@@ -58,7 +58,7 @@ export function workflowCommands(program: Command, act: Act): void {
       act<[], { file: string }>(async ({ trellis, output }, _args, { file }) => {
         const definition = await readText(file);
         const added = await trellis.envelope.POST('/workflows/Add', { body: { definition } });
-        output.data(added.data);
+        output.data({ ...added.data, messages: added.messages });
         for (const message of added.messages) output.line(message);
         output.line(`id ${added.data.id}`);
       }),
