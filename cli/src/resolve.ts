@@ -1,5 +1,6 @@
 import type { TrellisClient } from '@trellis/sdk';
 import { CliError } from './failures.js';
+import { approvalsOfExecution, tasksOfExecution } from './execution-lists.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -24,9 +25,7 @@ export async function taskOf(
   path: { workflowId: string; executionId: string },
   name: string,
 ): Promise<{ id: string; name: string }> {
-  const tasks = await client.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-    params: { path, query: { pageSize: 1000 } },
-  });
+  const tasks = await tasksOfExecution(client, path);
   const task = tasks.find((candidate) => candidate.name === name);
   if (!task) {
     throw new CliError(
@@ -47,9 +46,7 @@ export async function approvalIdOf(
   approval: string,
 ): Promise<string> {
   if (isId(approval)) return approval;
-  const approvals = await client.GET('/workflows/{workflowId}/executions/{executionId}/approvals', {
-    params: { path, query: { pageSize: 1000 } },
-  });
+  const approvals = await approvalsOfExecution(client, path);
   const ofTask = approvals.filter((candidate) => candidate.taskName === approval);
   const chosen = ofTask.find((candidate) => candidate.status === 'Pending') ?? ofTask.at(-1);
   if (chosen) return chosen.id;

@@ -1,6 +1,7 @@
 import type { components } from '@trellis/sdk';
 import { Option, type Command } from 'commander';
 import { UsageError } from '../failures.js';
+import { approvalsOfExecution } from '../execution-lists.js';
 import { styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
 import { listInbox, rejectWithReason } from '../pending-api.js';
@@ -50,10 +51,7 @@ export function approvalCommands(program: Command, act: Act): void {
             return output.line(table(colors, head, rows));
           }
           const workflowId = await workflowIdOf(trellis, workflow);
-          const listed = await trellis.GET(
-            '/workflows/{workflowId}/executions/{executionId}/approvals',
-            { params: { path: { workflowId, executionId }, query: { pageSize: 1000 } } },
-          );
+          const listed = await approvalsOfExecution(trellis, { workflowId, executionId });
           const chosen = status ? listed.filter((approval) => approval.status === status) : listed;
           output.data(chosen);
           if (chosen.length === 0) return output.line('No approvals.');

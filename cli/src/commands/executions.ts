@@ -2,6 +2,7 @@ import type { components, TrellisClient } from '@trellis/sdk';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Context } from '../context.js';
 import { definitionOutline } from '../definition.js';
+import { tasksOfExecution } from '../execution-lists.js';
 import type { LogEventData } from '../follow/events.js';
 import { executionEvents } from '../follow/polling-source.js';
 import { logLine } from '../follow/views.js';
@@ -83,9 +84,7 @@ export function executionCommands(program: Command, act: Act): void {
         const execution = await trellis.GET('/workflows/{workflowId}/executions/{executionId}', {
           params: { path },
         });
-        const tasks = await trellis.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-          params: { path, query: { pageSize: 1000 } },
-        });
+        const tasks = await tasksOfExecution(trellis, path);
         output.data({ ...execution, tasks });
         const { colors } = output;
         const name = definitionOutline(execution.workflow).name;
@@ -213,9 +212,7 @@ async function readLogs(
   const query = { pageSize: 1000 };
   const tasks = taskName
     ? [await taskOf(trellis, path, taskName)]
-    : await trellis.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-        params: { path, query },
-      });
+    : await tasksOfExecution(trellis, path);
   const entries: NamedLogEntry[] = [];
   if (!taskName) {
     for await (const entry of trellis.all('/workflows/{workflowId}/executions/{executionId}/logs', {

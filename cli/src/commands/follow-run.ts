@@ -2,6 +2,7 @@ import type { ExecutionStarted } from '@trellis/sdk';
 import type { Context } from '../context.js';
 import { definitionOutline } from '../definition.js';
 import { exitCodes } from '../failures.js';
+import { tasksOfExecution } from '../execution-lists.js';
 import { followRun, type RunView } from '../follow/follow.js';
 import { executionEvents } from '../follow/polling-source.js';
 import { liveRunView, plainRunView } from '../follow/views.js';
@@ -81,9 +82,7 @@ export async function followExecution(
 
   const [ended, tasks] = await Promise.all([
     trellis.GET('/workflows/{workflowId}/executions/{executionId}', { params: { path } }),
-    trellis.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-      params: { path, query: { pageSize: 1000 } },
-    }),
+    tasksOfExecution(trellis, path),
   ]);
   output.data({ ...ended, tasks });
   const { green, red, yellow, dim } = output.colors;

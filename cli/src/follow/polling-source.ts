@@ -6,6 +6,7 @@
  * nothing else changes.
  */
 import type { TrellisClient } from '@trellis/sdk';
+import { approvalsOfExecution, tasksOfExecution } from '../execution-lists.js';
 import {
   isTaskFinished,
   isTerminal,
@@ -49,10 +50,7 @@ export async function* executionEvents(
       params: { path },
       ...request,
     });
-    const tasks = await client.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-      params: { path, query: { pageSize: 1000 } },
-      ...request,
-    });
+    const tasks = await tasksOfExecution(client, path, signal);
     for (const task of tasks) {
       const state = `${task.status}\n${task.message}`;
       if (taskStates.get(task.id) === state) continue;
@@ -73,10 +71,7 @@ export async function* executionEvents(
       tasks.some((task) => task.status === 'WaitingForApproval') ||
       [...approvalStates.values()].includes('Pending');
     if (awaitingDecision) {
-      const approvals = await client.GET(
-        '/workflows/{workflowId}/executions/{executionId}/approvals',
-        { params: { path, query: { pageSize: 1000 } }, ...request },
-      );
+      const approvals = await approvalsOfExecution(client, path, signal);
       for (const approval of approvals) {
         if (approvalStates.get(approval.id) === approval.status) continue;
         approvalStates.set(approval.id, approval.status);
