@@ -257,7 +257,8 @@ describe('trellis run', () => {
     expect(shown[0]).toBe('Execution Running');
     const sum = shown.findIndex((line) => /^\[1\/2\] Sum Completed in \d+ ms\.$/.test(line));
     const say = shown.findIndex((line) => /^\[2\/2\] Say Completed in \d+ ms\.$/.test(line));
-    const done = shown.indexOf('Execution Completed');
+    // The final line carries the execution's message, as the event stream gives it.
+    const done = shown.findIndex((line) => /^Execution Completed(: .+)?$/.test(line));
     expect(sum).toBeGreaterThanOrEqual(0);
     expect(say).toBeGreaterThan(sum);
     expect(done).toBeGreaterThan(say);
@@ -286,7 +287,7 @@ describe('trellis run', () => {
       "[2/3] B Failed: cannot add null and the number 1 in $[Outputs('A').missing.deeper + 1]",
     );
     expect(shown.some((line) => /^\[3\/3\] C Skipped/.test(line))).toBe(true);
-    expect(shown).toContain('Execution Failed');
+    expect(shown).toContain("Execution Failed: Task 'B' failed.");
     expect(shown).toContain(
       "  B: Failed: cannot add null and the number 1 in $[Outputs('A').missing.deeper + 1]",
     );
@@ -516,7 +517,9 @@ describe('trellis executions', () => {
 
     const watched = await watching;
     expect(watched.code, printed(watched)).toBe(4);
-    expect(lines(watched.stdout)).toContain('Execution Canceled');
+    expect(lines(watched.stdout)).toContainEqual(
+      expect.stringMatching(/^Execution Canceled(: .+)?$/),
+    );
   });
 });
 
@@ -555,9 +558,33 @@ describe('trellis approvals', () => {
       /^[0-9a-f-]{36}\s+Gate\s+Pending\s+\d{4}-.*Check the numbers$/,
     );
 
-    const approve = await trellisCli(['approvals', 'approve', name, executionId, 'Gate']);
+    // The inbox: every workflow's approvals waiting for a decision.
+    const inbox = await trellisCli(['approvals', 'list', '--status', 'Pending', '--json']);
+    expect(inbox.code, printed(inbox)).toBe(0);
+    expect(json<{ workflowId: string; executionId: string }[]>(inbox)).toContainEqual(
+      expect.objectContaining({ workflowId, executionId, taskName: 'Gate', status: 'Pending' }),
+    );
+
+    const approve = await trellisCli([
+      'approvals',
+      'approve',
+      name,
+      executionId,
+      'Gate',
+      '--reason',
+      'checked twice',
+    ]);
     expect(approve.code, printed(approve)).toBe(0);
     expect(approve.stdout).toMatch(/^Approval ".*" of task "Gate" was approved\.$/m);
+    const [decided] = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/approvals',
+      { params: { path: { workflowId, executionId } } },
+    );
+    expect(decided).toMatchObject({
+      status: 'Approved',
+      decidedBy: 'admin',
+      reason: 'checked twice',
+    });
 
     const followed = await following;
     expect(followed.code, printed(followed)).toBe(0);
@@ -565,7 +592,9 @@ describe('trellis approvals', () => {
       `Gate waits for approval: trellis approvals approve ${workflowId} ${executionId} Gate`,
     );
     expect(followed.stdout).toContain('Gate was approved');
-    expect(lines(followed.stdout)).toContain('Execution Completed');
+    expect(lines(followed.stdout)).toContainEqual(
+      expect.stringMatching(/^Execution Completed(: .+)?$/),
+    );
 
     const again = await trellisCli(['approvals', 'approve', name, executionId, 'Gate']);
     expect(again.code).toBe(1);

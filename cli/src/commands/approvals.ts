@@ -4,12 +4,11 @@ import { UsageError } from '../failures.js';
 import { approvalsOfExecution } from '../execution-lists.js';
 import { styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
-import { listInbox, rejectWithReason } from '../pending-api.js';
 import type { Act } from '../program.js';
 import { approvalIdOf, workflowIdOf } from '../resolve.js';
 
 type ApprovalStatus = components['schemas']['ApprovalStatus'];
-const approvalStatuses: ApprovalStatus[] = ['Pending', 'Approved', 'Rejected'];
+const approvalStatuses: ApprovalStatus[] = ['Pending', 'Approved', 'Rejected', 'Canceled'];
 
 /** `trellis approvals list|approve|reject`. */
 export function approvalCommands(program: Command, act: Act): void {
@@ -35,13 +34,18 @@ export function approvalCommands(program: Command, act: Act): void {
             throw new UsageError('Give both a workflow and an execution, or neither (the inbox).');
           }
           if (workflow === undefined || executionId === undefined) {
-            const inbox = await listInbox(trellis, status ? { status } : {});
+            const inbox = [];
+            for await (const approval of trellis.all('/approvals', {
+              params: { query: status ? { status } : {} },
+            })) {
+              inbox.push(approval);
+            }
             output.data(inbox);
             if (inbox.length === 0) return output.line('No approvals.');
             const rows = inbox.map((approval) => [
               approval.id,
-              approval.workflowName ?? approval.workflowId ?? '',
-              approval.executionId ?? '',
+              approval.workflowId,
+              approval.executionId,
               approval.taskName,
               styleStatus(colors, approval.status),
               time(approval.requestedAt),
@@ -75,14 +79,18 @@ export function approvalCommands(program: Command, act: Act): void {
     .argument('<workflow>', 'its name or id')
     .argument('<execution>', 'the execution id')
     .argument('<approval>', 'the approval id, or the name of the task waiting for it')
+    .option('-r, --reason <text>', 'why (recorded with the decision)')
     .action(
-      act<[string, string, string]>(
-        async ({ trellis, output }, [workflow, executionId, approval]) => {
+      act<[string, string, string], { reason?: string }>(
+        async ({ trellis, output }, [workflow, executionId, approval], { reason }) => {
           const workflowId = await workflowIdOf(trellis, workflow);
           const approvalId = await approvalIdOf(trellis, { workflowId, executionId }, approval);
           const approved = await trellis.envelope.POST(
             '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-            { params: { path: { workflowId, executionId, approvalId } } },
+            {
+              params: { path: { workflowId, executionId, approvalId } },
+              ...(reason === undefined ? {} : { body: { reason } }),
+            },
           );
           output.data({ approvalId, messages: approved.messages });
           for (const message of approved.messages) output.line(message);
@@ -102,16 +110,13 @@ export function approvalCommands(program: Command, act: Act): void {
         async ({ trellis, output }, [workflow, executionId, approval], { reason }) => {
           const workflowId = await workflowIdOf(trellis, workflow);
           const approvalId = await approvalIdOf(trellis, { workflowId, executionId }, approval);
-          const path = { workflowId, executionId, approvalId };
-          const messages =
-            reason === undefined
-              ? (
-                  await trellis.envelope.POST(
-                    '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
-                    { params: { path } },
-                  )
-                ).messages
-              : await rejectWithReason(trellis, path, reason);
+          const { messages } = await trellis.envelope.POST(
+            '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
+            {
+              params: { path: { workflowId, executionId, approvalId } },
+              ...(reason === undefined ? {} : { body: { reason } }),
+            },
+          );
           output.data({ approvalId, messages });
           for (const message of messages) output.line(message);
         },

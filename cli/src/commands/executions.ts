@@ -4,7 +4,7 @@ import type { Context } from '../context.js';
 import { definitionOutline } from '../definition.js';
 import { tasksOfExecution } from '../execution-lists.js';
 import type { LogEventData } from '../follow/events.js';
-import { executionEvents } from '../follow/polling-source.js';
+import { executionEvents } from '../follow/event-source.js';
 import { logLine } from '../follow/views.js';
 import { compact, elapsed, styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';

@@ -4,7 +4,7 @@ import { definitionOutline } from '../definition.js';
 import { exitCodes } from '../failures.js';
 import { tasksOfExecution } from '../execution-lists.js';
 import { followRun, type RunView } from '../follow/follow.js';
-import { executionEvents } from '../follow/polling-source.js';
+import { executionEvents } from '../follow/event-source.js';
 import { liveRunView, plainRunView } from '../follow/views.js';
 import { elapsed, pretty } from '../output/format.js';
 
