@@ -29,15 +29,29 @@ describe('buildConfig', () => {
         MaxBodyDepth: 64,
         Cors: { AllowedOrigins: [] },
         Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+        TrustedProxies: [],
       },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
-      Temporal: { Namespace: 'default', TaskQueue: 'trellis', Port: 7233, UiPort: 8233 },
+      Temporal: {
+        Namespace: 'default',
+        TaskQueue: 'trellis',
+        Port: 7233,
+        UiPort: 8233,
+        Tls: {},
+      },
       Security: {
         Basic: { Enabled: true, Users: [] },
         Bearer: { Enabled: false, RolesClaim: 'roles' },
         PreviousEncryptionKeys: [],
+        RateLimits: {
+          Enabled: true,
+          FailedLoginsPerUser: 10,
+          FailedLoginsPerAddress: 100,
+          WindowSeconds: 300,
+          RequestsPerUserPerMinute: 60_000,
+        },
       },
       Plugins: {
         InstallBuiltIns: true,
@@ -59,7 +73,8 @@ describe('buildConfig', () => {
         MaxNameLength: 200,
         MaxStringLength: 65_536,
       },
-      Logging: { Level: 'info' },
+      Logging: { Level: 'info', Format: 'auto' },
+      Startup: { WaitSeconds: 60 },
     });
   });
 
@@ -80,6 +95,7 @@ describe('buildConfig', () => {
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
       Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      TrustedProxies: [],
     });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
@@ -301,6 +317,7 @@ describe('loadConfig', () => {
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
       Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      TrustedProxies: [],
     });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);
