@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -168,4 +169,48 @@ export function findHelm(): string | null {
 export function configKnows(key: string): boolean {
   const variable = `TRELLIS__${key.split('.').join('__')}`;
   return readEnvOverrides({ [variable]: '1' }).problems.length === 0;
+}
+
+/**
+ * Lays out the files of the image's runtime stage under `target`, as its COPY instructions
+ * bring them in: from the checkout (the build context, less `*.test.ts` as .dockerignore says),
+ * and from the other stages, whose folders are this checkout's (`/src/dist` of the build stage
+ * is `dist/`, built beforehand). `node_modules` is linked, not installed: the checkout's holds
+ * the production dependencies and more. A process run from there finds every file it reads from
+ * its install folder only if the Dockerfile copies it.
+ */
+export async function stageRuntimeImage(target: string): Promise<string> {
+  const stages = readDockerfile();
+  const runtime = stages.at(-1)!;
+  const workdirOf = (stage: DockerStage) =>
+    stage.instructions.filter(([instruction]) => instruction === 'WORKDIR').at(-1)?.[1] ?? '/';
+  const workdir = workdirOf(runtime);
+  for (const [instruction, rest] of runtime.instructions) {
+    if (instruction !== 'COPY') continue;
+    const words = rest.split(/\s+/);
+    const from = words[0]!.startsWith('--from=') ? words.shift()!.slice('--from='.length) : null;
+    const destination = words.pop()!;
+    for (const source of words) {
+      let checkoutPath = source;
+      if (from) {
+        const stage = stages.find((candidate) => candidate.name === from);
+        if (!stage) throw new Error(`COPY --from=${from}: no such stage`);
+        checkoutPath = path.relative(workdirOf(stage), source);
+      }
+      const into = path.resolve(target, path.relative(workdir, path.resolve(workdir, destination)));
+      const copyInto = destination.endsWith('/') || destination === './';
+      const to = copyInto ? path.join(into, path.basename(checkoutPath)) : into;
+      const fromPath = path.join(projectRoot, checkoutPath);
+      await mkdir(path.dirname(to), { recursive: true });
+      if (path.basename(checkoutPath) === 'node_modules') {
+        await symlink(fromPath, to, 'dir');
+      } else {
+        await cp(fromPath, destination.endsWith('/') && source.endsWith('/') ? into : to, {
+          recursive: true,
+          filter: (file) => !file.endsWith('.test.ts'),
+        });
+      }
+    }
+  }
+  return target;
 }
