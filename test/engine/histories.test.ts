@@ -340,7 +340,7 @@ describe('replaying recorded histories', () => {
       })),
     );
     const logger = createLogger({ Level: 'silent' });
-    installTemporalRuntime(logger);
+    await installTemporalRuntime(logger);
     const failures: string[] = [];
     for await (const result of Worker.runReplayHistories(
       { workflowBundle: await workflowBundle(logger) },

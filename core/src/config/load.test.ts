@@ -32,7 +32,7 @@ describe('buildConfig', () => {
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
-      Temporal: { Namespace: 'default', TaskQueue: 'trellis', Port: 7233, UiPort: 8233 },
+      Temporal: { Namespace: 'default', TaskQueue: 'trellis', Port: 7233, UiPort: 8233, Tls: {} },
       Security: {
         Basic: { Enabled: true, Users: [] },
         Bearer: { Enabled: false, RolesClaim: 'roles' },
@@ -59,6 +59,8 @@ describe('buildConfig', () => {
         MaxStringLength: 65_536,
       },
       Logging: { Level: 'info' },
+      Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },
+      Telemetry: { ServiceName: 'trellis' },
     });
   });
 

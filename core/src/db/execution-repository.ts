@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
 import { newId, isUuid } from './ids.js';
-import { appendLogs, withLogs, type NewLogEntry } from './log-repository.js';
+import { appendLogs, withLogsReturning, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import type {
   Database,
@@ -240,15 +240,15 @@ export async function listActiveExecutions(
  * Ends an execution its run cannot carry on: the Temporal run is gone without writing its outcome
  * (recovery), or the run cannot go on at all (the engine met data it cannot use). The execution
  * gets `outcome`, with a log entry saying why (under `logKey`, once), and every unfinished task
- * is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
- * own outcome.
+ * is Canceled. Returns the execution when this call ended it: one that finished meanwhile keeps
+ * its own outcome (undefined).
  */
 export async function finishAbandonedExecution(
   db: Kysely<Database>,
   executionId: string,
   outcome: { status: Extract<ExecutionStatus, 'Failed' | 'Canceled'>; message: string; at: Date },
   logKey = 'recovery:abandoned',
-): Promise<boolean> {
+): Promise<ChangedExecution | undefined> {
   return db.transaction().execute(async (trx) => {
     const finished = await trx
       .updateTable('workflowExecution')
@@ -259,9 +259,9 @@ export async function finishAbandonedExecution(
       })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
-      .returning('id')
+      .returning(['workflowId', 'temporalWorkflowId', 'executionStart'])
       .executeTakeFirst();
-    if (!finished) return false;
+    if (!finished) return undefined;
     await cancelUnfinishedTasks(trx, executionId, outcome);
     await appendLogs(trx, [
       {
@@ -273,7 +273,7 @@ export async function finishAbandonedExecution(
         timeStamp: outcome.at,
       },
     ]);
-    return true;
+    return finished;
   });
 }
 
@@ -295,9 +295,17 @@ export async function markExecutionPaused(
   await changeExecution(db, executionId, ['Pending', 'Running'], { status: 'Paused' }, logs);
 }
 
+/** An execution a status change moved on: what the process log says of its end. */
+export interface ChangedExecution {
+  workflowId: string;
+  temporalWorkflowId: string;
+  executionStart: Date;
+}
+
 /**
  * Finished with its final status, message and end time, with log entries; a no-op once
- * finished, so the first final status written wins.
+ * finished, so the first final status written wins. Returns the execution when this call
+ * finished it, undefined when it had already finished.
  */
 export async function markExecutionFinished(
   db: Kysely<Database>,
@@ -308,13 +316,13 @@ export async function markExecutionFinished(
     at?: Date;
   },
   logs: NewLogEntry[] = [],
-): Promise<void> {
+): Promise<ChangedExecution | undefined> {
   const change = {
     status: outcome.status,
     message: storableText(outcome.message),
     executionEnd: outcome.at ?? new Date(),
   };
-  await changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
+  return changeExecution(db, executionId, ACTIVE_EXECUTION, change, logs);
 }
 
 /** Records what a run gives back, evaluated as it completes (before its final status). */
@@ -331,18 +339,23 @@ export async function recordExecutionOutputs(
     .execute();
 }
 
-/** Writes `change` to an execution whose status is one of `from`, with its log entries. */
+/**
+ * Writes `change` to an execution whose status is one of `from`, with its log entries; the
+ * execution when it changed.
+ */
 async function changeExecution(
   db: Kysely<Database>,
   executionId: string,
   from: ExecutionStatus[],
   change: Updateable<WorkflowExecutionTable>,
   logs: NewLogEntry[],
-): Promise<void> {
+): Promise<ChangedExecution | undefined> {
   const update = db
     .updateTable('workflowExecution')
     .set(change)
     .where('id', '=', executionId)
-    .where('status', 'in', from);
-  await withLogs(db, update, logs);
+    .where('status', 'in', from)
+    .returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  const [changed] = await withLogsReturning(db, update, logs);
+  return changed;
 }

@@ -11,6 +11,11 @@ import type {
 } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
+import type { Logger } from '../../../core/src/logging.js';
+import {
+  createExecutionLog,
+  type ExecutionLog,
+} from '../../../core/src/observability/execution-log.js';
 import { approveSignal, cancelSignal, rejectSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
@@ -190,10 +195,10 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body, query }) => {
+  executeWorkflow: async ({ deps, params, body, query, log }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
     });
     const end =
@@ -204,7 +209,7 @@ export const executionHandlers = {
     };
   },
 
-  rerunExecution: async ({ deps, params, body }) => {
+  rerunExecution: async ({ deps, params, body, log }) => {
     const workflow = await findWorkflow(deps, params.workflowId);
     const original = await findExecution(deps, params);
     if (executionRepository.isExecutionActive(original.status)) {
@@ -213,7 +218,7 @@ export const executionHandlers = {
         { code: 'execution.still_running' },
       );
     }
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body?.inputs ? { inputs: body.inputs } : {}),
       rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
     });
@@ -225,7 +230,7 @@ export const executionHandlers = {
     };
   },
 
-  cancelExecution: async ({ deps, params, user }) => {
+  cancelExecution: async ({ deps, params, user, log }) => {
     const execution = await findExecution(deps, params);
     const client = temporalClient(deps);
     assertActive(execution, 'be canceled');
@@ -234,10 +239,16 @@ export const executionHandlers = {
     );
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
-      await executionRepository.markExecutionFinished(deps.db, execution.id, {
-        status: 'Canceled',
+      const outcome = {
+        status: 'Canceled' as const,
         message: `Canceled by ${user.name}.`,
-      });
+        at: new Date(),
+      };
+      const ended = await executionRepository.markExecutionFinished(deps.db, execution.id, outcome);
+      if (ended) {
+        const runs = createExecutionLog(log, deps.metrics);
+        runs.finished({ executionId: execution.id, ...outcome, ...ended });
+      }
     }
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },
@@ -319,3 +330,8 @@ export const executionHandlers = {
     return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was rejected.`);
   },
 } satisfies Partial<HandlerMap>;
+
+/** The deps of a start whose run, if it ends at once, is logged on the request's logger. */
+function withExecutionLog(deps: AppDeps, log: Logger): AppDeps & { executionLog: ExecutionLog } {
+  return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
+}
