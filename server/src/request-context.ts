@@ -60,6 +60,8 @@ export function rejectBadRequestId(req: Request): void {
 
 const loggers = new WeakMap<Request, Logger>();
 
+const unTraced = new Set(['/livez', '/readyz', '/metrics']);
+
 /** The request's logger: every line carries its `requestId` (and its operation, once routed). */
 export function requestLogger(req: Request, base: Logger): Logger {
   let logger = loggers.get(req);
@@ -107,7 +109,8 @@ export function requestContext(deps: {
       else logger.info(line, 'request');
     });
 
-    if (!tracer) {
+    // Probes and scrapes come every few seconds and say nothing about a run: no spans.
+    if (!tracer || unTraced.has(req.path)) {
       next();
       return;
     }

@@ -342,7 +342,7 @@ describe('replaying recorded histories', () => {
   it('replays every committed history with the tracing interceptors in the bundle too', async () => {
     const logger = createLogger({ Level: 'silent' });
     const tracing = startTracing(
-      { OtlpEndpoint: 'http://127.0.0.1:1', ServiceName: 'replay' },
+      { OtlpEndpoint: 'http://127.0.0.1:1', ServiceName: 'replay', SampleRatio: 1 },
       { role: 'worker', version: '0', logger },
     )!;
     try {

@@ -80,6 +80,7 @@ async function startTarget(): Promise<Listening & { requests: IncomingHttpHeader
 
 const callerTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 const callerSpanId = '00f067aa0ba902b7';
+const unsampledTraceId = '0af7651916cd43dd8448eb211c80319c';
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let target: Awaited<ReturnType<typeof startTarget>>;
@@ -114,6 +115,12 @@ beforeAll(async () => {
     timeoutMs: 60_000,
   });
   runEnded = { status: done.status, executionId: started.executionId };
+  expect((await fetch(`${trellis.baseUrl}/readyz`)).status).toBe(200);
+  await trellis.admin.GET('/workflows/{workflowId}', { params: { path: { workflowId } } });
+  // A caller that did not sample its trace: nothing of it is recorded.
+  await trellis.admin.GET('/workflows', {
+    headers: { traceparent: `00-${unsampledTraceId}-${callerSpanId}-00` },
+  });
   // Stopping flushes what the batch processor still holds.
   await trellis.stop();
 });
@@ -176,6 +183,20 @@ describe('a traced run', () => {
       'http.response.status_code': 200,
     });
     expect(attributes['trellis.request_id']).toEqual(expect.any(String));
+  });
+
+  it('traces every API request but the probes and scrapes', () => {
+    const requests = receiver.spans.filter((span) => span.kind === 2).map((span) => span.name);
+    expect([...new Set(requests)].sort()).toEqual([
+      'GET /workflows/{workflowId}',
+      'GET /workflows/{workflowId}/executions/{executionId}',
+      'POST /workflows/Add',
+      'POST /workflows/{workflowId}/executions',
+    ]);
+  });
+
+  it('records nothing of a trace its caller did not sample', () => {
+    expect(receiver.spans.filter((span) => span.traceId === unsampledTraceId)).toEqual([]);
   });
 
   it('records the bookkeeping steps of the run in the same trace', () => {

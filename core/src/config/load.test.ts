@@ -60,7 +60,7 @@ describe('buildConfig', () => {
       },
       Logging: { Level: 'info' },
       Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },
-      Telemetry: { ServiceName: 'trellis' },
+      Telemetry: { ServiceName: 'trellis', SampleRatio: 1 },
     });
   });
 

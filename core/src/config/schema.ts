@@ -210,6 +210,11 @@ export const configSchema = Type.Object(
       OtlpEndpoint: Type.Optional(shaped('^https?://[^\\s]+$', 'an http(s) URL')),
       /** The `service.name` of the spans. */
       ServiceName: nonEmptyString('trellis'),
+      /**
+       * The share of traces started here that are recorded (0 to 1); a request whose caller's
+       * `traceparent` says sampled or not is recorded as the caller decided.
+       */
+      SampleRatio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
     }),
   },
   { additionalProperties: false },

@@ -6,6 +6,8 @@ import { Resource } from '@opentelemetry/resources';
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { TrellisConfig } from '../config/types.js';
@@ -59,7 +61,12 @@ export function startTracing(
   const spanProcessor = new BatchSpanProcessor(
     new OTLPTraceExporter({ url: tracesUrl(telemetry.OtlpEndpoint) }),
   );
-  const provider = new BasicTracerProvider({ resource });
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: new ParentBasedSampler({
+      root: new TraceIdRatioBasedSampler(telemetry.SampleRatio),
+    }),
+  });
   provider.addSpanProcessor(spanProcessor);
 
   // Context and propagation are process-wide in OpenTelemetry's API. A second tracing Trellis in
