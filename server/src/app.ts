@@ -76,9 +76,10 @@ function rethrowBodyError(req: Request): void {
 }
 
 /**
- * The Express app: request ids, logs, metrics and spans (`requestContext`), CORS for the configured origins, JSON bodies within the size limit, the public documentation
- * routes, then every operation of the spec through openapi-backend (routing, auth, validation,
- * typed handlers), and one error renderer at the end.
+ * The Express app: request ids, logs, metrics and spans (`requestContext`), CORS for the
+ * configured origins, JSON bodies within the size limit, the public documentation routes, then
+ * every operation of the spec through openapi-backend (routing, auth, validation, typed
+ * handlers), and one error renderer at the end.
  */
 export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;

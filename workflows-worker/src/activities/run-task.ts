@@ -78,7 +78,7 @@ class AttemptTimeout extends Error {
 export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) {
   const { db, runner, metrics, tracer } = deps;
 
-  /** `attempt.plugin` is the plugin's type once the task's `type` is resolved to one. */
+  /** Sets `attemptOf.plugin` to the plugin's type once the task's `type` resolves to one. */
   async function runTaskAttempt(
     input: AttemptInput,
     attemptOf: { plugin: string },
