@@ -13,7 +13,6 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/src/config/load.js';
 import type { TrellisConfig } from '../core/src/config/types.js';
 
-const defaultWorkerPort = 9464;
 const timeoutMs = 3_000;
 
 type Answer = { status: number } | { refused: true } | { error: string };
@@ -37,9 +36,7 @@ function connectHost(host: string): string {
 }
 
 function workerPort(config: TrellisConfig): number {
-  // Metrics.* belongs to the metrics endpoints; older configurations have no such section.
-  const metrics = (config as { Metrics?: { WorkerPort?: number } }).Metrics;
-  return metrics?.WorkerPort ?? defaultWorkerPort;
+  return config.Metrics.WorkerPort;
 }
 
 async function main(): Promise<number> {

@@ -99,6 +99,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description Liveness probe: 200 while the process runs, whatever its dependencies do (no envelope).
+         *     Not part of `/health`; always on.
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus metrics of this process: requests by operation and status, runs started and
+         *     finished, task attempts by plugin and outcome, approvals waiting, event streams open, the
+         *     Temporal worker's own metrics and Node's. 404 unless `Metrics.Enabled`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plugins": {
         parameters: {
             query?: never;
@@ -171,6 +214,28 @@ export interface paths {
          *     URL-encoded exact type (`Net%2FHttp`) matches that type.
          */
         get: operations["getPluginOrListByType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Readiness probe: 200 when the database answers, Temporal answers and, in a process that
+         *     runs a worker, the worker polls; else 503 saying which part is not ready (no envelope).
+         *     Not part of `/health`; always on.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -828,7 +893,9 @@ export interface components {
          * @description One problem of a failed request. `code` is stable, so programs need not match message text:
          *
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
-         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
+         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
+         *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
+         *     or `. _ : + / = @ -`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
          *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
          *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
@@ -865,6 +932,11 @@ export interface components {
             generatedAtUtc: string;
             /** @description The `messages` again, each with a stable code and, for input, where it is. */
             errors: components["schemas"]["ErrorDetail"][];
+            /**
+             * @description On a 5xx failure: the request's id, as in its `X-Request-Id` response header (the caller's
+             *     own, or one the server made). Every log line of the request carries it.
+             */
+            requestId?: string;
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {
@@ -1047,6 +1119,14 @@ export interface components {
         JsonSchema: {
             [key: string]: unknown;
         };
+        /** @description `/livez`: the process is alive. */
+        Liveness: {
+            /**
+             * @description Always `ok`: a process that cannot answer is not alive.
+             * @enum {string}
+             */
+            status: "ok";
+        };
         /** @description A log entry of an execution or of one of its tasks. */
         LogEntry: {
             /** @description The entry's id. */
@@ -1226,6 +1306,29 @@ export interface components {
             /** @description The value used when none is given. */
             default?: unknown;
         };
+        /** @description `/readyz`: whether the process can do its work now. */
+        Readiness: {
+            /**
+             * @description `ok` when every check is ready (200); else `unavailable` (503).
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
+            /** @description One entry per part: the database, Temporal and, in a process with a worker, the worker. */
+            checks: components["schemas"]["ReadinessCheck"][];
+        };
+        /** @description Whether one part answers. */
+        ReadinessCheck: {
+            component: components["schemas"]["ReadinessComponent"];
+            /** @description Whether it answered (within two seconds). */
+            ready: boolean;
+            /** @description What was found, or why the part is not ready. */
+            message: string;
+        };
+        /**
+         * @description A part of the service a process needs to do its work.
+         * @enum {string}
+         */
+        ReadinessComponent: "database" | "temporal" | "worker";
         /** @description The body that reruns an execution. */
         RerunRequest: {
             /**
@@ -2217,6 +2320,55 @@ export interface operations {
             };
         };
     };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics in Prometheus' text format (version 0.0.4). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=0.0.4; charset=utf-8": string;
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listPlugins: {
         parameters: {
             query?: {
@@ -2821,6 +2973,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Some part the process needs does not answer; `checks` say which. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };

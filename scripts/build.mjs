@@ -29,11 +29,14 @@ export async function build({ say = (line) => console.log(line) } = {}) {
   });
   if (compiled.status !== 0) throw new Error('build: tsc failed (errors above)');
 
-  say('build: bundling the workflow code');
+  say('build: bundling the workflow code (plain, and traced for Telemetry.OtlpEndpoint)');
   const worker = await import('../dist/workflows-worker/src/worker.js');
   const { createLogger } = await import('../dist/core/src/logging.js');
-  const bundle = await worker.buildWorkflowBundle(createLogger({ Level: 'warn' }));
+  const logger = createLogger({ Level: 'warn' });
+  const bundle = await worker.buildWorkflowBundle(logger);
   await writeFile(worker.prebuiltBundlePath, bundle.code);
+  const traced = await worker.buildWorkflowBundle(logger, { traced: true });
+  await writeFile(worker.prebuiltTracedBundlePath, traced.code);
   await writeBuildStamp(await buildStamp());
   say(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

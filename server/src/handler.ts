@@ -9,6 +9,9 @@ import type { Logger } from '../../core/src/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
+import type { Metrics } from '../../core/src/observability/metrics.js';
+import type { Readiness } from '../../core/src/observability/readiness.js';
+import type { Tracing } from '../../core/src/observability/tracing.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */
 export interface AppDeps {
@@ -19,6 +22,12 @@ export interface AppDeps {
   catalog: PluginCatalog;
   /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
   executionEvents: ExecutionEventHub;
+  /** What `/metrics` shows; `noMetrics` unless `Metrics.Enabled`. */
+  metrics: Metrics;
+  /** What `/readyz` asks. */
+  readiness: Readiness;
+  /** Present when `Telemetry.OtlpEndpoint` is set: requests get server spans. */
+  tracing?: Tracing;
 }
 
 /**
@@ -42,11 +51,11 @@ export type RequestBody<O extends OperationId> = operations[O] extends { request
     ? JsonBody<R> | undefined
     : undefined;
 
-/** The JSON body of the operation's 200 response. */
+/** The body of the operation's 200 response (JSON, or text such as `/metrics`). */
 export type SuccessBody<O extends OperationId> = operations[O]['responses'] extends {
-  200: { content: { 'application/json': infer B } };
+  200: { content: infer C };
 }
-  ? B
+  ? C[keyof C]
   : never;
 
 /** What an enveloped operation returns: the envelope's `data`, and optionally messages and paging. */
@@ -56,10 +65,14 @@ export interface EnvelopeReply<D> {
   pagination?: Pagination;
 }
 
-/** What an operation without an envelope (`/health`) returns: the body as is, and its status. */
+/**
+ * What an operation without an envelope (`/health`, the probes, `/metrics`) returns: the body as
+ * is (JSON, or text when `contentType` says so), and its status.
+ */
 export interface RawReply<B> {
   raw: B;
   status?: number;
+  contentType?: string;
 }
 
 /**
@@ -91,7 +104,7 @@ export interface HandlerContext<O extends OperationId> {
   /** The authenticated caller; `anonymous` with no roles on public operations. */
   user: AuthUser;
   deps: AppDeps;
-  /** The request's logger (bound to the operation). */
+  /** The request's logger: its lines carry the `requestId` and `operationId`. */
   log: Logger;
   req: Request;
 }

@@ -75,6 +75,8 @@ describe('buildConfig', () => {
       },
       Logging: { Level: 'info', Format: 'auto' },
       Startup: { WaitSeconds: 60 },
+      Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },
+      Telemetry: { ServiceName: 'trellis', SampleRatio: 1 },
     });
   });
 

@@ -66,6 +66,32 @@ export async function withLogs<T extends keyof Database>(
     .execute();
 }
 
+/**
+ * As `withLogs`, for a change that returns what it changed (`returning`): those rows, none when
+ * the change matched nothing. The entries are written either way, as `withLogs` does.
+ */
+export async function withLogsReturning<
+  T extends keyof Database,
+  O extends Record<string, unknown>,
+>(
+  db: Kysely<Database>,
+  change: UpdateQueryBuilder<Database, T, T, O>,
+  logs: NewLogEntry[],
+): Promise<O[]> {
+  if (logs.length === 0) return change.execute();
+  return db
+    .with('change', () => change)
+    .with('logs', (cte) =>
+      cte
+        .insertInto('logEntry')
+        .values(logs.map(logValues))
+        .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing()),
+    )
+    .selectFrom('change')
+    .selectAll()
+    .execute() as Promise<O[]>;
+}
+
 /** Appends log entries in batches; entries already written (same dedupe key) are skipped. */
 export async function appendLogs(db: Kysely<Database>, entries: NewLogEntry[]): Promise<void> {
   // 8 parameters a row: stay well under PostgreSQL's 65535 bind parameters per statement.

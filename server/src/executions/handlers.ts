@@ -7,6 +7,11 @@ import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tab
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
 import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
+import type { Logger } from '../../../core/src/logging.js';
+import {
+  createExecutionLog,
+  type ExecutionLog,
+} from '../../../core/src/observability/execution-log.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
@@ -163,10 +168,10 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body, query }) => {
+  executeWorkflow: async ({ deps, params, body, query, log }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
     });
     const end =
@@ -177,7 +182,7 @@ export const executionHandlers = {
     };
   },
 
-  rerunExecution: async ({ deps, params, body }) => {
+  rerunExecution: async ({ deps, params, body, log }) => {
     const workflow = await findWorkflow(deps, params.workflowId);
     const original = await findExecution(deps, params);
     if (executionRepository.isExecutionActive(original.status)) {
@@ -186,7 +191,7 @@ export const executionHandlers = {
         { code: 'execution.still_running' },
       );
     }
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body?.inputs ? { inputs: body.inputs } : {}),
       rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
     });
@@ -198,7 +203,7 @@ export const executionHandlers = {
     };
   },
 
-  cancelExecution: async ({ deps, params, user }) => {
+  cancelExecution: async ({ deps, params, user, log }) => {
     const execution = await findExecution(deps, params);
     const client = temporalClient(deps);
     assertActive(execution, 'be canceled');
@@ -207,10 +212,16 @@ export const executionHandlers = {
     );
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
-      await executionRepository.markExecutionFinished(deps.db, execution.id, {
-        status: 'Canceled',
+      const outcome = {
+        status: 'Canceled' as const,
         message: `Canceled by ${user.name}.`,
-      });
+        at: new Date(),
+      };
+      const ended = await executionRepository.markExecutionFinished(deps.db, execution.id, outcome);
+      if (ended) {
+        const runs = createExecutionLog(log, deps.metrics);
+        runs.finished({ executionId: execution.id, ...outcome, ...ended });
+      }
     }
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },
@@ -231,16 +242,22 @@ export const executionHandlers = {
     const after = header !== undefined ? Number(header) : (query.lastEventId ?? 0);
     const { HeartbeatMilliseconds, PollIntervalMilliseconds } = deps.config.Server.Events;
     return {
-      stream: (res) =>
-        streamExecutionEvents(res, {
-          db: deps.db,
-          hub: deps.executionEvents,
-          executionId: execution.id,
-          after,
-          heartbeatMs: HeartbeatMilliseconds,
-          pollIntervalMs: PollIntervalMilliseconds,
-          log,
-        }),
+      stream: async (res) => {
+        const closed = deps.metrics.trackEventStream();
+        try {
+          await streamExecutionEvents(res, {
+            db: deps.db,
+            hub: deps.executionEvents,
+            executionId: execution.id,
+            after,
+            heartbeatMs: HeartbeatMilliseconds,
+            pollIntervalMs: PollIntervalMilliseconds,
+            log,
+          });
+        } finally {
+          closed();
+        }
+      },
     };
   },
 
@@ -283,3 +300,8 @@ export const executionHandlers = {
     return logListReply(paged, query);
   },
 } satisfies Partial<HandlerMap>;
+
+/** The deps of a start whose run, if it ends at once, is logged on the request's logger. */
+function withExecutionLog(deps: AppDeps, log: Logger): AppDeps & { executionLog: ExecutionLog } {
+  return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
+}
