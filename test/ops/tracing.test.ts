@@ -190,6 +190,8 @@ describe('a traced run', () => {
     expect([...new Set(requests)].sort()).toEqual([
       'GET /workflows/{workflowId}',
       'GET /workflows/{workflowId}/executions/{executionId}',
+      // waitForExecution follows the run's event stream.
+      'GET /workflows/{workflowId}/executions/{executionId}/events',
       'POST /workflows/Add',
       'POST /workflows/{workflowId}/executions',
     ]);
