@@ -73,53 +73,34 @@ export function approvalCommands(program: Command, act: Act): void {
       ),
     );
 
-  approvals
-    .command('approve')
-    .description('approve a pending approval: its task runs')
-    .argument('<workflow>', 'its name or id')
-    .argument('<execution>', 'the execution id')
-    .argument('<approval>', 'the approval id, or the name of the task waiting for it')
-    .option('-r, --reason <text>', 'why (recorded with the decision)')
-    .action(
-      act<[string, string, string], { reason?: string }>(
-        async ({ trellis, output }, [workflow, executionId, approval], { reason }) => {
-          const workflowId = await workflowIdOf(trellis, workflow);
-          const approvalId = await approvalIdOf(trellis, { workflowId, executionId }, approval);
-          const approved = await trellis.envelope.POST(
-            '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
-            {
-              params: { path: { workflowId, executionId, approvalId } },
-              ...(reason === undefined ? {} : { body: { reason } }),
-            },
-          );
-          output.data({ approvalId, messages: approved.messages });
-          for (const message of approved.messages) output.line(message);
-        },
-      ),
-    );
-
-  approvals
-    .command('reject')
-    .description('reject a pending approval: its task fails with the rejection')
-    .argument('<workflow>', 'its name or id')
-    .argument('<execution>', 'the execution id')
-    .argument('<approval>', 'the approval id, or the name of the task waiting for it')
-    .option('-r, --reason <text>', 'why (recorded with the decision)')
-    .action(
-      act<[string, string, string], { reason?: string }>(
-        async ({ trellis, output }, [workflow, executionId, approval], { reason }) => {
-          const workflowId = await workflowIdOf(trellis, workflow);
-          const approvalId = await approvalIdOf(trellis, { workflowId, executionId }, approval);
-          const { messages } = await trellis.envelope.POST(
-            '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
-            {
-              params: { path: { workflowId, executionId, approvalId } },
-              ...(reason === undefined ? {} : { body: { reason } }),
-            },
-          );
-          output.data({ approvalId, messages });
-          for (const message of messages) output.line(message);
-        },
-      ),
-    );
+  const decisions = [
+    ['approve', 'approve a pending approval: its task runs'],
+    ['reject', 'reject a pending approval: its task fails with the rejection'],
+  ] as const;
+  for (const [decision, description] of decisions) {
+    approvals
+      .command(decision)
+      .description(description)
+      .argument('<workflow>', 'its name or id')
+      .argument('<execution>', 'the execution id')
+      .argument('<approval>', 'the approval id, or the name of the task waiting for it')
+      .option('-r, --reason <text>', 'why (recorded with the decision)')
+      .action(
+        act<[string, string, string], { reason?: string }>(
+          async ({ trellis, output }, [workflow, executionId, approval], { reason }) => {
+            const workflowId = await workflowIdOf(trellis, workflow);
+            const approvalId = await approvalIdOf(trellis, { workflowId, executionId }, approval);
+            const { messages } = await trellis.envelope.POST(
+              `/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/${decision}`,
+              {
+                params: { path: { workflowId, executionId, approvalId } },
+                ...(reason === undefined ? {} : { body: { reason } }),
+              },
+            );
+            output.data({ approvalId, messages });
+            for (const message of messages) output.line(message);
+          },
+        ),
+      );
+  }
 }
