@@ -14,6 +14,7 @@ const topFolders = [
   'plugins',
   'plugin-kit',
   'sdk',
+  'cli',
   'test',
   'bench',
   'bin',
@@ -28,7 +29,9 @@ const mayImport = {
   plugins: ['plugin-kit'],
   'plugin-kit': [],
   sdk: [],
-  test: ['sdk', 'core', 'bin', 'workflows-worker', 'server', 'generated', 'plugins'],
+  // The CLI is a client like any other: the published SDK only (by its package name).
+  cli: ['sdk'],
+  test: ['sdk', 'cli', 'core', 'bin', 'workflows-worker', 'server', 'generated', 'plugins'],
   bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
 };
 const tests = ['**/*.test.ts', '**/*.test.js', '**/*.int.test.ts'];
@@ -122,6 +125,22 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: Object.keys(mayImport).map(boundary) }],
+    },
+  },
+  {
+    files: ['cli/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/sdk/src/**', '**/sdk/dist/**'],
+              message: "The CLI uses the SDK as published: import '@trellis/sdk'.",
+            },
+          ],
+        },
+      ],
     },
   },
   // Workflow code runs in Temporal's sandbox, and so does the messages module it shares.

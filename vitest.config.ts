@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const sources = [
@@ -7,14 +8,30 @@ const sources = [
   'plugins',
   'plugin-kit',
   'sdk',
+  'cli',
   'scripts',
   'bin',
 ];
+
+const cliFolder = fileURLToPath(new URL('./cli/', import.meta.url));
+const sdkSource = fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url));
+
+/**
+ * cli/ imports the SDK by its package name: in tests that is the SDK's source, as under tsx. Only
+ * for cli/: elsewhere the name resolves as Node resolves it (the packed SDK's consumers).
+ */
+const sdkSourceForCli = {
+  name: 'trellis-sdk-source-for-cli',
+  enforce: 'pre' as const,
+  resolveId: (source: string, importer: string | undefined) =>
+    source === '@trellis/sdk' && importer?.startsWith(cliFolder) ? sdkSource : null,
+};
 
 export default defineConfig({
   test: {
     projects: [
       {
+        plugins: [sdkSourceForCli],
         test: {
           name: 'unit',
           // Unit tests first: they are fast and say the most when something basic broke.
@@ -25,6 +42,7 @@ export default defineConfig({
       },
       {
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
+        plugins: [sdkSourceForCli],
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },

@@ -167,6 +167,8 @@ async function trellisConfig(options: {
 }) {
   return {
     Server: { Host: '127.0.0.1', Port: await freePort() },
+    // The worker's probes: any free port (another bench may run on this machine).
+    Metrics: { WorkerPort: 0 },
     DataDirectory: options.dataDirectory,
     Database: { Url: options.databaseUrl, PoolSize: poolSize },
     Temporal: {

@@ -19,7 +19,13 @@ import { describeUrl, isConnectionError, openDatabase } from '../core/src/db/dat
 import { Unavailable } from '../core/src/errors.js';
 import { migrateToLatest } from '../core/src/db/migrate.js';
 import type { Database } from '../core/src/db/tables.js';
+import { trellisVersion } from '../core/src/install-root.js';
 import type { Logger } from '../core/src/logging.js';
+import { createExecutionLog } from '../core/src/observability/execution-log.js';
+import { createMetrics, noMetrics } from '../core/src/observability/metrics.js';
+import { startProbeServer } from '../core/src/observability/probe-server.js';
+import { createReadiness } from '../core/src/observability/readiness.js';
+import { startTracing } from '../core/src/observability/tracing.js';
 import { createCatalog } from '../core/src/plugins/catalog.js';
 import { installBuiltIns } from '../core/src/plugins/installation.js';
 import { removeStaleStaging } from '../core/src/plugins/package.js';
@@ -52,6 +58,11 @@ export interface RunningTrellis {
   db: Kysely<Database>;
   temporal: TemporalConnection;
   apiUrl: string | null;
+  /**
+   * A worker-only process's `/livez`, `/readyz` and `/metrics` (`Metrics.Host:WorkerPort`); null
+   * in a process with an API, which serves them itself.
+   */
+  probesUrl: string | null;
   temporalUi: string | null;
   embeddedDatabase: boolean;
 }
@@ -118,6 +129,9 @@ export function createTrellis(
       if (signal?.aborted) throw new StartAborted();
     };
     checkpoint();
+    // First in, last out: spans of everything that stops before it are still exported.
+    const tracing = startTracing(config.Telemetry, { role, version: trellisVersion, logger });
+    if (tracing) started('tracing', () => tracing.shutdown());
     /** Waits for what another process serves; an interrupted wait is an interrupted start. */
     const reach = <T>(
       attempt: () => Promise<T>,
@@ -153,6 +167,8 @@ export function createTrellis(
       : await openDatabase(config, logger);
     started('database', () => database.close());
     await migrateToLatest(database.db, logger);
+    const metrics = config.Metrics.Enabled ? createMetrics({ db: database.db, logger }) : noMetrics;
+    const executionLog = createExecutionLog(logger, metrics);
     checkpoint();
 
     const catalog = createCatalog(config);
@@ -191,15 +207,44 @@ export function createTrellis(
 
     const temporal =
       options.temporal ??
-      (await reach(() => connectTemporal(runtime.Temporal, logger), {
-        what: `Temporal at ${temporalAddress}`,
-        retryable: (error) => error instanceof Unavailable,
-        advice:
-          'Check Temporal.Address, that the Temporal frontend runs and is reachable from this ' +
-          'host (with Temporal.Tls / Temporal.ApiKey if the cluster needs them), or raise ' +
-          'Startup.WaitSeconds.',
-      }));
+      (await reach(
+        async () =>
+          connectTemporal(
+            runtime.Temporal,
+            logger,
+            tracing &&
+              (
+                await import('../core/src/observability/temporal-tracing.js')
+              ).tracingClientInterceptors(tracing),
+          ),
+        {
+          what: `Temporal at ${temporalAddress}`,
+          retryable: (error) => error instanceof Unavailable,
+          advice:
+            'Check Temporal.Address, that the Temporal frontend runs and is reachable from this ' +
+            'host (with Temporal.Tls / Temporal.ApiKey if the cluster needs them), or raise ' +
+            'Startup.WaitSeconds.',
+        },
+      ));
     started('Temporal connection', () => temporal.connection.close());
+    const readiness = createReadiness({
+      db: database.db,
+      temporal: temporal.client,
+      withWorker: role !== 'api',
+    });
+    let probesUrl: string | null = null;
+    if (role === 'worker') {
+      // No API port here: the probes (and metrics) get a port of their own, as early as can be.
+      const probes = await startProbeServer({
+        host: runtime.Metrics.Host,
+        port: runtime.Metrics.WorkerPort,
+        metrics,
+        readiness,
+        logger,
+      });
+      started('probes', () => probes.close());
+      probesUrl = probes.url;
+    }
     await registerSearchAttributes(temporal.connection, runtime, logger, temporalUi !== null);
     if (role !== 'worker') await reconcile(database.db, temporal.client, runtime, logger);
     checkpoint();
@@ -215,15 +260,21 @@ export function createTrellis(
         client: temporal.client,
         config: runtime,
         logger,
+        executionLog,
       });
       started('execution recovery', () => recovery.stop());
       const { startApiServer } = await import('../server/src/app.js');
+      const { createExecutionEventHub } = await import('../server/src/executions/event-hub.js');
       const api = await startApiServer({
         config: runtime,
         db: database.db,
         logger,
         temporal: { client: temporal.client },
         catalog,
+        executionEvents: createExecutionEventHub(database.listen, logger),
+        metrics,
+        readiness,
+        ...(tracing && { tracing }),
       });
       started('API', () => api.close());
       apiUrl = api.url;
@@ -245,8 +296,11 @@ export function createTrellis(
         connection: temporal.connection,
         logger,
         reach: { endpoints },
+        metrics,
+        ...(tracing && { tracing }),
       });
       started('worker', () => worker.stop());
+      readiness.watchWorker(() => worker.isPolling());
       checkpoint();
     }
 
@@ -256,6 +310,7 @@ export function createTrellis(
       db: database.db,
       temporal,
       apiUrl,
+      probesUrl,
       temporalUi,
       embeddedDatabase: database.embedded,
     };

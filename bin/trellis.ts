@@ -152,6 +152,11 @@ function banner(running: RunningTrellis, admin: GeneratedAdmin | null): string {
       ? `  Temporal UI  ${temporalUi}/namespaces/${Namespace}/workflows`
       : `  Temporal     ${Address} (namespace ${Namespace})`,
     ...(role !== 'api' ? [`  Worker       polling task queue "${TaskQueue}"`] : []),
+    ...(running.probesUrl
+      ? [
+          `  Probes       ${running.probesUrl}/livez, /readyz${config.Metrics.Enabled ? ', /metrics' : ''}`,
+        ]
+      : []),
     `  Database     ${running.embeddedDatabase ? `embedded PGlite in ${path.join(config.DataDirectory, 'pglite')}` : 'PostgreSQL (Database.Url)'}`,
   ];
   if (apiUrl) lines.push(...loginLines(config, apiUrl, admin));

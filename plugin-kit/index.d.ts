@@ -124,6 +124,17 @@ export interface PluginTask {
   attempt: number;
 }
 
+/**
+ * The W3C trace context (https://www.w3.org/TR/trace-context/) of a plugin call, when the host
+ * traces (Trellis's `Telemetry.OtlpEndpoint`). A plugin that calls other services sends it on as
+ * the `traceparent` (and `tracestate`) request headers, so that their spans join the run's trace.
+ */
+export interface PluginTraceContext {
+  /** `00-<trace id>-<span id of the plugin call>-<flags>`. */
+  traceparent: string;
+  tracestate?: string;
+}
+
 /** What the engine gives `execute` besides the parameters. */
 export interface PluginContext<Specifications = Record<string, unknown>> {
   /** Resolved settings: defaults, then the configuration's, then the task's inline ones. */
@@ -136,6 +147,8 @@ export interface PluginContext<Specifications = Record<string, unknown>> {
   task: PluginTask;
   /** Settings of the Trellis installation; the runner sets them and a task cannot override them. */
   host: PluginHostSettings;
+  /** The call's trace context; absent when the host does not trace. */
+  trace?: PluginTraceContext;
 }
 
 /**

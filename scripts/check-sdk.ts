@@ -79,6 +79,17 @@ export async function add(): Promise<string> {
   });
   return id;
 }
+
+// An execution's events, typed by their \`event\`.
+export async function follow(workflowId: string, executionId: string): Promise<string[]> {
+  const seen: string[] = [];
+  for await (const event of trellis.watchExecution(workflowId, executionId, { after: 0 })) {
+    if (event.event === 'task') seen.push(\`\${event.data.name} \${event.data.status}\`);
+    // @ts-expect-error: a log entry has no status
+    else if (event.event === 'log') seen.push(event.data.status);
+  }
+  return seen;
+}
 `,
   'cjs.cts': `import sdk = require('@trellis/sdk');
 

@@ -6,7 +6,7 @@
 //
 // The program sees only its own arguments. Nothing here loads a TypeScript loader.
 import { existsSync } from 'node:fs';
-import { build } from './build.mjs';
+import { buildIfStale } from './build.mjs';
 import { isBuildCurrent } from './build-state.mjs';
 
 const [program] = process.argv.splice(2, 1);
@@ -21,7 +21,7 @@ if (!(await isBuildCurrent())) {
   if (canBuild || !existsSync(target)) {
     console.error('Building Trellis (npm run build): first start, or the sources changed...');
     try {
-      await build({ say: (line) => console.error(line) });
+      await buildIfStale({ say: (line) => console.error(line) });
     } catch (error) {
       console.error(`trellis: ${error.message}`);
       process.exit(1);

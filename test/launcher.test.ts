@@ -146,6 +146,8 @@ const bannerApiUrl = (launchedProcess: Launched, timeoutMs?: number) =>
 async function sharedServicesConfig() {
   return {
     Server: { Port: 0 },
+    // A worker's probes: any free port (test files run side by side).
+    Metrics: { WorkerPort: 0 },
     Database: { Url: await createTestDatabase() },
     Temporal: { Address: testServices().temporalAddress, TaskQueue: uniqueTaskQueue() },
     Security: {

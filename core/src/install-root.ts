@@ -32,3 +32,8 @@ export const installRoot = findInstallRoot(path.dirname(fileURLToPath(import.met
 export function installPath(...segments: string[]): string {
   return path.join(installRoot, ...segments);
 }
+
+/** The version of the installed Trellis (its package.json). */
+export const trellisVersion = (
+  JSON.parse(readFileSync(installPath('package.json'), 'utf8')) as { version: string }
+).version;

@@ -10,7 +10,9 @@ import { Agent, buildConnector, fetch, Headers } from 'undici';
  * @typedef {{ baseUrl?: string, headers?: Record<string, string>, bearerToken?: string }} Settings
  * @typedef {{ denyCidrs: readonly string[], trellisEndpoints: readonly { host: string, port: number }[],
  *   allowCidrs: readonly string[], defaultDenyCidrs: readonly string[] }} NetworkFence
- * @typedef {{ specifications: Settings, signal: AbortSignal, host: { network?: NetworkFence } }} Context
+ * @typedef {{ traceparent: string, tracestate?: string }} TraceContext
+ * @typedef {{ specifications: Settings, signal: AbortSignal, host: { network?: NetworkFence },
+ *   trace?: TraceContext }} Context
  */
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -60,6 +62,11 @@ export async function execute(parameters, context) {
     if (!own && target.origin !== url.origin) headers.delete('authorization');
     if (own && settings.bearerToken && !headers.has('authorization')) {
       headers.set('authorization', `Bearer ${settings.bearerToken}`);
+    }
+    // The run's trace goes on to the service called, unless the task sends a trace of its own.
+    if (context.trace && !headers.has('traceparent')) {
+      headers.set('traceparent', context.trace.traceparent);
+      if (context.trace.tracestate) headers.set('tracestate', context.trace.tracestate);
     }
     return headers;
   };

@@ -11,8 +11,15 @@ import {
 } from './index.js';
 
 // A real HTTP server on loopback that answers as Trellis would, recording what it received.
-type Reply = { status: number; body: unknown };
-type Received = { method: string; url: string; authorization: string | undefined; body: unknown };
+// An event stream is answered with its text, then ended (or `open`: left open, heartbeating).
+type Reply = { status: number; body: unknown } | { sse: string; open?: boolean };
+type Received = {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  lastEventId: string | undefined;
+  body: unknown;
+};
 
 let server: Server;
 let baseUrl: string;
@@ -46,10 +53,18 @@ beforeAll(async () => {
         method: request.method ?? '',
         url: request.url ?? '',
         authorization: request.headers.authorization,
+        lastEventId: request.headers['last-event-id'] as string | undefined,
         body,
       };
       received.push(entry);
       const answered = answer(entry);
+      if ('sse' in answered) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).write(answered.sse);
+        if (!answered.open) return response.end();
+        const heartbeat = setInterval(() => response.write(': heartbeat\n\n'), 10);
+        response.once('close', () => clearInterval(heartbeat));
+        return;
+      }
       response
         .writeHead(answered.status, { 'content-type': 'application/json' })
         .end(JSON.stringify(answered.body));
@@ -210,48 +225,156 @@ describe('createTrellisClient', () => {
   });
 });
 
+/** Event stream messages as the server writes them. */
+const sse = (...events: { id: number; event: string; data: object }[]) =>
+  events
+    .map(({ id, event, data }) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    .join('');
+const at = '2025-01-01T00:00:00.000Z';
+const status = (id: number, value: string) => ({
+  id,
+  event: 'execution',
+  data: { status: value, message: '', at },
+});
+const task = (id: number, value: string) => ({
+  id,
+  event: 'task',
+  data: { taskExecutionId: executionId, name: 'A', status: value, message: '', at },
+});
+const eventsPath = `/workflows/${workflowId}/executions/${executionId}/events`;
+const detailPath = `/workflows/${workflowId}/executions/${executionId}`;
+
+describe('watchExecution', () => {
+  it('yields the typed events in order, resuming with Last-Event-ID when the connection drops', async () => {
+    answer = (request) =>
+      request.lastEventId === undefined
+        ? // Cut after the second event, in the middle of the third.
+          { sse: sse(status(1, 'Pending'), task(2, 'Pending')) + 'id: 3\nevent: ta' }
+        : { sse: sse(task(3, 'Running'), task(4, 'Completed'), status(5, 'Completed')) };
+    const client = createTrellisClient({ baseUrl, bearer: 'token' });
+
+    const seen: string[] = [];
+    for await (const event of client.watchExecution(workflowId, executionId, { retryMs: 1 })) {
+      expectTypeOf(event.id).toEqualTypeOf<number>();
+      if (event.event === 'task') expectTypeOf(event.data.name).toEqualTypeOf<string>();
+      // @ts-expect-error a log event's data has no status
+      void event.data.status;
+      if (event.event === 'task' || event.event === 'execution') {
+        seen.push(`${event.id} ${event.event} ${event.data.status}`);
+      }
+    }
+
+    expect(seen).toEqual([
+      '1 execution Pending',
+      '2 task Pending',
+      '3 task Running',
+      '4 task Completed',
+      '5 execution Completed',
+    ]);
+    expect(received.map((entry) => [entry.url, entry.lastEventId, entry.authorization])).toEqual([
+      [eventsPath, undefined, 'Bearer token'],
+      [eventsPath, '2', 'Bearer token'],
+    ]);
+  });
+
+  it('starts after the event asked for, and stops when its signal aborts', async () => {
+    answer = () => ({ sse: sse(task(8, 'Running')), open: true });
+    const client = createTrellisClient({ baseUrl });
+    const stop = new AbortController();
+
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const event of client.watchExecution(workflowId, executionId, {
+          after: 7,
+          signal: stop.signal,
+        })) {
+          seen.push(event.id);
+          stop.abort(new Error('enough'));
+        }
+      })(),
+    ).rejects.toThrow('enough');
+    expect(seen).toEqual([8]);
+    expect(received[0]?.lastEventId).toBe('7');
+  });
+
+  it('gives up after maxRetries reconnects that bring nothing, and at once on a 4xx', async () => {
+    answer = () => ({ sse: ': nothing here\n\n' });
+    const client = createTrellisClient({ baseUrl });
+    const watch = async () => {
+      for await (const event of client.watchExecution(workflowId, executionId, {
+        retryMs: 1,
+        maxRetries: 2,
+      }))
+        void event;
+    };
+    await expect(watch()).rejects.toThrow(/Lost the event stream .* 2 times/);
+    expect(received).toHaveLength(3);
+
+    received = [];
+    answer = () => ({ status: 403, body: failure(['Forbidden']) });
+    await expect(watch()).rejects.toMatchObject({ status: 403, messages: ['Forbidden'] });
+    expect(received).toHaveLength(1);
+  });
+});
+
 describe('waitForExecution', () => {
-  const detail = (status: string) =>
+  const detail = (value: string) =>
     envelope({
       workflowId,
       executionId,
       workflow: '{}',
-      status,
+      status: value,
       executionStart: '2025-01-01T00:00:00Z',
       executionEnd: null,
     });
 
-  it('polls until the execution reaches a terminal status', async () => {
-    const statuses = ['Running', 'Paused', 'Running', 'Completed'];
-    answer = () => ({ status: 200, body: detail(statuses.shift() ?? 'Completed') });
+  it('follows the event stream to a final status, then reads the execution', async () => {
+    answer = (request) =>
+      request.url === eventsPath
+        ? { sse: sse(status(1, 'Pending'), status(2, 'Running'), status(3, 'Completed')) }
+        : { status: 200, body: detail('Completed') };
     const client = createTrellisClient({ baseUrl });
 
-    const execution = await client.waitForExecution(workflowId, executionId, { intervalMs: 5 });
+    const execution = await client.waitForExecution(workflowId, executionId);
 
     expect(execution.status).toBe('Completed');
-    expect(received).toHaveLength(4);
-    expect(received[0]?.url).toBe(`/workflows/${workflowId}/executions/${executionId}`);
+    expect(received.map((entry) => entry.url)).toEqual([eventsPath, detailPath]);
   });
 
-  it('waits for the statuses asked for', async () => {
-    const statuses = ['Running', 'Paused'];
-    answer = () => ({ status: 200, body: detail(statuses.shift() ?? 'Completed') });
+  it('waits for the statuses asked for, counting a past one only if it still holds', async () => {
+    // The first Paused is the past (the run went on); the detail says so, and the wait goes on.
+    let reads = 0;
+    answer = (request) =>
+      request.url === eventsPath
+        ? { sse: sse(status(1, 'Paused'), status(2, 'Running'), status(3, 'Paused')), open: true }
+        : { status: 200, body: detail(++reads === 1 ? 'Running' : 'Paused') };
     const client = createTrellisClient({ baseUrl });
 
-    const execution = await client.waitForExecution(workflowId, executionId, {
-      intervalMs: 5,
-      until: ['Paused'],
-    });
+    const execution = await client.waitForExecution(workflowId, executionId, { until: ['Paused'] });
 
     expect(execution.status).toBe('Paused');
+    expect(received.filter((entry) => entry.url === detailPath)).toHaveLength(2);
   });
 
-  it('gives up after the timeout, naming the last status', async () => {
-    answer = () => ({ status: 200, body: detail('Running') });
+  it('says so when the run ended in another status', async () => {
+    answer = (request) =>
+      request.url === eventsPath
+        ? { sse: sse(status(1, 'Running'), status(2, 'Failed')) }
+        : { status: 200, body: detail('Failed') };
     const client = createTrellisClient({ baseUrl });
 
     await expect(
-      client.waitForExecution(workflowId, executionId, { timeoutMs: 50, intervalMs: 10 }),
+      client.waitForExecution(workflowId, executionId, { until: ['Paused'] }),
+    ).rejects.toThrow(`Execution ${executionId} ended Failed (waited for Paused)`);
+  });
+
+  it('gives up after the timeout, naming the last status', async () => {
+    answer = () => ({ sse: sse(status(1, 'Running')), open: true });
+    const client = createTrellisClient({ baseUrl });
+
+    await expect(
+      client.waitForExecution(workflowId, executionId, { timeoutMs: 50 }),
     ).rejects.toThrow(/still Running after 50 ms/);
   });
 

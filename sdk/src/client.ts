@@ -4,6 +4,7 @@ import { authMiddleware, type Credentials } from './auth.js';
 import type { WorkflowDefinition } from './definition.js';
 import { TrellisApiError } from './errors.js';
 import type { components, paths } from './generated/schema.js';
+import { watchExecution, type ExecutionEvent, type WatchOptions } from './watch.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 type Schemas = components['schemas'];
@@ -88,7 +89,7 @@ export interface TrellisClientOptions extends Credentials {
 export interface WaitOptions {
   /** Give up (with an `Error`) after this long. Default 60 s. */
   timeoutMs?: number;
-  /** Time between polls. Default 200 ms. */
+  /** @deprecated Ignored: the wait follows the execution's event stream instead of polling. */
   intervalMs?: number;
   /** The statuses to wait for. Default: the terminal ones (`Completed`, `Failed`, `Canceled`). */
   until?: readonly ExecutionStatus[];
@@ -118,12 +119,27 @@ export interface TrellisClient {
     url: P,
     ...init: InitArgs<I>
   ): AsyncGenerator<ListItem<paths[P]['get']>, void, undefined>;
-  /** Polls an execution until its status is one of `until` (default: terminal) and returns it. */
+  /**
+   * Waits until an execution's status is one of `until` (default: a final one) and returns it;
+   * follows its event stream, so it answers as soon as the status changes. Rejects when the run
+   * ends in another status, or after `timeoutMs`.
+   */
   waitForExecution(
     workflowId: string,
     executionId: string,
     options?: WaitOptions,
   ): Promise<ExecutionDetail>;
+  /**
+   * The execution's events as they happen (`for await (const event of ...)`), typed by
+   * `event.event`: every one from the first (or after `options.after`), in order, until the
+   * execution's final status. A dropped connection is resumed with `Last-Event-ID`; nothing is
+   * lost or repeated. Stop early with `break` or `options.signal`.
+   */
+  watchExecution(
+    workflowId: string,
+    executionId: string,
+    options?: WatchOptions,
+  ): AsyncGenerator<ExecutionEvent, void, undefined>;
   /** The underlying openapi-fetch client (auth included), for status codes and headers. */
   raw: Client<paths>;
 }
@@ -195,21 +211,44 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
     },
     page,
     all,
+    watchExecution: (workflowId: string, executionId: string, options?: WatchOptions) =>
+      watchExecution(raw, workflowId, executionId, options),
     async waitForExecution(workflowId: string, executionId: string, wait: WaitOptions = {}) {
-      const { timeoutMs = 60_000, intervalMs = 200, until = terminalStatuses, signal } = wait;
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const execution = (await dataOf('get', '/workflows/{workflowId}/executions/{executionId}', {
+      const { timeoutMs = 60_000, until = terminalStatuses, signal } = wait;
+      const detail = () =>
+        dataOf('get', '/workflows/{workflowId}/executions/{executionId}', {
           params: { path: { workflowId, executionId } },
           ...(signal ? { signal } : {}),
-        })) as ExecutionDetail;
+        }) as Promise<ExecutionDetail>;
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), timeoutMs);
+      let status: ExecutionStatus | undefined;
+      try {
+        const events = watchExecution(raw, workflowId, executionId, {
+          signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
+        });
+        // The stream starts with the run's past: a status seen there counts only if it still holds.
+        for await (const event of events) {
+          if (event.event !== 'execution') continue;
+          status = event.data.status;
+          if (!until.includes(status)) continue;
+          const execution = await detail();
+          if (until.includes(execution.status)) return execution;
+        }
+        const execution = await detail();
         if (until.includes(execution.status)) return execution;
-        if (Date.now() + intervalMs > deadline) {
+        throw new Error(
+          `Execution ${executionId} ended ${execution.status} (waited for ${until.join(', ')})`,
+        );
+      } catch (error) {
+        if (timeout.signal.aborted && !signal?.aborted) {
           throw new Error(
-            `Execution ${executionId} is still ${execution.status} after ${timeoutMs} ms (waited for ${until.join(', ')})`,
+            `Execution ${executionId} is still ${status ?? 'unknown'} after ${timeoutMs} ms (waited for ${until.join(', ')})`,
           );
         }
-        await sleep(intervalMs, signal);
+        throw error;
+      } finally {
+        clearTimeout(timer);
       }
     },
     raw,
@@ -234,25 +273,4 @@ interface EnvelopeBody {
 
 function isEnvelope(body: unknown): body is EnvelopeBody {
   return typeof body === 'object' && body !== null && 'succeeded' in body && 'data' in body;
-}
-
-/** Why a signal aborted, as an Error (an `AbortError` DOMException unless the caller gave one). */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new DOMException(String(reason), 'AbortError');
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortReason(signal));
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(abortReason(signal));
-      },
-      { once: true },
-    );
-  });
 }

@@ -20,6 +20,7 @@ export type {
   TrellisClientOptions,
   WaitOptions,
 } from './client.js';
+export type { ExecutionEvent, WatchOptions } from './watch.js';
 export { defineWorkflow } from './definition.js';
 export type {
   CheckedDefinition,

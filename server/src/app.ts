@@ -1,16 +1,23 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '../../core/src/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
+import { listen, type Listening } from '../../core/src/http/listen.js';
 import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
 import { HttpError, renderErrors, routeNotFound } from './errors.js';
-import type { AppDeps, EnvelopeReply, HandlerContext, OperationId, RawReply } from './handler.js';
+import type {
+  AppDeps,
+  EnvelopeReply,
+  HandlerContext,
+  OperationId,
+  RawReply,
+  StreamReply,
+} from './handler.js';
 import { handlers } from './handlers.js';
 import { idempotencyHeader, runIdempotently, type SentResponse } from './idempotency.js';
 import {
@@ -19,7 +26,7 @@ import {
   describeRequestProblems,
   openApiDocument,
 } from './openapi.js';
-import { requestLog } from './request-log.js';
+import { rejectBadRequestId, requestContext, requestLogger } from './request-context.js';
 import { requestValueProblems } from './storable-request.js';
 import { documentationRoutes } from './system/docs.js';
 
@@ -77,9 +84,10 @@ function rethrowBodyError(req: Request): void {
 }
 
 /**
- * The Express app: request logs, CORS for the configured origins, JSON bodies within the size limit, the public documentation
- * routes, then every operation of the spec through openapi-backend (routing, auth, validation,
- * typed handlers), and one error renderer at the end.
+ * The Express app: request ids, logs, metrics and spans (`requestContext`), CORS for the
+ * configured origins, JSON bodies within the size limit, the public documentation routes, then
+ * every operation of the spec through openapi-backend (routing, auth, validation, typed
+ * handlers), and one error renderer at the end.
  */
 export function createApp(deps: AppDeps): Express {
   const { config, logger } = deps;
@@ -90,7 +98,7 @@ export function createApp(deps: AppDeps): Express {
     'trust proxy',
     config.Server.TrustedProxies.length > 0 ? config.Server.TrustedProxies : false,
   );
-  app.use(requestLog(logger));
+  app.use(requestContext({ logger, metrics: deps.metrics, tracer: deps.tracing?.tracer }));
   app.use(cors(config.Server.Cors.AllowedOrigins));
   app.use(readJsonBodies(config.Server.BodyLimitBytes));
   app.use(documentationRoutes());
@@ -106,7 +114,7 @@ export function createApp(deps: AppDeps): Express {
   const operations = new Map(
     Object.entries(handlers).map(([operationId, handler]) => [
       operationId,
-      dispatch(operationId as OperationId, handler as AnyHandler, deps),
+      dispatch(handler as AnyHandler, deps),
     ]),
   );
   let ready = false;
@@ -151,8 +159,10 @@ export function createApp(deps: AppDeps): Express {
         Allow: allow,
       });
     }
+    req.operation = operation;
     const user = await authorize(operation, req.headers.authorization, req.ip ?? '');
     if (user) req.user = user;
+    rejectBadRequestId(req);
     rethrowBodyError(req);
     const unusable = requestValueProblems(
       { path: req.path, query: request.query as Record<string, unknown>, body: request.body },
@@ -169,7 +179,9 @@ export function createApp(deps: AppDeps): Express {
     const run = () => handle({ params, query, body: request.body }, req);
     const key = declaresIdempotencyKey(operation) ? req.get(idempotencyHeader) : undefined;
     if (key === undefined) {
-      send(res, await run());
+      const reply = await run();
+      if ('stream' in reply) await reply.stream(res);
+      else send(res, reply);
       return;
     }
     const sent = await runIdempotently(
@@ -184,7 +196,12 @@ export function createApp(deps: AppDeps): Express {
           body: request.body as unknown,
         },
       },
-      run,
+      async () => {
+        const reply = await run();
+        if ('stream' in reply)
+          throw new Error('A streaming operation cannot take an idempotency key');
+        return reply;
+      },
     );
     if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
     send(res, sent);
@@ -195,10 +212,11 @@ export function createApp(deps: AppDeps): Express {
 
 type AnyHandler = (
   context: HandlerContext<OperationId>,
-) => Promise<EnvelopeReply<unknown> | RawReply<unknown>>;
+) => Promise<EnvelopeReply<unknown> | RawReply<unknown> | StreamReply>;
 
-function send(res: Response, response: SentResponse): void {
-  res.status(response.status).json(response.body);
+function send(res: Response, response: SentResponse & { contentType?: string }): void {
+  if (response.contentType === undefined) res.status(response.status).json(response.body);
+  else res.status(response.status).type(response.contentType).send(response.body);
 }
 
 /** Whether the contract gives the operation an `Idempotency-Key` header. */
@@ -214,55 +232,50 @@ function declaresIdempotencyKey(operation: { parameters?: unknown[] }): boolean 
 }
 
 /** Calls a typed handler with the validated request; its reply as the envelope to send. */
-function dispatch(operationId: OperationId, handler: AnyHandler, deps: AppDeps) {
-  const log = deps.logger.child({ operationId });
+function dispatch(handler: AnyHandler, deps: AppDeps) {
   return async (
     request: { params: unknown; query: unknown; body: unknown },
     req: Request,
-  ): Promise<SentResponse> => {
+  ): Promise<(SentResponse & { contentType?: string }) | StreamReply> => {
     const reply = await handler({
       params: request.params as never,
       query: request.query as never,
       body: request.body as never,
       user: req.user ?? anonymous,
       deps,
-      log,
+      get log() {
+        return requestLogger(req, deps.logger);
+      },
       req,
     });
-    if ('raw' in reply) return { status: reply.status ?? 200, body: reply.raw };
+    if ('stream' in reply) return reply;
+    if ('raw' in reply) {
+      const { status = 200, contentType } = reply;
+      return { status, body: reply.raw, ...(contentType === undefined ? {} : { contentType }) };
+    }
     return { status: 200, body: successEnvelope(reply.data, reply.messages, reply.pagination) };
   };
 }
 
 /** A running API server. */
-export interface ApiServer {
-  url: string;
-  close(): Promise<void>;
-}
+export type ApiServer = Listening;
 
 /** Starts the API on `Server.Host:Server.Port` (port 0 picks a free one). */
 export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
   const app = createApp(deps);
   await readiness.get(app);
-  const server = createServer(app);
-  const { Host, Port } = deps.config.Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Port, Host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = Host === '0.0.0.0' || Host === '::' || Host === '' ? 'localhost' : Host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  deps.logger.info({ url }, 'API listening');
+  const listening = await listen(
+    createServer(app),
+    deps.config.Server.Host,
+    deps.config.Server.Port,
+  );
+  deps.logger.info({ url: listening.url }, 'API listening');
   return {
-    url,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeIdleConnections();
-      }),
+    url: listening.url,
+    close: async () => {
+      // Open event streams would hold the server's close: they end first.
+      await deps.executionEvents.close();
+      await listening.close();
+    },
   };
 }

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 
-/** The request headers a browser client may send. */
-const allowedHeaders = 'Authorization, Content-Type, Idempotency-Key';
+/** The request headers a browser client may send (with its request id and trace context). */
+const allowedHeaders =
+  'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Request-Id, traceparent, tracestate';
 const allowedMethods = 'GET, POST, PUT, DELETE';
 
 /**
@@ -32,7 +33,7 @@ export function cors(allowedOrigins: readonly string[]): RequestHandler {
       res.status(204).end();
       return;
     }
-    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate');
+    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, X-Request-Id');
     next();
   };
 }

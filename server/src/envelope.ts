@@ -11,6 +11,8 @@ export interface Envelope<T> {
   pagination?: Pagination;
   /** On failure: the messages with their stable codes. */
   errors?: Problem[];
+  /** On a 5xx failure: the request's id (`X-Request-Id`), which its log lines carry. */
+  requestId?: string;
 }
 
 let clock = { millisecond: 0, text: '' };
@@ -43,7 +45,7 @@ export function successEnvelope<T>(
  * The envelope of a failed operation: `data` is null, `messages` say what was wrong, and
  * `errors` say it again with a stable code (and a place, for input) per message.
  */
-export function errorEnvelope(problems: readonly Problem[]): Envelope<null> {
+export function errorEnvelope(problems: readonly Problem[], requestId?: string): Envelope<null> {
   return {
     data: null,
     messages: problems.map((problem) => problem.message),
@@ -54,15 +56,20 @@ export function errorEnvelope(problems: readonly Problem[]): Envelope<null> {
       message,
       ...(path === undefined ? {} : { path }),
     })),
+    ...(requestId === undefined ? {} : { requestId }),
   };
 }
 
-/** Sends a failure as the envelope with its status and extra headers. */
+/**
+ * Sends a failure as the envelope with its status and extra headers; a 5xx carries the request's
+ * id, so that whoever reports it points at its log lines.
+ */
 export function sendErrorEnvelope(
   res: Response,
   status: number,
   problems: readonly Problem[],
   headers: Record<string, string> = {},
 ): void {
-  res.status(status).set(headers).json(errorEnvelope(problems));
+  const requestId = status >= 500 ? res.req.requestId : undefined;
+  res.status(status).set(headers).json(errorEnvelope(problems, requestId));
 }

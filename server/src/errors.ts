@@ -125,7 +125,10 @@ export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorReque
       return;
     }
     const errorId = randomUUID();
-    logger.error({ err: error, errorId, method: req.method, path: req.path }, 'unhandled error');
+    logger.error(
+      { err: error, errorId, requestId: req.requestId, method: req.method, path: req.path },
+      'unhandled error',
+    );
     sendErrorEnvelope(res, 500, [{ code: 'internal', message: `Internal error (id ${errorId}).` }]);
   };
 }

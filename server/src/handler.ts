@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
@@ -8,6 +8,10 @@ import type { operations } from '../../generated/schema.js';
 import type { Logger } from '../../core/src/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
+import type { ExecutionEventHub } from './executions/event-hub.js';
+import type { Metrics } from '../../core/src/observability/metrics.js';
+import type { Readiness } from '../../core/src/observability/readiness.js';
+import type { Tracing } from '../../core/src/observability/tracing.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */
 export interface AppDeps {
@@ -16,6 +20,14 @@ export interface AppDeps {
   logger: Logger;
   temporal: { client: Client };
   catalog: PluginCatalog;
+  /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
+  executionEvents: ExecutionEventHub;
+  /** What `/metrics` shows; `noMetrics` unless `Metrics.Enabled`. */
+  metrics: Metrics;
+  /** What `/readyz` asks. */
+  readiness: Readiness;
+  /** Present when `Telemetry.OtlpEndpoint` is set: requests get server spans. */
+  tracing?: Tracing;
 }
 
 /**
@@ -39,11 +51,11 @@ export type RequestBody<O extends OperationId> = operations[O] extends { request
     ? JsonBody<R> | undefined
     : undefined;
 
-/** The JSON body of the operation's 200 response. */
+/** The body of the operation's 200 response (JSON, or text such as `/metrics`). */
 export type SuccessBody<O extends OperationId> = operations[O]['responses'] extends {
-  200: { content: { 'application/json': infer B } };
+  200: { content: infer C };
 }
-  ? B
+  ? C[keyof C]
   : never;
 
 /** What an enveloped operation returns: the envelope's `data`, and optionally messages and paging. */
@@ -53,16 +65,36 @@ export interface EnvelopeReply<D> {
   pagination?: Pagination;
 }
 
-/** What an operation without an envelope (`/health`) returns: the body as is, and its status. */
+/**
+ * What an operation without an envelope (`/health`, the probes, `/metrics`) returns: the body as
+ * is (JSON, or text when `contentType` says so), and its status.
+ */
 export interface RawReply<B> {
   raw: B;
   status?: number;
+  contentType?: string;
 }
 
+/**
+ * What an operation answering with a stream (`text/event-stream`) returns, once it has checked
+ * its input (errors thrown before are rendered as usual): the function that writes the stream.
+ */
+export interface StreamReply {
+  stream(res: Response): Promise<void>;
+}
+
+type Streams<O extends OperationId> = operations[O]['responses'] extends {
+  200: { content: { 'text/event-stream': unknown } };
+}
+  ? true
+  : false;
+
 export type Reply<O extends OperationId> =
-  SuccessBody<O> extends { data: infer D; succeeded: boolean }
-    ? EnvelopeReply<D>
-    : RawReply<SuccessBody<O>>;
+  Streams<O> extends true
+    ? StreamReply
+    : SuccessBody<O> extends { data: infer D; succeeded: boolean }
+      ? EnvelopeReply<D>
+      : RawReply<SuccessBody<O>>;
 
 /** Everything a handler gets: typed (validated, coerced) input, the caller and the app's deps. */
 export interface HandlerContext<O extends OperationId> {
@@ -72,7 +104,7 @@ export interface HandlerContext<O extends OperationId> {
   /** The authenticated caller; `anonymous` with no roles on public operations. */
   user: AuthUser;
   deps: AppDeps;
-  /** The request's logger (bound to the operation). */
+  /** The request's logger: its lines carry the `requestId` and `operationId`. */
   log: Logger;
   req: Request;
 }

@@ -36,7 +36,7 @@ describe('CORS', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe(allowed);
     expect(response.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, DELETE');
     expect(response.headers.get('access-control-allow-headers')).toBe(
-      'Authorization, Content-Type, Idempotency-Key',
+      'Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Request-Id, traceparent, tracestate',
     );
     expect(response.headers.get('vary')).toMatch(/Origin/);
   });
@@ -55,7 +55,9 @@ describe('CORS', () => {
     });
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('access-control-allow-origin')).toBe(allowed);
-    expect(unauthorized.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate');
+    expect(unauthorized.headers.get('access-control-expose-headers')).toBe(
+      'WWW-Authenticate, X-Request-Id',
+    );
   });
 
   it('gives other origins, and every origin when none is configured, no CORS headers', async () => {

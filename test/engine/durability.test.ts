@@ -70,6 +70,8 @@ beforeAll(async () => {
       ...trellis.config,
       Logging: { Level: 'info' },
       Server: { ...trellis.config.Server, Port: 0 },
+      // Each worker's probes on a port of its own (two run at once).
+      Metrics: { ...trellis.config.Metrics, WorkerPort: 0 },
     }),
   );
 });

@@ -1,6 +1,7 @@
 /**
  * The embedded default (`npm start` with no configuration) keeps its data in PGlite: the engine's
- * writes (data-modifying CTEs, batched transitions, idempotent upserts) must work there too.
+ * writes (data-modifying CTEs, batched transitions, idempotent upserts) must work there too, and
+ * so must the event triggers and their notifications.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
@@ -17,7 +18,13 @@ import {
 let trellis: Trellis;
 
 beforeAll(async () => {
-  trellis = await startTrellis({ worker: true, database: 'pglite' });
+  // Streams (and the SDK's waits, which follow them) must be woken by notifications: they would
+  // not poll within the test.
+  trellis = await startTrellis({
+    worker: true,
+    database: 'pglite',
+    config: { Server: { Events: { PollIntervalMilliseconds: 600_000 } } },
+  });
 });
 afterAll(async () => {
   await trellis?.stop();
@@ -48,5 +55,29 @@ describe('the engine on PGlite', () => {
       Below: 'Skipped',
       Gate: 'Completed',
     });
+  });
+
+  it('streams a run live, woken by the notifications of the embedded database', async () => {
+    const { workflowId, executionId } = await start(
+      trellis.admin,
+      definition([
+        { name: 'Wait', ...delay(500) },
+        { name: 'After', type: noop, dependencies: ['Wait'] },
+      ]),
+    );
+    const seen: string[] = [];
+    const began = Date.now();
+    for await (const event of trellis.admin.watchExecution(workflowId, executionId)) {
+      expect(event.id).toBe(seen.length + 1);
+      if (event.event === 'task') seen.push(`${event.data.name} ${event.data.status}`);
+      else if (event.event === 'execution') seen.push(event.data.status);
+      else seen.push(event.event);
+    }
+    expect(Date.now() - began).toBeLessThan(20_000);
+    expect(seen[0]).toBe('Running');
+    expect(seen.at(-1)).toBe('Completed');
+    expect(seen).toEqual(
+      expect.arrayContaining(['Wait Running', 'Wait Completed', 'After Completed']),
+    );
   });
 });

@@ -106,14 +106,16 @@ describe('executions API', () => {
         params: { path: { workflowId, executionId } },
       },
     );
+    // The seed's fields, and beside them the task that wrote it (null: the execution's own).
     expect(Object.keys(entry!).sort()).toEqual([
       'exception',
       'id',
       'level',
       'message',
+      'taskExecutionId',
       'timeStamp',
     ]);
-    expect(entry).toMatchObject({ level: 'Info', exception: null });
+    expect(entry).toMatchObject({ level: 'Info', exception: null, taskExecutionId: null });
   });
 
   it('lists newest first, filters by status and pages', async () => {

@@ -15,9 +15,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/src/logging.js';
+import { tracingWorkerOptions } from '../../core/src/observability/temporal-tracing.js';
+import { startTracing } from '../../core/src/observability/tracing.js';
 import { findTemporalCli } from '../../core/src/temporal/cli.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
@@ -379,24 +381,49 @@ describe('replaying recorded histories', () => {
   });
 
   it('replays every committed history against the current workflow code', async () => {
-    const files = (await readdir(historiesDirectory)).filter((file) => file.endsWith('.json'));
-    const histories = await Promise.all(
-      files.map(async (file) => ({
-        workflowId: path.basename(file, '.json'),
-        history: historyFromFile(
-          JSON.parse(await readFile(path.join(historiesDirectory, file), 'utf8')),
-        ),
-      })),
-    );
     const logger = createLogger({ Level: 'silent' });
-    installTemporalRuntime(logger);
-    const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      { workflowBundle: await workflowBundle(logger) },
-      histories,
-    )) {
-      if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
+    expect(await replayFailures({ workflowBundle: await workflowBundle(logger) })).toEqual([]);
+  });
+
+  // Tracing (Telemetry.OtlpEndpoint) runs the workflows with Temporal's OpenTelemetry
+  // interceptors in their bundle: they add spans and headers, never commands, so runs started
+  // with tracing off replay with it on (and back).
+  it('replays every committed history with the tracing interceptors in the bundle too', async () => {
+    const logger = createLogger({ Level: 'silent' });
+    const tracing = startTracing(
+      { OtlpEndpoint: 'http://127.0.0.1:1', ServiceName: 'replay', SampleRatio: 1 },
+      { role: 'worker', version: '0', logger },
+    )!;
+    try {
+      const { sinks, interceptors } = tracingWorkerOptions(tracing);
+      const failures = await replayFailures({
+        workflowBundle: await workflowBundle(logger, { traced: true }),
+        sinks,
+        interceptors,
+      });
+      expect(failures).toEqual([]);
+    } finally {
+      await tracing.shutdown();
     }
-    expect(failures).toEqual([]);
   });
 });
+
+/** Replays every committed history with `options`; a line per history that failed. */
+async function replayFailures(options: ReplayWorkerOptions): Promise<string[]> {
+  const files = (await readdir(historiesDirectory)).filter((file) => file.endsWith('.json'));
+  const histories = await Promise.all(
+    files.map(async (file) => ({
+      workflowId: path.basename(file, '.json'),
+      history: historyFromFile(
+        JSON.parse(await readFile(path.join(historiesDirectory, file), 'utf8')),
+      ),
+    })),
+  );
+  expect(histories.length).toBeGreaterThan(0);
+  await installTemporalRuntime(createLogger({ Level: 'silent' }));
+  const failures: string[] = [];
+  for await (const result of Worker.runReplayHistories(options, histories)) {
+    if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);
+  }
+  return failures;
+}

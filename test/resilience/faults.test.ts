@@ -67,6 +67,8 @@ beforeAll(async () => {
   configFile = await writeTrellisConfig(path.join(directory, 'trellis.config.json'), {
     // A fixed port: the restarted API is where the client expects it.
     Server: { Host: '127.0.0.1', Port: await freePort() },
+    // The worker's probes: any free port (test files run side by side).
+    Metrics: { WorkerPort: 0 },
     DataDirectory: path.join(directory, 'data'),
     Database: { Url: databaseUrl, PoolSize: 5 },
     Temporal: { Address: temporal.address, Namespace: 'default', TaskQueue: 'faults' },

@@ -78,6 +78,15 @@ describe('the packed SDK', () => {
     });
     expect(finished.status).toBe('Completed');
 
+    // The run's events, as the packed package parses them (eventsource-parser, its dependency).
+    const events: string[] = [];
+    for await (const event of trellisClient.watchExecution(workflowId, executionId)) {
+      expect(event.id).toBe(events.length + 1);
+      events.push(event.event === 'log' ? `log ${event.data.message}` : event.event);
+    }
+    expect(events.at(-1)).toBe('execution');
+    expect(events).toContain('log hello');
+
     const tasks = await trellisClient.GET(
       '/workflows/{workflowId}/executions/{executionId}/tasks',
       {

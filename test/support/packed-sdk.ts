@@ -5,13 +5,14 @@
  * packed SDK's end-to-end test and by `npm run check:sdk`.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-const sdkDirectory = fileURLToPath(new URL('../../sdk/', import.meta.url));
+export const sdkDirectory = fileURLToPath(new URL('../../sdk/', import.meta.url));
 const run = promisify(execFile);
 
 export interface PackedSdk {
@@ -27,15 +28,66 @@ export interface PackedSdk {
   remove(): Promise<void>;
 }
 
+/** `npm pack` of the package in `directory` (its `prepack` builds it), the tarball put in `destination`. */
+export async function packPackage(directory: string, destination: string): Promise<string> {
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination], {
+    cwd: directory,
+  });
+  // npm prints the prepack's output before the JSON report; the report is the last JSON array.
+  const report = JSON.parse(stdout.slice(stdout.lastIndexOf('\n[') + 1)) as { filename: string }[];
+  const [packed, ...others] = report;
+  if (!packed || others.length > 0)
+    throw new Error(`npm pack in ${directory} made no single tarball`);
+  return path.join(destination, packed.filename);
+}
+
+/**
+ * Runs `pack` while no other process of this repository packs: packing sdk/ deletes and rebuilds
+ * sdk/dist, which a pack running at the same time (another test file, `npm run check:sdk`) reads.
+ * The lock is a file holding its owner's pid; one whose owner has died is taken over.
+ */
+export async function withPackingLock<T>(pack: () => Promise<T>): Promise<T> {
+  const id = createHash('sha256').update(sdkDirectory).digest('hex').slice(0, 12);
+  const lock = path.join(tmpdir(), `trellis-pack-${id}.lock`);
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(await readFile(lock, 'utf8').catch(() => ''));
+      // An empty file is one being written: its owner is alive.
+      if (owner > 0 && !isRunning(owner)) {
+        await rm(lock, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`Waited 5 minutes for ${lock} (pid ${owner})`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    return await pack();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Packs sdk/ and installs the tarball into a new scratch project under the system temp folder. */
 export async function packSdk(): Promise<PackedSdk> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'trellis-packed-sdk-'));
   const remove = () => rm(scratch, { recursive: true, force: true });
   try {
-    await run('npm', ['pack', '--pack-destination', scratch], { cwd: sdkDirectory });
-    const [tarballName, ...others] = (await readdir(scratch)).filter((f) => f.endsWith('.tgz'));
-    if (!tarballName || others.length > 0) throw new Error(`npm pack made no single tarball`);
-    const tarball = path.join(scratch, tarballName);
+    const tarball = await withPackingLock(() => packPackage(sdkDirectory, scratch));
 
     const consumer = path.join(scratch, 'consumer');
     await mkdir(consumer);

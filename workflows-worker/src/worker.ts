@@ -3,6 +3,7 @@
  * their activities. Any number of workers may run against one Temporal and one PostgreSQL.
  */
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Connection } from '@temporalio/client';
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
@@ -19,6 +20,8 @@ import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
 import type { Logger } from '../../core/src/logging.js';
+import type { Metrics } from '../../core/src/observability/metrics.js';
+import type { Tracing } from '../../core/src/observability/tracing.js';
 import type { RuntimeReach } from '../../core/src/plugins/reach.js';
 import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
 import { temporalConnectionOptions } from '../../core/src/temporal/connection.js';
@@ -35,6 +38,11 @@ export const workflowsPath = fileURLToPath(
 /** Where `npm run build` writes the workflow bundle: beside the compiled worker. */
 export const prebuiltBundlePath = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 
+/** The same with Temporal's OpenTelemetry workflow interceptors in it (tracing on). */
+export const prebuiltTracedBundlePath = fileURLToPath(
+  new URL('./workflow-bundle-traced.js', import.meta.url),
+);
+
 export interface WorkerDeps {
   config: TrellisConfig;
   db: Kysely<Database>;
@@ -48,33 +56,97 @@ export interface WorkerDeps {
   runner?: PluginRunner;
   /** Where this process listens and keeps its embedded database, which plugins must not reach. */
   reach?: RuntimeReach;
+  /** Counts runs and attempts; with metrics on, also gets the Temporal SDK's worker metrics. */
+  metrics?: Metrics;
+  /** Tracing on: workflows and activities continue the trace their start carried. */
+  tracing?: Tracing;
 }
 
 export interface RunningWorker {
+  /** Whether the worker polls its task queue (it is running and not stopping). */
+  isPolling(): boolean;
   /** Stops polling, lets running activities finish (up to a grace time), then closes. */
   stop(): Promise<void>;
 }
 
-let runtimeInstalled = false;
+let runtime: { metrics: boolean; metricsUrl: Promise<string | undefined> } | undefined;
 
 /**
  * Routes the Temporal SDK's logs (and its native core's warnings) into our pino logger. Once per
  * process, before any worker or native connection exists; later calls do nothing. Signals are
  * left to the launcher, which stops workers through `stop()`.
+ *
+ * With `metrics`, the SDK's core also keeps its worker metrics (pollers, task slots, latencies,
+ * `temporal_*`) in Prometheus' text format on a loopback port of its own; the returned URL is
+ * where, for `/metrics` to append. The runtime is the process's: when it was installed before
+ * without metrics, there are none (undefined).
  */
-export function installTemporalRuntime(logger: Logger): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
+export function installTemporalRuntime(
+  logger: Logger,
+  options: { metrics?: boolean } = {},
+): Promise<string | undefined> {
+  const metrics = options.metrics === true;
+  if (runtime) {
+    if (metrics && !runtime.metrics) {
+      logger.warn(
+        'The Temporal runtime of this process was installed without metrics; /metrics shows no temporal_* series',
+      );
+    }
+    return runtime.metricsUrl;
+  }
+  runtime = { metrics, metricsUrl: installRuntime(logger, metrics) };
+  return runtime.metricsUrl;
+}
+
+async function installRuntime(logger: Logger, metrics: boolean): Promise<string | undefined> {
+  const install = (prometheus?: { bindAddress: string }) =>
     Runtime.install({
       logger: temporalLogger(logger.child({ component: 'temporal' })),
-      telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
+      telemetryOptions: {
+        logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
+        ...(prometheus && { metrics: { prometheus } }),
+      },
       shutdownSignals: [],
     });
+  try {
+    if (!metrics) {
+      install();
+      return undefined;
+    }
+    // The core binds the port itself and cannot say which it got: take a free one (another
+    // process could take it first, then the next try takes another).
+    for (let attempt = 1; ; attempt++) {
+      const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+      try {
+        install({ bindAddress });
+        return `http://${bindAddress}/metrics`;
+      } catch (error) {
+        if (attempt === 3 || !/address already in use/i.test(String(error))) throw error;
+      }
+    }
   } catch (error) {
     // Someone created the runtime first (with the SDK's defaults): keep it.
     logger.debug({ err: error }, 'Temporal runtime already installed');
+    return undefined;
   }
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The Temporal SDK's worker metrics (Prometheus text), from its core's loopback port. */
+async function temporalMetrics(url: string): Promise<string> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.text();
 }
 
 const methods = {
@@ -101,26 +173,47 @@ function temporalLogger(logger: Logger): TemporalLogger {
   };
 }
 
-/** Builds the workflow code bundle (webpack: seconds). */
-export async function buildWorkflowBundle(logger?: Logger): Promise<WorkflowBundle> {
+/**
+ * Builds the workflow code bundle (webpack: seconds). `traced`: with Temporal's OpenTelemetry
+ * workflow interceptors, which only add spans and headers (no commands: runs replay the same
+ * with or without them, test/engine/histories.test.ts).
+ */
+export async function buildWorkflowBundle(
+  logger?: Logger,
+  options: { traced?: boolean } = {},
+): Promise<WorkflowBundle> {
+  const interceptors = options.traced
+    ? [(await import('../../core/src/observability/temporal-tracing.js')).workflowTracingModule]
+    : [];
   return bundleWorkflowCode({
     workflowsPath,
+    workflowInterceptorModules: interceptors,
     ...(logger ? { logger: temporalLogger(logger.child({ component: 'workflow-bundler' })) } : {}),
   });
 }
 
-let bundle: Promise<WorkflowBundleOption> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundleOption>>();
 
 /**
  * The workflow code the worker runs: compiled, the bundle `npm run build` made (a worker start
- * takes no webpack run); from source, a bundle built once per process.
+ * takes no webpack run); from source, a bundle built once per process. `traced` picks the one
+ * with the tracing interceptors.
  */
-export function workflowBundle(logger?: Logger): Promise<WorkflowBundleOption> {
-  bundle ??=
-    compiled && existsSync(prebuiltBundlePath)
-      ? Promise.resolve({ codePath: prebuiltBundlePath })
-      : buildWorkflowBundle(logger);
-  bundle.catch(() => (bundle = undefined));
+export function workflowBundle(
+  logger?: Logger,
+  options: { traced?: boolean } = {},
+): Promise<WorkflowBundleOption> {
+  const traced = options.traced === true;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    const prebuilt = traced ? prebuiltTracedBundlePath : prebuiltBundlePath;
+    bundle =
+      compiled && existsSync(prebuilt)
+        ? Promise.resolve({ codePath: prebuilt })
+        : buildWorkflowBundle(logger, { traced });
+    bundles.set(traced, bundle);
+    bundle.catch(() => bundles.delete(traced));
+  }
   return bundle;
 }
 
@@ -140,8 +233,9 @@ export const workerTuning = {
 
 /** Starts a worker on `Temporal.TaskQueue`; resolves once it polls. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  const { config, logger } = deps;
-  installTemporalRuntime(logger);
+  const { config, logger, metrics, tracing } = deps;
+  const metricsUrl = await installTemporalRuntime(logger, { metrics: metrics?.enabled });
+  if (metricsUrl) metrics?.addExposition(() => temporalMetrics(metricsUrl));
   let connection: NativeConnection;
   let ownConnection = false;
   if (deps.connection instanceof NativeConnection) {
@@ -155,12 +249,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     deps.runner ?? createPluginRunner({ db: deps.db, config, logger, reach: deps.reach });
   const closeRunner = () => (deps.runner ? Promise.resolve() : runner.close());
   try {
+    const traced =
+      tracing &&
+      (await import('../../core/src/observability/temporal-tracing.js')).tracingWorkerOptions(
+        tracing,
+      );
     const worker = await Worker.create({
       connection,
       namespace: config.Temporal.Namespace,
       taskQueue: config.Temporal.TaskQueue,
-      workflowBundle: await workflowBundle(logger),
-      activities: createActivities({ ...deps, runner }),
+      workflowBundle: await workflowBundle(logger, { traced: tracing !== undefined }),
+      activities: createActivities({
+        ...deps,
+        runner,
+        ...(tracing && { tracer: tracing.tracer }),
+      }),
+      ...(traced && { interceptors: traced.interceptors, sinks: traced.sinks }),
       ...workerTuning,
     });
     const running = worker.run();
@@ -172,6 +276,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       'worker polling',
     );
     return {
+      isPolling: () => worker.getState() === 'RUNNING',
       async stop() {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch(() => undefined);

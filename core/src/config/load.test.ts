@@ -28,15 +28,30 @@ describe('buildConfig', () => {
         BodyLimitBytes: 1_048_576,
         MaxBodyDepth: 64,
         Cors: { AllowedOrigins: [] },
+        Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+        TrustedProxies: [],
       },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
       Database: { PoolSize: 10 },
-      Temporal: { Namespace: 'default', TaskQueue: 'trellis', Port: 7233, UiPort: 8233 },
+      Temporal: {
+        Namespace: 'default',
+        TaskQueue: 'trellis',
+        Port: 7233,
+        UiPort: 8233,
+        Tls: {},
+      },
       Security: {
         Basic: { Enabled: true, Users: [] },
         Bearer: { Enabled: false, RolesClaim: 'roles' },
         PreviousEncryptionKeys: [],
+        RateLimits: {
+          Enabled: true,
+          FailedLoginsPerUser: 10,
+          FailedLoginsPerAddress: 100,
+          WindowSeconds: 300,
+          RequestsPerUserPerMinute: 60_000,
+        },
       },
       Plugins: {
         InstallBuiltIns: true,
@@ -58,7 +73,10 @@ describe('buildConfig', () => {
         MaxNameLength: 200,
         MaxStringLength: 65_536,
       },
-      Logging: { Level: 'info' },
+      Logging: { Level: 'info', Format: 'auto' },
+      Startup: { WaitSeconds: 60 },
+      Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },
+      Telemetry: { ServiceName: 'trellis', SampleRatio: 1 },
     });
   });
 
@@ -78,6 +96,8 @@ describe('buildConfig', () => {
       BodyLimitBytes: 1_048_576,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
+      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      TrustedProxies: [],
     });
     expect(config.DataDirectory).toBe('/work/data');
     expect(config.Plugins.StorageRoot).toBe('/work/files');
@@ -298,6 +318,8 @@ describe('loadConfig', () => {
       BodyLimitBytes: 2048,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
+      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      TrustedProxies: [],
     });
     expect(config.HealthCheck.Enabled).toBe(true);
     expect(config.Security.Basic.Users).toEqual(users);

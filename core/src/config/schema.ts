@@ -78,6 +78,16 @@ export const configSchema = Type.Object(
           { default: [], uniqueItems: true },
         ),
       }),
+      /** Execution event streams (`GET .../events`). */
+      Events: section({
+        /** An idle stream gets a comment line this often, so proxies and clients see it alive. */
+        HeartbeatMilliseconds: Type.Integer({ minimum: 100, default: 15_000 }),
+        /**
+         * A stream re-reads this often even without a notification (one may be lost with its
+         * connection); notifications make it read at once.
+         */
+        PollIntervalMilliseconds: Type.Integer({ minimum: 50, default: 5_000 }),
+      }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),
@@ -214,6 +224,34 @@ export const configSchema = Type.Object(
     Startup: section({
       /** How long a start waits for PostgreSQL and Temporal to answer before giving up. */
       WaitSeconds: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+    }),
+    /**
+     * Prometheus metrics (README, "Operating Trellis"). Off by default: `/metrics` needs no
+     * credentials and tells anyone who can reach the port what the service does (operations,
+     * plugin types, volumes), so it is opened on purpose, as `/health` is.
+     */
+    Metrics: section({
+      /** Serve `/metrics` (on the API port; a worker-only process on `WorkerPort`). */
+      Enabled: Type.Boolean({ default: false }),
+      /** Where a worker-only process (`--role worker`) serves `/metrics`, `/livez` and `/readyz`. */
+      Host: nonEmptyString('127.0.0.1'),
+      /** 0 picks a free port. 9464 is the port OpenTelemetry's Prometheus exporters default to. */
+      WorkerPort: port(9464),
+    }),
+    /** OpenTelemetry traces (README, "Operating Trellis"); off unless `OtlpEndpoint` is set. */
+    Telemetry: section({
+      /**
+       * The OTLP/HTTP endpoint of a collector (`http://otel-collector:4318`): spans go to its
+       * `/v1/traces` as OTLP JSON. Absent: no tracing at all.
+       */
+      OtlpEndpoint: Type.Optional(shaped('^https?://[^\\s]+$', 'an http(s) URL')),
+      /** The `service.name` of the spans. */
+      ServiceName: nonEmptyString('trellis'),
+      /**
+       * The share of traces started here that are recorded (0 to 1); a request whose caller's
+       * `traceparent` says sampled or not is recorded as the caller decided.
+       */
+      SampleRatio: Type.Number({ minimum: 0, maximum: 1, default: 1 }),
     }),
   },
   { additionalProperties: false },

@@ -245,7 +245,7 @@ describe('approvalRepository', () => {
         message,
         at: new Date(),
       }),
-    ).toBe(true);
+    ).toMatchObject({ workflowId: abandoned.execution.workflowId });
     expect(await find(abandoned.execution.id, abandoned.approvals[0]!.id)).toMatchObject({
       status: 'Canceled',
       decidedBy: 'system',

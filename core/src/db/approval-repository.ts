@@ -258,3 +258,18 @@ export async function cancelPendingApprovals(
     .where('status', '=', 'Pending')
     .execute();
 }
+
+/**
+ * Approvals a person still has to decide, across every execution that can still go on (the
+ * `trellis_approvals_waiting` gauge, read at each scrape).
+ */
+export async function countWaitingApprovals(db: Kysely<Database>): Promise<number> {
+  const { count } = await db
+    .selectFrom('approval as a')
+    .innerJoin('workflowExecution as e', 'e.id', 'a.executionId')
+    .select(({ fn }) => fn.countAll<string>().as('count'))
+    .where('a.status', '=', 'Pending')
+    .where('e.status', 'in', ['Pending', 'Running', 'Paused'])
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}

@@ -17,12 +17,15 @@ import { TrellisError, Unavailable } from '../errors.js';
 import { isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
 import type { Logger } from '../logging.js';
 import { inProcessConnection } from './in-process-connection.js';
+import { listenOnServer, listenThroughPool, type Listen } from './notifications.js';
 import type { Database } from './tables.js';
 
 export interface TrellisDatabase {
   db: Kysely<Database>;
   /** True when this process runs its own PGlite instead of using `Database.Url`. */
   embedded: boolean;
+  /** LISTEN on a channel (one connection per channel, or the embedded pool's own). */
+  listen: Listen;
   /** Releases every connection; for PGlite also shuts it down cleanly so its files are consistent. */
   close(): Promise<void>;
 }
@@ -94,7 +97,12 @@ async function openExternal(url: string, poolSize: number, logger: Logger) {
   }
   logger.info({ database: describeUrl(url), poolSize }, 'connected to PostgreSQL');
   let closing: Promise<void> | undefined;
-  return { db, embedded: false, close: () => (closing ??= db.destroy()) };
+  return {
+    db,
+    embedded: false,
+    listen: listenOnServer(url, logger),
+    close: () => (closing ??= db.destroy()),
+  };
 }
 
 /**
@@ -138,6 +146,7 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
       connectionTimeoutMillis,
     });
     watchPool(pool, logger);
+    const listen = listenThroughPool(pool, logger);
     const db = createKysely(pool);
     cleanups.push(() => db.destroy());
     await checkDatabase(db);
@@ -147,7 +156,7 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     );
 
     let closing: Promise<void> | undefined;
-    return { db, embedded: true, close: () => (closing ??= cleanup()) };
+    return { db, embedded: true, listen, close: () => (closing ??= cleanup()) };
   } catch (error) {
     await cleanup();
     throw error;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Updateable } from 'kysely';
 import { newId, isUuid } from './ids.js';
 import { cancelPendingApprovals, closedApproval } from './approval-repository.js';
-import { appendLogs, logValues, withLogs, type NewLogEntry } from './log-repository.js';
+import { appendLogs, logValues, withLogsReturning, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import type {
   Database,
@@ -241,15 +241,15 @@ export async function listActiveExecutions(
  * Ends an execution its run cannot carry on: the Temporal run is gone without writing its outcome
  * (recovery), or the run cannot go on at all (the engine met data it cannot use). The execution
  * gets `outcome`, with a log entry saying why (under `logKey`, once), and every unfinished task
- * and every approval still Pending is Canceled. Returns whether anything changed: an execution that finished meanwhile keeps its
- * own outcome.
+ * and every approval still Pending is Canceled. Returns the execution when this call ended it: one
+ * that finished meanwhile keeps its own outcome (undefined).
  */
 export async function finishAbandonedExecution(
   db: Kysely<Database>,
   executionId: string,
   outcome: { status: Extract<ExecutionStatus, 'Failed' | 'Canceled'>; message: string; at: Date },
   logKey = 'recovery:abandoned',
-): Promise<boolean> {
+): Promise<ChangedExecution | undefined> {
   return db.transaction().execute(async (trx) => {
     const finished = await trx
       .updateTable('workflowExecution')
@@ -260,9 +260,9 @@ export async function finishAbandonedExecution(
       })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
-      .returning('id')
+      .returning(['workflowId', 'temporalWorkflowId', 'executionStart'])
       .executeTakeFirst();
-    if (!finished) return false;
+    if (!finished) return undefined;
     await cancelUnfinishedTasks(trx, executionId, outcome);
     await cancelPendingApprovals(trx, executionId, outcome);
     await appendLogs(trx, [
@@ -275,7 +275,7 @@ export async function finishAbandonedExecution(
         timeStamp: outcome.at,
       },
     ]);
-    return true;
+    return finished;
   });
 }
 
@@ -297,11 +297,19 @@ export async function markExecutionPaused(
   await changeExecution(db, executionId, ['Pending', 'Running'], { status: 'Paused' }, logs);
 }
 
+/** An execution a status change moved on: what the process log says of its end. */
+export interface ChangedExecution {
+  workflowId: string;
+  temporalWorkflowId: string;
+  executionStart: Date;
+}
+
 /**
  * Finished with its final status, message and end time, with log entries; its approvals still
  * Pending are Canceled (no one can decide them any more). A no-op once finished, so the first
  * final status written wins. One statement: the change, the approvals and the entries land
- * together, in one round trip.
+ * together, in one round trip. Returns the execution when this call finished it, undefined when
+ * it had already finished.
  */
 export async function markExecutionFinished(
   db: Kysely<Database>,
@@ -312,33 +320,37 @@ export async function markExecutionFinished(
     at?: Date;
   },
   logs: NewLogEntry[] = [],
-): Promise<void> {
+): Promise<ChangedExecution | undefined> {
   const at = outcome.at ?? new Date();
   const change = db
     .updateTable('workflowExecution')
     .set({ status: outcome.status, message: storableText(outcome.message), executionEnd: at })
     .where('id', '=', executionId)
-    .where('status', 'in', ACTIVE_EXECUTION);
+    .where('status', 'in', ACTIVE_EXECUTION)
+    .returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
   const finish = db
-    .with('change', () => change.returning(sql<number>`1`.as('changed')))
+    .with('change', () => change)
     .with('closedApprovals', (query) =>
       query
         .updateTable('approval')
         .set(closedApproval({ ...outcome, at }))
         .where('executionId', '=', executionId)
         .where('status', '=', 'Pending')
-        .where((eb) => eb.exists(eb.selectFrom('change').select('changed')))
+        .where((eb) => eb.exists(eb.selectFrom('change').select('workflowId')))
         .returning('approval.id'),
     );
-  if (logs.length === 0) {
-    await finish.selectFrom('change').select('changed').execute();
-    return;
-  }
-  await finish
-    .insertInto('logEntry')
-    .values(logs.map(logValues))
-    .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
-    .execute();
+  if (logs.length === 0) return finish.selectFrom('change').selectAll().executeTakeFirst();
+  return finish
+    .with('entries', (query) =>
+      query
+        .insertInto('logEntry')
+        .values(logs.map(logValues))
+        .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing())
+        .returning('logEntry.id'),
+    )
+    .selectFrom('change')
+    .selectAll()
+    .executeTakeFirst();
 }
 
 /** Records what a run gives back, evaluated as it completes (before its final status). */
@@ -355,18 +367,23 @@ export async function recordExecutionOutputs(
     .execute();
 }
 
-/** Writes `change` to an execution whose status is one of `from`, with its log entries. */
+/**
+ * Writes `change` to an execution whose status is one of `from`, with its log entries; the
+ * execution when it changed.
+ */
 async function changeExecution(
   db: Kysely<Database>,
   executionId: string,
   from: ExecutionStatus[],
   change: Updateable<WorkflowExecutionTable>,
   logs: NewLogEntry[],
-): Promise<void> {
+): Promise<ChangedExecution | undefined> {
   const update = db
     .updateTable('workflowExecution')
     .set(change)
     .where('id', '=', executionId)
-    .where('status', 'in', from);
-  await withLogs(db, update, logs);
+    .where('status', 'in', from)
+    .returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  const [changed] = await withLogsReturning(db, update, logs);
+  return changed;
 }

@@ -1,5 +1,12 @@
-import { sql, type Kysely, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
-import { newId } from './ids.js';
+import {
+  sql,
+  type Kysely,
+  type SelectQueryBuilder,
+  type UpdateQueryBuilder,
+  type UpdateResult,
+} from 'kysely';
+import { Invalid } from '../errors.js';
+import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import { storableText } from './storable-text.js';
 import type { Database, LogEntryRow, LogLevel } from './tables.js';
@@ -59,6 +66,32 @@ export async function withLogs<T extends keyof Database>(
     .execute();
 }
 
+/**
+ * As `withLogs`, for a change that returns what it changed (`returning`): those rows, none when
+ * the change matched nothing. The entries are written either way, as `withLogs` does.
+ */
+export async function withLogsReturning<
+  T extends keyof Database,
+  O extends Record<string, unknown>,
+>(
+  db: Kysely<Database>,
+  change: UpdateQueryBuilder<Database, T, T, O>,
+  logs: NewLogEntry[],
+): Promise<O[]> {
+  if (logs.length === 0) return change.execute();
+  return db
+    .with('change', () => change)
+    .with('logs', (cte) =>
+      cte
+        .insertInto('logEntry')
+        .values(logs.map(logValues))
+        .onConflict((oc) => oc.columns(['executionId', 'dedupeKey']).doNothing()),
+    )
+    .selectFrom('change')
+    .selectAll()
+    .execute() as Promise<O[]>;
+}
+
 /** Appends log entries in batches; entries already written (same dedupe key) are skipped. */
 export async function appendLogs(db: Kysely<Database>, entries: NewLogEntry[]): Promise<void> {
   // 8 parameters a row: stay well under PostgreSQL's 65535 bind parameters per statement.
@@ -73,34 +106,81 @@ export async function appendLogs(db: Kysely<Database>, entries: NewLogEntry[]): 
 
 export type LogEntryView = Pick<
   LogEntryRow,
-  'id' | 'message' | 'level' | 'timeStamp' | 'exception'
+  'id' | 'taskExecutionId' | 'message' | 'level' | 'timeStamp' | 'exception'
 >;
 
-/** An execution's own log entries (not its tasks'), oldest first. */
+const viewColumns = [
+  'id',
+  'taskExecutionId',
+  'message',
+  'level',
+  'timeStamp',
+  'exception',
+] as const;
+
+/**
+ * Which part of a log list to read: a numbered page (offset paging, with a total count), the
+ * entries after a given one (keyset paging: an index range scan whose cost does not grow with
+ * how deep the page is), or everything.
+ */
+export type LogSlice = { page: Page } | { after: string; pageSize: number } | Record<string, never>;
+
+/** Where a list's entries are: an execution's own, an execution's and its tasks', or one task's. */
+type LogScope =
+  { executionId: string; includeTasks: boolean } | { executionId: string; taskExecutionId: string };
+
+function inScope<O>(
+  query: SelectQueryBuilder<Database, 'logEntry', O>,
+  scope: LogScope,
+): SelectQueryBuilder<Database, 'logEntry', O> {
+  if ('taskExecutionId' in scope) return query.where('taskExecutionId', '=', scope.taskExecutionId);
+  const own = query.where('executionId', '=', scope.executionId);
+  return scope.includeTasks ? own : own.where('taskExecutionId', 'is', null);
+}
+
+async function listLogs(
+  db: Kysely<Database>,
+  scope: LogScope,
+  slice: LogSlice,
+): Promise<Paged<LogEntryView>> {
+  const query = inScope(db.selectFrom('logEntry').select(viewColumns), scope).orderBy('seq');
+  if ('page' in slice) return paginate(query, slice.page);
+  if (!('after' in slice)) return paginate(query);
+  const after = isUuid(slice.after)
+    ? await inScope(db.selectFrom('logEntry').select('seq'), scope)
+        .where('id', '=', slice.after)
+        .executeTakeFirst()
+    : undefined;
+  if (!after) {
+    throw new Invalid(
+      `query.after: must be the id of an entry of this list (${slice.after} is not)`,
+    );
+  }
+  const items = await query.where('seq', '>', after.seq).limit(slice.pageSize).execute();
+  return {
+    items,
+    pagination: { page: 1, pageSize: slice.pageSize, totalCount: items.length, totalPages: 1 },
+  };
+}
+
+/**
+ * An execution's own log entries, oldest first; with `includeTasks`, its tasks' entries too, in
+ * one timeline (the order they were written in).
+ */
 export async function listExecutionLogs(
   db: Kysely<Database>,
   executionId: string,
-  page?: Page,
+  slice: LogSlice = {},
+  options: { includeTasks?: boolean } = {},
 ): Promise<Paged<LogEntryView>> {
-  const query = db
-    .selectFrom('logEntry')
-    .select(['id', 'message', 'level', 'timeStamp', 'exception'])
-    .where('executionId', '=', executionId)
-    .where('taskExecutionId', 'is', null)
-    .orderBy('seq');
-  return paginate(query, page);
+  return listLogs(db, { executionId, includeTasks: options.includeTasks ?? false }, slice);
 }
 
 /** One task's log entries, oldest first. */
 export async function listTaskLogs(
   db: Kysely<Database>,
-  taskExecutionId: string,
-  page?: Page,
+  task: { executionId: string; id: string },
+  slice: LogSlice = {},
 ): Promise<Paged<LogEntryView>> {
-  const query = db
-    .selectFrom('logEntry')
-    .select(['id', 'message', 'level', 'timeStamp', 'exception'])
-    .where('taskExecutionId', '=', taskExecutionId)
-    .orderBy('seq');
-  return paginate(query, page);
+  return listLogs(db, { executionId: task.executionId, taskExecutionId: task.id }, slice);
 }

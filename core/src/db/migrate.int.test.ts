@@ -41,6 +41,8 @@ describe('migrations', () => {
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
       'auth_failure',
+      'execution_event',
+      'execution_event_sequence',
       'idempotency_key',
       'log_entry',
       'plugin',
@@ -229,7 +231,14 @@ describe('migrations', () => {
     expect(run.triggerId).toBeNull();
 
     await db.deleteFrom('workflow').where('id', '=', workflowId).execute();
-    for (const table of ['workflowExecution', 'taskExecution', 'approval', 'logEntry'] as const) {
+    for (const table of [
+      'workflowExecution',
+      'taskExecution',
+      'approval',
+      'logEntry',
+      'executionEvent',
+      'executionEventSequence',
+    ] as const) {
       const { count } = await db
         .selectFrom(table)
         .select((eb) => eb.fn.countAll<string>().as('count'))

@@ -9,6 +9,7 @@ import * as executionOutputs from './migrations/2026-11-24T01-00-00-execution-ou
 import * as idempotencyKeys from './migrations/2026-11-24T02-00-00-idempotency-keys.js';
 import * as reruns from './migrations/2026-11-24T03-00-00-reruns.js';
 import * as pluginOutputSchema from './migrations/2026-11-24T04-00-00-plugin-output-schema.js';
+import * as executionEvents from './migrations/2026-11-25T00-00-00-execution-events.js';
 import * as approvalDecisions from './migrations/2026-11-25T01-00-00-approval-decisions.js';
 import * as authFailures from './migrations/2026-11-25T03-00-00-auth-failures.js';
 import type { Database } from './tables.js';
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T02-00-00-idempotency-keys': idempotencyKeys,
   '2026-11-24T03-00-00-reruns': reruns,
   '2026-11-24T04-00-00-plugin-output-schema': pluginOutputSchema,
+  '2026-11-25T00-00-00-execution-events': executionEvents,
   '2026-11-25T01-00-00-approval-decisions': approvalDecisions,
   '2026-11-25T03-00-00-auth-failures': authFailures,
 };

@@ -161,6 +161,30 @@ export interface LogEntryTable {
   timeStamp: Timestamp;
 }
 
+/** What an execution event is about. */
+export type ExecutionEventType = 'execution' | 'task' | 'log' | 'approval';
+
+/**
+ * The event log of an execution, written by database triggers (migration
+ * `2026-11-25T00-00-00-execution-events`), never by the application.
+ */
+export interface ExecutionEventTable {
+  executionId: string;
+  /** 1, 2, 3... within the execution, in commit order. */
+  seq: string;
+  type: ExecutionEventType;
+  /** The changed row's fields (JSON); null for a log event, whose entry is `logEntryId`. */
+  data: Record<string, unknown> | null;
+  logEntryId: string | null;
+  recordedAt: Date;
+}
+
+/** The last event number of each execution; its row lock orders the execution's events. */
+export interface ExecutionEventSequenceTable {
+  executionId: string;
+  lastSeq: string;
+}
+
 export interface IdempotencyKeyTable {
   userName: string;
   /** The client's `Idempotency-Key`. */
@@ -194,6 +218,8 @@ export interface Database {
   logEntry: LogEntryTable;
   idempotencyKey: IdempotencyKeyTable;
   authFailure: AuthFailureTable;
+  executionEvent: ExecutionEventTable;
+  executionEventSequence: ExecutionEventSequenceTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;

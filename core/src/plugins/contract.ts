@@ -18,5 +18,6 @@ export type {
   PluginNetworkFence,
   PluginSpecification,
   PluginTask,
+  PluginTraceContext,
   TrellisDatabaseAddress,
 } from '@trellis/plugin-kit';

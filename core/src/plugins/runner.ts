@@ -15,6 +15,7 @@ import type {
   PluginHostSettings,
   PluginLogger,
   PluginManifest,
+  PluginTraceContext,
 } from './contract.js';
 import { outputNotJson, outputTooLarge, PluginInputError, pluginFailure } from './failures.js';
 import {
@@ -68,6 +69,8 @@ export interface PluginRunRequest {
   logger: PluginLogger;
   heartbeat?: (details?: unknown) => void;
   task: PluginContext['task'];
+  /** The trace context the plugin carries on (tracing on). */
+  trace?: PluginTraceContext;
 }
 
 export interface PluginRunner {
@@ -296,6 +299,7 @@ export async function executePlugin(
     heartbeat: request.heartbeat ?? (() => {}),
     task: request.task,
     host: Object.freeze({ ...limits.host }),
+    ...(request.trace && { trace: Object.freeze({ ...request.trace }) }),
   };
 
   let output: unknown;

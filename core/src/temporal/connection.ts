@@ -1,5 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { Client, Connection, type ConnectionOptions, type Metadata } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type ClientInterceptors,
+  type ConnectionOptions,
+  type Metadata,
+} from '@temporalio/client';
 import { Invalid, Unavailable } from '../errors.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Logger } from '../logging.js';
@@ -106,12 +112,13 @@ export async function temporalConnectionOptions(
 
 /**
  * Connects to Temporal at `temporal.Address` (the cluster, or the embedded dev server's address)
- * with its TLS and API key, and returns a client for `temporal.Namespace`. Unreachable →
- * `Unavailable` naming the address.
+ * with its TLS and API key, and returns a client for `temporal.Namespace` (with `interceptors`,
+ * e.g. tracing's). Unreachable → `Unavailable` naming the address.
  */
 export async function connectTemporal(
   temporal: TemporalSettings & Pick<TrellisConfig['Temporal'], 'Namespace'>,
   logger: Logger,
+  interceptors?: ClientInterceptors,
 ): Promise<TemporalConnection> {
   const options = await temporalConnectionOptions(temporal);
   let connection: Connection;
@@ -131,5 +138,12 @@ export async function connectTemporal(
     },
     'connected to Temporal',
   );
-  return { connection, client: new Client({ connection, namespace: temporal.Namespace }) };
+  return {
+    connection,
+    client: new Client({
+      connection,
+      namespace: temporal.Namespace,
+      ...(interceptors && { interceptors }),
+    }),
+  };
 }

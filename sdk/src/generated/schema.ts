@@ -105,6 +105,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness probe
+         * @description Liveness probe: 200 while the process runs, whatever its dependencies do (no envelope).
+         *     Not part of `/health`; always on.
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus metrics of this process: requests by operation and status, runs started and
+         *     finished, task attempts by plugin and outcome, approvals waiting, event streams open, the
+         *     Temporal worker's own metrics and Node's. 404 unless `Metrics.Enabled`.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plugins": {
         parameters: {
             query?: never;
@@ -177,6 +220,28 @@ export interface paths {
          *     URL-encoded exact type (`Net%2FHttp`) matches that type.
          */
         get: operations["getPluginOrListByType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description Readiness probe: 200 when the database answers, Temporal answers and, in a process that
+         *     runs a worker, the worker polls; else 503 saying which part is not ready (no envelope).
+         *     Not part of `/health`; always on.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -438,6 +503,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflowId}/executions/{executionId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow an execution's events
+         * @description Follows an execution as Server-Sent Events (`text/event-stream`): `execution`, `task`, `log`
+         *     and `approval` events, numbered 1, 2, 3... (`id:`) within the execution. The stream starts
+         *     with every event so far (a late subscriber sees the whole run), follows the run live, and
+         *     ends after the `execution` event of its final status (Completed, Failed or Canceled). A
+         *     client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets every later event once.
+         *     Idle streams get a heartbeat comment line (`: heartbeat`).
+         */
+        get: operations["streamExecutionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}/executions/{executionId}/logs": {
         parameters: {
             query?: never;
@@ -447,7 +537,8 @@ export interface paths {
         };
         /**
          * List an execution's logs
-         * @description Lists an execution's own log entries (not its tasks'), oldest first.
+         * @description Lists an execution's own log entries (not its tasks'), oldest first; with
+         *     `includeTasks=true`, its tasks' entries too, in one timeline.
          */
         get: operations["listExecutionLogs"];
         put?: never;
@@ -641,6 +732,38 @@ export interface components {
             decidedBy: string | null;
             /** @description Why: the reason the approver gave, or what the system did; null when none was given. */
             reason: string | null;
+        };
+        /** @description The `data` of an `approval` event: an approval was requested or decided. */
+        ApprovalChangedData: {
+            /** @description The approval's id (used to approve or reject). */
+            id: components["schemas"]["Uuid"];
+            /** @description The task execution waiting for the decision. */
+            taskExecutionId: components["schemas"]["Uuid"];
+            /** @description The name of the task waiting for the decision. */
+            taskName: string;
+            status: components["schemas"]["ApprovalStatus"];
+            /** @description The user who decided; null while pending. */
+            decidedBy: string | null;
+            /**
+             * Format: date-time
+             * @description When the change was recorded.
+             */
+            at: string;
+        };
+        /** @description An event of the stream: `event: approval`. */
+        ApprovalChangedEvent: {
+            /**
+             * Format: int64
+             * @description The event's number within the execution (1, 2, 3...).
+             */
+            id: number;
+            /**
+             * @description The `event:` line. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "approval";
+            /** @description The `data:` line (JSON). */
+            data: components["schemas"]["ApprovalChangedData"];
         };
         /** @description The optional body of approve and reject. */
         ApprovalDecisionRequest: {
@@ -974,7 +1097,9 @@ export interface components {
          * @description One problem of a failed request. `code` is stable, so programs need not match message text:
          *
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
-         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`;
+         *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
+         *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
+         *     or `. _ : + / = @ -`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
          *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
          *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
@@ -1011,6 +1136,11 @@ export interface components {
             generatedAtUtc: string;
             /** @description The `messages` again, each with a stable code and, for input, where it is. */
             errors: components["schemas"]["ErrorDetail"][];
+            /**
+             * @description On a 5xx failure: the request's id, as in its `X-Request-Id` response header (the caller's
+             *     own, or one the server made). Every log line of the request carries it.
+             */
+            requestId?: string;
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {
@@ -1024,6 +1154,32 @@ export interface components {
             inputs?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description The `data` of an `execution` event: the execution's status changed (the first event: it was created). */
+        ExecutionChangedData: {
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description The execution's message (why it ended, when it has); empty when none. */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When the change was recorded.
+             */
+            at: string;
+        };
+        /** @description An event of the stream: `id:` its number within the execution, `event: execution`, `data:` as JSON. */
+        ExecutionChangedEvent: {
+            /**
+             * Format: int64
+             * @description The event's number within the execution (1, 2, 3...): the `id:` line, and what `Last-Event-ID` resumes after.
+             */
+            id: number;
+            /**
+             * @description The `event:` line. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "execution";
+            /** @description The `data:` line (JSON). */
+            data: components["schemas"]["ExecutionChangedData"];
         };
         /** @description An execution in detail. */
         ExecutionDetail: {
@@ -1136,6 +1292,12 @@ export interface components {
          * @enum {string}
          */
         ExecutionStatus: "Pending" | "Running" | "Paused" | "Completed" | "Failed" | "Canceled";
+        /**
+         * @description One event of an execution's stream. On the wire (Server-Sent Events) each is an `id:` line,
+         *     an `event:` line naming its type and a `data:` line holding its data as JSON, then a blank
+         *     line; lines starting with `:` are heartbeats.
+         */
+        ExecutionStreamEvent: components["schemas"]["ExecutionChangedEvent"] | components["schemas"]["TaskChangedEvent"] | components["schemas"]["LogWrittenEvent"] | components["schemas"]["ApprovalChangedEvent"];
         /** @description The health of one component. Field names are capitalised exactly so. */
         HealthCheck: {
             Status: components["schemas"]["HealthStatus"];
@@ -1162,10 +1324,20 @@ export interface components {
         JsonSchema: {
             [key: string]: unknown;
         };
+        /** @description `/livez`: the process is alive. */
+        Liveness: {
+            /**
+             * @description Always `ok`: a process that cannot answer is not alive.
+             * @enum {string}
+             */
+            status: "ok";
+        };
         /** @description A log entry of an execution or of one of its tasks. */
         LogEntry: {
             /** @description The entry's id. */
             id: components["schemas"]["Uuid"];
+            /** @description The task execution that wrote it; null for the execution's own entries. */
+            taskExecutionId: components["schemas"]["Uuid"] | null;
             /** @description What happened. */
             message: string;
             level: components["schemas"]["LogLevel"];
@@ -1198,6 +1370,21 @@ export interface components {
          * @enum {string}
          */
         LogLevel: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "Critical";
+        /** @description An event of the stream: `event: log`, an entry written by the execution or one of its tasks. */
+        LogWrittenEvent: {
+            /**
+             * Format: int64
+             * @description The event's number within the execution (1, 2, 3...).
+             */
+            id: number;
+            /**
+             * @description The `event:` line. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "log";
+            /** @description The `data:` line (JSON): the entry, with `taskExecutionId` null for the execution's own. */
+            data: components["schemas"]["LogEntry"];
+        };
         /** @description Where a page sits in the whole list. */
         Pagination: {
             /**
@@ -1324,6 +1511,29 @@ export interface components {
             /** @description The value used when none is given. */
             default?: unknown;
         };
+        /** @description `/readyz`: whether the process can do its work now. */
+        Readiness: {
+            /**
+             * @description `ok` when every check is ready (200); else `unavailable` (503).
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
+            /** @description One entry per part: the database, Temporal and, in a process with a worker, the worker. */
+            checks: components["schemas"]["ReadinessCheck"][];
+        };
+        /** @description Whether one part answers. */
+        ReadinessCheck: {
+            component: components["schemas"]["ReadinessComponent"];
+            /** @description Whether it answered (within two seconds). */
+            ready: boolean;
+            /** @description What was found, or why the part is not ready. */
+            message: string;
+        };
+        /**
+         * @description A part of the service a process needs to do its work.
+         * @enum {string}
+         */
+        ReadinessComponent: "database" | "temporal" | "worker";
         /** @description The body that reruns an execution. */
         RerunRequest: {
             /**
@@ -1341,6 +1551,36 @@ export interface components {
          * @enum {string}
          */
         SpecificationType: "string" | "number" | "integer" | "boolean" | "object" | "array";
+        /** @description The `data` of a `task` event: a task was created (Pending) or its status or message changed. */
+        TaskChangedData: {
+            /** @description The task execution's id. */
+            taskExecutionId: components["schemas"]["Uuid"];
+            /** @description The task's name in the definition. */
+            name: string;
+            status: components["schemas"]["TaskStatus"];
+            /** @description The latest outcome or reason; empty when none. */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When the change was recorded.
+             */
+            at: string;
+        };
+        /** @description An event of the stream: `event: task`. */
+        TaskChangedEvent: {
+            /**
+             * Format: int64
+             * @description The event's number within the execution (1, 2, 3...).
+             */
+            id: number;
+            /**
+             * @description The `event:` line. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            event: "task";
+            /** @description The `data:` line (JSON). */
+            data: components["schemas"]["TaskChangedData"];
+        };
         /** @description A task of an execution in detail. */
         TaskDetail: {
             /** @description The task execution's id. */
@@ -1646,6 +1886,12 @@ export interface components {
          *     nothing; the same key with a different request is 409. Keys are per user.
          */
         IdempotencyKeyHeader: string;
+        /**
+         * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
+         *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
+         *     page shorter than `pageSize` is the last one so far.
+         */
+        "LogPagingParameters.after": components["schemas"]["Uuid"];
         /** @description 1-based page number. */
         "PagingParameters.page": number;
         /** @description Items per page (1 to 1000, default 100). */
@@ -2283,6 +2529,55 @@ export interface operations {
             };
         };
     };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics in Prometheus' text format (version 0.0.4). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; version=0.0.4; charset=utf-8": string;
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listPlugins: {
         parameters: {
             query?: {
@@ -2887,6 +3182,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Some part the process needs does not answer; `checks` say which. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -4289,13 +4613,114 @@ export interface operations {
             };
         };
     };
+    streamExecutionEvents: {
+        parameters: {
+            query?: {
+                /** @description The same as `Last-Event-ID`, for clients that cannot set headers (a browser's EventSource on its first connect); the header wins. */
+                lastEventId?: number;
+            };
+            header?: {
+                /** @description Resume after this event: the `id:` of the last event received (EventSource sends it when it reconnects). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["parameters"]["ExecutionPath.workflowId"];
+                /** @description The execution's id. */
+                executionId: components["parameters"]["ExecutionPath.executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An execution's events as Server-Sent Events (`text/event-stream`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ExecutionStreamEvent"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listExecutionLogs: {
         parameters: {
             query?: {
+                /** @description Also the entries of the execution's tasks, in the order they were written (each names its `taskExecutionId`). */
+                includeTasks?: boolean;
                 /** @description 1-based page number. */
                 page?: components["parameters"]["PagingParameters.page"];
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
+                /**
+                 * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
+                 *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
+                 *     page shorter than `pageSize` is the last one so far.
+                 */
+                after?: components["parameters"]["LogPagingParameters.after"];
             };
             header?: never;
             path: {
@@ -4694,6 +5119,12 @@ export interface operations {
                 page?: components["parameters"]["PagingParameters.page"];
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
+                /**
+                 * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
+                 *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
+                 *     page shorter than `pageSize` is the last one so far.
+                 */
+                after?: components["parameters"]["LogPagingParameters.after"];
             };
             header?: never;
             path: {

@@ -36,9 +36,13 @@ describe('accessByOperation', () => {
       expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', seedRoleOf(path)] });
       expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
     }
-    // The seed's public endpoints, and the definition schema editors fetch without credentials.
+    // The seed's public endpoints, the definition schema editors fetch without credentials, and
+    // what orchestrators and Prometheus ask (probes, metrics).
     expect(publicOperations.sort()).toEqual([
       'get /health',
+      'get /livez',
+      'get /metrics',
+      'get /readyz',
       'get /schemas/workflow-definition.json',
       'get /version',
     ]);

@@ -5,13 +5,20 @@ import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
+import type { Logger } from '../../../core/src/logging.js';
+import {
+  createExecutionLog,
+  type ExecutionLog,
+} from '../../../core/src/observability/execution-log.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { streamExecutionEvents } from './event-stream.js';
 import { startExecution } from './start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
@@ -96,11 +103,36 @@ export async function signalRun(
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
+    taskExecutionId: entry.taskExecutionId,
     message: entry.message,
     level: entry.level,
     timeStamp: entry.timeStamp.toISOString(),
     exception: entry.exception,
   };
+}
+
+interface LogListQuery {
+  page?: number;
+  pageSize?: number;
+  after?: string;
+}
+
+/** Which part of a log list the query asks for: entries after one, a numbered page, or all. */
+function logSlice(query: LogListQuery): logRepository.LogSlice {
+  if (query.after === undefined) {
+    const page = requestedPage(query);
+    return page ? { page } : {};
+  }
+  if (query.page !== undefined) {
+    throw new Invalid('query.after: cannot be combined with page (use one way of paging)');
+  }
+  return { after: query.after, pageSize: normalizePage(query).pageSize };
+}
+
+/** A log list's reply: with `after`, no `pagination` (counting would cost what the cursor saves). */
+function logListReply(paged: Paged<logRepository.LogEntryView>, query: LogListQuery) {
+  if (query.after !== undefined) return { data: paged.items.map(toLogEntry) };
+  return listReply(paged, query, toLogEntry);
 }
 
 /** `/workflows/{workflowId}/executions`: runs, their tasks and logs (approvals: ../approvals/). */
@@ -136,10 +168,10 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body, query }) => {
+  executeWorkflow: async ({ deps, params, body, query, log }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
     });
     const end =
@@ -150,7 +182,7 @@ export const executionHandlers = {
     };
   },
 
-  rerunExecution: async ({ deps, params, body }) => {
+  rerunExecution: async ({ deps, params, body, log }) => {
     const workflow = await findWorkflow(deps, params.workflowId);
     const original = await findExecution(deps, params);
     if (executionRepository.isExecutionActive(original.status)) {
@@ -159,7 +191,7 @@ export const executionHandlers = {
         { code: 'execution.still_running' },
       );
     }
-    const started = await startExecution(deps, workflow, {
+    const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body?.inputs ? { inputs: body.inputs } : {}),
       rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
     });
@@ -171,7 +203,7 @@ export const executionHandlers = {
     };
   },
 
-  cancelExecution: async ({ deps, params, user }) => {
+  cancelExecution: async ({ deps, params, user, log }) => {
     const execution = await findExecution(deps, params);
     const client = temporalClient(deps);
     assertActive(execution, 'be canceled');
@@ -180,22 +212,53 @@ export const executionHandlers = {
     );
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
-      await executionRepository.markExecutionFinished(deps.db, execution.id, {
-        status: 'Canceled',
+      const outcome = {
+        status: 'Canceled' as const,
         message: `Canceled by ${user.name}.`,
-      });
+        at: new Date(),
+      };
+      const ended = await executionRepository.markExecutionFinished(deps.db, execution.id, outcome);
+      if (ended) {
+        const runs = createExecutionLog(log, deps.metrics);
+        runs.finished({ executionId: execution.id, ...outcome, ...ended });
+      }
     }
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },
 
   listExecutionLogs: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await logRepository.listExecutionLogs(
-      deps.db,
-      execution.id,
-      requestedPage(query),
-    );
-    return listReply(paged, query, toLogEntry);
+    const paged = await logRepository.listExecutionLogs(deps.db, execution.id, logSlice(query), {
+      includeTasks: query.includeTasks === true,
+    });
+    return logListReply(paged, query);
+  },
+
+  streamExecutionEvents: async ({ deps, params, query, req, log }) => {
+    const execution = await findExecution(deps, params);
+    // Validated against the contract: digits only. The header (what EventSource sends when it
+    // reconnects) wins over the query parameter (what it was first opened with).
+    const header = req.get('Last-Event-ID');
+    const after = header !== undefined ? Number(header) : (query.lastEventId ?? 0);
+    const { HeartbeatMilliseconds, PollIntervalMilliseconds } = deps.config.Server.Events;
+    return {
+      stream: async (res) => {
+        const closed = deps.metrics.trackEventStream();
+        try {
+          await streamExecutionEvents(res, {
+            db: deps.db,
+            hub: deps.executionEvents,
+            executionId: execution.id,
+            after,
+            heartbeatMs: HeartbeatMilliseconds,
+            pollIntervalMs: PollIntervalMilliseconds,
+            log,
+          });
+        } finally {
+          closed();
+        }
+      },
+    };
   },
 
   listExecutionTasks: async ({ deps, params, query }) => {
@@ -233,7 +296,12 @@ export const executionHandlers = {
 
   listTaskLogs: async ({ deps, params, query }) => {
     const task = await findTask(deps, params);
-    const paged = await logRepository.listTaskLogs(deps.db, task.id, requestedPage(query));
-    return listReply(paged, query, toLogEntry);
+    const paged = await logRepository.listTaskLogs(deps.db, task, logSlice(query));
+    return logListReply(paged, query);
   },
 } satisfies Partial<HandlerMap>;
+
+/** The deps of a start whose run, if it ends at once, is logged on the request's logger. */
+function withExecutionLog(deps: AppDeps, log: Logger): AppDeps & { executionLog: ExecutionLog } {
+  return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
+}

@@ -14,6 +14,7 @@
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
+import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import type {
@@ -29,6 +30,8 @@ export interface RecoveryDeps {
   client: Client;
   config: TrellisConfig;
   logger: Logger;
+  /** Counts and logs the runs recovery ends. */
+  executionLog?: ExecutionLog;
 }
 
 export interface RecoveryOptions {
@@ -136,12 +139,20 @@ async function repair(
       report.started.push(row.id);
       log.warn('execution recovery: started the Temporal run the execution never got');
     } else if (decision.action === 'finish') {
+      const at = new Date();
       const changed = await executionRepository.finishAbandonedExecution(db, row.id, {
         status: decision.status,
         message: decision.message,
-        at: new Date(),
+        at,
       });
       if (changed) {
+        deps.executionLog?.finished({
+          executionId: row.id,
+          status: decision.status,
+          message: decision.message,
+          at,
+          ...changed,
+        });
         report.finished.push(row.id);
         log.warn(
           { status: decision.status, reason: decision.message },

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
+import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
@@ -25,6 +26,8 @@ export interface StartExecutionDeps {
   db: Kysely<Database>;
   temporal: { client: Client };
   config: TrellisConfig;
+  /** Logs and counts a run whose start Temporal refused. */
+  executionLog?: ExecutionLog;
 }
 
 export interface ExecutionStarted {
@@ -71,7 +74,7 @@ export async function startExecution(
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
     // The reason goes into the execution's log too: the detail has no message field to show it.
-    await executionRepository.markExecutionFinished(
+    const ended = await executionRepository.markExecutionFinished(
       db,
       execution.id,
       { status: 'Failed', message, at },
@@ -86,6 +89,15 @@ export async function startExecution(
         },
       ],
     );
+    if (ended) {
+      deps.executionLog?.finished({
+        executionId: execution.id,
+        status: 'Failed',
+        message,
+        at,
+        ...ended,
+      });
+    }
     throw new Unavailable(message, { code: 'temporal.unavailable' });
   }
   return {

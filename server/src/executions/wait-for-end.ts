@@ -1,6 +1,5 @@
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import type { ExecutionStatus } from '../../../core/src/db/tables.js';
-import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
+import type { ExecutionStatus, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import type { AppDeps } from '../handler.js';
 
 /** Where a run stands after a wait: its status, and its outputs when it completed. */
@@ -10,33 +9,38 @@ export interface RunEnd {
 }
 
 /**
- * Waits up to `seconds` for an execution's run to end (Temporal tells when, without polling)
- * and then reads where it stands from the database, which the run writes before it ends. A run
- * that ends badly, or a Temporal that cannot be asked, only shortens the wait: the row says what
- * happened.
+ * Waits up to `seconds` for an execution to finish, reading its row again whenever PostgreSQL
+ * says the execution changed (the same notifications that wake event streams, so a run finished
+ * by any worker answers at once), or every poll interval should a notification be lost. The row
+ * is the answer: the run writes its outcome there before it ends.
  */
 export async function waitForRunEnd(
   deps: AppDeps,
   execution: { workflowId: string; executionId: string },
   seconds: number,
 ): Promise<RunEnd> {
-  if (seconds > 0) {
-    const client = deps.temporal.client;
-    const deadline = AbortSignal.timeout(seconds * 1000);
-    try {
-      await client.withAbortSignal(deadline, () =>
-        client.workflow.getHandle(executionWorkflowId(execution.executionId)).result(),
+  const deadline = Date.now() + seconds * 1000;
+  const follower = deps.executionEvents.follow(execution.executionId);
+  try {
+    for (;;) {
+      const row = await executionRepository.findById(
+        deps.db,
+        execution.workflowId,
+        execution.executionId,
       );
-    } catch {
-      // Timed out, failed, canceled or unreachable: the row below is the answer in every case.
+      if (!row) throw new Error(`Execution ${execution.executionId} vanished while it was awaited`);
+      const left = deadline - Date.now();
+      if (!executionRepository.isExecutionActive(row.status) || left <= 0) return runEnd(row);
+      const pollMs = deps.config.Server.Events.PollIntervalMilliseconds;
+      // The first wait returns at once; false once the API is closing.
+      if (!(await follower.wait(Math.min(left, pollMs)))) return runEnd(row);
     }
+  } finally {
+    follower.stop();
   }
-  const row = await executionRepository.findById(
-    deps.db,
-    execution.workflowId,
-    execution.executionId,
-  );
-  if (!row) throw new Error(`Execution ${execution.executionId} vanished while it was awaited`);
+}
+
+function runEnd(row: WorkflowExecutionRow): RunEnd {
   return row.status === 'Completed'
     ? { status: row.status, outputs: row.outputs ?? {} }
     : { status: row.status };

@@ -19,13 +19,19 @@ export type TrellisRole = 'api' | 'worker' | 'all';
 export interface TrellisProcessOptions {
   role: TrellisRole;
   /** The `TRELLIS_CONFIG` file (see `writeTrellisConfig`). */
-  configFile: string;
+  configFile?: string;
+  /** Environment on top of the caller's (whose TRELLIS variables are dropped): `TRELLIS__...` configuration, as a container gets it. */
+  env?: Record<string, string>;
+  /** Working directory (default the checkout; `--import tsx` resolves from it, compiled runs need not). */
+  cwd?: string;
   /** Node flags before the script, e.g. `--cpu-prof`. */
   nodeArgs?: string[];
   /** How long to wait for the launcher's banner (default 90 s: the worker bundles its workflows). */
   startTimeoutMs?: number;
   /** Run the compiled launcher (`dist/`, built beforehand by `npm run build`) rather than source. */
   compiled?: boolean;
+  /** A compiled launcher elsewhere, e.g. in a copy of the container image's files. */
+  launcher?: string;
 }
 
 export interface TrellisProcess {
@@ -59,7 +65,7 @@ export async function writeTrellisConfig(
 
 /** Starts the launcher in `role`; resolves once its banner says it is running. */
 export async function spawnTrellis(options: TrellisProcessOptions): Promise<TrellisProcess> {
-  // Only the file configures it: no TRELLIS__ overrides leak in from the caller's environment.
+  // Only the file and `env` configure it: no TRELLIS__ overrides leak in from the caller's environment.
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith('TRELLIS')),
   );
@@ -67,15 +73,21 @@ export async function spawnTrellis(options: TrellisProcessOptions): Promise<Trel
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      ...(options.compiled
-        ? [path.join(projectRoot, 'dist/bin/trellis.js')]
-        : ['--import', 'tsx', path.join(projectRoot, 'bin/trellis.ts')]),
+      ...(options.launcher
+        ? [options.launcher]
+        : options.compiled
+          ? [path.join(projectRoot, 'dist/bin/trellis.js')]
+          : ['--import', 'tsx', path.join(projectRoot, 'bin/trellis.ts')]),
       '--role',
       options.role,
     ],
     {
-      cwd: projectRoot,
-      env: { ...env, TRELLIS_CONFIG: options.configFile },
+      cwd: options.cwd ?? projectRoot,
+      env: {
+        ...env,
+        ...options.env,
+        ...(options.configFile ? { TRELLIS_CONFIG: options.configFile } : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

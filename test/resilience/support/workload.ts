@@ -4,8 +4,13 @@
  */
 import { delay, noop, type Definition } from '../../engine/engine-support.js';
 
-/** One task of a chain: the no-op plugin, or a delay that keeps the run busy for a while. */
-export type Step = 'noop' | { delayMs: number };
+/**
+ * One task of a chain: the no-op plugin, a delay that keeps the run busy for a while, or a
+ * JSONata sum (Data/Json, a plugin that runs in a sandbox process).
+ */
+export type Step = 'noop' | 'json' | { delayMs: number };
+
+const sum = { type: { plugin: 'Data/Json' }, parameters: { input: [1, 2], expression: '$sum($)' } };
 
 /** A chain `Step-1 → Step-2 → …` named `name`. */
 export function chainDefinition(name: string, steps: Step[]): Definition {
@@ -13,7 +18,7 @@ export function chainDefinition(name: string, steps: Step[]): Definition {
     name,
     tasks: steps.map((step, index) => ({
       name: `Step-${index + 1}`,
-      ...(step === 'noop' ? { type: noop } : delay(step.delayMs)),
+      ...(step === 'noop' ? { type: noop } : step === 'json' ? sum : delay(step.delayMs)),
       ...(index > 0 ? { dependencies: [`Step-${index}`] } : {}),
     })),
   };

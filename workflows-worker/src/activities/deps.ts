@@ -1,7 +1,10 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import type { Database } from '../../../core/src/db/tables.js';
 import type { Logger } from '../../../core/src/logging.js';
+import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
+import type { Metrics } from '../../../core/src/observability/metrics.js';
 import type { PluginRunner } from '../../../core/src/plugins/runner.js';
 
 /** What the activities need; built once per worker process. */
@@ -10,4 +13,15 @@ export interface ActivityDeps {
   runner: PluginRunner;
   logger: Logger;
   config: TrellisConfig;
+  /** Run and attempt counts; none by default. */
+  metrics?: Metrics;
+  /** With tracing on: each plugin call gets a span, and the plugin its trace context. */
+  tracer?: Tracer;
+}
+
+/** The activities' deps with what they derive from them. */
+export interface EngineDeps extends ActivityDeps {
+  metrics: Metrics;
+  /** The process log's lines (and counts) of runs starting and ending. */
+  executionLog: ExecutionLog;
 }

@@ -6,7 +6,7 @@ import {
   referencedTasks,
 } from '../../../core/src/definition/expressions.js';
 import type { DefinitionCache } from './definitions.js';
-import type { ActivityDeps } from './deps.js';
+import type { EngineDeps } from './deps.js';
 
 export type OutputsResult = { ok: true } | { ok: false; message: string };
 
@@ -15,7 +15,7 @@ export type OutputsResult = { ok: true } | { ok: false; message: string };
  * the run's inputs and the variables, and records them. An output that fails to evaluate fails
  * the run (the workflow records that) with a message naming the output. Idempotent.
  */
-export function evaluateOutputsActivity(deps: ActivityDeps, definitions: DefinitionCache) {
+export function evaluateOutputsActivity(deps: EngineDeps, definitions: DefinitionCache) {
   const { db } = deps;
   return async function evaluateOutputs(input: { executionId: string }): Promise<OutputsResult> {
     const loaded = await definitions.get(input.executionId);

@@ -5,8 +5,10 @@
  * heartbeats, can be cancelled, and is picked up by another worker when this one dies; for a task whose plugin is
  * quick it runs as a local activity instead.
  */
+import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
+import { noMetrics } from '../../../core/src/observability/metrics.js';
 import { DefinitionCache } from './definitions.js';
-import type { ActivityDeps } from './deps.js';
+import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
 import { recordProgressActivity } from './record-progress.js';
@@ -27,7 +29,13 @@ export { taskFailedType } from './run-task.js';
 export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';
 
 /** The activity implementations, bound to one worker's database, runner and logger. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(given: ActivityDeps) {
+  const metrics = given.metrics ?? noMetrics;
+  const deps: EngineDeps = {
+    ...given,
+    metrics,
+    executionLog: createExecutionLog(given.logger, metrics),
+  };
   const definitions = new DefinitionCache(deps.db, deps.config.Definitions);
   return {
     prepareExecution: prepareExecutionActivity(deps, definitions),

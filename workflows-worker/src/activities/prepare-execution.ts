@@ -10,7 +10,7 @@ import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
-import type { ActivityDeps } from './deps.js';
+import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { quickTasks } from './task-plugin.js';
 
@@ -26,8 +26,8 @@ export type PrepareResult =
  * An execution that can never run (its snapshot is no longer a valid definition, the database
  * refuses its data) ends Failed with the reason instead of failing this step on every retry.
  */
-export function prepareExecutionActivity(deps: ActivityDeps, definitions: DefinitionCache) {
-  const { db, runner } = deps;
+export function prepareExecutionActivity(deps: EngineDeps, definitions: DefinitionCache) {
+  const { db, runner, executionLog } = deps;
 
   async function executionOfSchedule(input: {
     workflowId: string;
@@ -68,6 +68,17 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
+    if (created && execution.status === 'Failed') {
+      executionLog.finished({
+        executionId: execution.id,
+        workflowId: execution.workflowId,
+        temporalWorkflowId,
+        status: 'Failed',
+        message: execution.message,
+        executionStart: execution.executionStart,
+        at: execution.executionEnd ?? execution.executionStart,
+      });
+    }
     return execution;
   }
 
@@ -95,12 +106,22 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
       const cause = permanentCause(error);
       if (cause === null) throw error;
       const message = `The execution cannot run: ${cause}`;
-      await executionRepository.finishAbandonedExecution(
+      const at = new Date();
+      const ended = await executionRepository.finishAbandonedExecution(
         db,
         execution.id,
-        { status: 'Failed', message, at: new Date() },
+        { status: 'Failed', message, at },
         'engine:cannot-run',
       );
+      if (ended) {
+        executionLog.finished({
+          executionId: execution.id,
+          status: 'Failed',
+          message,
+          at,
+          ...ended,
+        });
+      }
       return { ok: false, executionId: execution.id, message };
     }
   };
@@ -123,6 +144,16 @@ export function prepareExecutionActivity(deps: ActivityDeps, definitions: Defini
         timeStamp: new Date(),
       },
     ]);
+    // A retry of this step (its first try failed after the write) is the same start.
+    if (Context.current().info.attempt === 1) {
+      executionLog.started({
+        executionId: execution.id,
+        workflowId: execution.workflowId,
+        temporalWorkflowId: execution.temporalWorkflowId,
+        tasks: loaded.definition.tasks.length,
+        triggerId: execution.triggerId,
+      });
+    }
     return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
   }
 }

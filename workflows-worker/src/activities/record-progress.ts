@@ -8,7 +8,7 @@ import { evaluateCondition } from '../../../core/src/definition/expressions.js';
 import { decisionMessage } from '../../../core/src/temporal/messages.js';
 import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
-import type { ActivityDeps } from './deps.js';
+import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 
 /** A log entry the engine writes about a transition; `key` is unique within the execution. */
@@ -74,8 +74,8 @@ export interface ProgressResult {
 /** Log entries written in the statement of a status change (8 bind parameters each). */
 const MAX_LOGS_WITH_STATUS = 1000;
 
-export function recordProgressActivity(deps: ActivityDeps, definitions: DefinitionCache) {
-  const { db } = deps;
+export function recordProgressActivity(deps: EngineDeps, definitions: DefinitionCache) {
+  const { db, executionLog } = deps;
 
   async function requestApproval(
     executionId: string,
@@ -203,12 +203,22 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
       const cause = permanentCause(error);
       if (cause === null) throw error;
       const message = `The execution cannot go on: its progress could not be recorded: ${cause}`;
-      await executionRepository.finishAbandonedExecution(
+      const at = new Date();
+      const ended = await executionRepository.finishAbandonedExecution(
         db,
         input.executionId,
-        { status: 'Failed', message, at: new Date() },
+        { status: 'Failed', message, at },
         'engine:unrecordable',
       );
+      if (ended) {
+        executionLog.finished({
+          executionId: input.executionId,
+          status: 'Failed',
+          message,
+          at,
+          ...ended,
+        });
+      }
       throw ApplicationFailure.nonRetryable(message, 'ProgressUnrecordable');
     }
   };
@@ -250,7 +260,13 @@ export function recordProgressActivity(deps: ActivityDeps, definitions: Definiti
     } else if (execution && 'message' in execution) {
       const { status, message } = execution;
       const outcome = { status, message, at };
-      await executionRepository.markExecutionFinished(db, executionId, outcome, withStatus);
+      const ended = await executionRepository.markExecutionFinished(
+        db,
+        executionId,
+        outcome,
+        withStatus,
+      );
+      if (ended) executionLog.finished({ executionId, ...outcome, ...ended });
     }
     return {
       approvals: requested.map((result) => result.outcome),

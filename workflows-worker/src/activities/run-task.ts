@@ -1,3 +1,10 @@
+import {
+  context as otelContext,
+  propagation,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import {
   ApplicationFailure,
@@ -8,11 +15,12 @@ import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import type { PluginTraceContext } from '../../../core/src/plugins/contract.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
 import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
-import type { ActivityDeps } from './deps.js';
+import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { taskPlugin, type TaskPlugin } from './task-plugin.js';
 
@@ -67,10 +75,14 @@ class AttemptTimeout extends Error {
  * down) is infrastructure, and Temporal re-runs the same attempt, which the idempotent writes
  * make safe.
  */
-export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache) {
-  const { db, runner } = deps;
+export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) {
+  const { db, runner, metrics, tracer } = deps;
 
-  async function runTaskAttempt(input: AttemptInput): Promise<AttemptResult> {
+  /** Sets `attemptOf.plugin` to the plugin's type once the task's `type` resolves to one. */
+  async function runTaskAttempt(
+    input: AttemptInput,
+    attemptOf: { plugin: string },
+  ): Promise<AttemptResult> {
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt } = input;
     const logs: NewLogEntry[] = [];
@@ -181,6 +193,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
     try {
       parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
       plugin = await taskPlugin(db, task.type);
+      attemptOf.plugin = plugin.type;
     } catch (error) {
       const cause =
         isExpressionError(error) || isNonRetryable(error)
@@ -201,6 +214,14 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         : undefined;
     let output: unknown;
     let failure: Failure | undefined;
+    const span = tracer?.startSpan(`plugin ${plugin.type}`, {
+      attributes: {
+        'trellis.plugin.type': plugin.type,
+        'trellis.task.name': task.name,
+        'trellis.execution_id': executionId,
+        'trellis.task.attempt': attempt,
+      },
+    });
     try {
       const run = runner.run({
         ...plugin,
@@ -210,6 +231,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
         heartbeat: context.info.isLocal ? () => {} : (details) => context.heartbeat(details),
         task: { name: task.name, executionId, attempt },
         ...(timeout !== undefined ? { timeoutMilliseconds: timeout } : {}),
+        ...(span && traceContextOf(span)),
       });
       // A plugin that ignores its signal must not hold the attempt: stop waiting when it fires
       // (what it does after that is ignored).
@@ -250,6 +272,7 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
       clearTimeout(timer);
       running.cancel();
       context.cancellationSignal.removeEventListener('abort', abortOnCancel);
+      if (span) endPluginSpan(span, failure);
     }
     if (failure) return failed(failure);
 
@@ -269,16 +292,58 @@ export function runTaskActivity(deps: ActivityDeps, definitions: DefinitionCache
   // Heartbeats cover the whole attempt, database waits included, so a busy database never
   // passes for a dead worker. A local attempt (a quick plugin's) has no one to heartbeat to:
   // the SDK would pass each beat to the worker's core, which knows no such activity and warns.
+  // Each attempt is counted and timed by its plugin and outcome (`trellis_task_attempts_total`).
   return async function runTaskAttemptWithHeartbeats(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
-    if (context.info.isLocal) return runTaskAttempt(input);
-    const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    const started = process.hrtime.bigint();
+    const attemptOf = { plugin: 'none' };
+    const heartbeat = context.info.isLocal
+      ? undefined
+      : setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    let outcome: string = 'Interrupted';
     try {
-      return await runTaskAttempt(input);
+      const result = await runTaskAttempt(input, attemptOf);
+      outcome = result.status;
+      return result;
+    } catch (error) {
+      outcome = attemptOutcome(error);
+      throw error;
     } finally {
       clearInterval(heartbeat);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.taskAttempt(attemptOf.plugin, outcome, seconds);
     }
   };
+}
+
+/**
+ * What came of an attempt that threw: the outcome it recorded (`TaskFailed`), Canceled, or
+ * Interrupted (not the task's doing: Temporal runs the same attempt again).
+ */
+function attemptOutcome(error: unknown): string {
+  if (error instanceof CancelledFailure) return 'Canceled';
+  if (error instanceof ApplicationFailure && error.type === taskFailedType) {
+    const [details] = error.details as [TaskFailedDetails | undefined];
+    if (details) return details.outcome;
+  }
+  return 'Interrupted';
+}
+
+/**
+ * The W3C trace context of the plugin call's span, which the plugin carries on (`Net/Http` sends
+ * it as `traceparent`).
+ */
+function traceContextOf(span: Span): { trace: PluginTraceContext } | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
+  const { traceparent, tracestate } = carrier;
+  if (traceparent === undefined) return undefined;
+  return { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } };
+}
+
+function endPluginSpan(span: Span, failure: Failure | undefined): void {
+  if (failure) span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+  span.end();
 }
 
 /**

@@ -78,7 +78,8 @@ let current = null;
 /**
  * @typedef {{ type: 'run', id: number, name: string, module: string,
  *   parameters: Record<string, unknown>, specifications: Record<string, unknown>,
- *   task: Record<string, unknown>, host: Record<string, unknown>, maxOutputBytes: number }} Job
+ *   task: Record<string, unknown>, host: Record<string, unknown>,
+ *   trace?: { traceparent: string, tracestate?: string }, maxOutputBytes: number }} Job
  */
 
 /** @param {Job} job */
@@ -101,6 +102,7 @@ async function run(job) {
       heartbeat: (details) => send({ type: 'heartbeat', id, details: jsonOrNull(details) }),
       task: Object.freeze(job.task),
       host: Object.freeze(job.host),
+      ...(job.trace ? { trace: Object.freeze(job.trace) } : {}),
     });
     const output = await plugin.execute(job.parameters, context);
     sendOutput(id, output, job.maxOutputBytes);

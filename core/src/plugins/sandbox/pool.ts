@@ -66,6 +66,8 @@ export interface SandboxJob {
   specifications: Readonly<Record<string, unknown>>;
   task: PluginContext['task'];
   host: PluginContext['host'];
+  /** The call's trace context, handed on to the plugin (tracing on). */
+  trace?: PluginContext['trace'];
   logger: PluginLogger;
   heartbeat: (details?: unknown) => void;
   signal: AbortSignal;
@@ -333,6 +335,7 @@ class SandboxProcess {
         specifications: job.specifications,
         task: job.task,
         host: job.host,
+        ...(job.trace && { trace: job.trace }),
         maxOutputBytes: this.settings.maxOutputBytes,
       });
     });

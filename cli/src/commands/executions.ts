@@ -1,0 +1,263 @@
+import type { components, TrellisClient } from '@trellis/sdk';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { Context } from '../context.js';
+import { definitionOutline } from '../definition.js';
+import { tasksOfExecution } from '../execution-lists.js';
+import type { LogEventData } from '../follow/events.js';
+import { executionEvents } from '../follow/event-source.js';
+import { logLine } from '../follow/views.js';
+import { compact, elapsed, styleStatus, time } from '../output/format.js';
+import { table } from '../output/table.js';
+import type { Act } from '../program.js';
+import { taskOf, workflowIdOf } from '../resolve.js';
+import { runInputs } from '../inputs.js';
+import { followExecution, reportStartedRun } from './follow-run.js';
+import { withInputOptions, type InputOptions } from './run.js';
+
+type ExecutionStatus = components['schemas']['ExecutionStatus'];
+const executionStatuses: ExecutionStatus[] = [
+  'Pending',
+  'Running',
+  'Paused',
+  'Completed',
+  'Failed',
+  'Canceled',
+];
+
+/** `trellis executions list|show|logs|cancel|rerun`. */
+export function executionCommands(program: Command, act: Act): void {
+  const executions = program
+    .command('executions')
+    .alias('execution')
+    .description('runs of a workflow: list, show, logs, cancel, rerun');
+
+  executions
+    .command('list')
+    .alias('ls')
+    .description('list a workflow\u2019s executions, newest first')
+    .argument('<workflow>', 'its name or id')
+    .addOption(
+      new Option('--status <status>', 'only those in this status').choices(executionStatuses),
+    )
+    .option('-n, --limit <count>', 'at most this many (1-1000)', positiveCount, 20)
+    .action(
+      act<[string], { status?: ExecutionStatus; limit: number }>(
+        async ({ trellis, output }, [workflow], { status, limit }) => {
+          const workflowId = await workflowIdOf(trellis, workflow);
+          const page = await trellis.page('/workflows/{workflowId}/executions', {
+            params: {
+              path: { workflowId },
+              query: { pageSize: limit, ...(status ? { status } : {}) },
+            },
+          });
+          output.data(page.data);
+          if (page.data.length === 0) {
+            output.line(status ? `No ${status} executions.` : 'No executions yet.');
+            return;
+          }
+          const rows = page.data.map((execution) => [
+            execution.id,
+            styleStatus(output.colors, execution.status),
+            time(execution.executionStart),
+            elapsed(execution.executionStart, execution.executionEnd),
+          ]);
+          output.line(table(output.colors, ['ID', 'STATUS', 'STARTED', 'DURATION'], rows));
+          const { totalCount } = page.pagination;
+          if (totalCount > page.data.length) {
+            output.line(
+              output.colors.dim(`${page.data.length} of ${totalCount}; --limit shows more.`),
+            );
+          }
+        },
+      ),
+    );
+
+  executions
+    .command('show')
+    .description('show an execution: status, times, inputs, outputs and tasks')
+    .argument('<workflow>', 'its name or id')
+    .argument('<execution>', 'the execution id')
+    .action(
+      act<[string, string]>(async ({ trellis, output }, [workflow, executionId]) => {
+        const workflowId = await workflowIdOf(trellis, workflow);
+        const path = { workflowId, executionId };
+        const execution = await trellis.GET('/workflows/{workflowId}/executions/{executionId}', {
+          params: { path },
+        });
+        const tasks = await tasksOfExecution(trellis, path);
+        output.data({ ...execution, tasks });
+        const { colors } = output;
+        const name = definitionOutline(execution.workflow).name;
+        const facts: [string, string][] = [
+          ['Execution', execution.executionId],
+          ['Workflow', name ? `${name} (${workflowId})` : workflowId],
+          ['Status', styleStatus(colors, execution.status)],
+          ['Started', time(execution.executionStart)],
+          ['Ended', time(execution.executionEnd)],
+          ['Duration', elapsed(execution.executionStart, execution.executionEnd)],
+        ];
+        if (execution.rerunOf) facts.push(['Rerun of', execution.rerunOf]);
+        if (Object.keys(execution.inputs).length > 0)
+          facts.push(['Inputs', compact(execution.inputs)]);
+        if (execution.outputs) facts.push(['Outputs', compact(execution.outputs)]);
+        for (const [label, value] of facts) {
+          output.line(
+            `${colors.bold(label.padEnd(11))}${value.replace(/\n/g, `\n${' '.repeat(11)}`)}`,
+          );
+        }
+        output.line();
+        const rows = tasks.map((task) => [
+          task.name,
+          styleStatus(colors, task.status),
+          time(task.startTime),
+          elapsed(task.startTime, task.endTime),
+          task.message,
+        ]);
+        output.line(table(colors, ['TASK', 'STATUS', 'STARTED', 'DURATION', 'MESSAGE'], rows));
+      }),
+    );
+
+  executions
+    .command('logs')
+    .description('print an execution\u2019s log entries and its tasks\u2019, oldest first')
+    .argument('<workflow>', 'its name or id')
+    .argument('<execution>', 'the execution id')
+    .option('-t, --task <name>', 'only this task\u2019s entries')
+    .option('-f, --follow', 'keep printing new entries until the run ends')
+    .action(
+      act<[string, string], { task?: string; follow?: boolean }>(
+        async (context, [workflow, executionId], options) => {
+          const workflowId = await workflowIdOf(context.trellis, workflow);
+          const path = { workflowId, executionId };
+          if (options.follow) return followLogs(context, path, options.task);
+          const entries = await readLogs(context.trellis, path, options.task);
+          const { output } = context;
+          output.data(entries);
+          for (const entry of entries) output.line(logLine(output.colors, entry, entry.taskName));
+        },
+      ),
+    );
+
+  executions
+    .command('cancel')
+    .description('cancel a running or paused execution')
+    .argument('<workflow>', 'its name or id')
+    .argument('<execution>', 'the execution id')
+    .action(
+      act<[string, string]>(async ({ trellis, output }, [workflow, executionId]) => {
+        const workflowId = await workflowIdOf(trellis, workflow);
+        const canceled = await trellis.envelope.POST(
+          '/workflows/{workflowId}/executions/{executionId}/cancel',
+          { params: { path: { workflowId, executionId } } },
+        );
+        output.data({ executionId, messages: canceled.messages });
+        for (const message of canceled.messages) output.line(message);
+      }),
+    );
+
+  const rerun = executions
+    .command('rerun')
+    .description('run a finished execution again (the original\u2019s inputs unless given)')
+    .argument('<workflow>', 'its name or id')
+    .argument('<execution>', 'the execution id')
+    .option('--from-task <name>', 'run this task and those after it again, reuse the rest');
+  withInputOptions(rerun)
+    .option('-f, --follow', 'show the tasks live; exit 0 only when the run Completed')
+    .option('--logs', 'with --follow: show log entries as they are written')
+    .action(
+      act<[string, string], InputOptions & { fromTask?: string; follow?: boolean; logs?: boolean }>(
+        async (context, [workflow, executionId], options) => {
+          const { trellis } = context;
+          const inputs = await runInputs(options);
+          const workflowId = await workflowIdOf(trellis, workflow);
+          const started = await trellis.POST(
+            '/workflows/{workflowId}/executions/{executionId}/rerun',
+            {
+              params: { path: { workflowId, executionId } },
+              body: {
+                ...(options.fromTask !== undefined ? { fromTask: options.fromTask } : {}),
+                ...(inputs ? { inputs } : {}),
+              },
+            },
+          );
+          return reportStartedRun(context, started, options);
+        },
+      ),
+    );
+
+  executions
+    .command('watch')
+    .description('show a running execution live until it ends (exit code as run --follow)')
+    .argument('<workflow>', 'its name or id')
+    .argument('<execution>', 'the execution id')
+    .option('--logs', 'show log entries as they are written')
+    .action(
+      act<[string, string], { logs?: boolean }>(
+        async (context, [workflow, executionId], options) => {
+          const workflowId = await workflowIdOf(context.trellis, workflow);
+          return followExecution(context, workflowId, executionId, options);
+        },
+      ),
+    );
+}
+
+type NamedLogEntry = LogEventData & { taskName?: string };
+
+/** Every log entry of an execution and of its tasks (or of one task), oldest first. */
+async function readLogs(
+  trellis: TrellisClient,
+  path: { workflowId: string; executionId: string },
+  taskName: string | undefined,
+): Promise<NamedLogEntry[]> {
+  const query = { pageSize: 1000 };
+  const tasks = taskName
+    ? [await taskOf(trellis, path, taskName)]
+    : await tasksOfExecution(trellis, path);
+  const entries: NamedLogEntry[] = [];
+  if (!taskName) {
+    for await (const entry of trellis.all('/workflows/{workflowId}/executions/{executionId}/logs', {
+      params: { path, query },
+    })) {
+      entries.push({ ...entry, taskExecutionId: null });
+    }
+  }
+  for (const task of tasks) {
+    for await (const entry of trellis.all(
+      '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs',
+      { params: { path: { ...path, taskExecutionId: task.id }, query } },
+    )) {
+      entries.push({ ...entry, taskExecutionId: task.id, taskName: task.name });
+    }
+  }
+  // A stable sort: entries of one log with the same time keep their order.
+  return entries.sort((a, b) => Date.parse(a.timeStamp) - Date.parse(b.timeStamp));
+}
+
+/** Prints log entries as they are written, until the run ends (`--json`: one JSON entry a line). */
+async function followLogs(
+  context: Context,
+  path: { workflowId: string; executionId: string },
+  taskName: string | undefined,
+): Promise<void> {
+  const { trellis, output } = context;
+  if (taskName) await taskOf(trellis, path, taskName);
+  const names = new Map<string, string>();
+  for await (const event of executionEvents(trellis, path.workflowId, path.executionId, {
+    logs: true,
+  })) {
+    if (event.event === 'task') names.set(event.data.taskExecutionId, event.data.name);
+    if (event.event !== 'log') continue;
+    const name = event.data.taskExecutionId ? names.get(event.data.taskExecutionId) : undefined;
+    if (taskName !== undefined && name !== taskName) continue;
+    output.record({ ...event.data, ...(name ? { taskName: name } : {}) });
+    output.line(logLine(output.colors, event.data, name));
+  }
+}
+
+function positiveCount(text: string): number {
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1 || count > 1000) {
+    throw new InvalidArgumentError('Give a whole number from 1 to 1000.');
+  }
+  return count;
+}

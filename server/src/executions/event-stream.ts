@@ -1,0 +1,105 @@
+import type { Response } from 'express';
+import type { Kysely } from 'kysely';
+import {
+  isTerminal,
+  readEvents,
+  type ExecutionEvent,
+} from '../../../core/src/db/execution-event-repository.js';
+import type { Database } from '../../../core/src/db/tables.js';
+import type { Logger } from '../../../core/src/logging.js';
+import type { ExecutionEventHub } from './event-hub.js';
+
+/** Events read (and so held in memory) at a time; a stream further behind reads page after page. */
+const pageSize = 100;
+
+/** How long a client waits before reconnecting after the connection drops (the SSE `retry:`). */
+const retryMs = 1_000;
+
+export interface EventStreamOptions {
+  db: Kysely<Database>;
+  hub: ExecutionEventHub;
+  executionId: string;
+  /** Send the events after this one (0: all). */
+  after: number;
+  heartbeatMs: number;
+  pollIntervalMs: number;
+  log: Logger;
+}
+
+/** One event as a Server-Sent Events message (JSON never holds a raw line break). */
+export function eventFrame(event: ExecutionEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+/**
+ * Streams an execution's events to `res` as Server-Sent Events: those after `after`, page by page,
+ * then each new one as the hub says there may be some (or every poll interval), until the
+ * execution's terminal event, which ends the response. The next write waits while the socket
+ * is full, so a slow client holds at most one page here; a client that goes away ends
+ * everything (the follower, the timers) at once.
+ */
+export async function streamExecutionEvents(res: Response, options: EventStreamOptions) {
+  const { db, executionId, log } = options;
+  const gone = new AbortController();
+  res.once('close', () => gone.abort());
+  const follower = options.hub.follow(executionId, gone.signal);
+
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    // Reverse proxies (nginx) would otherwise hold events back in their buffers.
+    'X-Accel-Buffering': 'no',
+  });
+  let lastWrite = Date.now();
+  const write = async (text: string) => {
+    lastWrite = Date.now();
+    if (res.write(text) || follower.ended) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        follower.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      res.on('drain', done);
+      follower.signal.addEventListener('abort', done, { once: true });
+      if (follower.ended) done();
+    });
+  };
+  const heartbeat = setInterval(
+    () => {
+      // A client that is not reading gets nothing more to hold.
+      if (Date.now() - lastWrite >= options.heartbeatMs && !res.writableNeedDrain) {
+        res.write(': heartbeat\n\n');
+        lastWrite = Date.now();
+      }
+    },
+    Math.max(50, Math.floor(options.heartbeatMs / 2)),
+  );
+
+  let cursor = options.after;
+  try {
+    await write(`retry: ${retryMs}\n: events of execution ${executionId}\n\n`);
+    while (await follower.wait(options.pollIntervalMs)) {
+      for (;;) {
+        const events = await readEvents(db, executionId, cursor, pageSize);
+        for (const event of events) {
+          if (follower.ended) return;
+          await write(eventFrame(event));
+          cursor = event.id;
+          if (isTerminal(event)) return;
+        }
+        if (events.length < pageSize) break;
+      }
+    }
+  } catch (error) {
+    // The client reconnects with its Last-Event-ID and gets the rest.
+    log.warn({ err: error, executionId, after: cursor }, 'execution event stream failed');
+  } finally {
+    clearInterval(heartbeat);
+    follower.stop();
+    // A client that stopped reading would keep its connection (and the server's close) waiting.
+    if (res.writableNeedDrain) res.destroy();
+    else if (!res.writableEnded) res.end();
+  }
+}

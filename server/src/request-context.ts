@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import type { Request, RequestHandler } from 'express';
+import type { Logger } from '../../core/src/logging.js';
+import type { Metrics } from '../../core/src/observability/metrics.js';
+import { HttpError } from './errors.js';
+
+/**
+ * What every request carries from its first middleware to its last line of log: its id (the
+ * caller's `X-Request-Id`, or one made here, echoed on the response), the contract operation it
+ * matched, its logger, and, with tracing on, its server span. When it is answered: one log line,
+ * the request metrics, the span's end.
+ */
+
+export const requestIdHeader = 'X-Request-Id';
+
+/** Up to 128 characters that need no quoting anywhere: UUIDs, ULIDs, proxies' hex ids, `a.b:c`. */
+const requestIdPattern = /^[A-Za-z0-9._:+/=@-]{1,128}$/;
+
+/** The operation of the contract a request matched (`operationId`, path template). */
+export interface MatchedOperation {
+  operationId?: string;
+  path: string;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The request's id: the caller's valid `X-Request-Id`, or a UUID made for it. */
+    requestId: string;
+    /** The operation of the contract the request matched, once routed. */
+    operation?: MatchedOperation;
+  }
+}
+
+/** Requests whose `X-Request-Id` is unusable: refused (400) once the caller is authenticated. */
+const badRequestIds = new WeakMap<Request, string>();
+
+/** 400 when the request's `X-Request-Id` is unusable (it got a new id, sent back with the 400). */
+export function rejectBadRequestId(req: Request): void {
+  const given = badRequestIds.get(req);
+  if (given === undefined) return;
+  const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
+  throw new HttpError(400, [
+    {
+      code: 'request.invalid_request_id',
+      message: `header.${requestIdHeader}: must be 1 to 128 letters, digits or . _ : + / = @ -, not ${JSON.stringify(shown)}`,
+      path: `header.${requestIdHeader}`,
+    },
+  ]);
+}
+
+const loggers = new WeakMap<Request, Logger>();
+
+const unTraced = new Set(['/livez', '/readyz', '/metrics']);
+
+/** The request's logger: every line carries its `requestId` (and its operation, once routed). */
+export function requestLogger(req: Request, base: Logger): Logger {
+  let logger = loggers.get(req);
+  if (!logger) {
+    logger = base.child({ requestId: req.requestId, operationId: req.operation?.operationId });
+    loggers.set(req, logger);
+  }
+  return logger;
+}
+
+export function requestContext(deps: {
+  logger: Logger;
+  metrics: Metrics;
+  tracer?: Tracer;
+}): RequestHandler {
+  const { logger, metrics, tracer } = deps;
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const given = req.headers['x-request-id'];
+    if (typeof given === 'string' && requestIdPattern.test(given)) {
+      req.requestId = given;
+    } else {
+      req.requestId = randomUUID();
+      if (given !== undefined) badRequestIds.set(req, String(given));
+    }
+    res.setHeader(requestIdHeader, req.requestId);
+
+    res.on('finish', () => {
+      const status = res.statusCode;
+      const operation = req.operation?.operationId ?? 'other';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.observeRequest(operation, status, seconds);
+      // The line is built only when it will be written (APIs usually run at level warn).
+      if (status < 500 && !logger.isLevelEnabled('info')) return;
+      const line = {
+        requestId: req.requestId,
+        operationId: req.operation?.operationId,
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status,
+        durationMs: Math.round(seconds * 1e5) / 100,
+        user: req.user?.name ?? null,
+      };
+      if (status >= 500) logger.error(line, 'request');
+      else logger.info(line, 'request');
+    });
+
+    // Probes and scrapes come every few seconds and say nothing about a run: no spans.
+    if (!tracer || unTraced.has(req.path)) {
+      next();
+      return;
+    }
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = tracer.startSpan(
+      req.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': req.method,
+          'url.path': req.path,
+          'trellis.request_id': req.requestId,
+        },
+      },
+      parent,
+    );
+    res.on('close', () => endServerSpan(span, req, res.statusCode, res.writableFinished));
+    context.with(trace.setSpan(parent, span), next);
+  };
+}
+
+/** Named `GET /workflows/{workflowId}` (the route template, never the raw path), as OpenTelemetry's HTTP conventions say. */
+function endServerSpan(span: Span, req: Request, status: number, finished: boolean): void {
+  if (req.operation) {
+    span.updateName(`${req.method} ${req.operation.path}`);
+    span.setAttribute('http.route', req.operation.path);
+    if (req.operation.operationId) {
+      span.setAttribute('trellis.operation', req.operation.operationId);
+    }
+  }
+  span.setAttribute('http.response.status_code', status);
+  if (!finished) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'The client went away first.' });
+  } else if (status >= 500) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
