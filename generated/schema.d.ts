@@ -749,20 +749,16 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `event: approval`. */
+        /** @description An event of the stream: `event: approval`, `data:` JSON of `ApprovalChangedData`. */
         ApprovalChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "approval";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["ApprovalChangedData"];
+            /** @description The `data:` line: JSON of an `ApprovalChangedData`. */
+            data: string;
         };
         /** @description The optional body of approve and reject. */
         ApprovalDecisionRequest: {
@@ -1165,20 +1161,19 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `id:` its number within the execution, `event: execution`, `data:` as JSON. */
+        /**
+         * @description An event of the stream as it is on the wire (Server-Sent Events: every field is text): `id:`
+         *     its number within the execution, `event: execution`, `data:` JSON of `ExecutionChangedData`.
+         */
         ExecutionChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...): the `id:` line, and what `Last-Event-ID` resumes after.
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "execution";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["ExecutionChangedData"];
+            /** @description The `data:` line: JSON of an `ExecutionChangedData`. */
+            data: string;
         };
         /** @description An execution in detail. */
         ExecutionDetail: {
@@ -1207,6 +1202,11 @@ export interface components {
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
         };
+        /**
+         * @description The `id:` line of an event: its number within the execution (1, 2, 3...), what
+         *     `Last-Event-ID` resumes after.
+         */
+        ExecutionEventId: string;
         /** @description An execution as listed. */
         ExecutionListItem: {
             /** @description The execution's id. */
@@ -1292,9 +1292,10 @@ export interface components {
          */
         ExecutionStatus: "Pending" | "Running" | "Paused" | "Completed" | "Failed" | "Canceled";
         /**
-         * @description One event of an execution's stream. On the wire (Server-Sent Events) each is an `id:` line,
-         *     an `event:` line naming its type and a `data:` line holding its data as JSON, then a blank
-         *     line; lines starting with `:` are heartbeats.
+         * @description One event of an execution's stream, as the wire carries it (Server-Sent Events, the OpenAPI
+         *     3.2 way): an `id:` line, an `event:` line naming its type and a `data:` line holding its data
+         *     as JSON text (typed by `contentSchema`), then a blank line; lines starting with `:` are
+         *     heartbeats. The SDK's `watchExecution` yields them parsed (`id` a number, `data` an object).
          */
         ExecutionStreamEvent: components["schemas"]["ExecutionChangedEvent"] | components["schemas"]["TaskChangedEvent"] | components["schemas"]["LogWrittenEvent"] | components["schemas"]["ApprovalChangedEvent"];
         /** @description The health of one component. Field names are capitalised exactly so. */
@@ -1369,20 +1370,19 @@ export interface components {
          * @enum {string}
          */
         LogLevel: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "Critical";
-        /** @description An event of the stream: `event: log`, an entry written by the execution or one of its tasks. */
+        /**
+         * @description An event of the stream: `event: log`, an entry written by the execution or one of its tasks;
+         *     `data:` JSON of the `LogEntry`, with `taskExecutionId` null for the execution's own.
+         */
         LogWrittenEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "log";
-            /** @description The `data:` line (JSON): the entry, with `taskExecutionId` null for the execution's own. */
-            data: components["schemas"]["LogEntry"];
+            /** @description The `data:` line: JSON of a `LogEntry`. */
+            data: string;
         };
         /** @description Where a page sits in the whole list. */
         Pagination: {
@@ -1565,20 +1565,16 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `event: task`. */
+        /** @description An event of the stream: `event: task`, `data:` JSON of `TaskChangedData`. */
         TaskChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "task";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["TaskChangedData"];
+            /** @description The `data:` line: JSON of a `TaskChangedData`. */
+            data: string;
         };
         /** @description A task of an execution in detail. */
         TaskDetail: {

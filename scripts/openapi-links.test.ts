@@ -111,6 +111,7 @@ describe('the contract’s links', () => {
         'listExecutionLogs',
         'listExecutionTasks',
         'listApprovals',
+        'streamExecutionEvents',
       ],
       createTrigger: ['getTrigger', 'updateTrigger', 'deleteTrigger'],
       createConfiguration: ['getConfiguration', 'updateConfiguration', 'deleteConfiguration'],
