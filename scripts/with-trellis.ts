@@ -46,8 +46,9 @@ const config = {
   // Any free port: the banner says which.
   Server: { Port: 0 },
   DataDirectory: path.join(scratch, 'data'),
-  // `/health` is an operation of the contract; served only when enabled.
+  // `/health` and `/metrics` are operations of the contract; served only when enabled.
   HealthCheck: { Enabled: true },
+  Metrics: { Enabled: true },
   Temporal: { Port: 0, UiPort: 0 },
   Security: {
     // Plain text (the server warns once and hashes it on first use): a scratch server.

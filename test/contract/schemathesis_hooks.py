@@ -21,9 +21,10 @@ still goes through every check.
 3. A run that is there now. Ids of executions, tasks and approvals drawn from earlier responses
    rarely belong together or to a run still waiting (approvals decide themselves within seconds),
    so cancel, approve, reject and a task's reads would hardly ever succeed. In half the positive
-   cases of an operation whose path names an execution, its ids are those of a run that waits
-   for an approval at that moment (one of the fuzzer's own, or else a run the hooks start of a
-   workflow they add for it), with that approval and its task.
+   cases of an operation whose path names an execution (but not its event stream, which lasts
+   as long as the run), its ids are those of a run that waits for an approval at that moment,
+   with that approval and its task: one of the fuzzer's own runs, or one the hooks keep started
+   ahead (a workflow of their own each, which waits 10 s at most).
 
 4. Plugins the definitions use. Fuzzing uninstalls plugins (`DELETE /plugins` with a type and
    version drawn from earlier responses) and is right to: it must succeed. When it uninstalls one
@@ -34,6 +35,13 @@ still goes through every check.
 5. Runs a stateful step started. The next step of a chain follows within milliseconds, before a
    new run has even created its approvals; the hook waits (at most 3 s) until the run has paused
    or ended, so that the links from a run to its approvals lead somewhere.
+
+6. Idempotency keys in stateful runs. Hypothesis replays the first steps of earlier scenarios in
+   later ones, so a create is sent again with the same `Idempotency-Key` and body, and gets the
+   first answer again, as the contract says it must: the id of what the earlier scenario created
+   and perhaps deleted since. The fuzzer would then report that resource as gone missing. In
+   the stateful phase each key is made unique to its call; the fuzzing phase and the integration
+   tests still send keys again.
 
 And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
 least once, so that no success path goes untested unnoticed.
@@ -119,7 +127,7 @@ def definitions(draw: st.DrawFn) -> str:
     # but stay paused for a while.
     if draw(st.integers(0, 2)) == 0:
         tasks[0]["manualApproval"] = approval(
-            draw(st.integers(3000, 8000)), draw(st.sampled_from(["Approve", "Reject"])), draw(text)
+            draw(st.integers(1000, 4000)), draw(st.sampled_from(["Approve", "Reject"])), draw(text)
         )
     # A suffix keeps names apart: Hypothesis draws small names first, and a taken name is 409.
     definition: dict[str, Any] = {
@@ -143,57 +151,50 @@ class Trellis:
         self.base_url = base_url.rstrip("/")
         self.session = requests.Session()
         self.session.auth = (os.environ["TRELLIS_USER"], os.environ["TRELLIS_PASSWORD"])
-        self.waiting_workflow: str | None = None
 
     def call(self, method: str, path: str, body: Any = None) -> requests.Response:
         return self.session.request(method, f"{self.base_url}{path}", json=body, timeout=30)
 
     def data(self, method: str, path: str, body: Any = None) -> Any:
-        response = self.call(method, path, body)
+        return self.data_of(self.call(method, path, body))
+
+    @staticmethod
+    def data_of(response: requests.Response) -> Any:
         if response.status_code != 200:
+            request = response.request
             raise AssertionError(
-                f"{method} {path} answered {response.status_code}: {response.text}"
+                f"{request.method} {request.path_url} answered {response.status_code}: {response.text}"
             )
         return response.json()["data"]
 
     def waiting_approvals(self) -> list[dict[str, Any]]:
-        """Approvals waiting for a decision now; when there are none, a run that waits is started."""
-        pending = self.data("GET", "/approvals?status=Pending&pageSize=50")
-        if pending:
-            return pending
-        if self.waiting_workflow is not None:
-            started = self.call(
-                "POST",
-                f"/workflows/{self.waiting_workflow}/executions",
-                {"workflowId": self.waiting_workflow},
-            )
-        if self.waiting_workflow is None or started.status_code == 404:  # deleted by the fuzzer
-            self.waiting_workflow = self.data(
-                "POST", "/workflows/Add", {"definition": json.dumps(WAITING)}
-            )["id"]
-            started = self.call(
-                "POST",
-                f"/workflows/{self.waiting_workflow}/executions",
-                {"workflowId": self.waiting_workflow},
-            )
-        if started.status_code != 200:
-            raise AssertionError(
-                f"Starting a run that waits answered {started.status_code}: {started.text}"
-            )
-        execution = started.json()["data"]["executionId"]
-        path = f"/workflows/{self.waiting_workflow}/executions/{execution}/approvals"
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            approvals = [item for item in self.data("GET", path) if item["status"] == "Pending"]
-            if approvals:
-                return approvals
-            time.sleep(0.05)
-        raise AssertionError(f"The run {execution} did not ask for its approval within 10 s")
+        """Approvals waiting for a decision now. Runs that wait are started ahead, a few at a
+        time, so that there usually are some: a new run takes a moment to ask for its approval."""
+        pending = self.pending()
+        if len(pending) < 3:
+            self.start_waiting_run()
+        deadline = time.monotonic() + 15
+        while not pending:
+            if time.monotonic() > deadline:
+                raise AssertionError("No run asked for an approval within 15 s of being started")
+            time.sleep(0.1)
+            pending = self.pending()
+        return pending
+
+    def pending(self) -> list[dict[str, Any]]:
+        return self.data("GET", "/approvals?status=Pending&pageSize=50")
+
+    def start_waiting_run(self) -> None:
+        # A workflow of its own each time: the fuzzer updates and deletes the workflows it finds,
+        # but a run keeps the definition it started with.
+        definition = {**WAITING, "name": f"{WAITING['name']} {uuid.uuid4().hex[:8]}"}
+        workflow = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})["id"]
+        self.data("POST", f"/workflows/{workflow}/executions", {"workflowId": workflow})
 
 
-# The workflow the hooks run when no run waits for an approval: one that waits, for 10 s at most.
+# The workflow the hooks run to have runs waiting for an approval: each waits 10 s at most.
 WAITING = {
-    "name": f"contract: waits for a person {uuid.uuid4().hex[:8]}",
+    "name": "contract: waits for a person",
     "tasks": [
         {
             "name": "Decide",
@@ -253,8 +254,11 @@ class Shape:
         path_parameters = {parameter.name for parameter in operation.path_parameters}
         # Body properties named like a path parameter, which must equal it.
         self.path_echoes = [name for name in properties if name in path_parameters]
-        # Operations on one execution (and its tasks and approvals) get a waiting run's ids.
-        self.on_execution = {"workflowId", "executionId"} <= path_parameters
+        # Operations on one execution (and its tasks and approvals) get a waiting run's ids, but
+        # not a stream of events: that lasts as long as the run, and a waiting run waits.
+        success = operation.definition.raw.get("responses", {}).get("200", {})
+        streams = "text/event-stream" in success.get("content", {})
+        self.on_execution = {"workflowId", "executionId"} <= path_parameters and not streams
 
     @property
     def completes(self) -> bool:
@@ -312,6 +316,23 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
         st.booleans() if shape.path_echoes else st.just(False),
         st.integers(0, 49),
     ).map(completed)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Before a call
+
+
+@schemathesis.hook
+def before_call(
+    context: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]
+) -> None:
+    """In stateful runs, an `Idempotency-Key` becomes unique to its call."""
+    if case.meta is None or case.meta.phase.name != TestPhase.STATEFUL:
+        return
+    headers = case.headers or {}
+    for name, value in list(headers.items()):
+        if name.lower() == "idempotency-key" and isinstance(value, str) and value:
+            headers[name] = f"{value[:218]}-{uuid.uuid4()}"
 
 
 # ---------------------------------------------------------------------------------------------
