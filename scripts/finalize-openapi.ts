@@ -1,8 +1,7 @@
 /**
  * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
- * `unevaluatedProperties` rewritten as `additionalProperties`.
- *
- * Why: see closed-objects.ts.
+ * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts) and
+ * the links of `@link` put where OpenAPI reads them (openapi-links.ts).
  *
  * Usage: tsx scripts/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
@@ -10,13 +9,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { withAdditionalProperties, type Json } from './closed-objects.js';
+import { withLinks } from './openapi-links.js';
 
 const [source, outputDirectory] = process.argv.slice(2);
 if (!source || !outputDirectory) {
   console.error('usage: tsx scripts/finalize-openapi.ts <emitted openapi.json> <output directory>');
   process.exit(2);
 }
-const document = withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json);
+const document = withLinks(
+  withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+);
 writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
 writeFileSync(
   join(outputDirectory, 'openapi.yaml'),

@@ -5,8 +5,27 @@ import type { components, paths } from './generated/schema.js';
 
 type Schemas = components['schemas'];
 
-/** One event of an execution's stream: `{ id, event, data }`, `data` typed by `event`. */
-export type ExecutionEvent = Schemas['ExecutionStreamEvent'];
+/**
+ * The `data` of each event type. The document describes the stream as the wire carries it
+ * (`ExecutionStreamEvent`: every field text, `data` JSON whose schema is its `contentSchema`);
+ * these are those schemas, by `event`.
+ */
+interface EventData {
+  execution: Schemas['ExecutionChangedData'];
+  task: Schemas['TaskChangedData'];
+  log: Schemas['LogEntry'];
+  approval: Schemas['ApprovalChangedData'];
+}
+
+/** One event of an execution's stream, parsed: `{ id, event, data }`, `data` typed by `event`. */
+export type ExecutionEvent = {
+  [Type in Schemas['ExecutionStreamEvent']['event']]: {
+    /** Its number within the execution (1, 2, 3...). */
+    id: number;
+    event: Type;
+    data: EventData[Type];
+  };
+}[Schemas['ExecutionStreamEvent']['event']];
 
 export interface WatchOptions {
   /** Start after this event (the `id` of the last one seen); default: from the first. */

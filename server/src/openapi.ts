@@ -94,13 +94,18 @@ function copyFlatQuery(query: object): Record<string, unknown> | null {
 /**
  * openapi-backend's router with its operation list built once and every path template compiled
  * once. The library's own router rebuilds the list and compiles one RegExp per operation on each
- * call, twice per request: a quarter of the API's CPU. Matching is the library's: an exact path
- * and method first, then templates by specificity (most literal characters), 404 when no path
- * matches and 405 when a path matches but not the method. The API root is `/`.
+ * call, twice per request: a quarter of the API's CPU. Matching is the library's (an exact path
+ * and method first, then templates by specificity, most literal characters first; 404 when no
+ * path matches and 405 when a path matches but not the method) with one rule of OpenAPI's added:
+ * a concrete path is matched before the templates, so a method it lacks is 405 there
+ * (`PUT /workflows/Add`), not an operation of a template that also matches (`/workflows/{id}`).
+ * The API root is `/`.
  */
 export class PrecompiledRouter extends OpenAPIRouter {
   readonly #operations: Operation[];
   readonly #exact: Map<string, Operation>;
+  /** The methods of each path without a template, upper case and sorted. */
+  readonly #concrete = new Map<string, string[]>();
   readonly #templates: { operation: Operation; pattern: RegExp }[];
   readonly #paramsMatchers = new Map<string, (path: string) => Record<string, string> | null>();
   readonly #decodesQuery = new WeakMap<Operation, boolean>();
@@ -109,6 +114,10 @@ export class PrecompiledRouter extends OpenAPIRouter {
     super({ definition, ignoreTrailingSlashes });
     this.#operations = super.getOperations();
     this.#exact = new Map(this.#operations.map((op) => [`${op.method} ${op.path}`, op]));
+    for (const { path, method } of this.#operations) {
+      if (path.includes('{')) continue;
+      this.#concrete.set(path, [...(this.#concrete.get(path) ?? []), method.toUpperCase()].sort());
+    }
     const specificity = (op: Operation) => op.path.replace(/\{.*?\}/g, '').length;
     this.#templates = [...this.#operations]
       .sort((a, b) => specificity(b) - specificity(a))
@@ -135,6 +144,8 @@ export class PrecompiledRouter extends OpenAPIRouter {
   /** The methods served on `requestPath`, upper case and sorted, for an `Allow` header. */
   allowedMethods(requestPath: string): string[] {
     const path = this.normalizePath(requestPath);
+    const concrete = this.#concrete.get(path);
+    if (concrete) return concrete;
     const methods = new Set<string>();
     for (const { operation, pattern } of this.#templates) {
       if (operation.path === path || pattern.test(path))
@@ -149,6 +160,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
     const path = this.normalizePath(requestPath);
     const exact = this.#exact.get(`${method} ${path}`);
     if (exact) return exact;
+    if (this.#concrete.has(path)) return 'methodNotAllowed';
     let pathMatched = false;
     for (const { operation, pattern } of this.#templates) {
       if (!pattern.test(path)) continue;

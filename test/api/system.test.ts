@@ -175,6 +175,19 @@ describe('routing and errors', () => {
     expect(patch.headers.get('allow')).toBe('DELETE, GET, PUT, OPTIONS');
   });
 
+  it('matches a concrete path before a template (OpenAPI): PUT /workflows/Add is 405, not an update of workflow "Add"', async () => {
+    for (const method of ['PUT', 'GET', 'DELETE']) {
+      const body = method === 'GET' ? {} : { body: '{}', contentType: 'application/json' };
+      const response = await sendRaw(trellis.baseUrl, method, '/workflows/Add', body);
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS');
+      expect(response.body).toMatchObject({ errors: [{ code: 'route.method_not_allowed' }] });
+    }
+    const options = await sendRaw(trellis.baseUrl, 'OPTIONS', '/workflows/Add', { as: null });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toBe('POST, OPTIONS');
+  });
+
   it('answers OPTIONS on any known path with the methods it has (Allow), without credentials', async () => {
     for (const [path, allow] of [
       ['/workflows', 'GET, POST, OPTIONS'],

@@ -228,6 +228,42 @@ describe('the execution event stream', () => {
     expect(whole.events()).toEqual(resumed);
   });
 
+  it('ends at once for a client resuming at or past the final event of a finished run, and when the run ends for one resuming past its last event', async () => {
+    const { workflowId, executionId } = await run(
+      trellis,
+      definition([{ name: 'Only', type: noop }]),
+    );
+    const path = eventsPath(workflowId, executionId);
+    const whole = await openStream(trellis.baseUrl, path);
+    await whole.ended;
+    const last = whole.events().at(-1)!.id;
+    for (const resume of [
+      { 'Last-Event-ID': String(last) },
+      { 'Last-Event-ID': String(last + 1_000) },
+    ]) {
+      const resumed = await openStream(trellis.baseUrl, path, resume);
+      await resumed.ended;
+      expect(resumed.status).toBe(200);
+      expect(resumed.events()).toEqual([]);
+    }
+    const past = await openStream(trellis.baseUrl, `${path}?lastEventId=999999999`);
+    await past.ended;
+    expect(past.events()).toEqual([]);
+
+    const running = await start(trellis.admin, definition([{ name: 'Wait', ...delay(500) }]));
+    const ahead = await openStream(
+      trellis.baseUrl,
+      eventsPath(running.workflowId, running.executionId),
+      { 'Last-Event-ID': '999999999' },
+    );
+    await ahead.ended;
+    expect(ahead.events()).toEqual([]);
+    const execution = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}', {
+      params: { path: running },
+    });
+    expect(execution.status).toBe('Completed');
+  });
+
   it('is followed live by a second API process, woken by PostgreSQL notifications', async () => {
     // No worker, and a poll interval longer than the test: only a notification can wake it.
     const second = await startTrellis({

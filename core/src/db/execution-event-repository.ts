@@ -52,6 +52,19 @@ export function isTerminal(event: ExecutionEvent): boolean {
   return event.type === 'execution' && finished.includes(event.data.status);
 }
 
+/**
+ * Whether an execution has recorded its final status, so that its terminal event exists (the
+ * triggers write it in the same transaction), or is gone altogether: no event will follow.
+ */
+export async function hasEnded(db: Kysely<Database>, executionId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('workflowExecution')
+    .select('status')
+    .where('id', '=', executionId)
+    .executeTakeFirst();
+  return row === undefined || finished.includes(row.status);
+}
+
 /** Up to `limit` events of an execution after event `after` (0: from the start), in order. */
 export async function readEvents(
   db: Kysely<Database>,

@@ -43,7 +43,11 @@ export interface paths {
         put?: never;
         /**
          * Create a plugin configuration
-         * @description Creates a plugin configuration; the name must be unique (409).
+         * @description Creates a plugin configuration; the name must be unique (409). `type` and `version` must name
+         *     an installed plugin (`GET /plugins`), and `specifications` must fit that plugin's settings
+         *     (the `specifications` of its `PluginDetail`: required keys present, no unknown keys, values of
+         *     the declared JSON types); else 400. Which plugins are installed changes at run time, so this
+         *     document cannot list them. Its links lead to what can be done with the new configuration.
          */
         post: operations["createConfiguration"];
         delete?: never;
@@ -66,7 +70,8 @@ export interface paths {
         get: operations["getConfiguration"];
         /**
          * Update a plugin configuration
-         * @description Replaces a plugin configuration's name, type, version and specifications.
+         * @description Replaces a plugin configuration's name, type, version and specifications, checked as when
+         *     creating (400); the name must stay unique (409).
          */
         put: operations["updateConfiguration"];
         post?: never;
@@ -326,7 +331,8 @@ export interface paths {
          * Add a workflow
          * @description Adds a workflow. The definition is validated (JSON Schema, then DAG checks: duplicate names,
          *     unknown dependencies, cycles, unknown plugins or configurations); a bad one stores nothing.
-         *     The stored name is the definition's name and must be unique (409).
+         *     The stored name is the definition's name and must be unique (409). Its links lead to what
+         *     can be done with the new workflow.
          */
         post: operations["addWorkflow"];
         delete?: never;
@@ -349,7 +355,8 @@ export interface paths {
         get: operations["getWorkflow"];
         /**
          * Update a workflow
-         * @description Replaces a workflow's definition (validated as when adding).
+         * @description Replaces a workflow's definition (validated as when adding). The body's `workflowId` must
+         *     equal the path's (else 400 `validation.id_mismatch`), which OpenAPI cannot say.
          */
         put: operations["updateWorkflow"];
         post?: never;
@@ -380,7 +387,10 @@ export interface paths {
          * Execute a workflow
          * @description Executes a workflow: validates the definition and the inputs, snapshots them, creates the
          *     task rows and starts the run on Temporal; with `waitSeconds`, answers when the run ends or
-         *     after that long, whichever is first. 503 when Temporal is unavailable.
+         *     after that long, whichever is first. The body's `workflowId` must equal the path's (else 400
+         *     `validation.id_mismatch`), which OpenAPI cannot say; its `inputs` must fit the inputs the
+         *     definition declares (else 400). 503 when Temporal is unavailable. Its links lead to what can
+         *     be done with the new execution.
          */
         post: operations["executeWorkflow"];
         delete?: never;
@@ -554,6 +564,7 @@ export interface paths {
          *     definition snapshot, with the original's inputs unless others are given. Tasks that completed
          *     in the original and are not `fromTask` or downstream of it are not run again: they are
          *     recorded Completed with their earlier output, which later tasks read. Answers like execute.
+         *     `fromTask` must name a task of the definition and `inputs` fit its declared inputs (else 400).
          */
         post: operations["rerunExecution"];
         delete?: never;
@@ -637,7 +648,11 @@ export interface paths {
         put?: never;
         /**
          * Create a trigger
-         * @description Creates a trigger with the status given.
+         * @description Creates a trigger with the status given. The body's `workflowId` must equal the path's (else
+         *     400 `validation.id_mismatch`), which OpenAPI cannot say. A `TimeBased` trigger needs a valid
+         *     5-field `properties.cron` (and a valid IANA `properties.timezone` when given), and
+         *     `properties.inputs`, when given, must fit the inputs the workflow's definition declares (else
+         *     400). Its links lead to what can be done with the new trigger.
          */
         post: operations["createTrigger"];
         delete?: never;
@@ -660,7 +675,9 @@ export interface paths {
         get: operations["getTrigger"];
         /**
          * Update a trigger
-         * @description Replaces a trigger's type, status and properties (the schedule follows).
+         * @description Replaces a trigger's type, status and properties (the schedule follows). The body's
+         *     `workflowId` and `triggerId` must equal the path's (else 400 `validation.id_mismatch`), which
+         *     OpenAPI cannot say; `properties` are checked as when creating.
          */
         put: operations["updateTrigger"];
         post?: never;
@@ -733,20 +750,16 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `event: approval`. */
+        /** @description An event of the stream: `event: approval`, `data:` JSON of `ApprovalChangedData`. */
         ApprovalChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "approval";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["ApprovalChangedData"];
+            /** @description The `data:` line: JSON of an `ApprovalChangedData`. */
+            data: string;
         };
         /** @description The optional body of approve and reject. */
         ApprovalDecisionRequest: {
@@ -888,6 +901,192 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /**
+         * @description The decision an approval takes when no one decides in time.
+         * @enum {string}
+         */
+        "Definition.ApprovalTimeoutAction": "Approve" | "Reject";
+        /**
+         * @description How the delay between retries grows.
+         * @enum {string}
+         */
+        "Definition.BackoffStrategy": "Fixed" | "Linear" | "Exponential" | "Jitter";
+        /** @description The name of a plugin configuration. */
+        "Definition.ConfigurationName": string;
+        /** @description What happens when a task fails. */
+        "Definition.ErrorHandling": {
+            /** @description The strategy; `Abort` is the default when no error handling is given. */
+            strategy: components["schemas"]["Definition.ErrorStrategy"];
+            /** @description How retries are spaced (with `Retry`). */
+            retryPolicy?: components["schemas"]["Definition.RetryPolicy"];
+            /** @description The task to run when this one fails (with `TriggerTask`). */
+            triggerTask?: components["schemas"]["Definition.TaskName"];
+        };
+        /**
+         * @description Error handling strategies.
+         * @enum {string}
+         */
+        "Definition.ErrorStrategy": "Abort" | "Retry" | "Skip" | "TriggerTask";
+        /** @description Decides at run time whether a ready task runs or is skipped. */
+        "Definition.ExecutionCondition": {
+            /** @description An expression such as `Outputs('Fetch').status == 200`, with or without the `$[ ]` wrapper. */
+            expression: string;
+        };
+        /** @description One input a run takes. */
+        "Definition.InputDeclaration": {
+            /** @description The JSON type the value must have. */
+            type: components["schemas"]["Definition.InputType"];
+            /** @description Whether a run must be given the input (one with a `default` never has to be). */
+            required?: boolean;
+            /** @description The value when a run is not given one; must have the declared type. */
+            default?: string | number | boolean | unknown[] | {
+                [key: string]: unknown;
+            } | null;
+            /** @description What the input means, for people. */
+            description?: string;
+        };
+        /**
+         * @description The JSON type of an input.
+         * @enum {string}
+         */
+        "Definition.InputType": "string" | "number" | "integer" | "boolean" | "object" | "array";
+        /** @description A human approval step before the task runs. */
+        "Definition.ManualApproval": {
+            /** @description Whether the task waits for an approval. */
+            enabled: boolean;
+            /** @description Shown to the approver. */
+            comment?: string;
+            /**
+             * Format: int64
+             * @description How long the approval waits for a person; then `onTimeout` is applied, recorded as decided by
+             *     `system`. Needs `onTimeout`. Without it the approval waits until someone decides or the run
+             *     ends.
+             */
+            timeoutMilliseconds?: number;
+            /** @description The decision applied when `timeoutMilliseconds` passes first. Needs `timeoutMilliseconds`. */
+            onTimeout?: components["schemas"]["Definition.ApprovalTimeoutAction"];
+        };
+        /** @description A plugin named by type and version, with optional inline settings. */
+        "Definition.PluginReference": {
+            /** @description The plugin type, shaped `<group>/<name>` (e.g. `Net/Http`). */
+            plugin: string;
+            /** @description The plugin version; the latest installed version when absent. */
+            version?: string;
+            /** @description Plugin settings (the plugin's declared specifications), given inline. */
+            specifications?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description How a failed task is retried. */
+        "Definition.RetryPolicy": {
+            /**
+             * Format: int32
+             * @description Retries after the first attempt.
+             */
+            maxRetries?: number;
+            /** @description How the delay grows between attempts. */
+            backoffStrategy?: components["schemas"]["Definition.BackoffStrategy"];
+            /**
+             * Format: int64
+             * @description The delay before the first retry.
+             */
+            initialDelayMilliseconds?: number;
+            /**
+             * Format: int64
+             * @description No delay is longer than this.
+             */
+            maxDelayMilliseconds?: number;
+            /**
+             * Format: double
+             * @description The growth factor of `Exponential` (and the step multiplier of `Linear`).
+             */
+            backoffCoefficient?: number;
+        };
+        /** @description One node of the DAG: what to run, when, and what to do when it fails. */
+        "Definition.TaskDefinition": {
+            /** @description The task's name, unique in the workflow; expressions refer to it as `Outputs('name')`. */
+            name: string;
+            /** @description What the task does, for people. */
+            description?: string;
+            /** @description What carries the task out: a plugin configuration's name, or a plugin (and version). */
+            type: components["schemas"]["Definition.TaskType"];
+            /** @description Tasks that must complete (or be skipped by their condition) before this one is ready. */
+            dependencies?: components["schemas"]["Definition.TaskName"][];
+            /** @description Tasks whose failure makes this one ready: it runs when any of them fails. */
+            runOnFailureOf?: components["schemas"]["Definition.TaskName"][];
+            /** @description User input to the plugin; strings may hold `$[ ... ]` expressions, resolved before the run. */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /** @description When the condition is false the task is skipped. */
+            executionCondition?: components["schemas"]["Definition.ExecutionCondition"];
+            /** @description How this task's failures are handled, merged over the workflow's. */
+            errorHandling?: components["schemas"]["Definition.ErrorHandling"];
+            /**
+             * Format: int64
+             * @description How long one attempt may take before it fails (a timed-out attempt may be retried).
+             */
+            timeoutMilliseconds?: number;
+            /** @description Asks a person to approve before the task runs. */
+            manualApproval?: components["schemas"]["Definition.ManualApproval"];
+        };
+        /** @description The name of another task in the same workflow. */
+        "Definition.TaskName": string;
+        /**
+         * @description What carries a task out. A string names a plugin configuration (`/config`); an object names a
+         *     plugin type (`<group>/<name>`) and optionally its version and inline settings.
+         */
+        "Definition.TaskType": components["schemas"]["Definition.ConfigurationName"] | components["schemas"]["Definition.PluginReference"];
+        /** @description Settings that apply to the whole run. */
+        "Definition.WorkflowConfiguration": {
+            /**
+             * Format: int32
+             * @description How many tasks may run at the same time (a rolling limit, not waves).
+             */
+            degreeOfParallelism?: number;
+            /**
+             * Format: int64
+             * @description How long the whole run may take before it fails.
+             */
+            timeoutMilliseconds?: number;
+            /** @description The error handling of every task that does not set its own. */
+            errorHandling?: components["schemas"]["Definition.ErrorHandling"];
+        };
+        /** @description A workflow: a named DAG of tasks with optional variables and workflow-wide settings. */
+        "Definition.WorkflowDefinition": {
+            /** @description The workflow's name; the stored workflow takes this name. */
+            name: string;
+            /** @description What the workflow does, for people. */
+            description?: string;
+            /** @description User values available to expressions as `Variables('key')`. */
+            variables?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The inputs a run takes, by name: given when the run starts (or by a TimeBased trigger's
+             *     `properties.inputs`), read by expressions as `Inputs('name')`.
+             */
+            inputs?: {
+                [key: string]: components["schemas"]["Definition.InputDeclaration"];
+            };
+            /**
+             * @description What a completed run gives back, by name: each an expression over `Outputs('Task')`,
+             *     `Inputs('name')` and `Variables('key')`, bare (`Outputs('Sum').result`) or as text with
+             *     `$[ ... ]` in it. Evaluated when the run completes; one that fails fails the run.
+             */
+            outputs?: {
+                [key: string]: string;
+            };
+            /** @description Settings that apply to the whole run. */
+            configuration?: components["schemas"]["Definition.WorkflowConfiguration"];
+            /** @description The tasks of the DAG; edges come from each task's `dependencies` and `runOnFailureOf`. */
+            tasks: components["schemas"]["Definition.TaskDefinition"][];
+            /**
+             * @description The JSON Schema the definition is written against, for editors: usually
+             *     `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
+             */
+            $schema?: string;
+        };
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
         /**
@@ -941,11 +1140,12 @@ export interface components {
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {
-            /** @description Must equal the path's `workflowId`. */
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             /**
-             * @description Values of the inputs the definition declares, by name. Missing required inputs, unknown
-             *     names and wrong types are 400; defaults fill what is absent.
+             * @description Values of the inputs the workflow's definition declares, by name (the definition says which,
+             *     so this document cannot). Missing required inputs, unknown names and wrong types are 400;
+             *     defaults fill what is absent.
              */
             inputs?: {
                 [key: string]: unknown;
@@ -962,20 +1162,19 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `id:` its number within the execution, `event: execution`, `data:` as JSON. */
+        /**
+         * @description An event of the stream as it is on the wire (Server-Sent Events: every field is text): `id:`
+         *     its number within the execution, `event: execution`, `data:` JSON of `ExecutionChangedData`.
+         */
         ExecutionChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...): the `id:` line, and what `Last-Event-ID` resumes after.
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "execution";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["ExecutionChangedData"];
+            /** @description The `data:` line: JSON of an `ExecutionChangedData`. */
+            data: string;
         };
         /** @description An execution in detail. */
         ExecutionDetail: {
@@ -1004,6 +1203,11 @@ export interface components {
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
         };
+        /**
+         * @description The `id:` line of an event: its number within the execution (1, 2, 3...), what
+         *     `Last-Event-ID` resumes after.
+         */
+        ExecutionEventId: string;
         /** @description An execution as listed. */
         ExecutionListItem: {
             /** @description The execution's id. */
@@ -1089,9 +1293,10 @@ export interface components {
          */
         ExecutionStatus: "Pending" | "Running" | "Paused" | "Completed" | "Failed" | "Canceled";
         /**
-         * @description One event of an execution's stream. On the wire (Server-Sent Events) each is an `id:` line,
-         *     an `event:` line naming its type and a `data:` line holding its data as JSON, then a blank
-         *     line; lines starting with `:` are heartbeats.
+         * @description One event of an execution's stream, as the wire carries it (Server-Sent Events, the OpenAPI
+         *     3.2 way): an `id:` line, an `event:` line naming its type and a `data:` line holding its data
+         *     as JSON text (typed by `contentSchema`), then a blank line; lines starting with `:` are
+         *     heartbeats. The SDK's `watchExecution` yields them parsed (`id` a number, `data` an object).
          */
         ExecutionStreamEvent: components["schemas"]["ExecutionChangedEvent"] | components["schemas"]["TaskChangedEvent"] | components["schemas"]["LogWrittenEvent"] | components["schemas"]["ApprovalChangedEvent"];
         /** @description The health of one component. Field names are capitalised exactly so. */
@@ -1166,20 +1371,19 @@ export interface components {
          * @enum {string}
          */
         LogLevel: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "Critical";
-        /** @description An event of the stream: `event: log`, an entry written by the execution or one of its tasks. */
+        /**
+         * @description An event of the stream: `event: log`, an entry written by the execution or one of its tasks;
+         *     `data:` JSON of the `LogEntry`, with `taskExecutionId` null for the execution's own.
+         */
         LogWrittenEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "log";
-            /** @description The `data:` line (JSON): the entry, with `taskExecutionId` null for the execution's own. */
-            data: components["schemas"]["LogEntry"];
+            /** @description The `data:` line: JSON of a `LogEntry`. */
+            data: string;
         };
         /** @description Where a page sits in the whole list. */
         Pagination: {
@@ -1362,20 +1566,16 @@ export interface components {
              */
             at: string;
         };
-        /** @description An event of the stream: `event: task`. */
+        /** @description An event of the stream: `event: task`, `data:` JSON of `TaskChangedData`. */
         TaskChangedEvent: {
-            /**
-             * Format: int64
-             * @description The event's number within the execution (1, 2, 3...).
-             */
-            id: number;
+            id: components["schemas"]["ExecutionEventId"];
             /**
              * @description The `event:` line. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             event: "task";
-            /** @description The `data:` line (JSON). */
-            data: components["schemas"]["TaskChangedData"];
+            /** @description The `data:` line: JSON of a `TaskChangedData`. */
+            data: string;
         };
         /** @description A task of an execution in detail. */
         TaskDetail: {
@@ -1464,7 +1664,7 @@ export interface components {
         };
         /** @description The body that creates a trigger. */
         TriggerCreate: {
-            /** @description Must equal the path's `workflowId`. */
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             type: components["schemas"]["TriggerType"];
             status: components["schemas"]["TriggerStatus"];
@@ -1538,9 +1738,9 @@ export interface components {
         TriggerType: "Manual" | "TimeBased";
         /** @description The body that replaces a trigger's type, status and properties. */
         TriggerUpdate: {
-            /** @description Must equal the path's `workflowId`. */
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
-            /** @description Must equal the path's `triggerId`. */
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
             triggerId: components["schemas"]["Uuid"];
             type: components["schemas"]["TriggerType"];
             status: components["schemas"]["TriggerStatus"];
@@ -1650,16 +1850,20 @@ export interface components {
         };
         /** @description The body that replaces a workflow's definition. */
         WorkflowUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400). */
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
-            /** @description The new definition as JSON text, validated as when adding. */
+            /** @description The new definition as JSON text of an object, validated as when adding. */
             definition: string;
         };
         /** @description The body that adds a workflow. */
         WorkflowWrite: {
             /**
-             * @description The workflow definition as JSON text (name, description, variables, configuration, tasks);
-             *     keys are read case-insensitively. See `workflow-definition.schema.json`.
+             * @description The workflow definition as JSON text of an object (name, description, variables,
+             *     configuration, tasks): `contentSchema` is its JSON Schema (also served at
+             *     `/schemas/workflow-definition.json`), written with the canonical camelCase keys, although
+             *     keys are read case-insensitively. Beyond the schema, the definition must be a DAG: unique
+             *     task names, known dependencies, no cycle, installed plugins and existing configurations,
+             *     parameters that fit each plugin's, expressions that parse (else 400, naming the place).
              */
             definition: string;
         };

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { Kysely } from 'kysely';
 import {
+  hasEnded,
   isTerminal,
   readEvents,
   type ExecutionEvent,
@@ -81,6 +82,7 @@ export async function streamExecutionEvents(res: Response, options: EventStreamO
   try {
     await write(`retry: ${retryMs}\n: events of execution ${executionId}\n\n`);
     while (await follower.wait(options.pollIntervalMs)) {
+      let sent = 0;
       for (;;) {
         const events = await readEvents(db, executionId, cursor, pageSize);
         for (const event of events) {
@@ -89,8 +91,12 @@ export async function streamExecutionEvents(res: Response, options: EventStreamO
           cursor = event.id;
           if (isTerminal(event)) return;
         }
+        sent += events.length;
         if (events.length < pageSize) break;
       }
+      // Nothing after the cursor, and the run is over: the client resumed at or past its final
+      // event, and nothing will ever come. Without this the response would never end.
+      if (sent === 0 && (await hasEnded(db, executionId))) return;
     }
   } catch (error) {
     // The client reconnects with its Last-Event-ID and gets the rest.

@@ -1,0 +1,412 @@
+"""Schemathesis hooks of Trellis's contract run (`schemathesis.toml`, `scripts/contract-fuzz.sh`).
+
+They give the fuzzer what the OpenAPI document cannot: test data that reaches the operations'
+success paths, and a server that stays worth testing. None hides a response from a check: they
+shape what is sent, in positive cases only (negative ones are left alone), and every response
+still goes through every check.
+
+1. Workflow definitions. A definition is JSON text whose `contentSchema` the document declares,
+   but Schemathesis generates `contentMediaType: application/json` strings as any JSON value,
+   and a definition must also be a DAG over installed plugins, which no JSON Schema says. So in
+   every positive case whose body carries a definition (found by its `contentSchema`, so new
+   operations with one are covered), the definition is drawn from `definitions()` below: valid,
+   random DAGs over the built-in Flow plugins, a third of them starting with an approval that
+   decides itself after a few seconds (so `waitSeconds` never waits long).
+
+2. Ids in a body that must equal the path's (`workflowId`, `triggerId`): in half the positive
+   cases with such a body field, it is set to the path parameter of the same name, so that
+   creating triggers, updating workflows and executing them get past that rule, while the other
+   half still test it (a 400 the configuration allows there).
+
+3. A run that is there now. Ids of executions, tasks and approvals drawn from earlier responses
+   rarely belong together or to a run still waiting (approvals decide themselves within seconds),
+   so cancel, approve, reject and a task's reads would hardly ever succeed. In half the positive
+   cases of an operation whose path names an execution (but not its event stream, which lasts
+   as long as the run), its ids are those of a run that waits for an approval at that moment,
+   with that approval and its task: one of the fuzzer's own runs, or one the hooks keep started
+   ahead (a workflow of their own each, which waits 10 s at most).
+
+4. Plugins the definitions use. Fuzzing uninstalls plugins (`DELETE /plugins` with a type and
+   version drawn from earlier responses) and is right to: it must succeed. When it uninstalls one
+   of the plugins `definitions()` uses, the hook installs it again at once through the API (and
+   fails the run if that does not work), so that the rest of the run still adds and runs
+   workflows. Other plugins stay uninstalled until the fuzzer installs them again itself.
+
+5. Runs a stateful step started. The next step of a chain follows within milliseconds, before a
+   new run has even created its approvals; the hook waits (at most 3 s) until the run has paused
+   or ended, so that the links from a run to its approvals lead somewhere.
+
+6. Idempotency keys in stateful runs. Hypothesis replays the first steps of earlier scenarios in
+   later ones, so a create is sent again with the same `Idempotency-Key` and body, and gets the
+   first answer again, as the contract says it must: the id of what the earlier scenario created
+   and perhaps deleted since. The fuzzer would then report that resource as gone missing. In
+   the stateful phase each key is made unique to its call; the fuzzing phase and the integration
+   tests still send keys again.
+
+And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
+least once, so that no success path goes untested unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+import time
+import uuid
+from typing import Any
+
+import requests
+import schemathesis
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.generation.meta import TestPhase
+
+DEFINITION_SCHEMA = "#/components/schemas/Definition.WorkflowDefinition"
+FLOW_PLUGINS = ("Flow/NoOp", "Flow/Log", "Flow/Delay")
+# The statuses of a run that has neither paused for an approval nor ended.
+SETTLING = ("Pending", "Running")
+
+# ---------------------------------------------------------------------------------------------
+# 1. Workflow definitions
+
+# Text PostgreSQL can store (no NUL, no lone surrogate) and no `$`, which would start a `$[...]`
+# expression; definitions with expressions are drawn on purpose below.
+text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="\x00$"), min_size=1, max_size=30
+)
+names = text.filter(lambda name: name.strip() == name)
+variable_names = st.text(alphabet=string.ascii_letters, min_size=1, max_size=8)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), text)
+
+
+@st.composite
+def task(draw: st.DrawFn, name: str, earlier: list[str], variables: list[str]) -> dict[str, Any]:
+    plugin = draw(st.sampled_from(FLOW_PLUGINS))
+    if plugin == "Flow/Log":
+        message = draw(text)
+        if variables and draw(st.booleans()):
+            message += f" $[Variables('{draw(st.sampled_from(variables))}')]"
+        parameters: dict[str, Any] = {"message": message}
+    elif plugin == "Flow/Delay":
+        parameters = {"milliseconds": draw(st.integers(0, 50))}
+    else:
+        parameters = draw(st.dictionaries(variable_names, scalars, max_size=3))
+    definition: dict[str, Any] = {
+        "name": name,
+        "type": {"plugin": plugin},
+        "parameters": parameters,
+    }
+    if earlier:
+        dependencies = draw(st.lists(st.sampled_from(earlier), unique=True, max_size=2))
+        if dependencies:
+            definition["dependencies"] = dependencies
+    return definition
+
+
+def approval(timeout_ms: int, on_timeout: str, comment: str) -> dict[str, Any]:
+    return {
+        "enabled": True,
+        "comment": comment,
+        "timeoutMilliseconds": timeout_ms,
+        "onTimeout": on_timeout,
+    }
+
+
+@st.composite
+def definitions(draw: st.DrawFn) -> str:
+    """The JSON text of a valid definition: a random DAG of Flow tasks."""
+    task_names = draw(st.lists(names, min_size=1, max_size=4, unique_by=str.casefold))
+    variables = draw(st.dictionaries(variable_names, scalars, max_size=3))
+    tasks = [
+        draw(task(name, task_names[:index], list(variables)))
+        for index, name in enumerate(task_names)
+    ]
+    # A third of the workflows wait for a person at once: their first task asks for an approval,
+    # which decides itself after a few seconds, so that their runs end (`waitSeconds` returns)
+    # but stay paused for a while.
+    if draw(st.integers(0, 2)) == 0:
+        tasks[0]["manualApproval"] = approval(
+            draw(st.integers(1000, 4000)), draw(st.sampled_from(["Approve", "Reject"])), draw(text)
+        )
+    # A suffix keeps names apart: Hypothesis draws small names first, and a taken name is 409.
+    definition: dict[str, Any] = {
+        "name": f"{draw(names)} {draw(st.uuids()).hex[:8]}",
+        "tasks": tasks,
+    }
+    if variables:
+        definition["variables"] = variables
+    if draw(st.booleans()):
+        definition["description"] = draw(text)
+    return json.dumps(definition, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# The API itself, for the hooks that act on it (with the run's credentials, which
+# schemathesis.toml reads from the same variables).
+
+
+class Trellis:
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.session = requests.Session()
+        self.session.auth = (os.environ["TRELLIS_USER"], os.environ["TRELLIS_PASSWORD"])
+
+    def call(self, method: str, path: str, body: Any = None) -> requests.Response:
+        return self.session.request(method, f"{self.base_url}{path}", json=body, timeout=30)
+
+    def data(self, method: str, path: str, body: Any = None) -> Any:
+        return self.data_of(self.call(method, path, body))
+
+    @staticmethod
+    def data_of(response: requests.Response) -> Any:
+        if response.status_code != 200:
+            request = response.request
+            raise AssertionError(
+                f"{request.method} {request.path_url} answered {response.status_code}: {response.text}"
+            )
+        return response.json()["data"]
+
+    def waiting_approvals(self) -> list[dict[str, Any]]:
+        """Approvals waiting for a decision now. Runs that wait are started ahead, a few at a
+        time, so that there usually are some: a new run takes a moment to ask for its approval."""
+        pending = self.pending()
+        if len(pending) < 3:
+            self.start_waiting_run()
+        deadline = time.monotonic() + 15
+        while not pending:
+            if time.monotonic() > deadline:
+                raise AssertionError("No run asked for an approval within 15 s of being started")
+            time.sleep(0.1)
+            pending = self.pending()
+        return pending
+
+    def pending(self) -> list[dict[str, Any]]:
+        return self.data("GET", "/approvals?status=Pending&pageSize=50")
+
+    def start_waiting_run(self) -> None:
+        # A workflow of its own each time: the fuzzer updates and deletes the workflows it finds,
+        # but a run keeps the definition it started with.
+        definition = {**WAITING, "name": f"{WAITING['name']} {uuid.uuid4().hex[:8]}"}
+        workflow = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})["id"]
+        self.data("POST", f"/workflows/{workflow}/executions", {"workflowId": workflow})
+
+
+# The workflow the hooks run to have runs waiting for an approval: each waits 10 s at most.
+WAITING = {
+    "name": "contract: waits for a person",
+    "tasks": [
+        {
+            "name": "Decide",
+            "type": {"plugin": "Flow/NoOp"},
+            "manualApproval": approval(10_000, "Reject", "The contract run decides this one."),
+        },
+        {
+            "name": "Then",
+            "type": {"plugin": "Flow/Log"},
+            "dependencies": ["Decide"],
+            "parameters": {"message": "done"},
+        },
+    ],
+}
+
+_trellis: dict[str, Trellis] = {}
+
+
+def trellis_of(operation: schemathesis.APIOperation) -> Trellis:
+    base_url = operation.schema.get_base_url()
+    if base_url not in _trellis:
+        _trellis[base_url] = Trellis(base_url)
+    return _trellis[base_url]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1-3. What positive cases are completed with
+
+
+def resolve(document: dict[str, Any], schema: Any) -> Any:
+    while isinstance(schema, dict) and "$ref" in schema:
+        node: Any = document
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            node = node[part]
+        schema = node
+    return schema if isinstance(schema, dict) else {}
+
+
+class Shape:
+    """What the hooks fill in an operation's cases, from its schema alone."""
+
+    def __init__(self, operation: schemathesis.APIOperation) -> None:
+        document = operation.schema.raw_schema
+        body = operation.definition.raw.get("requestBody", {})
+        schema = resolve(
+            document, body.get("content", {}).get("application/json", {}).get("schema", {})
+        )
+        properties = {
+            name: resolve(document, value) for name, value in schema.get("properties", {}).items()
+        }
+        # Body properties holding a workflow definition (JSON text with the definition's schema).
+        self.definitions = [
+            name
+            for name, value in properties.items()
+            if value.get("contentSchema", {}).get("$ref") == DEFINITION_SCHEMA
+        ]
+        path_parameters = {parameter.name for parameter in operation.path_parameters}
+        # Body properties named like a path parameter, which must equal it.
+        self.path_echoes = [name for name in properties if name in path_parameters]
+        # Operations on one execution (and its tasks and approvals) get a waiting run's ids, but
+        # not a stream of events: that lasts as long as the run, and a waiting run waits.
+        success = operation.definition.raw.get("responses", {}).get("200", {})
+        streams = "text/event-stream" in success.get("content", {})
+        self.on_execution = {"workflowId", "executionId"} <= path_parameters and not streams
+
+    @property
+    def completes(self) -> bool:
+        return bool(self.definitions or self.path_echoes or self.on_execution)
+
+
+_shapes: dict[str, Shape] = {}
+
+
+def shape_of(operation: schemathesis.APIOperation) -> Shape:
+    if operation.label not in _shapes:
+        _shapes[operation.label] = Shape(operation)
+    return _shapes[operation.label]
+
+
+def use_waiting_run(case: schemathesis.Case, index: int) -> None:
+    """Points the case's path at a run waiting for an approval now, its approval and its task."""
+    approvals = trellis_of(case.operation).waiting_approvals()
+    chosen = approvals[index % len(approvals)]
+    path = dict(case.path_parameters or {})
+    path["workflowId"] = chosen["workflowId"]
+    path["executionId"] = chosen["executionId"]
+    if "approvalId" in path:
+        path["approvalId"] = chosen["id"]
+    if "taskExecutionId" in path:
+        path["taskExecutionId"] = chosen["taskExecutionId"]
+    case.path_parameters = path
+
+
+@schemathesis.hook
+def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> Any:
+    operation = context.operation
+    positive = case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+    if operation is None or not positive or not shape_of(operation).completes:
+        return st.just(case)
+    shape = shape_of(operation)
+
+    # What is drawn depends on the operation only, never on the case's values: in stateful runs
+    # those come from earlier responses, and Hypothesis stops a run whose draws vary with them.
+    def completed(drawn: tuple[list[str], bool, bool, int]) -> schemathesis.Case:
+        definitions_text, waiting_run, echo, index = drawn
+        if waiting_run:
+            use_waiting_run(case, index)
+        if isinstance(case.body, dict):
+            body = {**case.body, **dict(zip(shape.definitions, definitions_text))}
+            if echo:
+                path = case.path_parameters or {}
+                body.update({name: path[name] for name in shape.path_echoes if name in path})
+            case.body = body
+        return case
+
+    return st.tuples(
+        st.lists(definitions(), min_size=len(shape.definitions), max_size=len(shape.definitions)),
+        st.booleans() if shape.on_execution else st.just(False),
+        st.booleans() if shape.path_echoes else st.just(False),
+        st.integers(0, 49),
+    ).map(completed)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Before a call
+
+
+@schemathesis.hook
+def before_call(
+    context: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]
+) -> None:
+    """In stateful runs, an `Idempotency-Key` becomes unique to its call."""
+    if case.meta is None or case.meta.phase.name != TestPhase.STATEFUL:
+        return
+    headers = case.headers or {}
+    for name, value in list(headers.items()):
+        if name.lower() == "idempotency-key" and isinstance(value, str) and value:
+            headers[name] = f"{value[:218]}-{uuid.uuid4()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# 4-5. After a call
+
+
+@schemathesis.hook
+def after_call(
+    context: schemathesis.HookContext, case: schemathesis.Case, response: schemathesis.Response
+) -> None:
+    operation = context.operation
+    if operation is None or response.status_code != 200:
+        return
+    if operation.method.upper() == "DELETE" and operation.path == "/plugins":
+        reinstall_flow_plugin(trellis_of(operation), case)
+    elif case.meta is not None and case.meta.phase.name == TestPhase.STATEFUL:
+        settle_started_run(trellis_of(operation), response)
+
+
+def reinstall_flow_plugin(trellis: Trellis, case: schemathesis.Case) -> None:
+    """Installs again a plugin `definitions()` uses, just uninstalled by the fuzzer."""
+    body = case.body if isinstance(case.body, dict) else {}
+    if body.get("Type") in FLOW_PLUGINS:
+        trellis.data("POST", "/plugins", {"Type": body["Type"], "Version": body["Version"]})
+
+
+def settle_started_run(trellis: Trellis, response: schemathesis.Response) -> None:
+    """After a step started a run (without `waitSeconds`), waits until it paused or ended, 3 s at most."""
+    try:
+        data = response.json().get("data")
+    except ValueError:
+        return
+    if not isinstance(data, dict) or "executionId" not in data or "status" in data:
+        return
+    path = f"/workflows/{data['workflowId']}/executions/{data['executionId']}"
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and trellis.data("GET", path)["status"] in SETTLING:
+        time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------------------------
+# The check
+
+
+@schemathesis.check
+class every_operation_succeeds:
+    """Fails the run when an operation never answered 2xx: its success path went untested.
+
+    Every operation of the document counts, those added later included. One that cannot be
+    reached needs an OpenAPI link (spec/common/links.tsp) from the operation that creates what it
+    needs, or an example.
+    """
+
+    def __init__(self) -> None:
+        self.tested: set[str] = set()
+        self.succeeded: set[str] = set()
+
+    def after_response(
+        self,
+        ctx: schemathesis.CheckContext,
+        response: schemathesis.Response,
+        case: schemathesis.Case,
+    ) -> None:
+        # Only the operation's own method: the run also probes its path with other methods.
+        if response.request.method.upper() != case.operation.method.upper():
+            return
+        self.tested.add(case.operation.label)
+        if 200 <= response.status_code < 300:
+            self.succeeded.add(case.operation.label)
+
+    def after_run(self, ctx: schemathesis.CheckContext) -> None:
+        never = sorted(self.tested - self.succeeded)
+        if never:
+            raise AssertionError(
+                "These operations never answered 2xx, so their success path went untested: "
+                + ", ".join(never)
+            )
