@@ -6539,6 +6539,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, or
              *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says

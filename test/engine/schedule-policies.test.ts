@@ -188,6 +188,14 @@ describe('backfill', () => {
     }, 30_000);
     expect(runs.map((run) => run.firedFor)).toEqual(expected);
     expect(overlapping(runs)).toBe(false);
+
+    // A firing time runs once: the same backfill again starts nothing more.
+    const again = await backfill(workflowId, triggerId, { ...range, overlap: 'AllowAll' });
+    expect(again.data.times).toEqual(expected);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((await runsIn(workflowId, range)).map((run) => run.id)).toEqual(
+      runs.map((run) => run.id),
+    );
   });
 
   it('never runs two at once with overlap Skip, where AllowAll runs them all together', async () => {
