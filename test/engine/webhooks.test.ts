@@ -268,8 +268,17 @@ describe('Webhook triggers', () => {
       params: { path: { workflowId } },
       body: { workflowId, type: 'Manual', status: 'Active', properties: {} },
     });
+    const timeBased = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      body: {
+        workflowId,
+        type: 'TimeBased',
+        status: 'DeActive',
+        properties: { cron: '0 0 1 1 *', inputs: { who: 'schedule' } },
+      },
+    });
     const before = await executionIds();
-    for (const id of [triggerId, manual.triggerId, randomUUID()]) {
+    for (const id of [triggerId, manual.triggerId, timeBased.triggerId, randomUUID()]) {
       const answer = await deliver(id, { secret: secret! });
       expect(answer.status).toBe(404);
       expect(answer.body.errors).toEqual([
@@ -282,6 +291,20 @@ describe('Webhook triggers', () => {
       contentType: 'application/json',
     });
     expect(malformed.status).toBe(400);
+    // The size and media type limits of every route.
+    const { triggerId: open } = await createTrigger({ signature: 'None' });
+    const huge = JSON.stringify({ who: 'x'.repeat(trellis.config.Server.BodyLimitBytes) });
+    for (const [body, contentType, status] of [
+      [huge, 'application/json', 413],
+      ['who=world', 'application/x-www-form-urlencoded', 415],
+    ] as const) {
+      const answer = await sendRaw(trellis.baseUrl, 'POST', `/hooks/${open}`, {
+        as: null,
+        body,
+        contentType,
+      });
+      expect(answer.status).toBe(status);
+    }
     expect(await executionIds()).toEqual(before);
 
     // Activated, the same trigger fires.
@@ -435,6 +458,42 @@ describe('Webhook triggers', () => {
     } finally {
       await limited.stop();
     }
+  });
+
+  it('lets a delivery Temporal refused (503) be retried under the same webhook-id', async () => {
+    const { triggerId, secret } = await createTrigger({ signature: 'StandardWebhooks' });
+    // A second API on the same database whose Temporal cannot be reached.
+    const offline = await startTrellis({
+      databaseUrl: trellis.databaseUrl!,
+      temporal: 'unreachable',
+    });
+    const webhookId = `msg_${randomUUID()}`;
+    const body = JSON.stringify({ who: 'retry' });
+    const timestamp = now();
+    const signature = sign(secret!, webhookId, timestamp, body);
+    try {
+      const refused = await fetch(`${offline.baseUrl}/hooks/${triggerId}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': webhookId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signature,
+        },
+        body,
+      });
+      expect(refused.status).toBe(503);
+    } finally {
+      await offline.stop();
+    }
+    // The refused start is recorded as a Failed execution; the retry starts a new one.
+    const retried = await deliver(triggerId, { webhookId, timestamp, body, signature });
+    expect(retried.status).toBe(202);
+    expect(retried.body.data!.redelivery).toBe(false);
+    const ended = await trellis.admin.waitForExecution(workflowId, retried.body.data!.executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(ended).toMatchObject({ status: 'Completed', inputs: { who: 'retry' } });
   });
 
   it('keeps the deliveries with their execution: a delivery record per webhook-id', async () => {

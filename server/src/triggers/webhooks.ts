@@ -120,20 +120,35 @@ async function countDelivery(deps: AppDeps, triggerId: string): Promise<void> {
 /** Thrown inside a delivery's transaction when another delivery of its `webhook-id` won. */
 class Redelivered extends Error {}
 
+/**
+ * The Active Webhook trigger a delivery is for and its workflow, once the delivery is counted
+ * and, for a trigger that signs, its signature holds: 404 (the same answer whatever the reason),
+ * 429 or 401 otherwise.
+ */
+async function acceptDelivery(deps: AppDeps, triggerId: string, req: Request) {
+  const trigger = await triggerRepository.findAnywhere(deps.db, triggerId);
+  if (!trigger || trigger.type !== 'Webhook' || trigger.status !== 'Active') {
+    throw hookNotFound(triggerId);
+  }
+  await countDelivery(deps, trigger.id);
+  const properties = checkWebhookProperties(trigger.properties);
+  if (!properties.ok) throw hookNotFound(triggerId); // stored before a rule it breaks
+  if (properties.signature === 'StandardWebhooks') await verifySignature(deps, trigger, req);
+  const workflow = await workflowRepository.findById(deps.db, trigger.workflowId);
+  if (!workflow) throw hookNotFound(triggerId);
+  return { trigger, workflow };
+}
+
+/** The execution an earlier delivery of this `webhook-id` started, if any. */
+async function earlierExecution(deps: AppDeps, triggerId: string, webhookId: string) {
+  const delivery = await webhookDeliveryRepository.findDelivery(deps.db, triggerId, webhookId);
+  return delivery && executionRepository.findExecution(deps.db, delivery.executionId);
+}
+
 /** `/hooks/{triggerId}`: webhook deliveries, public, each starting one execution. */
 export const webhookHandlers = {
   deliverWebhook: async ({ deps, params, body, req, log }) => {
-    const trigger = await triggerRepository.findAnywhere(deps.db, params.triggerId);
-    if (!trigger || trigger.type !== 'Webhook' || trigger.status !== 'Active') {
-      throw hookNotFound(params.triggerId);
-    }
-    await countDelivery(deps, trigger.id);
-    const properties = checkWebhookProperties(trigger.properties);
-    if (!properties.ok) throw hookNotFound(params.triggerId); // stored before a rule it breaks
-    if (properties.signature === 'StandardWebhooks') await verifySignature(deps, trigger, req);
-    const workflow = await workflowRepository.findById(deps.db, trigger.workflowId);
-    if (!workflow) throw hookNotFound(params.triggerId);
-
+    const { trigger, workflow } = await acceptDelivery(deps, params.triggerId, req);
     const webhookId = req.get('webhook-id') ?? null;
     const startDeps = withExecutionLog(deps, log);
     // The body is the inputs, and messages name its fields as such (`body.region`).
@@ -142,64 +157,69 @@ export const webhookHandlers = {
       inputsAt: ['body'],
       ...(body ? { inputs: body } : {}),
     };
-    const accepted = (executionId: string, startedAt: string, redelivery: boolean) => ({
-      status: 202 as const,
-      data: { workflowId: workflow.id, executionId, startedAt, webhookId, redelivery },
-      messages: [
-        redelivery
-          ? `Delivery "${webhookId}" was received before: it started execution "${executionId}", nothing more was started.`
-          : `Execution "${executionId}" of workflow "${workflow.name}" was started.`,
-      ],
-      ...(redelivery ? { headers: { 'Idempotent-Replayed': 'true' } } : {}),
-    });
-    const earlier = async (id: string) => {
-      const delivery = await webhookDeliveryRepository.findDelivery(deps.db, trigger.id, id);
-      const execution =
-        delivery && (await executionRepository.findExecution(deps.db, delivery.executionId));
-      return execution
-        ? accepted(execution.id, execution.executionStart.toISOString(), true)
-        : undefined;
+    const accepted = (execution: { id: string; executionStart: Date }, redelivery: boolean) => {
+      const executionId = execution.id;
+      log.info(
+        { triggerId: trigger.id, workflowId: workflow.id, webhookId, executionId, redelivery },
+        redelivery ? 'webhook redelivered' : 'webhook delivery started an execution',
+      );
+      return {
+        status: 202 as const,
+        data: {
+          workflowId: workflow.id,
+          executionId,
+          startedAt: execution.executionStart.toISOString(),
+          webhookId,
+          redelivery,
+        },
+        messages: [
+          redelivery
+            ? `Delivery "${webhookId}" was received before: it started execution "${executionId}", nothing more was started.`
+            : `Execution "${executionId}" of workflow "${workflow.name}" was started.`,
+        ],
+        ...(redelivery ? { headers: { 'Idempotent-Replayed': 'true' } } : {}),
+      };
     };
 
     if (webhookId === null) {
       const execution = await recordExecution(startDeps, workflow, options);
-      const started = await launchExecution(startDeps, execution);
-      return accepted(started.executionId, started.startedAt, false);
+      await launchExecution(startDeps, execution);
+      return accepted(execution, false);
     }
-    const repeated = await earlier(webhookId);
-    if (repeated) return repeated;
+    const earlier = await earlierExecution(deps, trigger.id, webhookId);
+    if (earlier) return accepted(earlier, true);
+    const delivery = { triggerId: trigger.id, webhookId };
     let execution;
     try {
       // The execution and its delivery commit together, or neither does: a concurrent delivery of
       // the same id waits on the delivery's key, then finds this one.
       execution = await deps.db.transaction().execute(async (trx) => {
         const recorded = await recordExecution({ ...startDeps, db: trx }, workflow, options);
-        const delivery = { triggerId: trigger.id, webhookId, executionId: recorded.id };
-        if (!(await webhookDeliveryRepository.recordDelivery(trx, delivery))) {
+        const recordedDelivery = { ...delivery, executionId: recorded.id };
+        if (!(await webhookDeliveryRepository.recordDelivery(trx, recordedDelivery))) {
           throw new Redelivered();
         }
         return recorded;
       });
     } catch (error) {
       if (!(error instanceof Redelivered)) throw error;
-      const winner = await earlier(webhookId);
-      if (winner) return winner;
-      throw error;
+      const winner = await earlierExecution(deps, trigger.id, webhookId);
+      if (!winner) throw new Error(`The delivery that won "${webhookId}" has no execution`);
+      return accepted(winner, true);
     }
     try {
-      const started = await launchExecution(startDeps, execution);
-      return accepted(started.executionId, started.startedAt, false);
+      await launchExecution(startDeps, execution);
     } catch (error) {
-      // The run could not start (recorded Failed): the sender's retry of this delivery must start
-      // one, not find this one.
+      // The run could not start (it is recorded Failed): the sender's retry of this delivery
+      // must start one, not find this one.
       if (error instanceof Unavailable) {
         await webhookDeliveryRepository.forgetDelivery(deps.db, {
-          triggerId: trigger.id,
-          webhookId,
+          ...delivery,
           executionId: execution.id,
         });
       }
       throw error;
     }
+    return accepted(execution, false);
   },
 } satisfies Partial<HandlerMap>;
