@@ -100,6 +100,29 @@ export async function signalRun(
   }
 }
 
+/**
+ * After the cancel signal (which says who asked), asks Temporal itself to cancel the run: only a
+ * workflow Temporal was asked to cancel can close as Canceled there, as it ends in Trellis. A
+ * refusal changes nothing in Trellis (the signal stops the run), so it is logged, not answered.
+ */
+async function requestTemporalCancel(
+  client: Client,
+  execution: WorkflowExecutionRow,
+  log: Logger,
+): Promise<void> {
+  try {
+    await client.withDeadline(Date.now() + 10_000, () =>
+      client.workflow.getHandle(execution.temporalWorkflowId).cancel(),
+    );
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return; // it ended meanwhile
+    log.warn(
+      { err: error, executionId: execution.id },
+      'Temporal did not take the cancel request; the run ends Canceled in Trellis all the same',
+    );
+  }
+}
+
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
@@ -210,6 +233,7 @@ export const executionHandlers = {
     const sent = await signalRun(client, execution, (handle) =>
       handle.signal(cancelSignal, { requestedBy: user.name }),
     );
+    if (sent === 'sent') await requestTemporalCancel(client, execution, log);
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
       const outcome = {
