@@ -24,6 +24,7 @@ import { formatPath, type PathSegment } from '../validation/path.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
 import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
+import { runDetails, runSummary } from './user-metadata.js';
 
 /** The gRPC status codes Temporal's answers are told apart by. */
 const grpcStatus = { invalidArgument: 3, deadlineExceeded: 4, unavailable: 14 } as const;
@@ -237,6 +238,13 @@ function scheduleOptions(
       args: [input],
       workflowId: scheduledWorkflowIdPrefix(trigger.id),
       typedSearchAttributes: searchAttributes,
+      // What the Temporal UI shows of each run the schedule starts, in Trellis's words.
+      staticSummary: runSummary(workflow.name, trigger.id),
+      staticDetails: runDetails({
+        workflowId: workflow.id,
+        workflowName: workflow.name,
+        triggerId: trigger.id,
+      }),
     },
     // Each firing is an independent execution: one waiting for an approval must not hold back the
     // next, and runs missed while Temporal was down are not made up hours later.
