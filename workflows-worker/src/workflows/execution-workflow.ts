@@ -237,12 +237,15 @@ async function end(
     }
   });
   if (outcome.status === 'Failed') {
-    throw ApplicationFailure.create({
+    const failure = ApplicationFailure.create({
       type: executionFailedType,
       message: outcome.message,
       nonRetryable: true,
       details: [outcome],
     });
+    // The run's outcome, not an error in its code: the workflow's stack would only show Trellis's.
+    failure.stack = '';
+    throw failure;
   }
   if (outcome.status === 'Canceled' && root.consideredCancelled) {
     throw new CancelledFailure(outcome.message);
@@ -551,6 +554,7 @@ class ExecutionRun implements ApprovalDesk {
       details = [
         `**Paused**: waiting for ${waiting.length === 1 ? 'an approval' : `${waiting.length} approvals`} ` +
           '(decide in Trellis, or with the `approve` / `reject` update and `{"approvalId": "…", "decidedBy": "…"}`):',
+        '',
         ...waiting.map(
           ({ approvalId, taskName }) => `- task **${taskName}**: approval \`${approvalId}\``,
         ),
