@@ -274,6 +274,40 @@ describe('a run in the Temporal UI', () => {
     expect(description.typedSearchAttributes.get(TrellisStatus)).toBe('Canceled');
   });
 
+  it('canceled by the cancel signal alone ends Canceled in Trellis at once, and closes Completed in Temporal', async () => {
+    const { workflowId, executionId } = await start(
+      trellis.admin,
+      definition([{ name: 'Wait', ...delay(60_000) }]),
+    );
+    await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
+    const signaledAt = Date.now();
+    await temporalCommand([
+      'workflow',
+      'signal',
+      '--workflow-id',
+      executionWorkflowId(executionId),
+      '--name',
+      'cancel',
+      '--input',
+      JSON.stringify({ requestedBy: 'ops-bob' }),
+    ]);
+    const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+      timeoutMs: 20_000,
+    });
+    expect(finished.status).toBe('Canceled');
+    expect(await executionRow(executionId)).toEqual({
+      status: 'Canceled',
+      message: 'Canceled by ops-bob.',
+    });
+    // Temporal closes a workflow as Canceled only when asked to: the run waited for that.
+    const outcome = await handleOf(executionId).result();
+    expect(Date.now() - signaledAt).toBeGreaterThanOrEqual(10_000);
+    expect(outcome).toMatchObject({ status: 'Canceled', message: 'Canceled by ops-bob.' });
+    const description = await handleOf(executionId).describe();
+    expect(description.status.name).toBe('COMPLETED');
+    expect(description.typedSearchAttributes.get(TrellisStatus)).toBe('Canceled');
+  });
+
   it('started by a TimeBased trigger says which workflow and trigger, in the schedule and the run', async () => {
     const def = definition([{ name: 'Only', type: noop }]);
     const workflowId = await addWorkflow(trellis.admin, def);
