@@ -8,7 +8,12 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +26,7 @@ import {
   TrellisStatus,
   TrellisWorkflowName,
 } from '../../core/src/temporal/search-attributes.js';
+import { isMissingUpdateHandler } from '../../server/src/approvals/handlers.js';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
@@ -466,6 +472,29 @@ describe('a run waiting for people, decided from the Temporal CLI', () => {
       { params: { path: { workflowId, executionId } } },
     );
     expect(still).toMatchObject({ status: 'Approved', decidedBy: 'ops-alice' });
+  });
+
+  it('refuses an update it has no handler for the way the API recognises (runs from before updates)', async () => {
+    const { workflowId, executionId } = await start(trellis.admin, gated());
+    const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+    const missing = await handleOf(executionId)
+      .executeUpdate('approveLater', { args: [{ approvalId: approval!.id }] })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(isMissingUpdateHandler(missing)).toBe(true);
+    const refused = await handleOf(executionId)
+      .executeUpdate('approve', { args: [{ approvalId: 'not-an-approval' }] })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(isMissingUpdateHandler(refused)).toBe(false);
+    await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+      params: { path: { workflowId, executionId } },
+    });
   });
 
   it('takes the API decision as an update too, and a nameless CLI rejection as temporal', async () => {

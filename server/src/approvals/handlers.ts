@@ -82,17 +82,24 @@ async function decide(
         { code: 'temporal.unavailable' },
       );
     }
-    const cause = error.cause;
-    if (
-      cause instanceof ApplicationFailure &&
-      cause.type === undefined &&
-      /No registered handler for update/.test(cause.message)
-    ) {
+    if (isMissingUpdateHandler(error)) {
       return decideBySignal(deps, execution, approval.id, decision, decidedBy, reason);
     }
-    throw await refused(deps, execution.id, approval.id, cause);
+    throw await refused(deps, execution.id, approval.id, error.cause);
   }
   return { id: decided.approvalId, taskName: decided.taskName };
+}
+
+/**
+ * The run has no handler for the update: it started before decisions were updates. The SDK
+ * rejects such an update at once, with this message (UPGRADING.md).
+ */
+export function isMissingUpdateHandler(error: unknown): boolean {
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return (
+    cause instanceof ApplicationFailure &&
+    cause.message.startsWith('No registered handler for update')
+  );
 }
 
 /** How long a decision waits for the run to record it. */
