@@ -78,7 +78,7 @@ async function decide(
     if (error instanceof WorkflowNotFoundError) throw notRunning(execution.id);
     if (!(error instanceof WorkflowUpdateFailedError)) {
       throw new Unavailable(
-        `Temporal did not confirm the decision: ${(error as Error).message} The approval is recorded only once the run has it; ask again to see whether it was.`,
+        `Temporal did not confirm the decision (${(error as Error).message}); the run records it only once it has it: list the approvals to see whether it did.`,
         { code: 'temporal.unavailable' },
       );
     }
