@@ -34,7 +34,10 @@ import { connectTemporal, type TemporalConnection } from '../core/src/temporal/c
 import { startDevServer } from '../core/src/temporal/dev-server.js';
 import { waitUntilReachable, type WaitOptions } from '../core/src/startup.js';
 import { reconcileSchedules } from '../core/src/temporal/schedules.js';
-import { ensureSearchAttributes } from '../core/src/temporal/search-attributes.js';
+import {
+  ensureSearchAttributes,
+  registeredSearchAttributes,
+} from '../core/src/temporal/search-attributes.js';
 
 export type ProcessRole = 'all' | 'api' | 'worker';
 export const processRoles: readonly ProcessRole[] = ['all', 'api', 'worker'];
@@ -245,7 +248,12 @@ export function createTrellis(
       started('probes', () => probes.close());
       probesUrl = probes.url;
     }
-    await registerSearchAttributes(temporal.connection, runtime, logger, temporalUi !== null);
+    const searchAttributes = await registerSearchAttributes(
+      temporal.connection,
+      runtime,
+      logger,
+      temporalUi !== null,
+    );
     if (role !== 'worker') await reconcile(database.db, temporal.client, runtime, logger);
     checkpoint();
 
@@ -297,6 +305,7 @@ export function createTrellis(
         logger,
         reach: { endpoints },
         metrics,
+        statusAttribute: searchAttributes.status,
         ...(tracing && { tracing }),
       });
       started('worker', () => worker.stop());
@@ -341,25 +350,47 @@ function withAddress(config: TrellisConfig, address: string | undefined): Trelli
 
 /**
  * The dev server registers the attributes itself; a real cluster may refuse the operator call, in
- * which case runs still work once an operator registers them (see search-attributes.ts).
+ * which case runs still work once an operator registers them (see search-attributes.ts). Says
+ * whether `TrellisStatus` is there: runs keep it current only then (upserting an attribute the
+ * namespace lacks would fail every workflow task of the run).
  */
 async function registerSearchAttributes(
   connection: Connection,
   config: TrellisConfig,
   logger: Logger,
   embedded: boolean,
-): Promise<void> {
+): Promise<{ status: boolean }> {
+  const namespace = config.Temporal.Namespace;
   try {
-    const added = await ensureSearchAttributes(connection, config.Temporal.Namespace);
+    const added = await ensureSearchAttributes(connection, namespace);
     if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');
+    return { status: true };
   } catch (error) {
     if (embedded) throw error;
-    logger.error(
-      { err: error },
-      'Could not register the search attributes TrellisWorkflowId, TrellisWorkflowName, TrellisExecutionId ' +
-        `(Keyword) in namespace ${config.Temporal.Namespace}; register them with ` +
-        '`temporal operator search-attribute create`, or runs cannot start',
+    const registered = await registeredSearchAttributes(connection, namespace).catch(
+      () => undefined,
     );
+    const missing = (names: string[]) =>
+      registered ? names.filter((name) => !registered.has(name)) : names;
+    const required = missing(['TrellisWorkflowId', 'TrellisWorkflowName', 'TrellisExecutionId']);
+    if (required.length > 0) {
+      logger.error(
+        { err: error, namespace, missing: required },
+        `Could not register the search attributes ${required.join(', ')} (Keyword) in namespace ` +
+          `${namespace}; register them with \`temporal operator search-attribute create\`, or runs cannot start`,
+      );
+    }
+    const status = missing(['TrellisStatus']).length === 0;
+    if (!status) {
+      logger.warn(
+        { err: error, namespace },
+        `The search attribute TrellisStatus is not registered in namespace ${namespace} and ` +
+          'Trellis may not register it: runs go on without it (no TrellisStatus filter in the ' +
+          'Temporal UI). Create it with `temporal operator search-attribute create --namespace ' +
+          `${namespace} --name TrellisStatus --type Keyword\` and restart the workers.`,
+      );
+    }
+    return { status };
   }
 }
 

@@ -81,6 +81,7 @@ describe('approvals', () => {
       executionId,
       status: 'Paused',
       tasks: { Prepare: 'Completed', Gate: 'WaitingForApproval', Publish: 'Pending' },
+      approvals: [{ approvalId: approval!.id, taskName: 'Gate' }],
     });
 
     // A workflow-role user decides; the decision names them.

@@ -29,6 +29,7 @@ import {
   decideApproval,
   definition,
   delay,
+  eventually,
   noop,
   start,
   untilStatuses,
@@ -46,6 +47,11 @@ type Scenario = {
   drive?: (trellis: Trellis, ids: { workflowId: string; executionId: string }) => Promise<void>;
   /** Once the run has ended, rerun it so; the rerun's history is the one recorded. */
   rerun?: { fromTask?: string; inputs?: Record<string, unknown> };
+  /**
+   * Once the run has ended, reset it from the Temporal CLI to its first workflow task; the reset
+   * run's history is the one recorded.
+   */
+  resetToStart?: true;
   /** The status of the recorded run. */
   expected: string;
 };
@@ -289,6 +295,96 @@ const scenarios: Scenario[] = [
     },
     expected: 'Canceled',
   },
+  // From here on runs read in the Temporal UI as in Trellis (the `temporal-ui` patch, set at the
+  // start): TrellisStatus upserts, summaries, the workflow failed or canceled as the run ended,
+  // decisions as updates.
+  {
+    name: 'ui-completed',
+    definition: () =>
+      definition([
+        { name: 'Start', type: noop },
+        { name: 'Wait', ...delay(20), dependencies: ['Start'] },
+        {
+          name: 'Optional',
+          ...delay(5000),
+          timeoutMilliseconds: 100,
+          errorHandling: { strategy: 'Skip' },
+        },
+        { name: 'Report', type: noop, dependencies: ['Wait', 'Optional'] },
+      ]),
+    expected: 'Completed',
+  },
+  {
+    name: 'ui-failed',
+    definition: () =>
+      definition([
+        {
+          name: 'Slow',
+          ...delay(5000),
+          timeoutMilliseconds: 100,
+          errorHandling: {
+            strategy: 'Retry',
+            retryPolicy: { maxRetries: 1, initialDelayMilliseconds: 50 },
+          },
+        },
+        { name: 'After', type: noop, dependencies: ['Slow'] },
+      ]),
+    expected: 'Failed',
+  },
+  {
+    name: 'ui-canceled',
+    definition: () =>
+      definition([
+        { name: 'Wait', ...delay(60_000) },
+        { name: 'After', type: noop, dependencies: ['Wait'] },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      await untilStatuses(trellis.admin, workflowId, executionId, { Wait: 'Running' });
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    expected: 'Canceled',
+  },
+  {
+    name: 'ui-approved-by-update',
+    definition: () =>
+      definition([
+        { name: 'Prepare', type: noop },
+        gate('Gate', ['Prepare']),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve', 'Checked.'),
+    expected: 'Completed',
+  },
+  {
+    name: 'ui-rejected-by-update',
+    definition: () =>
+      definition([gate('Gate', []), { name: 'After', type: noop, dependencies: ['Gate'] }]),
+    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'reject'),
+    expected: 'Failed',
+  },
+  {
+    name: 'ui-approval-timeout',
+    definition: () =>
+      definition([
+        gate('Gate', [], { timeoutMilliseconds: 300, onTimeout: 'Approve' }),
+        { name: 'After', type: noop, dependencies: ['Gate'] },
+      ]),
+    expected: 'Completed',
+  },
+  {
+    // Reset from the Temporal CLI once completed: the reset run takes the execution over and
+    // runs every task again.
+    name: 'ui-reset-to-start',
+    definition: () =>
+      definition([
+        { name: 'First', ...delay(20) },
+        { name: 'Second', type: noop, dependencies: ['First'] },
+      ]),
+    resetToStart: true,
+    expected: 'Completed',
+  },
   {
     name: 'workflow-timeout',
     definition: () =>
@@ -339,13 +435,43 @@ describe.runIf(recording)('recording histories', () => {
         );
         executionId = rerun.executionId;
       }
-      const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+      let finished = await trellis.admin.waitForExecution(workflowId, executionId, {
         timeoutMs: 30_000,
       });
-      expect(finished.status).toBe(scenario.expected);
       const client = new Client({ connection, namespace: trellis.config.Temporal.Namespace });
       const temporalWorkflowId = executionWorkflowId(executionId);
-      await client.workflow.getHandle(temporalWorkflowId).result();
+      // Failed and canceled runs fail and cancel their workflow: wait for it to close either way.
+      const closed = (runId?: string) =>
+        client.workflow
+          .getHandle(temporalWorkflowId, runId)
+          .result()
+          .catch(() => undefined);
+      await closed();
+      if (scenario.resetToStart) {
+        const { runId } = await client.workflow.getHandle(temporalWorkflowId).describe();
+        await promisify(execFile)(temporalCli, [
+          'workflow',
+          'reset',
+          '--workflow-id',
+          temporalWorkflowId,
+          '--type',
+          'FirstWorkflowTask',
+          '--reason',
+          'recording a reset run',
+          '--address',
+          trellis.config.Temporal.Address!,
+          '--namespace',
+          trellis.config.Temporal.Namespace,
+        ]);
+        const resetRun = await eventually(async () => {
+          const latest = (await client.workflow.getHandle(temporalWorkflowId).describe()).runId;
+          expect(latest).not.toBe(runId);
+          return latest;
+        });
+        await closed(resetRun);
+        finished = await trellis.admin.waitForExecution(workflowId, executionId);
+      }
+      expect(finished.status).toBe(scenario.expected);
       // The CLI writes the standard proto3 JSON that `temporal workflow show` users know.
       const { stdout } = await promisify(execFile)(
         temporalCli,

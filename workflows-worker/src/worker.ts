@@ -60,6 +60,12 @@ export interface WorkerDeps {
   metrics?: Metrics;
   /** Tracing on: workflows and activities continue the trace their start carried. */
   tracing?: Tracing;
+  /**
+   * The namespace has the `TrellisStatus` search attribute (the composition root registers it, or
+   * finds it): runs keep it current. Default false: upserting an attribute the namespace lacks
+   * would fail every workflow task of the run.
+   */
+  statusAttribute?: boolean;
 }
 
 export interface RunningWorker {

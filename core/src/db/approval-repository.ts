@@ -29,7 +29,11 @@ export type ApprovalView = ApprovalRow & { workflowId: string };
 /** A decision: the approval moves from Pending to one of these. */
 export type Decision = Extract<ApprovalStatus, 'Approved' | 'Rejected'>;
 
-/** Asks for an approval of a task; idempotent: the task's existing approval is returned. */
+/**
+ * Asks for an approval of a task; idempotent: the task's existing approval is returned. A run
+ * reset from Temporal (`run`) asks again: the approval an earlier run asked for is Pending again,
+ * under the same id, without its decision.
+ */
 export async function createApproval(
   db: Kysely<Database>,
   input: {
@@ -40,9 +44,14 @@ export async function createApproval(
     /** Applied `milliseconds` after the request unless someone decides first. */
     timeout?: { milliseconds: number; onTimeout: ApprovalTimeoutAction };
     at?: Date;
+    /** The reset run that asks (see `RunWriter` in execution-repository.ts). */
+    run?: string | undefined;
   },
 ): Promise<ApprovalRow> {
   const requestedAt = input.at ?? new Date();
+  const timesOutAt = input.timeout
+    ? new Date(requestedAt.getTime() + input.timeout.milliseconds)
+    : null;
   const inserted = await db
     .insertInto('approval')
     .values({
@@ -53,14 +62,28 @@ export async function createApproval(
       comment: input.comment,
       status: 'Pending',
       requestedAt,
-      ...(input.timeout
-        ? {
-            timesOutAt: new Date(requestedAt.getTime() + input.timeout.milliseconds),
-            onTimeout: input.timeout.onTimeout,
-          }
-        : {}),
+      timesOutAt,
+      onTimeout: input.timeout?.onTimeout ?? null,
+      temporalRunId: input.run ?? null,
     })
-    .onConflict((oc) => oc.column('taskExecutionId').doNothing())
+    .onConflict((oc) =>
+      input.run === undefined
+        ? oc.column('taskExecutionId').doNothing()
+        : oc
+            .column('taskExecutionId')
+            .doUpdateSet({
+              comment: input.comment,
+              status: 'Pending',
+              requestedAt,
+              timesOutAt,
+              onTimeout: input.timeout?.onTimeout ?? null,
+              decidedAt: null,
+              decidedBy: null,
+              reason: null,
+              temporalRunId: input.run,
+            })
+            .where('approval.temporalRunId', 'is distinct from', input.run),
+    )
     .returningAll()
     .executeTakeFirst();
   if (inserted) return inserted;

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Updateable } from 'kysely';
+import { sql, type Kysely, type Updateable, type WhereInterface } from 'kysely';
 import { newId, isUuid } from './ids.js';
 import { cancelPendingApprovals, closedApproval } from './approval-repository.js';
 import { appendLogs, logValues, withLogsReturning, type NewLogEntry } from './log-repository.js';
@@ -13,6 +13,7 @@ import { storableText } from './storable-text.js';
 import {
   cancelUnfinishedTasks,
   insertPendingTasks,
+  reopenTasks,
   type ReusedTasks,
 } from './task-execution-repository.js';
 
@@ -178,7 +179,14 @@ export const executionPreparedLogKey = 'engine:started';
 /** An active execution as recovery sees it. */
 export type ActiveExecution = Pick<
   WorkflowExecutionRow,
-  'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId' | 'status' | 'executionStart'
+  | 'id'
+  | 'workflowId'
+  | 'workflowName'
+  | 'temporalWorkflowId'
+  | 'status'
+  | 'executionStart'
+  | 'triggerId'
+  | 'rerunOf'
 >;
 
 /** Where a scan of active executions stopped: the last row's start time and id. */
@@ -211,6 +219,8 @@ export async function listActiveExecutions(
       'e.temporalWorkflowId',
       'e.status',
       'e.executionStart',
+      'e.triggerId',
+      'e.rerunOf',
     ])
     .where('e.status', 'in', ACTIVE_EXECUTION)
     .$if(startedBefore !== undefined, (query) =>
@@ -284,13 +294,78 @@ export async function finishAbandonedExecution(
   });
 }
 
+/**
+ * The Temporal run that writes an execution's rows: `undefined` for its first run (and for the
+ * API), or the id of a run an operator reset from the Temporal UI or CLI. A reset run writes once
+ * it has taken the execution over (`claimForRun`), and takes over each task and approval it
+ * writes from the run before it; from then on the earlier run's writes change nothing.
+ */
+export type RunWriter = string | undefined;
+
+/** Rows the writer may change: a first run's, until a reset run took them over. */
+function writtenBy<QB extends WhereInterface<Database, 'workflowExecution'>>(
+  query: QB,
+  run: RunWriter,
+): QB {
+  return (
+    run === undefined
+      ? query.where('temporalRunId', 'is', null)
+      : query.where('temporalRunId', '=', run)
+  ) as QB;
+}
+
+/**
+ * Hands the execution to a Temporal run an operator reset (UI or CLI), which runs again what
+ * follows its reset point: once per run, the execution is active again (Running unless it still
+ * was), without its end, message and outputs, and says so in its log. `fromStart` (the run was
+ * reset to its beginning, so it prepares the execution again): every task is Pending again,
+ * except those a rerun took over (Completed without an attempt). True when this call took it.
+ */
+export async function claimForRun(
+  db: Kysely<Database>,
+  executionId: string,
+  run: string,
+  options: { fromStart: boolean; at?: Date },
+): Promise<boolean> {
+  const at = options.at ?? new Date();
+  return db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('workflowExecution')
+      .set({
+        temporalRunId: run,
+        status: sql`case when status in ('Pending', 'Running', 'Paused') then status else 'Running' end`,
+        message: '',
+        executionEnd: null,
+        outputs: null,
+      })
+      .where('id', '=', executionId)
+      .where('temporalRunId', 'is distinct from', run)
+      .returning('id')
+      .executeTakeFirst();
+    if (!claimed) return false;
+    if (options.fromStart) await reopenTasks(trx, executionId, run);
+    await appendLogs(trx, [
+      {
+        executionId,
+        taskExecutionId: null,
+        dedupeKey: `reset:${run}`,
+        level: 'Warning',
+        message: `Reset in Temporal: run ${run} runs the execution again from its reset point${options.fromStart ? ' (the start)' : ''}; what follows is that run's.`,
+        timeStamp: at,
+      },
+    ]);
+    return true;
+  });
+}
+
 /** Running (from Pending or Paused), with log entries. A finished execution stays finished. */
 export async function markExecutionRunning(
   db: Kysely<Database>,
   executionId: string,
   logs: NewLogEntry[] = [],
+  run?: RunWriter,
 ): Promise<void> {
-  await changeExecution(db, executionId, ['Pending', 'Paused'], { status: 'Running' }, logs);
+  await changeExecution(db, executionId, ['Pending', 'Paused'], { status: 'Running' }, logs, run);
 }
 
 /** Paused (only a person can move the run on), with log entries. */
@@ -298,8 +373,9 @@ export async function markExecutionPaused(
   db: Kysely<Database>,
   executionId: string,
   logs: NewLogEntry[] = [],
+  run?: RunWriter,
 ): Promise<void> {
-  await changeExecution(db, executionId, ['Pending', 'Running'], { status: 'Paused' }, logs);
+  await changeExecution(db, executionId, ['Pending', 'Running'], { status: 'Paused' }, logs, run);
 }
 
 /** An execution a status change moved on: what the process log says of its end. */
@@ -325,14 +401,17 @@ export async function markExecutionFinished(
     at?: Date;
   },
   logs: NewLogEntry[] = [],
+  run?: RunWriter,
 ): Promise<ChangedExecution | undefined> {
   const at = outcome.at ?? new Date();
-  const change = db
-    .updateTable('workflowExecution')
-    .set({ status: outcome.status, message: storableText(outcome.message), executionEnd: at })
-    .where('id', '=', executionId)
-    .where('status', 'in', ACTIVE_EXECUTION)
-    .returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  const change = writtenBy(
+    db
+      .updateTable('workflowExecution')
+      .set({ status: outcome.status, message: storableText(outcome.message), executionEnd: at })
+      .where('id', '=', executionId)
+      .where('status', 'in', ACTIVE_EXECUTION),
+    run,
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
   const finish = db
     .with('change', () => change)
     .with('closedApprovals', (query) =>
@@ -363,13 +442,16 @@ export async function recordExecutionOutputs(
   db: Kysely<Database>,
   executionId: string,
   outputs: Record<string, unknown>,
+  run?: RunWriter,
 ): Promise<void> {
-  await db
-    .updateTable('workflowExecution')
-    .set({ outputs: JSON.stringify(outputs) })
-    .where('id', '=', executionId)
-    .where('status', 'in', ACTIVE_EXECUTION)
-    .execute();
+  await writtenBy(
+    db
+      .updateTable('workflowExecution')
+      .set({ outputs: JSON.stringify(outputs) })
+      .where('id', '=', executionId)
+      .where('status', 'in', ACTIVE_EXECUTION),
+    run,
+  ).execute();
 }
 
 /**
@@ -382,13 +464,16 @@ async function changeExecution(
   from: ExecutionStatus[],
   change: Updateable<WorkflowExecutionTable>,
   logs: NewLogEntry[],
+  run: RunWriter,
 ): Promise<ChangedExecution | undefined> {
-  const update = db
-    .updateTable('workflowExecution')
-    .set(change)
-    .where('id', '=', executionId)
-    .where('status', 'in', from)
-    .returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  const update = writtenBy(
+    db
+      .updateTable('workflowExecution')
+      .set(change)
+      .where('id', '=', executionId)
+      .where('status', 'in', from),
+    run,
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
   const [changed] = await withLogsReturning(db, update, logs);
   return changed;
 }

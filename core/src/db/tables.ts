@@ -132,6 +132,11 @@ export interface WorkflowExecutionTable {
    * before revisions were kept.
    */
   revision: ColumnType<number | null, number | null | undefined, number | null>;
+  /**
+   * The Temporal run that took this row over after an operator reset the execution's run
+   * (Temporal UI or CLI); null while the execution's first run writes it.
+   */
+  temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {
@@ -149,6 +154,11 @@ export interface TaskExecutionTable {
   endTime: Timestamp | null;
   /** A completed task's output (JSON), read by later tasks' expressions; null otherwise. */
   output: ColumnType<unknown, string | null | undefined, string | null>;
+  /**
+   * The Temporal run that took this row over after an operator reset the execution's run
+   * (Temporal UI or CLI); null while the execution's first run writes it.
+   */
+  temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApprovalTable {
@@ -168,10 +178,18 @@ export interface ApprovalTable {
   >;
   /** When it was decided or canceled. */
   decidedAt: Timestamp | null;
-  /** A user's name, `system` (timed out, or the execution ended) or `temporal` (a raw signal). */
+  /**
+   * A user's name (through the API, or the `decidedBy` of an update sent from Temporal), `system`
+   * (timed out, or the execution ended) or `temporal` (from Temporal without a name).
+   */
   decidedBy: string | null;
   /** Why, as the decider said or the system recorded; null when none was given. */
   reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The Temporal run that took this row over after an operator reset the execution's run
+   * (Temporal UI or CLI); null while the execution's first run writes it.
+   */
+  temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LogEntryTable {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isUuid, newId } from './ids.js';
 import { withLogs, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
@@ -80,7 +80,7 @@ export async function cancelUnfinishedTasks(
     .execute();
 }
 
-export type TaskSummary = Omit<TaskExecutionRow, 'output'>;
+export type TaskSummary = Omit<TaskExecutionRow, 'output' | 'temporalRunId'>;
 
 const taskColumns = [
   'id',
@@ -114,7 +114,7 @@ export async function findTask(
   db: Kysely<Database>,
   executionId: string,
   taskExecutionId: string,
-): Promise<TaskExecutionRow | undefined> {
+): Promise<Omit<TaskExecutionRow, 'temporalRunId'> | undefined> {
   if (!isUuid(taskExecutionId)) return undefined;
   return db
     .selectFrom('taskExecution')
@@ -183,24 +183,73 @@ export async function taskOutputs(
 }
 
 /**
+ * Which run writes a task (see `RunWriter` in execution-repository.ts): `undefined` for the
+ * execution's first run, or a reset run's id.
+ */
+export type TaskWriter = string | undefined;
+
+/**
+ * The rows a write may change, and whether it starts a row afresh. The first run writes rows no
+ * reset run took over, by the usual rules (`ordinary`); a reset run also takes over the rows an
+ * earlier run wrote, starting them afresh (`fresh`: true for those).
+ */
+function taskWrite(run: TaskWriter, ordinary: RawBuilder<unknown>, table = 'task_execution') {
+  const column = sql.ref(`${table}.temporal_run_id`);
+  if (run === undefined) {
+    return { where: sql<boolean>`(${ordinary} and ${column} is null)`, fresh: sql<boolean>`false` };
+  }
+  const fresh = sql<boolean>`(${column} is distinct from ${run})`;
+  return { where: sql<boolean>`(${fresh} or ${ordinary})`, fresh };
+}
+
+/**
+ * Sets every task of the execution back to Pending for a run reset to its start, except those
+ * a rerun took over (Completed without an attempt): that run runs them all again.
+ */
+export async function reopenTasks(
+  db: Kysely<Database>,
+  executionId: string,
+  run: string,
+): Promise<void> {
+  await db
+    .updateTable('taskExecution')
+    .set({
+      status: 'Pending',
+      message: '',
+      attempts: 0,
+      startTime: null,
+      endTime: null,
+      output: null,
+      temporalRunId: run,
+    })
+    .where('executionId', '=', executionId)
+    .where((eb) => eb.not(eb.and([eb('status', '=', 'Completed'), eb('attempts', '=', 0)])))
+    .execute();
+}
+
+/**
  * Attempt `attempt` of a task started. Keyed by attempt: an older attempt's late write never
- * overwrites a newer one, and a finished task is never reopened.
+ * overwrites a newer one, and a finished task is never reopened (except by a reset run).
  */
 export async function markTaskRunning(
   db: Kysely<Database>,
-  task: { id: string; attempt: number; at: Date },
+  task: { id: string; attempt: number; at: Date; run?: TaskWriter },
 ): Promise<void> {
+  const write = taskWrite(
+    task.run,
+    sql`(task_execution.attempts <= ${task.attempt} and task_execution.status not in (${sql.join(FINISHED_TASK)}))`,
+  );
   await db
     .updateTable('taskExecution')
     .set({
       status: 'Running',
       attempts: task.attempt,
       message: '',
-      startTime: sql<Date>`coalesce(start_time, ${task.at})`,
+      startTime: sql<Date>`case when ${write.fresh} then ${task.at} else coalesce(start_time, ${task.at}) end`,
+      ...(task.run !== undefined ? { endTime: null, output: null, temporalRunId: task.run } : {}),
     })
     .where('id', '=', task.id)
-    .where('attempts', '<=', task.attempt)
-    .where('status', 'not in', FINISHED_TASK)
+    .where(write.where)
     .execute();
 }
 
@@ -215,6 +264,7 @@ export interface AttemptOutcome {
   startedAt?: Date;
   /** Completed only: the plugin's output, kept for later tasks' expressions. */
   output?: unknown;
+  run?: TaskWriter;
 }
 
 /**
@@ -227,19 +277,28 @@ export async function recordAttempt(
   logs: NewLogEntry[],
 ): Promise<void> {
   const finished = outcome.status !== 'Retrying';
+  const started = outcome.startedAt ?? outcome.at;
+  const write = taskWrite(
+    outcome.run,
+    sql`(task_execution.attempts <= ${outcome.attempt} and task_execution.status not in (${sql.join(FINISHED_TASK)}))`,
+  );
   const update = db
     .updateTable('taskExecution')
     .set({
       status: outcome.status,
       message: storableText(outcome.message),
-      attempts: sql<number>`greatest(attempts, ${outcome.attempt})`,
-      startTime: sql<Date>`coalesce(start_time, ${outcome.startedAt ?? outcome.at})`,
+      attempts: sql<number>`case when ${write.fresh} then ${outcome.attempt} else greatest(attempts, ${outcome.attempt}) end`,
+      startTime: sql<Date>`case when ${write.fresh} then ${started} else coalesce(start_time, ${started}) end`,
       endTime: finished ? outcome.at : null,
-      ...(outcome.output !== undefined ? { output: storableJson(outcome.output) } : {}),
+      ...(outcome.output !== undefined
+        ? { output: storableJson(outcome.output) }
+        : outcome.run !== undefined
+          ? { output: sql`case when ${write.fresh} then null else output end` }
+          : {}),
+      ...(outcome.run !== undefined ? { temporalRunId: outcome.run } : {}),
     })
     .where('id', '=', outcome.id)
-    .where('attempts', '<=', outcome.attempt)
-    .where('status', 'not in', FINISHED_TASK);
+    .where(write.where);
   await withLogs(db, update, logs);
 }
 
@@ -258,7 +317,9 @@ export async function applyTaskTransitions(
   db: Kysely<Database>,
   transitions: TaskTransition[],
   at: Date,
+  run?: TaskWriter,
 ): Promise<void> {
+  const write = taskWrite(run, sql`(t.status not in (${sql.join(FINISHED_TASK)}))`, 't');
   // One statement per chunk however many tasks (a failure near the root of a big DAG skips
   // thousands at once): the new values join the table as a VALUES list.
   for (let start = 0; start < transitions.length; start += CHUNK) {
@@ -269,14 +330,20 @@ export async function applyTaskTransitions(
           sql`(${transition.id}::uuid, ${transition.status}, ${storableText(transition.message)})`,
       );
     const finished = sql`v.status <> 'WaitingForApproval'`;
+    const fresh = write.fresh;
     await sql`
       update task_execution as t
       set status = v.status,
           message = v.message,
-          start_time = case when ${finished} then coalesce(t.start_time, ${at}) else t.start_time end,
-          end_time = case when ${finished} then coalesce(t.end_time, ${at}) else t.end_time end
+          start_time = case when ${finished} then (case when ${fresh} then ${at} else coalesce(t.start_time, ${at}) end)
+                            else (case when ${fresh} then null else t.start_time end) end,
+          end_time = case when ${finished} then (case when ${fresh} then ${at} else coalesce(t.end_time, ${at}) end)
+                          else (case when ${fresh} then null else t.end_time end) end,
+          attempts = case when ${fresh} then 0 else t.attempts end,
+          output = case when ${fresh} then null else t.output end,
+          temporal_run_id = ${run ?? null}::text
       from (values ${sql.join(rows)}) as v(id, status, message)
-      where t.id = v.id and t.status not in (${sql.join(FINISHED_TASK)})
+      where t.id = v.id and ${write.where}
     `.execute(db);
   }
 }

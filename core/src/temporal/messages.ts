@@ -4,8 +4,8 @@
  * constants, never strings. They live in core because both sides of the contract import them;
  * the workflow bundle does too, so this file stays deterministic (no Node, no I/O).
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ExecutionStatus, TaskStatus } from '../db/tables.js';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '../db/tables.js';
 
 /** The Temporal workflow type of every Trellis execution. */
 export const executionWorkflowType = 'trellisExecution';
@@ -44,7 +44,50 @@ export interface ExecutionState {
   executionId: string | null;
   status: ExecutionStatus;
   tasks: Record<string, TaskStatus>;
+  /** The approvals the run waits for (absent before it asked for any). */
+  approvals?: PendingApproval[];
 }
+
+/** An approval the run waits for: decide it with the `approve` or `reject` update. */
+export interface PendingApproval {
+  approvalId: string;
+  taskName: string;
+}
+
+/**
+ * A decision sent as an update (`approve`, `reject`): by the API, or by an operator from the
+ * Temporal UI or CLI (`temporal workflow update execute --name approve --input
+ * '{"approvalId": "…", "decidedBy": "alice"}'`). The run records it in PostgreSQL itself, once.
+ */
+export interface DecisionUpdate {
+  approvalId: string;
+  /** Who decided; `temporal` when absent. */
+  decidedBy?: string;
+  /** Why, as the decider said. */
+  reason?: string;
+}
+
+/** What a decision update answers: the approval as it was recorded. */
+export interface DecisionResult {
+  approvalId: string;
+  taskName: string;
+  /** The decision that holds: this one, or `Canceled` when the run ended before recording it. */
+  status: ApprovalStatus;
+  decidedBy: string | null;
+  reason: string | null;
+}
+
+/** The `type` of the failure a decision update is refused with (the API maps each to a status). */
+export const decisionRefusals = {
+  /** Not an approval the run asked for (or not one at all). */
+  unknown: 'ApprovalNotFound',
+  /** Decided already, or being decided. */
+  decided: 'ApprovalNotPending',
+  /** The run is ending: its approvals still Pending are canceled. */
+  ending: 'ExecutionEnding',
+  /** The update's input is not a decision. */
+  invalid: 'InvalidDecision',
+} as const;
 
 /** What the workflow returns when the run is over. */
 export interface ExecutionOutcome {
@@ -72,3 +115,12 @@ export const approveSignal = defineSignal<[ApproveSignal]>('approve');
 export const rejectSignal = defineSignal<[RejectSignal]>('reject');
 /** The run's live state. */
 export const stateQuery = defineQuery<ExecutionState>('state');
+/** The approvals the run waits for, with their ids. */
+export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
+/**
+ * Approves a pending approval and answers once the decision is recorded. Runs started before
+ * updates existed have no handler for it (the API then records the decision and signals).
+ */
+export const approveUpdate = defineUpdate<DecisionResult, [DecisionUpdate]>('approve');
+/** Rejects a pending approval: the task fails with the reason. */
+export const rejectUpdate = defineUpdate<DecisionResult, [DecisionUpdate]>('reject');

@@ -33,6 +33,7 @@ import {
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
 import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
+import { runDetails, runSummary } from './user-metadata.js';
 
 /** The gRPC status codes Temporal's answers are told apart by. */
 const grpcStatus = {
@@ -257,6 +258,13 @@ function scheduleOptions(
       args: [input],
       workflowId: scheduledWorkflowIdPrefix(trigger.id),
       typedSearchAttributes: searchAttributes,
+      // What the Temporal UI shows of each run the schedule starts, in Trellis's words.
+      staticSummary: runSummary(workflow.name, trigger.id),
+      staticDetails: runDetails({
+        workflowId: workflow.id,
+        workflowName: workflow.name,
+        triggerId: trigger.id,
+      }),
     },
     // The trigger's policies (README, "Schedule policies"): by default a firing is skipped while
     // the trigger's previous run still runs, and runs missed while Temporal was down are made up

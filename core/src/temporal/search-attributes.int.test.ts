@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => connection?.close());
 
-it('registers the three Keyword attributes in a namespace that lacks them, once', async () => {
+it('registers the four Keyword attributes in a namespace that lacks them, once', async () => {
   // A fresh namespace, as on a real cluster where nobody passed --search-attribute.
   const namespace = `trellis-sa-${randomUUID().slice(0, 8)}`;
   await connection.workflowService.registerNamespace({
@@ -24,9 +24,15 @@ it('registers the three Keyword attributes in a namespace that lacks them, once'
     'TrellisWorkflowId',
     'TrellisWorkflowName',
     'TrellisExecutionId',
+    'TrellisStatus',
   ]);
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  for (const name of ['TrellisWorkflowId', 'TrellisWorkflowName', 'TrellisExecutionId']) {
+  for (const name of [
+    'TrellisWorkflowId',
+    'TrellisWorkflowName',
+    'TrellisExecutionId',
+    'TrellisStatus',
+  ]) {
     expect(customAttributes?.[name]).toBe(2); // INDEXED_VALUE_TYPE_KEYWORD
   }
   expect(await ensureSearchAttributes(connection, namespace)).toEqual([]);

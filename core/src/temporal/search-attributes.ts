@@ -1,6 +1,7 @@
 /**
  * Search attributes set on every Trellis run so operators can find it in the Temporal UI
- * (DESIGN.md §7), e.g. `TrellisWorkflowName="NightlyReport"` in the workflow list filter.
+ * (DESIGN.md §7), e.g. `TrellisWorkflowName="NightlyReport"` or `TrellisStatus="Paused"` in the
+ * workflow list filter.
  *
  * On the embedded dev server they are registered at start (`--search-attribute`) and again by
  * `ensureSearchAttributes`. On a real cluster the launcher calls `ensureSearchAttributes` at boot,
@@ -9,9 +10,12 @@
  *   temporal operator search-attribute create --namespace <ns> \
  *     --name TrellisWorkflowId --type Keyword \
  *     --name TrellisWorkflowName --type Keyword \
- *     --name TrellisExecutionId --type Keyword
+ *     --name TrellisExecutionId --type Keyword \
+ *     --name TrellisStatus --type Keyword
  *
- * (Temporal Cloud: `tcld namespace search-attributes add`, or the Cloud UI.)
+ * (Temporal Cloud: `tcld namespace search-attributes add`, or the Cloud UI.) The first three are
+ * set when a run starts, so runs cannot start without them; `TrellisStatus` is upserted by the
+ * run as its status changes, only when the worker found it registered at its start.
  */
 import type { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
@@ -32,11 +36,18 @@ export const TrellisExecutionId = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD,
 );
 
+/**
+ * The run's Trellis status (`Running`, `Paused`, `Completed`, `Failed`, `Canceled`), kept
+ * current by the run itself: `TrellisStatus = "Paused"` lists the runs that wait for people.
+ */
+export const TrellisStatus = defineSearchAttributeKey('TrellisStatus', SearchAttributeType.KEYWORD);
+
 /** Every Trellis search attribute; all are Keyword. */
 export const trellisSearchAttributes = [
   TrellisWorkflowId,
   TrellisWorkflowName,
   TrellisExecutionId,
+  TrellisStatus,
 ] as const;
 
 /**
@@ -47,8 +58,8 @@ export async function ensureSearchAttributes(
   connection: Connection,
   namespace: string,
 ): Promise<string[]> {
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing = trellisSearchAttributes.filter((key) => !(key.name in (customAttributes ?? {})));
+  const registered = await registeredSearchAttributes(connection, namespace);
+  const missing = trellisSearchAttributes.filter((key) => !registered.has(key.name));
   if (missing.length === 0) return [];
   try {
     await connection.operatorService.addSearchAttributes({
@@ -62,4 +73,13 @@ export async function ensureSearchAttributes(
     if (!/already exists/i.test(String((error as Error).message))) throw error;
   }
   return missing.map((key) => key.name);
+}
+
+/** The names of the custom search attributes the namespace has. */
+export async function registeredSearchAttributes(
+  connection: Connection,
+  namespace: string,
+): Promise<Set<string>> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  return new Set(Object.keys(customAttributes ?? {}));
 }

@@ -486,7 +486,9 @@ export interface paths {
          * Approve an approval
          * @description Approves a pending approval: the task's plugin runs. The body is optional; its `reason` is
          *     recorded with the decision (who, when, why) and written to the task's log. An approval that
-         *     is no longer pending (decided, or canceled because its execution ended) is 409.
+         *     is no longer pending (decided, or canceled because its execution ended) is 409. The decision
+         *     goes to the run as a Temporal update (the path a decision sent from the Temporal UI takes)
+         *     and is answered once the run has recorded it: 503 when Temporal does not confirm it in time.
          */
         post: operations["approveApproval"];
         delete?: never;
@@ -508,7 +510,7 @@ export interface paths {
          * Reject an approval
          * @description Rejects a pending approval: the task fails with the rejection. The body is optional; its
          *     `reason` is recorded with the decision and becomes the task's message. An approval that is no
-         *     longer pending is 409.
+         *     longer pending is 409. Like approve, answered once the run has recorded the decision.
          */
         post: operations["rejectApproval"];
         delete?: never;

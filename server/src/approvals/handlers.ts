@@ -1,10 +1,17 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import * as approvalRepository from '../../../core/src/db/approval-repository.js';
 import type { ApprovalView } from '../../../core/src/db/approval-repository.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import type { ApprovalRow } from '../../../core/src/db/tables.js';
+import type { ApprovalRow, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Conflict, NotFound } from '../../../core/src/errors.js';
-import { approveSignal, rejectSignal } from '../../../core/src/temporal/messages.js';
+import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
+import {
+  approveSignal,
+  approveUpdate,
+  decisionRefusals,
+  rejectSignal,
+  rejectUpdate,
+} from '../../../core/src/temporal/messages.js';
 import {
   assertActive,
   findExecution,
@@ -36,8 +43,11 @@ function toApproval(approval: ApprovalView) {
 }
 
 /**
- * Records a person's decision exactly once, then tells the run; undone if the run cannot hear it.
- * The run acts on the decision recorded here (DESIGN.md §7, "Approvals").
+ * Decides an approval (DESIGN.md §7, "Approvals"): sends the decision to the run as an update,
+ * the same path a decision sent from the Temporal UI or CLI takes, and answers once the run has
+ * recorded it. The run is the one place decisions are taken, so each approval is decided exactly
+ * once, whoever sends what. Runs started before decisions were updates have no handler for it:
+ * for them the decision is recorded here first and then signaled, as it was then.
  */
 async function decide(
   deps: AppDeps,
@@ -45,28 +55,114 @@ async function decide(
   decision: approvalRepository.Decision,
   decidedBy: string,
   reason: string | undefined,
-): Promise<ApprovalRow> {
+): Promise<{ id: string; taskName: string }> {
   const execution = await findExecution(deps, params);
+  // Say what the client most needs: unknown approval, no longer pending, or the run is over.
+  const approval = await pendingApproval(deps, execution.id, params.approvalId);
+  assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
   const client = temporalClient(deps);
-  if (!executionRepository.isExecutionActive(execution.status)) {
-    // Say what the client most needs: unknown approval, no longer pending, or the run is over.
-    const existing = await approvalRepository.findApproval(
-      deps.db,
-      execution.id,
-      params.approvalId,
+  const trimmed = reason?.trim();
+  const update = {
+    approvalId: approval.id,
+    decidedBy,
+    ...(trimmed ? { reason: trimmed } : {}),
+  };
+  let decided;
+  try {
+    decided = await client.withDeadline(Date.now() + decisionDeadlineMs, () =>
+      client.workflow
+        .getHandle(execution.temporalWorkflowId)
+        .executeUpdate(decision === 'Approved' ? approveUpdate : rejectUpdate, { args: [update] }),
     );
-    if (!existing) {
-      throw new NotFound(
-        `Approval ${params.approvalId} was not found in execution ${execution.id}.`,
-        { code: 'approval.not_found' },
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw notRunning(execution.id);
+    if (!(error instanceof WorkflowUpdateFailedError)) {
+      throw new Unavailable(
+        `Temporal did not confirm the decision (${(error as Error).message}); the run records it only once it has it: list the approvals to see whether it did.`,
+        { code: 'temporal.unavailable' },
       );
     }
-    if (existing.status !== 'Pending') throw approvalRepository.notPending(existing);
-    assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
+    if (isMissingUpdateHandler(error)) {
+      return decideBySignal(deps, execution, approval.id, decision, decidedBy, reason);
+    }
+    throw await refused(deps, execution.id, approval.id, error.cause);
   }
+  return { id: decided.approvalId, taskName: decided.taskName };
+}
+
+/**
+ * The run has no handler for the update: it started before decisions were updates. The SDK
+ * rejects such an update at once, with this message (UPGRADING.md).
+ */
+export function isMissingUpdateHandler(error: unknown): boolean {
+  const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+  return (
+    cause instanceof ApplicationFailure &&
+    cause.message.startsWith('No registered handler for update')
+  );
+}
+
+/** How long a decision waits for the run to record it. */
+const decisionDeadlineMs = 10_000;
+
+/** The approval, still Pending; 404 when it is not the execution's, 409 once decided. */
+async function pendingApproval(deps: AppDeps, executionId: string, approvalId: string) {
+  const approval = await approvalRepository.findApproval(deps.db, executionId, approvalId);
+  if (!approval) {
+    throw new NotFound(`Approval ${approvalId} was not found in execution ${executionId}.`, {
+      code: 'approval.not_found',
+    });
+  }
+  if (approval.status !== 'Pending') throw approvalRepository.notPending(approval);
+  return approval;
+}
+
+function notRunning(executionId: string) {
+  return new Conflict(`Execution "${executionId}" is no longer running.`, {
+    code: 'execution.not_running',
+  });
+}
+
+/** The error of a decision the run refused: what the approval is now, or why the run said no. */
+async function refused(
+  deps: AppDeps,
+  executionId: string,
+  approvalId: string,
+  cause: unknown,
+): Promise<Error> {
+  const now = await approvalRepository.findApproval(deps.db, executionId, approvalId);
+  if (now && now.status !== 'Pending') return approvalRepository.notPending(now);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+  switch (type) {
+    case decisionRefusals.unknown:
+      return new NotFound(message, { code: 'approval.not_found' });
+    case decisionRefusals.decided:
+      return new Conflict(message, { code: 'approval.already_decided' });
+    case decisionRefusals.ending:
+      return new Conflict(message, { code: 'execution.not_running' });
+    default:
+      return new Conflict(`The run refused the decision: ${message}`, {
+        code: 'approval.refused',
+      });
+  }
+}
+
+/**
+ * A run from before decisions were updates: records the decision exactly once, then tells the
+ * run; undone if the run cannot hear it. The run acts on the decision recorded here.
+ */
+async function decideBySignal(
+  deps: AppDeps,
+  execution: WorkflowExecutionRow,
+  approvalId: string,
+  decision: approvalRepository.Decision,
+  decidedBy: string,
+  reason: string | undefined,
+): Promise<ApprovalRow> {
   const approval = await approvalRepository.decideApproval(deps.db, {
     executionId: execution.id,
-    approvalId: params.approvalId,
+    approvalId,
     decision,
     decidedBy,
     reason,
@@ -77,14 +173,10 @@ async function decide(
     ...(approval.reason !== null ? { reason: approval.reason } : {}),
   };
   try {
-    const sent = await signalRun(client, execution, (handle) =>
+    const sent = await signalRun(temporalClient(deps), execution, (handle) =>
       handle.signal(decision === 'Approved' ? approveSignal : rejectSignal, signal),
     );
-    if (sent === 'no-run') {
-      throw new Conflict(`Execution "${execution.id}" is no longer running.`, {
-        code: 'execution.not_running',
-      });
-    }
+    if (sent === 'no-run') throw notRunning(execution.id);
   } catch (error) {
     await approvalRepository.undoApprovalDecision(deps.db, approval.id);
     throw error;

@@ -8,6 +8,7 @@ import * as workflowRepository from '../../../core/src/db/workflow-repository.js
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
 import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
+import type { Logger } from '../../../core/src/logging.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
@@ -104,6 +105,29 @@ export async function signalRun(
     throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`, {
       code: 'temporal.unavailable',
     });
+  }
+}
+
+/**
+ * After the cancel signal (which says who asked), asks Temporal itself to cancel the run: only a
+ * workflow Temporal was asked to cancel can close as Canceled there, as it ends in Trellis. A
+ * refusal changes nothing in Trellis (the signal stops the run), so it is logged, not answered.
+ */
+async function requestTemporalCancel(
+  client: Client,
+  execution: WorkflowExecutionRow,
+  log: Logger,
+): Promise<void> {
+  try {
+    await client.withDeadline(Date.now() + 10_000, () =>
+      client.workflow.getHandle(execution.temporalWorkflowId).cancel(),
+    );
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return; // it ended meanwhile
+    log.warn(
+      { err: error, executionId: execution.id },
+      'Temporal did not take the cancel request; the run ends Canceled in Trellis all the same',
+    );
   }
 }
 
@@ -223,6 +247,7 @@ export const executionHandlers = {
     const sent = await signalRun(client, execution, (handle) =>
       handle.signal(cancelSignal, { requestedBy: user.name }),
     );
+    if (sent === 'sent') await requestTemporalCancel(client, execution, log);
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
       const outcome = {

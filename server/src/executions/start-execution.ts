@@ -31,6 +31,7 @@ import {
   TrellisWorkflowName,
 } from '../../../core/src/temporal/search-attributes.js';
 import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
+import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
 import { validateWorkflowDefinition } from '../workflows/definition.js';
 
 export interface StartExecutionDeps {
@@ -247,8 +248,9 @@ async function logReusedTasks(
 }
 
 /**
- * Starts the Temporal run of a recorded execution, with its search attributes. Idempotent: a
- * run with the execution's workflow id that exists already counts as started.
+ * Starts the Temporal run of a recorded execution, with its search attributes, and the summary
+ * and details the Temporal UI shows (the Trellis workflow's name and ids). Idempotent: a run with
+ * the execution's workflow id that exists already counts as started.
  */
 export async function startExecutionWorkflow(
   client: Client,
@@ -256,7 +258,8 @@ export async function startExecutionWorkflow(
   execution: Pick<
     WorkflowExecutionRow,
     'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId'
-  >,
+  > &
+    Partial<Pick<WorkflowExecutionRow, 'triggerId' | 'rerunOf'>>,
 ): Promise<void> {
   const input: ExecutionInput = { executionId: execution.id };
   try {
@@ -271,6 +274,8 @@ export async function startExecutionWorkflow(
           { key: TrellisWorkflowName, value: execution.workflowName },
           { key: TrellisExecutionId, value: execution.id },
         ],
+        staticSummary: runSummary(execution.workflowName),
+        staticDetails: runDetails({ ...execution, executionId: execution.id }),
       }),
     );
   } catch (error) {

@@ -6,6 +6,7 @@ import type { Logger } from '../../../core/src/logging.js';
 import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
 import type { Metrics } from '../../../core/src/observability/metrics.js';
 import type { PluginRunner } from '../../../core/src/plugins/runner.js';
+import type { RunClaims } from './reset-runs.js';
 
 /** What the activities need; built once per worker process. */
 export interface ActivityDeps {
@@ -17,6 +18,8 @@ export interface ActivityDeps {
   metrics?: Metrics;
   /** With tracing on: each plugin call gets a span, and the plugin its trace context. */
   tracer?: Tracer;
+  /** The namespace has the `TrellisStatus` search attribute: runs keep it current. */
+  statusAttribute?: boolean;
 }
 
 /** The activities' deps with what they derive from them. */
@@ -24,4 +27,6 @@ export interface EngineDeps extends ActivityDeps {
   metrics: Metrics;
   /** The process log's lines (and counts) of runs starting and ending. */
   executionLog: ExecutionLog;
+  /** Takes an execution over for a run reset from Temporal (reset-runs.ts). */
+  claimRun: RunClaims;
 }

@@ -10,14 +10,21 @@ import type { EngineDeps } from './deps.js';
 
 export type OutputsResult = { ok: true } | { ok: false; message: string };
 
+export interface OutputsInput {
+  executionId: string;
+  /** The run's id when an operator reset it from Temporal (reset-runs.ts). */
+  run?: string;
+}
+
 /**
  * Evaluates the definition's `outputs` of a run whose tasks are done, against their outputs,
  * the run's inputs and the variables, and records them. An output that fails to evaluate fails
  * the run (the workflow records that) with a message naming the output. Idempotent.
  */
 export function evaluateOutputsActivity(deps: EngineDeps, definitions: DefinitionCache) {
-  const { db } = deps;
-  return async function evaluateOutputs(input: { executionId: string }): Promise<OutputsResult> {
+  const { db, claimRun } = deps;
+  return async function evaluateOutputs(input: OutputsInput): Promise<OutputsResult> {
+    await claimRun(input.executionId, input.run);
     const loaded = await definitions.get(input.executionId);
     const declared = Object.entries(loaded.definition.outputs ?? {});
     const names = [...new Set(declared.flatMap(([, text]) => referencedTasks(text)))];
@@ -35,7 +42,7 @@ export function evaluateOutputsActivity(deps: EngineDeps, definitions: Definitio
         return { ok: false, message: `Output '${name}' could not be evaluated: ${error.message}` };
       }
     }
-    await executionRepository.recordExecutionOutputs(db, input.executionId, outputs);
+    await executionRepository.recordExecutionOutputs(db, input.executionId, outputs, input.run);
     return { ok: true };
   };
 }

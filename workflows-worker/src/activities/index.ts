@@ -3,7 +3,8 @@
  * `recordProgress`, `evaluateOutputs`) runs as local activities: short database work that needs
  * no task queue round trip. `runTaskAttempt` is a regular activity: it may run for long,
  * heartbeats, can be cancelled, and is picked up by another worker when this one dies; for a task whose plugin is
- * quick it runs as a local activity instead.
+ * quick it runs as a local activity instead. In a run an operator reset from Temporal, each
+ * takes the execution over first (reset-runs.ts).
  */
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import { noMetrics } from '../../../core/src/observability/metrics.js';
@@ -11,12 +12,14 @@ import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
+import { createRunClaims } from './reset-runs.js';
 import { recordProgressActivity } from './record-progress.js';
 import { runTaskActivity } from './run-task.js';
 
 export type { ActivityDeps } from './deps.js';
 export type { OutputsResult } from './evaluate-outputs.js';
-export type { PrepareResult } from './prepare-execution.js';
+export type { PrepareInput, PrepareResult } from './prepare-execution.js';
+export type { OutputsInput } from './evaluate-outputs.js';
 export type {
   ApprovalOutcome,
   DecisionClaim,
@@ -35,6 +38,7 @@ export function createActivities(given: ActivityDeps) {
     ...given,
     metrics,
     executionLog: createExecutionLog(given.logger, metrics),
+    claimRun: createRunClaims(given.db, given.logger),
   };
   const definitions = new DefinitionCache(deps.db, deps.config.Definitions);
   return {

@@ -12,12 +12,30 @@ import { toRunDefinition, type RunDefinition } from '../workflows/run-definition
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
+import { runKey } from './reset-runs.js';
 import { quickTasks } from './task-plugin.js';
 
-export type PrepareResult =
+/** What the workflow prepares with: its own input, and its run id when an operator reset it. */
+export type PrepareInput = ExecutionInput & { run?: string };
+
+export type PrepareResult = (
   | { ok: true; run: RunDefinition }
   /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
-  | { ok: false; executionId: string; message: string };
+  | {
+      ok: false;
+      executionId: string;
+      message: string;
+      /** The execution's status (absent in histories from before it was said: Failed). */
+      status?: 'Completed' | 'Failed' | 'Canceled';
+    }
+) & {
+  /**
+   * The namespace has the `TrellisStatus` search attribute, so the run keeps it current.
+   * Decided here, in the activity's result, so that a replay decides the same. Absent in
+   * histories recorded before it existed.
+   */
+  statusAttribute?: true;
+};
 
 /**
  * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
@@ -27,7 +45,8 @@ export type PrepareResult =
  * refuses its data) ends Failed with the reason instead of failing this step on every retry.
  */
 export function prepareExecutionActivity(deps: EngineDeps, definitions: DefinitionCache) {
-  const { db, runner, executionLog } = deps;
+  const { db, runner, executionLog, claimRun } = deps;
+  const statusAttribute = deps.statusAttribute ? { statusAttribute: true as const } : {};
 
   async function executionOfSchedule(input: {
     workflowId: string;
@@ -83,7 +102,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     return execution;
   }
 
-  return async function prepareExecution(input: ExecutionInput): Promise<PrepareResult> {
+  async function findOrCreate(input: PrepareInput): Promise<WorkflowExecutionRow> {
     const execution =
       'executionId' in input
         ? await executionRepository.findExecution(db, input.executionId)
@@ -94,15 +113,25 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
         'ExecutionMissing',
       );
     }
+    if (input.run === undefined) return execution;
+    // Reset to its start: the run takes the execution over and runs every task again.
+    await claimRun(execution.id, input.run, { fromStart: true });
+    return (await executionRepository.findExecution(db, execution.id)) ?? execution;
+  }
+
+  return async function prepareExecution(input: PrepareInput): Promise<PrepareResult> {
+    const execution = await findOrCreate(input);
     if (!executionRepository.isExecutionActive(execution.status)) {
       return {
         ok: false,
         executionId: execution.id,
         message: execution.message || `Execution is ${execution.status}.`,
+        status: execution.status as 'Completed' | 'Failed' | 'Canceled',
+        ...statusAttribute,
       };
     }
     try {
-      return { ok: true, run: await prepare(execution) };
+      return { ok: true, run: await prepare(execution, input.run), ...statusAttribute };
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;
@@ -123,11 +152,20 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
           ...ended,
         });
       }
-      return { ok: false, executionId: execution.id, message };
+      return {
+        ok: false,
+        executionId: execution.id,
+        message,
+        status: 'Failed',
+        ...statusAttribute,
+      };
     }
   };
 
-  async function prepare(execution: WorkflowExecutionRow): Promise<RunDefinition> {
+  async function prepare(
+    execution: WorkflowExecutionRow,
+    run: string | undefined,
+  ): Promise<RunDefinition> {
     const loaded = await definitions.of(execution);
     const [taskIds, quick, reused] = await Promise.all([
       taskExecutionRepository.taskIds(db, execution.id),
@@ -135,16 +173,21 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       // A rerun's reused tasks are Completed before the run starts; no other task can be.
       taskExecutionRepository.completedTaskNames(db, execution.id),
     ]);
-    await executionRepository.markExecutionRunning(db, execution.id, [
-      {
-        executionId: execution.id,
-        taskExecutionId: null,
-        dedupeKey: executionRepository.executionPreparedLogKey,
-        level: 'Info',
-        message: `Execution started (${loaded.definition.tasks.length} tasks)${execution.triggerId ? ` by trigger ${execution.triggerId}` : ''}.`,
-        timeStamp: new Date(),
-      },
-    ]);
+    await executionRepository.markExecutionRunning(
+      db,
+      execution.id,
+      [
+        {
+          executionId: execution.id,
+          taskExecutionId: null,
+          dedupeKey: runKey(run, executionRepository.executionPreparedLogKey),
+          level: 'Info',
+          message: `Execution started (${loaded.definition.tasks.length} tasks)${execution.triggerId ? ` by trigger ${execution.triggerId}` : ''}.`,
+          timeStamp: new Date(),
+        },
+      ],
+      run,
+    );
     // A retry of this step (its first try failed after the write) is the same start.
     if (Context.current().info.attempt === 1) {
       executionLog.started({

@@ -10,6 +10,7 @@ import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
+import { runKey } from './reset-runs.js';
 
 /** A log entry the engine writes about a transition; `key` is unique within the execution. */
 export interface EngineLog {
@@ -28,7 +29,13 @@ export interface DecisionClaim {
   approvalId: string;
   taskExecutionId: string;
   approved: boolean;
-  source: 'signal' | 'timeout';
+  /** An update (the API's, or one sent from Temporal), a signal, or the approval's timeout. */
+  source: 'update' | 'signal' | 'timeout';
+  /**
+   * Who decided, when the run knows: an update names them (absent in histories from before
+   * updates: a signal's decider is `temporal`, unless the API recorded the decision first).
+   */
+  decidedBy?: string;
   reason?: string;
 }
 
@@ -36,6 +43,9 @@ export interface DecisionClaim {
 export interface SettledDecision {
   approvalId: string;
   status: ApprovalStatus;
+  /** Who decided, and why (absent in histories recorded before updates). */
+  decidedBy?: string | null;
+  reason?: string | null;
 }
 
 /**
@@ -46,6 +56,8 @@ export interface SettledDecision {
  */
 export interface ProgressInput {
   executionId: string;
+  /** The run's id when an operator reset it from Temporal (reset-runs.ts). */
+  run?: string;
   tasks: taskExecutionRepository.TaskTransition[];
   /** Ready tasks that need a person; their condition is checked first. */
   approvals: Array<{ taskExecutionId: string; taskName: string }>;
@@ -75,19 +87,20 @@ export interface ProgressResult {
 const MAX_LOGS_WITH_STATUS = 1000;
 
 export function recordProgressActivity(deps: EngineDeps, definitions: DefinitionCache) {
-  const { db, executionLog } = deps;
+  const { db, executionLog, claimRun } = deps;
 
   async function requestApproval(
     executionId: string,
     request: ProgressInput['approvals'][number],
     at: Date,
+    run: string | undefined,
   ): Promise<{ outcome: ApprovalOutcome; log: logRepository.NewLogEntry }> {
     const loaded = await definitions.get(executionId);
     const task = taskOf(loaded, request.taskName);
     const log = (level: LogLevel, message: string, exception?: string) => ({
       executionId,
       taskExecutionId: request.taskExecutionId,
-      dedupeKey: `${request.taskExecutionId}:approval`,
+      dedupeKey: runKey(run, `${request.taskExecutionId}:approval`),
       level,
       message,
       exception: exception ?? null,
@@ -102,6 +115,7 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         db,
         [{ id: request.taskExecutionId, status, message }],
         at,
+        run,
       );
       return { outcome: { taskName: task.name, status, message }, log: log(level, message) };
     };
@@ -133,26 +147,29 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         ? { timeout: { milliseconds: timeoutMilliseconds, onTimeout } }
         : {}),
       at,
+      run,
     });
     const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
     await taskExecutionRepository.applyTaskTransitions(
       db,
       [{ id: request.taskExecutionId, status: 'WaitingForApproval', message }],
       at,
+      run,
     );
     return { outcome: { taskName: task.name, approvalId: approval.id }, log: log('Info', message) };
   }
 
   /**
    * Records a claimed decision unless the approval was decided first (the API records a person's
-   * decision before it signals; a signal sent from Temporal directly finds the approval Pending
-   * and is recorded as decided by `temporal`), and writes the decision that holds to the task:
-   * its log entry, and for a rejection its failure.
+   * decision before it signals a run from before updates; an update names its decider, a signal
+   * sent from Temporal directly is decided by `temporal`), and writes the decision that holds to
+   * the task: its log entry, and for a rejection its failure.
    */
   async function settleDecision(
     executionId: string,
     claim: DecisionClaim,
     at: Date,
+    run: string | undefined,
   ): Promise<{ settled: SettledDecision; log?: logRepository.NewLogEntry }> {
     const approval = await approvalRepository.settleDecision(db, {
       executionId,
@@ -161,12 +178,17 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
       decidedBy:
         claim.source === 'timeout'
           ? approvalRepository.systemDecider
-          : approvalRepository.temporalDecider,
+          : (claim.decidedBy ?? approvalRepository.temporalDecider),
       reason: claim.reason,
       at,
     });
     const status = approval?.status ?? 'Pending';
-    const settled = { approvalId: claim.approvalId, status };
+    const settled = {
+      approvalId: claim.approvalId,
+      status,
+      decidedBy: approval?.decidedBy ?? null,
+      reason: approval?.reason ?? null,
+    };
     if (status !== 'Approved' && status !== 'Rejected') return { settled };
     const message = decisionMessage(
       status === 'Approved',
@@ -178,12 +200,13 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         db,
         [{ id: claim.taskExecutionId, status: 'Failed', message }],
         at,
+        run,
       );
     }
     const log = {
       executionId,
       taskExecutionId: claim.taskExecutionId,
-      dedupeKey: `${claim.taskExecutionId}:decision`,
+      dedupeKey: runKey(run, `${claim.taskExecutionId}:decision`),
       level: status === 'Approved' ? ('Info' as const) : ('Error' as const),
       message,
       exception: null,
@@ -225,15 +248,16 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
 
   async function record(input: ProgressInput): Promise<ProgressResult> {
     const at = new Date();
-    const { executionId } = input;
+    const { executionId, run } = input;
+    await claimRun(executionId, run);
     if (input.tasks.length > 0) {
-      await taskExecutionRepository.applyTaskTransitions(db, input.tasks, at);
+      await taskExecutionRepository.applyTaskTransitions(db, input.tasks, at, run);
     }
     const requested = await Promise.all(
-      input.approvals.map((request) => requestApproval(executionId, request, at)),
+      input.approvals.map((request) => requestApproval(executionId, request, at, run)),
     );
     const decisions = await Promise.all(
-      (input.decisions ?? []).map((claim) => settleDecision(executionId, claim, at)),
+      (input.decisions ?? []).map((claim) => settleDecision(executionId, claim, at, run)),
     );
     const logs: logRepository.NewLogEntry[] = [
       ...decisions.flatMap((decision) => (decision.log ? [decision.log] : [])),
@@ -254,9 +278,9 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
     const withStatus = execution && logs.length <= MAX_LOGS_WITH_STATUS ? logs : [];
     if (logs.length > withStatus.length) await logRepository.appendLogs(db, logs);
     if (execution?.status === 'Running') {
-      await executionRepository.markExecutionRunning(db, executionId, withStatus);
+      await executionRepository.markExecutionRunning(db, executionId, withStatus, run);
     } else if (execution?.status === 'Paused') {
-      await executionRepository.markExecutionPaused(db, executionId, withStatus);
+      await executionRepository.markExecutionPaused(db, executionId, withStatus, run);
     } else if (execution && 'message' in execution) {
       const { status, message } = execution;
       const outcome = { status, message, at };
@@ -265,6 +289,7 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         executionId,
         outcome,
         withStatus,
+        run,
       );
       if (ended) executionLog.finished({ executionId, ...outcome, ...ended });
     }

@@ -22,6 +22,7 @@ import type { FailurePlan } from '../workflows/error-handling.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
+import { runKey } from './reset-runs.js';
 import { taskPlugin, type TaskPlugin } from './task-plugin.js';
 
 /** One attempt of one task. */
@@ -37,6 +38,8 @@ export interface AttemptInput {
   timeoutMilliseconds?: number;
   /** What a failure of this attempt leads to (the workflow decided it, jitter included). */
   onFailure: FailurePlan;
+  /** The run's id when an operator reset it from Temporal (reset-runs.ts). */
+  run?: string;
 }
 
 export type AttemptResult = { status: 'Completed' } | { status: 'Skipped'; message: string };
@@ -76,7 +79,7 @@ class AttemptTimeout extends Error {
  * make safe.
  */
 export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) {
-  const { db, runner, metrics, tracer } = deps;
+  const { db, runner, metrics, tracer, claimRun } = deps;
 
   /** Sets `attemptOf.plugin` to the plugin's type once the task's `type` resolves to one. */
   async function runTaskAttempt(
@@ -84,13 +87,14 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     attemptOf: { plugin: string },
   ): Promise<AttemptResult> {
     const context = Context.current();
-    const { executionId, taskExecutionId: taskId, attempt } = input;
+    const { executionId, taskExecutionId: taskId, attempt, run } = input;
+    await claimRun(executionId, run);
     const logs: NewLogEntry[] = [];
     const log = (level: LogLevel, message: string, exception?: string) => {
       logs.push({
         executionId,
         taskExecutionId: taskId,
-        dedupeKey: `${taskId}:${attempt}:${logs.length}`,
+        dedupeKey: runKey(run, `${taskId}:${attempt}:${logs.length}`),
         level,
         message,
         exception: exception ?? null,
@@ -114,6 +118,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
           at: new Date(),
           ...(running.startedAt ? { startedAt: running.startedAt } : {}),
           ...(output !== undefined ? { output } : {}),
+          ...(run !== undefined ? { run } : {}),
         },
         logs,
       );
@@ -184,7 +189,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     }
 
     const started = running.start((at) =>
-      taskExecutionRepository.markTaskRunning(db, { id: taskId, attempt, at }),
+      taskExecutionRepository.markTaskRunning(db, { id: taskId, attempt, at, run }),
     );
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
 

@@ -8,37 +8,53 @@
  * itself; a local one, a marker, when the task's plugin is quick), one local activity per batch
  * of engine bookkeeping, and no data in payloads — task outputs live in PostgreSQL and the
  * activities resolve expressions against them.
+ *
+ * Operators read runs in the Temporal UI in Trellis's words (`temporal-ui` patch): the run ends
+ * Completed, Failed or Canceled in Temporal as in Trellis, keeps the `TrellisStatus` search
+ * attribute current, names the approvals it waits for in its current details, takes decisions as
+ * updates, and each activity's summary names the task and attempt it runs.
  */
 import {
   ActivityCancellationType,
   ActivityFailure,
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   isCancellation,
   type LocalActivityOptions,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ExecutionStatus } from '../../../core/src/db/tables.js';
 import type { ErrorHandling } from '../../../core/src/definition/types.js';
 import {
   approveSignal,
+  approveUpdate,
   canceledWhileRunning,
   cancelSignal,
   decisionMessage,
+  decisionRefusals,
+  pendingApprovalsQuery,
   rejectSignal,
+  rejectUpdate,
   stateQuery,
+  type DecisionResult,
   type DecisionSignal,
+  type DecisionUpdate,
   type ExecutionInput,
   type ExecutionOutcome,
   type ExecutionState,
+  type PendingApproval,
 } from '../../../core/src/temporal/messages.js';
-import { TrellisExecutionId } from '../../../core/src/temporal/search-attributes.js';
+import { TrellisExecutionId, TrellisStatus } from '../../../core/src/temporal/search-attributes.js';
 import type {
   AttemptInput,
   EngineLog,
@@ -47,7 +63,12 @@ import type {
   TaskFailedDetails,
   TrellisActivities,
 } from '../activities/index.js';
-import { failurePlan, failureSources, mergeErrorHandling } from './error-handling.js';
+import {
+  failurePlan,
+  failureSources,
+  mergeErrorHandling,
+  type FailurePlan,
+} from './error-handling.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 
@@ -74,7 +95,25 @@ export const rerunPatch = 'rerun-reused-tasks';
  */
 export const approvalDecisionsPatch = 'approval-decisions';
 
-/** Who decides an approval whose signal came from Temporal directly, without a name. */
+/**
+ * The patch under which a run reads in the Temporal UI as it does in Trellis: it ends Failed (an
+ * ApplicationFailure with the Trellis message) or Canceled (a CancelledFailure) in Temporal too,
+ * keeps `TrellisStatus` current, and takes approvals' decisions as updates. Set at the run's
+ * start: runs started before it keep their behaviour to the end.
+ */
+export const temporalUiPatch = 'temporal-ui';
+
+/** The `type` of the failure a run that ended Failed fails its Temporal workflow with. */
+export const executionFailedType = 'ExecutionFailed';
+
+/**
+ * How long a run canceled by the `cancel` signal alone waits, once it has recorded its end, for
+ * Temporal's own cancel request (the API sends both; the first names who canceled) before it
+ * closes as Completed: only a cancel request lets a workflow close as Canceled.
+ */
+const CANCEL_REQUEST_WAIT = '10 seconds';
+
+/** Who decides an approval whose signal or update came from Temporal directly, without a name. */
 const unnamedDecider = 'temporal';
 
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
@@ -84,10 +123,15 @@ const HEARTBEAT_TIMEOUT = '5 seconds';
  * Bookkeeping: short, idempotent database writes, run in the worker that runs the workflow.
  * Retried by Temporal until the database answers.
  */
-const bookkeeping = proxyLocalActivities<TrellisActivities>({
+const bookkeepingOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-});
+} satisfies LocalActivityOptions;
+
+/** The bookkeeping activities, with the summary the Temporal UI shows for the call. */
+function bookkeeping(summary: string) {
+  return proxyLocalActivities<TrellisActivities>({ ...bookkeepingOptions, summary });
+}
 
 /**
  * Activity options of a task's attempts. The choices:
@@ -106,9 +150,10 @@ const bookkeeping = proxyLocalActivities<TrellisActivities>({
  *   for them, except that they do not heartbeat: when this worker dies the workflow task times
  *   out, and the worker that resumes the run runs the same attempt again.
  */
-function attemptActivities(task: RunTask, workflowTimeout: number | undefined) {
+function attemptActivities(task: RunTask, workflowTimeout: number | undefined, summary: string) {
   const limit = task.timeoutMilliseconds ?? workflowTimeout;
   const options = {
+    summary,
     startToCloseTimeout: limit !== undefined ? limit + 60_000 : '30 days',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
@@ -125,29 +170,113 @@ function attemptActivities(task: RunTask, workflowTimeout: number | undefined) {
 
 /** The workflow: prepare, then interpret the DAG until it finishes, is canceled or times out. */
 export async function trellisExecution(input: ExecutionInput): Promise<ExecutionOutcome> {
-  const signals = new Signals();
-  const prepared = await bookkeeping.prepareExecution(input);
+  const root = CancellationScope.current();
+  const ui = patched(temporalUiPatch);
+  const run = resetRun();
+  const signals = new Signals(ui);
+  const prepare = () =>
+    bookkeeping('Prepare the execution').prepareExecution(
+      run === undefined ? input : { ...input, run },
+    );
+  // A cancel that arrives while the run prepares (the API's, right after it started the run)
+  // lets the preparation finish, so that the run records its end as for any other cancel.
+  const prepared = await (ui ? CancellationScope.nonCancellable(prepare) : prepare());
   const executionId = prepared.ok ? prepared.run.executionId : prepared.executionId;
-  if ('scheduled' in input)
-    upsertSearchAttributes([{ key: TrellisExecutionId, value: executionId }]);
+  const statusAttribute = ui && prepared.statusAttribute === true;
+  const scheduled = 'scheduled' in input ? [{ key: TrellisExecutionId, value: executionId }] : [];
+  if (!ui && scheduled.length > 0) upsertSearchAttributes(scheduled);
   if (!prepared.ok) {
     signals.state = () => ({ executionId, status: 'Failed', tasks: {} });
-    return { executionId, status: 'Failed', message: prepared.message };
+    if (!ui) return { executionId, status: 'Failed', message: prepared.message };
+    const status = prepared.status ?? 'Failed';
+    if (statusAttribute || scheduled.length > 0) {
+      upsertSearchAttributes([
+        ...scheduled,
+        ...(statusAttribute ? [{ key: TrellisStatus, value: status }] : []),
+      ]);
+    }
+    return end({ executionId, status, message: prepared.message }, root, false);
   }
-  return new ExecutionRun(prepared.run, signals).execute();
+  const outcome = await new ExecutionRun(prepared.run, signals, {
+    ui,
+    statusAttribute,
+    run,
+    initialAttributes: scheduled,
+  }).execute();
+  return ui ? end(outcome, root, true) : outcome;
+}
+
+/**
+ * The run's id when an operator reset it from the Temporal UI or CLI (its first event names the
+ * run it was reset from): its activities then take the execution over from that run, and what
+ * they log is kept apart from its entries. Undefined for every run that was not reset.
+ */
+function resetRun(): string | undefined {
+  const { runId, originalExecutionRunId } = workflowInfo();
+  return runId !== originalExecutionRunId ? runId : undefined;
+}
+
+/**
+ * Closes the Temporal workflow as the run ended in Trellis, once its end is recorded: Completed
+ * returns the outcome, Failed fails it (non-retryable, with the Trellis message), Canceled cancels
+ * it (only possible once Temporal was asked to cancel it: the API asks, after its signal).
+ */
+async function end(
+  outcome: ExecutionOutcome,
+  root: CancellationScope,
+  awaitCancel: boolean,
+): Promise<ExecutionOutcome> {
+  // Not cancellable: a cancel requested by now is what this waits for, not a reason to stop.
+  await CancellationScope.nonCancellable(async () => {
+    // Decision updates still waiting answer once the run has ended: let them, first.
+    await condition(allHandlersFinished);
+    if (outcome.status === 'Canceled' && awaitCancel && !root.consideredCancelled) {
+      await condition(() => root.consideredCancelled, CANCEL_REQUEST_WAIT, {
+        summary: 'Wait for Temporal to confirm the cancel',
+      });
+    }
+  });
+  if (outcome.status === 'Failed') {
+    const failure = ApplicationFailure.create({
+      type: executionFailedType,
+      message: outcome.message,
+      nonRetryable: true,
+      details: [outcome],
+    });
+    // The run's outcome, not an error in its code: the workflow's stack would only show Trellis's.
+    failure.stack = '';
+    throw failure;
+  }
+  if (outcome.status === 'Canceled' && root.consideredCancelled) {
+    throw new CancelledFailure(outcome.message);
+  }
+  return outcome;
 }
 
 interface Decision {
   approved: boolean;
   decidedBy: string;
   reason?: string;
-  /** A signal (the API's or Temporal's), or the approval's timeout. */
-  source: 'signal' | 'timeout';
+  /** An update (the API's or Temporal's), a signal (likewise), or the approval's timeout. */
+  source: 'update' | 'signal' | 'timeout';
 }
 
+/** What the decision updates ask of the run, once it exists. */
+interface ApprovalDesk {
+  /** Why a decision on `approvalId` cannot be taken now, or null when it can. */
+  refusal(approvalId: string): ApplicationFailure | null;
+  /** The decision recorded once `decision` has been settled against the database. */
+  settle(approvalId: string, decision: Decision): Promise<DecisionResult>;
+  waitingApprovals(): PendingApproval[];
+}
+
+/** The longest `decidedBy` an update may name (a person's or a system's name). */
+const MAX_DECIDER_LENGTH = 200;
+
 /**
- * The signal and query handlers, installed before the first await so nothing sent early is
- * lost. Handlers only record what arrived; the run's loop acts on it.
+ * The signal, update and query handlers, installed before the first await so nothing sent early
+ * is lost. Signal handlers only record what arrived; the run's loop acts on it. Decision updates
+ * (runs under the `temporal-ui` patch) wait until the run has recorded them.
  */
 class Signals {
   cancelRequested = false;
@@ -157,8 +286,9 @@ class Signals {
   changed = false;
   /** What the `state` query answers. */
   state: () => ExecutionState = () => ({ executionId: null, status: 'Pending', tasks: {} });
+  desk: ApprovalDesk | undefined;
 
-  constructor() {
+  constructor(updates: boolean) {
     setHandler(cancelSignal, (payload) => {
       this.cancelRequested = true;
       this.cancelRequestedBy = payload?.requestedBy;
@@ -167,6 +297,17 @@ class Signals {
     setHandler(approveSignal, (payload) => this.decide(payload, true));
     setHandler(rejectSignal, (payload) => this.decide(payload, false));
     setHandler(stateQuery, () => this.state());
+    setHandler(pendingApprovalsQuery, () => this.desk?.waitingApprovals() ?? []);
+    if (updates) {
+      for (const [update, approved] of [
+        [approveUpdate, true],
+        [rejectUpdate, false],
+      ] as const) {
+        setHandler(update, (input: DecisionUpdate) => this.decideByUpdate(input, approved), {
+          validator: (input: DecisionUpdate) => this.validate(input),
+        });
+      }
+    }
   }
 
   /** A decision signal; one sent by hand (Temporal UI or CLI) may carry anything, or nothing. */
@@ -175,16 +316,78 @@ class Signals {
     if (typeof approvalId !== 'string') return;
     this.decisions.set(approvalId, {
       approved,
-      decidedBy: typeof decidedBy === 'string' ? decidedBy : unnamedDecider,
+      decidedBy: typeof decidedBy === 'string' && decidedBy.trim() ? decidedBy : unnamedDecider,
       ...(typeof reason === 'string' ? { reason } : {}),
       source: 'signal',
     });
     this.changed = true;
   }
+
+  /** Refuses an update that is not a decision on an approval the run waits for (no history). */
+  private validate(input: DecisionUpdate): void {
+    const problem = decisionProblem(input);
+    if (problem)
+      throw ApplicationFailure.create({ type: decisionRefusals.invalid, message: problem });
+    const refusal = this.desk
+      ? this.desk.refusal(input.approvalId)
+      : notWaitingFor(input.approvalId);
+    if (refusal) throw refusal;
+  }
+
+  private async decideByUpdate(input: DecisionUpdate, approved: boolean): Promise<DecisionResult> {
+    const desk = this.desk;
+    if (!desk) throw notWaitingFor(input.approvalId);
+    const decidedBy = input.decidedBy?.trim();
+    const reason = input.reason?.trim();
+    return desk.settle(input.approvalId, {
+      approved,
+      decidedBy: decidedBy ? decidedBy : unnamedDecider,
+      ...(reason ? { reason } : {}),
+      source: 'update',
+    });
+  }
+}
+
+/** What is wrong with a decision update's input (one sent by hand may carry anything). */
+function decisionProblem(input: unknown): string | null {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return 'The update takes one object: {"approvalId": "…", "decidedBy": "…", "reason": "…"}.';
+  }
+  const { approvalId, decidedBy, reason } = input as Partial<Record<string, unknown>>;
+  if (typeof approvalId !== 'string' || approvalId.trim() === '') {
+    return 'approvalId: required, the id of an approval the run waits for.';
+  }
+  if (decidedBy !== undefined && typeof decidedBy !== 'string') {
+    return 'decidedBy: must be a string (who decides).';
+  }
+  if (typeof decidedBy === 'string' && decidedBy.length > MAX_DECIDER_LENGTH) {
+    return `decidedBy: at most ${MAX_DECIDER_LENGTH} characters.`;
+  }
+  if (reason !== undefined && typeof reason !== 'string') return 'reason: must be a string.';
+  return null;
+}
+
+function notWaitingFor(approvalId: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: decisionRefusals.unknown,
+    message: `Approval ${approvalId} is not one this execution waits for.`,
+  });
+}
+
+/** The features of a run under the `temporal-ui` patch, and what it was started with. */
+interface RunFeatures {
+  /** Under the `temporal-ui` patch. */
+  ui: boolean;
+  /** The run keeps `TrellisStatus` current. */
+  statusAttribute: boolean;
+  /** The run's id when an operator reset it from Temporal. */
+  run: string | undefined;
+  /** Search attributes to set with the first status (a scheduled run's execution id). */
+  initialAttributes: Array<{ key: typeof TrellisExecutionId; value: string }>;
 }
 
 /** One run of a definition: the state of every task and the loop that moves them on. */
-class ExecutionRun {
+class ExecutionRun implements ApprovalDesk {
   private readonly executionId: string;
   private readonly tasks: Map<string, RunTask>;
   private readonly handling = new Map<string, ErrorHandling>();
@@ -195,7 +398,17 @@ class ExecutionRun {
   private readonly inFlight = new Set<Promise<void>>();
   /** Activities and backoff timers of tasks: canceled together on cancel or timeout. */
   private readonly taskScope = new CancellationScope();
+  /** Task name by approval id, once the database gave the id. */
   private readonly approvalTasks = new Map<string, string>();
+  /** Approvals asked for in the write under way (their ids are not known yet). */
+  private requestingApprovals = 0;
+  /** Decisions passed on to the database, not yet settled there; and those settled. */
+  private readonly claimed = new Set<string>();
+  private readonly settled = new Map<string, SettledDecision>();
+  /** The loop is over: decisions are no longer taken (the run's end cancels what waits). */
+  private ending = false;
+  /** What the run's current details (Temporal UI) say now. */
+  private details = '';
   /** Timers of approvals that time out, by approval id; canceled once one is decided. */
   private readonly approvalTimers = new Map<string, CancellationScope>();
   /** Whether decisions are settled against the database first (set at the first approval). */
@@ -208,6 +421,7 @@ class ExecutionRun {
   constructor(
     private readonly run: RunDefinition,
     private readonly signals: Signals,
+    private readonly features: RunFeatures,
   ) {
     this.executionId = run.executionId;
     this.tasks = new Map(run.tasks.map((task) => [task.name, task]));
@@ -230,15 +444,135 @@ class ExecutionRun {
       executionId: this.executionId,
       status: this.executionStatus,
       tasks: Object.fromEntries([...this.states].map(([name, state]) => [name, state.status])),
+      ...(this.approvalTasks.size > 0 ? { approvals: this.waitingApprovals() } : {}),
     });
+    signals.desk = this;
+  }
+
+  /** The approvals the run waits for, in the order it asked for them. */
+  waitingApprovals(): PendingApproval[] {
+    const waiting: PendingApproval[] = [];
+    for (const [approvalId, taskName] of this.approvalTasks) {
+      const state = this.states.get(taskName);
+      if (
+        state?.status === 'WaitingForApproval' &&
+        !state.approved &&
+        !this.settled.has(approvalId)
+      ) {
+        waiting.push({ approvalId, taskName });
+      }
+    }
+    return waiting;
+  }
+
+  refusal(approvalId: string): ApplicationFailure | null {
+    if (this.ending || this.signals.cancelRequested || this.timedOut) {
+      return ApplicationFailure.create({
+        type: decisionRefusals.ending,
+        message: `Execution ${this.executionId} is ending: approvals still Pending are canceled with it.`,
+      });
+    }
+    const taskName = this.approvalTasks.get(approvalId);
+    // Asked for in the write under way: the run learns its id when the write returns.
+    if (taskName === undefined)
+      return this.requestingApprovals > 0 ? null : notWaitingFor(approvalId);
+    const state = this.states.get(taskName);
+    const decided = this.settled.get(approvalId);
+    if (
+      decided ||
+      this.claimed.has(approvalId) ||
+      this.signals.decisions.has(approvalId) ||
+      state?.status !== 'WaitingForApproval' ||
+      state.approved
+    ) {
+      return ApplicationFailure.create({
+        type: decisionRefusals.decided,
+        message: decided?.decidedBy
+          ? `Approval ${approvalId} was already ${decided.status.toLowerCase()} by ${decided.decidedBy}.`
+          : `Approval ${approvalId} was already decided.`,
+      });
+    }
+    return null;
+  }
+
+  async settle(approvalId: string, decision: Decision): Promise<DecisionResult> {
+    this.signals.decisions.set(approvalId, decision);
+    this.signals.changed = true;
+    await condition(
+      () =>
+        this.settled.has(approvalId) ||
+        // A claim being written when the run ended is settled by that write.
+        (this.ending && !this.claimed.has(approvalId)) ||
+        (!this.approvalTasks.has(approvalId) && this.requestingApprovals === 0),
+    );
+    const settled = this.settled.get(approvalId);
+    const taskName = this.approvalTasks.get(approvalId);
+    if (!settled || taskName === undefined) {
+      this.signals.decisions.delete(approvalId);
+      throw taskName === undefined
+        ? notWaitingFor(approvalId)
+        : ApplicationFailure.create({
+            type: decisionRefusals.ending,
+            message: `Approval ${approvalId} was canceled: its execution ended before the decision was recorded.`,
+          });
+    }
+    const wanted = decision.approved ? 'Approved' : 'Rejected';
+    if (settled.status !== wanted || settled.decidedBy !== decision.decidedBy) {
+      throw ApplicationFailure.create({
+        type: decisionRefusals.decided,
+        message: `Approval ${approvalId} was already ${settled.status.toLowerCase()}${settled.decidedBy ? ` by ${settled.decidedBy}` : ''}.`,
+      });
+    }
+    return {
+      approvalId,
+      taskName,
+      status: settled.status,
+      decidedBy: settled.decidedBy ?? null,
+      reason: settled.reason ?? null,
+    };
+  }
+
+  /** Keeps `TrellisStatus` (and the run's current details) in step with the status. */
+  private showStatus(status: ExecutionStatus): void {
+    if (this.features.statusAttribute) {
+      const initial = this.features.initialAttributes.splice(0);
+      upsertSearchAttributes([...initial, { key: TrellisStatus, value: status }]);
+    } else if (this.features.initialAttributes.length > 0) {
+      upsertSearchAttributes(this.features.initialAttributes.splice(0));
+    }
+    this.showDetails();
+  }
+
+  /**
+   * The run's current details in the Temporal UI: while Paused, the tasks and approvals it waits
+   * for and how to decide them. Not a command: nothing of it goes into the history.
+   */
+  private showDetails(): void {
+    let details = '';
+    if (this.executionStatus === 'Paused') {
+      const waiting = this.waitingApprovals();
+      details = [
+        `**Paused**: waiting for ${waiting.length === 1 ? 'an approval' : `${waiting.length} approvals`} ` +
+          '(decide in Trellis, or with the `approve` / `reject` update and `{"approvalId": "…", "decidedBy": "…"}`):',
+        '',
+        ...waiting.map(
+          ({ approvalId, taskName }) => `- task **${taskName}**: approval \`${approvalId}\``,
+        ),
+      ].join('\n');
+    }
+    if (details !== this.details) {
+      this.details = details;
+      setCurrentDetails(details);
+    }
   }
 
   async execute(): Promise<ExecutionOutcome> {
+    if (this.features.ui) this.showStatus('Running');
     const timeout = this.run.timeoutMilliseconds;
     const timerScope = new CancellationScope();
     if (timeout !== undefined) {
       timerScope
-        .run(() => sleep(timeout))
+        .run(() => sleep(timeout, { summary: 'Execution timeout' }))
         .then(
           () => {
             this.timedOut = true;
@@ -254,18 +588,25 @@ class ExecutionRun {
       if (!isCancellation(error)) throw error;
       this.signals.cancelRequested = true;
     }
+    this.ending = true;
     return CancellationScope.nonCancellable(async () => {
       timerScope.cancel();
       let outcome = finished ?? (await this.stop());
       if (outcome.status === 'Completed' && this.run.outputs && patched(outputsPatch)) {
-        const evaluated = await bookkeeping.evaluateOutputs({ executionId: this.executionId });
+        const { run } = this.features;
+        const evaluated = await bookkeeping('Evaluate the outputs').evaluateOutputs({
+          executionId: this.executionId,
+          ...(run !== undefined ? { run } : {}),
+        });
         if (!evaluated.ok) outcome = { status: 'Failed', message: evaluated.message };
       }
       const level = outcome.status === 'Completed' ? 'Info' : 'Error';
       this.log(null, level, `Execution ${outcome.status.toLowerCase()}: ${outcome.message}`);
       this.pending.execution = outcome;
       this.executionStatus = outcome.status;
+      this.ending = true;
       await this.flush();
+      if (this.features.ui) this.showStatus(outcome.status);
       return { executionId: this.executionId, ...outcome };
     });
   }
@@ -299,6 +640,7 @@ class ExecutionRun {
         this.executionStatus = status;
         this.pending.execution = { status };
         this.log(null, 'Info', plan.paused ? 'Paused: waiting for an approval.' : 'Resumed.');
+        if (this.features.ui) this.showStatus(status);
       }
       await this.flush();
       // After a cancel or the timeout during the write they stay Pending: `stop` cancels them.
@@ -322,11 +664,13 @@ class ExecutionRun {
       if (state?.status !== 'WaitingForApproval' || state.approved) continue;
       const id = this.task(name).id;
       if (this.settlesDecisions) {
+        this.claimed.add(approvalId);
         (this.pending.decisions ??= []).push({
           approvalId,
           taskExecutionId: id,
           approved: decision.approved,
           source: decision.source,
+          ...(decision.source !== 'timeout' ? { decidedBy: decision.decidedBy } : {}),
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
         });
         continue;
@@ -345,7 +689,10 @@ class ExecutionRun {
 
   /** Acts on the decisions the last write settled: the ones the database holds. */
   private actOnSettled(decisions: SettledDecision[]): void {
-    for (const { approvalId, status } of decisions) {
+    for (const decision of decisions) {
+      const { approvalId, status } = decision;
+      this.claimed.delete(approvalId);
+      if (status === 'Approved' || status === 'Rejected') this.settled.set(approvalId, decision);
       const name = this.approvalTasks.get(approvalId);
       const state = name === undefined ? undefined : this.states.get(name);
       if (name === undefined || state?.status !== 'WaitingForApproval' || state.approved) continue;
@@ -369,7 +716,11 @@ class ExecutionRun {
     const scope = new CancellationScope({ cancellable: true, parent: this.taskScope });
     this.approvalTimers.set(approvalId, scope);
     scope
-      .run(() => sleep(timeout.milliseconds))
+      .run(() =>
+        sleep(timeout.milliseconds, {
+          summary: `Task ${name}: approval ${approvalId} times out (${timeout.onTimeout})`,
+        }),
+      )
       .then(
         () => {
           this.signals.decisions.set(approvalId, {
@@ -397,8 +748,8 @@ class ExecutionRun {
 
   /** Runs a task's attempts until it completes, is skipped, fails for good or is canceled. */
   private async runTask(task: RunTask, evaluateCondition: boolean): Promise<void> {
-    const activities = attemptActivities(task, this.run.timeoutMilliseconds);
     const handling = this.handling.get(task.name) ?? { strategy: 'Abort' };
+    const { run } = this.features;
     for (let attempt = 1; ; attempt++) {
       const onFailure = failurePlan(handling, attempt, Math.random);
       const input: AttemptInput = {
@@ -411,7 +762,13 @@ class ExecutionRun {
         ...(task.timeoutMilliseconds !== undefined
           ? { timeoutMilliseconds: task.timeoutMilliseconds }
           : {}),
+        ...(run !== undefined ? { run } : {}),
       };
+      const activities = attemptActivities(
+        task,
+        this.run.timeoutMilliseconds,
+        attemptSummary(task.name, attempt, onFailure),
+      );
       try {
         const result = await activities.runTaskAttempt(input);
         this.states.set(
@@ -448,7 +805,9 @@ class ExecutionRun {
         }
         if (outcome === 'Retrying' && onFailure.outcome === 'Retrying') {
           this.states.set(task.name, { status: 'Retrying' });
-          await sleep(onFailure.delayMilliseconds);
+          await sleep(onFailure.delayMilliseconds, {
+            summary: `Task ${task.name}: back off before attempt ${attempt + 1}`,
+          });
           this.states.set(task.name, { status: 'Running' });
           continue;
         }
@@ -479,6 +838,7 @@ class ExecutionRun {
           message: `Canceled${this.signals.cancelRequestedBy ? ` by ${this.signals.cancelRequestedBy}` : ''}.`,
         };
     // Decisions not yet settled no longer count: the run's end cancels the approvals still Pending.
+    for (const claim of this.pending.decisions ?? []) this.claimed.delete(claim.approvalId);
     delete this.pending.decisions;
     this.log(
       null,
@@ -514,9 +874,15 @@ class ExecutionRun {
       return;
     }
     this.pending = { tasks: [], approvals: [], logs: [] };
+    const { run } = this.features;
     let result;
+    this.requestingApprovals += batch.approvals.length;
     try {
-      result = await bookkeeping.recordProgress({ executionId: this.executionId, ...batch });
+      result = await bookkeeping(progressSummary(batch)).recordProgress({
+        executionId: this.executionId,
+        ...(run !== undefined ? { run } : {}),
+        ...batch,
+      });
     } catch (error) {
       // Canceled from Temporal mid-write: keep the batch for the final write (writes repeat
       // harmlessly), ahead of anything gathered since.
@@ -531,6 +897,8 @@ class ExecutionRun {
         ...(execution ? { execution } : {}),
       };
       throw error;
+    } finally {
+      this.requestingApprovals -= batch.approvals.length;
     }
     for (const approval of result.approvals) {
       if ('approvalId' in approval) {
@@ -547,10 +915,15 @@ class ExecutionRun {
       this.signals.changed = true;
     }
     this.actOnSettled(result.decisions ?? []);
+    if (this.features.ui) this.showDetails();
   }
 
   private log(taskExecutionId: string | null, level: EngineLog['level'], message: string): void {
-    this.pending.logs.push({ taskExecutionId, level, message, key: `engine:${this.logCount++}` });
+    // A reset run's entries are its own: the run before it wrote entries under the same numbers.
+    const { run } = this.features;
+    const key =
+      run === undefined ? `engine:${this.logCount++}` : `engine:${run}:${this.logCount++}`;
+    this.pending.logs.push({ taskExecutionId, level, message, key });
   }
 
   private task(name: string): RunTask {
@@ -569,4 +942,41 @@ function taskFailure(error: unknown): TaskFailedDetails['outcome'] | null {
   if (!(failure instanceof ApplicationFailure) || failure.type !== 'TaskFailed') return null;
   const details = failure.details?.[0] as TaskFailedDetails | undefined;
   return details?.outcome ?? 'Failed';
+}
+
+/**
+ * What the Temporal UI shows for a task's attempt: the task's name and the attempt (Temporal's
+ * own attempt count is the retries of this same attempt after a worker or database failure).
+ */
+function attemptSummary(taskName: string, attempt: number, onFailure: FailurePlan): string {
+  // A failure of the last attempt the error strategy allows fails the task: that is the total.
+  const total =
+    onFailure.outcome === 'Retrying' ? onFailure.maxRetries + 1 : attempt > 1 ? attempt : 0;
+  return `Task ${taskName}: attempt ${attempt}${total > 1 ? ` of ${total}` : ''}`;
+}
+
+/** What the Temporal UI shows for a bookkeeping write: what it records, in a few words. */
+function progressSummary(batch: Omit<ProgressInput, 'executionId'>): string {
+  const parts: string[] = [];
+  if (batch.execution) parts.push(`execution ${batch.execution.status}`);
+  const byStatus = new Map<string, string[]>();
+  for (const task of batch.tasks) {
+    const names = byStatus.get(task.status) ?? [];
+    names.push(task.id);
+    byStatus.set(task.status, names);
+  }
+  for (const [status, ids] of byStatus) {
+    parts.push(`${ids.length} task${ids.length === 1 ? '' : 's'} ${status}`);
+  }
+  if (batch.approvals.length > 0) {
+    parts.push(
+      `ask approval of ${batch.approvals.map((approval) => approval.taskName).join(', ')}`,
+    );
+  }
+  const decisions = batch.decisions ?? [];
+  if (decisions.length > 0) {
+    parts.push(`${decisions.length} decision${decisions.length === 1 ? '' : 's'}`);
+  }
+  if (parts.length === 0) parts.push(`${batch.logs.length} log entries`);
+  return `Record: ${parts.join('; ')}`;
 }
