@@ -63,7 +63,9 @@ async function buildUnlocked(say) {
   try {
     esbuild = await import('esbuild');
   } catch {
-    throw new Error('Cannot build the console: esbuild is not installed (npm install, with dev dependencies).');
+    throw new Error(
+      'Cannot build the console: esbuild is not installed (npm install, with dev dependencies).',
+    );
   }
   // A fresh folder swapped in whole, so the server never serves half a build.
   const staging = await mkdtemp(path.join(consoleRoot, '.dist-'));

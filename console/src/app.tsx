@@ -19,13 +19,19 @@ export function App() {
   useEffect(() => {
     void restoreSession().then(setSession);
   }, []);
-  if (session === undefined) return <p class="muted" role="status">Loading…</p>;
+  if (session === undefined)
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
   if (session === null) {
     return (
       <SignInPage
         onSignedIn={(started) => {
           setSession(started);
-          if (location.pathname === '/ui' || location.pathname === '/ui/') navigate('/workflows', { replace: true });
+          if (location.pathname === '/ui' || location.pathname === '/ui/')
+            navigate('/workflows', { replace: true });
         }}
       />
     );
@@ -46,8 +52,8 @@ export function App() {
         <main id="main">
           <h1>Nothing here for your roles</h1>
           <p>
-            You are signed in as {session.user.name} with the roles {session.user.roles.join(', ')}. The
-            console's pages (workflows, runs, approvals) need the <strong>workflow</strong> or{' '}
+            You are signed in as {session.user.name} with the roles {session.user.roles.join(', ')}.
+            The console's pages (workflows, runs, approvals) need the <strong>workflow</strong> or{' '}
             <strong>admin</strong> role.
           </p>
         </main>
@@ -91,15 +97,21 @@ function Page({ session }: { session: Session }) {
   const { client } = session;
   // The page's title follows the page, for tabs, history and screen readers.
   let found: { title: string; page: VNode } | undefined;
-  if (path === '/' || path === '/workflows') found = { title: 'Workflows', page: <WorkflowsPage client={client} /> };
-  else if (path === '/workflows/new') found = { title: 'New workflow', page: <EditorPage client={client} workflowId={null} /> };
-  else if (path === '/approvals') found = { title: 'Approvals', page: <ApprovalsPage client={client} /> };
+  if (path === '/' || path === '/workflows')
+    found = { title: 'Workflows', page: <WorkflowsPage client={client} /> };
+  else if (path === '/workflows/new')
+    found = { title: 'New workflow', page: <EditorPage client={client} workflowId={null} /> };
+  else if (path === '/approvals')
+    found = { title: 'Approvals', page: <ApprovalsPage client={client} /> };
   else {
     const edit = match('/workflows/:workflowId/edit', path);
     const run = match('/workflows/:workflowId/runs/:executionId', path);
     const workflow = match('/workflows/:workflowId', path);
     if (edit?.workflowId) {
-      found = { title: 'Edit workflow', page: <EditorPage key={edit.workflowId} client={client} workflowId={edit.workflowId} /> };
+      found = {
+        title: 'Edit workflow',
+        page: <EditorPage key={edit.workflowId} client={client} workflowId={edit.workflowId} />,
+      };
     } else if (run?.workflowId && run.executionId) {
       found = {
         title: 'Run',
@@ -114,7 +126,16 @@ function Page({ session }: { session: Session }) {
         ),
       };
     } else if (workflow?.workflowId) {
-      found = { title: 'Workflow', page: <WorkflowPage key={workflow.workflowId} client={client} workflowId={workflow.workflowId} /> };
+      found = {
+        title: 'Workflow',
+        page: (
+          <WorkflowPage
+            key={workflow.workflowId}
+            client={client}
+            workflowId={workflow.workflowId}
+          />
+        ),
+      };
     }
   }
   useEffect(() => {

@@ -33,7 +33,9 @@ export function inputFields(declarations: Record<string, InputDeclaration>): Inp
 export function initialText(field: InputField): string {
   if (!('default' in field) || field.default === undefined || field.default === null) return '';
   if (field.type === 'string' && typeof field.default === 'string') return field.default;
-  return field.control === 'json' ? JSON.stringify(field.default, null, 2) : String(field.default);
+  return field.control === 'json'
+    ? JSON.stringify(field.default, null, 2)
+    : JSON.stringify(field.default).replace(/^"(.*)"$/, '$1');
 }
 
 export interface ReadInputs {

@@ -6,6 +6,31 @@
 import dagre from '@dagrejs/dagre';
 import type { GraphDefinition, GraphTask } from './definition.js';
 
+/**
+ * The part of dagre's graph this module uses. dagre's own declarations reach @dagrejs/graphlib's,
+ * whose relative imports have no file extension, which NodeNext resolution cannot follow.
+ */
+interface LayoutGraph {
+  setGraph(label: {
+    rankdir: Direction;
+    nodesep: number;
+    ranksep: number;
+    marginx: number;
+    marginy: number;
+  }): void;
+  setDefaultEdgeLabel(label: () => object): void;
+  setNode(name: string, label: { width: number; height: number }): void;
+  setEdge(from: string, to: string, label: { minlen: number; weight: number }, name: string): void;
+  node(name: string): { x: number; y: number; width: number; height: number };
+  edge(from: string, to: string, name: string): { points?: Point[] };
+  graph(): { width?: number; height?: number };
+}
+
+const layered = dagre as unknown as {
+  graphlib: { Graph: new (options: { multigraph: boolean }) => LayoutGraph };
+  layout: (graph: LayoutGraph) => void;
+};
+
 export type EdgeKind = 'dependency' | 'failure' | 'trigger';
 
 export interface Point {
@@ -53,12 +78,18 @@ export function kindText(task: GraphTask): string {
  * the longest status), within bounds: longer text is cut.
  */
 export function nodeWidth(task: GraphTask): number {
-  const text = Math.max(task.name.length * 8.4, kindText(task).length * 6.9, 'Waiting for approval'.length * 7.2);
+  const text = Math.max(
+    task.name.length * 8.4,
+    kindText(task).length * 6.9,
+    'Waiting for approval'.length * 7.2,
+  );
   return Math.min(300, Math.max(160, Math.round(text) + (task.condition ? 52 : 30)));
 }
 
 /** The edges of a definition, each once, only between tasks it has. */
-export function edgesOf(definition: GraphDefinition): { from: string; to: string; kind: EdgeKind }[] {
+export function edgesOf(
+  definition: GraphDefinition,
+): { from: string; to: string; kind: EdgeKind }[] {
   const known = new Set(definition.tasks.map((task) => task.name));
   const edges = new Map<string, { from: string; to: string; kind: EdgeKind }>();
   const add = (from: string, to: string, kind: EdgeKind) => {
@@ -75,7 +106,7 @@ export function edgesOf(definition: GraphDefinition): { from: string; to: string
 }
 
 export function layoutGraph(definition: GraphDefinition, direction: Direction): GraphLayout {
-  const graph = new dagre.graphlib.Graph({ multigraph: true });
+  const graph = new layered.graphlib.Graph({ multigraph: true });
   graph.setGraph({
     rankdir: direction,
     nodesep: direction === 'LR' ? 28 : 24,
@@ -93,9 +124,14 @@ export function layoutGraph(definition: GraphDefinition, direction: Direction): 
   const edges = edgesOf(definition);
   for (const edge of edges) {
     // Handlers sit after what they handle, but a failure edge should not stretch the layout.
-    graph.setEdge(edge.from, edge.to, { minlen: 1, weight: edge.kind === 'dependency' ? 2 : 1 }, edge.kind);
+    graph.setEdge(
+      edge.from,
+      edge.to,
+      { minlen: 1, weight: edge.kind === 'dependency' ? 2 : 1 },
+      edge.kind,
+    );
   }
-  dagre.layout(graph);
+  layered.layout(graph);
   const laidOut = [...tasks.values()].map((task) => {
     const node = graph.node(task.name);
     return {
@@ -113,7 +149,10 @@ export function layoutGraph(definition: GraphDefinition, direction: Direction): 
     tasks: laidOut,
     edges: edges.map((edge) => ({
       ...edge,
-      points: ((graph.edge(edge.from, edge.to, edge.kind).points ?? []) as Point[]).map(({ x, y }) => ({ x, y })),
+      points: (graph.edge(edge.from, edge.to, edge.kind).points ?? []).map(({ x, y }) => ({
+        x,
+        y,
+      })),
     })),
   };
 }

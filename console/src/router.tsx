@@ -68,5 +68,7 @@ export function match(pattern: string, path: string): Record<string, string> | n
   });
   const found = new RegExp(`^${source}/?$`).exec(path);
   if (!found) return null;
-  return Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]));
+  return Object.fromEntries(
+    names.map((name, index) => [name, decodeURIComponent(found[index + 1] ?? '')]),
+  );
 }

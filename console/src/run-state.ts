@@ -46,7 +46,11 @@ export const emptyRun: RunState = {
 };
 
 const finalTaskStatuses: readonly TaskStatus[] = ['Completed', 'Failed', 'Skipped', 'Canceled'];
-export const finalExecutionStatuses: readonly ExecutionStatus[] = ['Completed', 'Failed', 'Canceled'];
+export const finalExecutionStatuses: readonly ExecutionStatus[] = [
+  'Completed',
+  'Failed',
+  'Canceled',
+];
 /** How many log entries the page keeps (the latest): a long run's log stays a click away. */
 export const maxLogEntries = 2_000;
 

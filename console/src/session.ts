@@ -3,13 +3,17 @@
  * the user's roles. Credentials live in memory, and in this tab's sessionStorage only when the
  * user asks (never localStorage, never a cookie); signing out forgets them.
  */
-import { createTrellisClient, TrellisApiError, type TrellisClient, type components } from '@trellis/sdk';
+import {
+  createTrellisClient,
+  TrellisApiError,
+  type TrellisClient,
+  type components,
+} from '@trellis/sdk';
 
 export type CurrentUser = components['schemas']['CurrentUser'];
 
 export type Credentials =
-  | { kind: 'basic'; username: string; password: string }
-  | { kind: 'bearer'; token: string };
+  { kind: 'basic'; username: string; password: string } | { kind: 'bearer'; token: string };
 
 export interface Session {
   client: TrellisClient;

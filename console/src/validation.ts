@@ -8,8 +8,14 @@
  * to code: the console's Content-Security-Policy allows no `eval`. Keys are matched to the
  * schema's spelling first, case-insensitively, as the server reads them.
  */
-import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
-import { findNodeAtLocation, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { Validator, type OutputUnit } from '@cfworker/json-schema';
+import {
+  findNodeAtLocation,
+  parseTree,
+  printParseErrorCode,
+  type Node,
+  type ParseError,
+} from 'jsonc-parser';
 import { readDefinition } from './definition.js';
 
 export interface Problem {
@@ -29,7 +35,7 @@ const isObject = (value: unknown): value is Json =>
 
 /** A checker of definition texts against `schema` (the served definition schema). */
 export function definitionChecker(schema: Json): (text: string) => Problem[] {
-  const validator = new Validator(schema as Schema, '2020-12', false);
+  const validator = new Validator(schema, '2020-12', false);
   return (text) => {
     const syntax: ParseError[] = [];
     const tree = parseTree(text, syntax, { disallowComments: true, allowTrailingComma: false });
@@ -54,10 +60,11 @@ export function definitionChecker(schema: Json): (text: string) => Problem[] {
       const original = originalSegments(canonical, segments);
       return { path: describePath(original), message, ...locate(text, tree, original) };
     };
-    const problems = schemaProblems(validator.validate(canonical).errors).map(({ segments, message }) =>
-      located(segments, message),
+    const problems = schemaProblems(validator.validate(canonical).errors).map(
+      ({ segments, message }) => located(segments, message),
     );
-    for (const { segments, message } of graphProblems(canonical)) problems.push(located(segments, message));
+    for (const { segments, message } of graphProblems(canonical))
+      problems.push(located(segments, message));
     return problems;
   };
 }
@@ -90,17 +97,22 @@ interface SchemaProblem {
 
 function schemaProblems(errors: OutputUnit[]): SchemaProblem[] {
   const problems = new Map<string, SchemaProblem>();
-  const failedAt = errors.filter((error) => !wrappers.has(error.keyword)).map((error) => error.instanceLocation);
+  const unknownKey = (error: OutputUnit) =>
+    error.keyword === 'not' && error.keywordLocation.endsWith('Properties/not');
+  const failedAt = errors
+    .filter((error) => !wrappers.has(error.keyword) && !unknownKey(error))
+    .map((error) => error.instanceLocation);
   for (const error of errors) {
     const segments = pointerSegments(error.instanceLocation);
     let message: string | null;
-    if (error.keyword === 'not' && error.keywordLocation.endsWith('Properties/not')) {
+    if (unknownKey(error)) {
       // `unevaluatedProperties: { not: {} }`: a key the schema does not know. A known key whose
       // value failed counts as unevaluated too; its own failure says more, so it alone is said.
-      const failedBeneath = failedAt.some(
-        (location) => location !== error.instanceLocation && location.startsWith(`${error.instanceLocation}/`),
+      const failed = failedAt.some(
+        (location) =>
+          location === error.instanceLocation || location.startsWith(`${error.instanceLocation}/`),
       );
-      if (failedBeneath) continue;
+      if (failed) continue;
       message = 'is not a known property';
     } else if (wrappers.has(error.keyword)) {
       continue;
@@ -162,9 +174,15 @@ function graphProblems(value: Json): SchemaProblem[] {
     const check = (list: string[], key: string) =>
       list.forEach((name, position) => {
         if (!seen.has(name)) {
-          problems.push({ segments: ['tasks', index, key, position], message: `names no task: "${name}"` });
+          problems.push({
+            segments: ['tasks', index, key, position],
+            message: `names no task: "${name}"`,
+          });
         } else if (name === task.name) {
-          problems.push({ segments: ['tasks', index, key, position], message: 'names the task itself' });
+          problems.push({
+            segments: ['tasks', index, key, position],
+            message: 'names the task itself',
+          });
         }
       });
     check(task.dependencies, 'dependencies');
@@ -179,7 +197,11 @@ function graphProblems(value: Json): SchemaProblem[] {
   const cycle = findCycle(definition.tasks.map((task) => [task.name, task.dependencies] as const));
   if (cycle) {
     problems.push({
-      segments: ['tasks', definition.tasks.findIndex((task) => task.name === cycle[0]), 'dependencies'],
+      segments: [
+        'tasks',
+        definition.tasks.findIndex((task) => task.name === cycle[0]),
+        'dependencies',
+      ],
       message: `is part of a cycle: ${cycle.join(' → ')}`,
     });
   }
@@ -187,8 +209,12 @@ function graphProblems(value: Json): SchemaProblem[] {
 }
 
 /** A dependency cycle, as the names along it (the first repeated at the end); null when none. */
-export function findCycle(tasks: readonly (readonly [string, readonly string[]])[]): string[] | null {
-  const dependencies = new Map(tasks);
+export function findCycle(
+  tasks: readonly (readonly [string, readonly string[]])[],
+): string[] | null {
+  // A name given twice is reported as such; its first task is the one the graph has.
+  const dependencies = new Map<string, readonly string[]>();
+  for (const [name, list] of tasks) if (!dependencies.has(name)) dependencies.set(name, list);
   const state = new Map<string, 'visiting' | 'done'>();
   const path: string[] = [];
   const visit = (name: string): string[] | null => {
@@ -224,7 +250,9 @@ function canonicalize(value: unknown, schema: unknown, root: Json): unknown {
   }
   if (!isObject(value)) return value;
   const known = knownProperties(resolved, root);
-  const rest = isObject(resolved) ? (resolved.unevaluatedProperties ?? resolved.additionalProperties) : undefined;
+  const rest = isObject(resolved)
+    ? (resolved.unevaluatedProperties ?? resolved.additionalProperties)
+    : undefined;
   const out: Json = {};
   const spelling = new Map<string, string>();
   for (const [key, child] of Object.entries(value)) {
@@ -238,7 +266,10 @@ function canonicalize(value: unknown, schema: unknown, root: Json): unknown {
   return out;
 }
 
-function knownProperties(schema: unknown, root: Json): Map<string, { name: string; schema: unknown }> {
+function knownProperties(
+  schema: unknown,
+  root: Json,
+): Map<string, { name: string; schema: unknown }> {
   const known = new Map<string, { name: string; schema: unknown }>();
   const collect = (candidate: unknown) => {
     const resolved = resolve(candidate, root);
@@ -259,13 +290,21 @@ function knownProperties(schema: unknown, root: Json): Map<string, { name: strin
 
 function resolve(schema: unknown, root: Json): unknown {
   let current = schema;
-  for (let hops = 0; hops < 32 && isObject(current) && typeof current.$ref === 'string'; hops += 1) {
+  for (
+    let hops = 0;
+    hops < 32 && isObject(current) && typeof current.$ref === 'string';
+    hops += 1
+  ) {
     const ref = current.$ref;
     if (!ref.startsWith('#/')) return current;
     current = ref
       .slice(2)
       .split('/')
-      .reduce<unknown>((node, part) => (isObject(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), root);
+      .reduce<unknown>(
+        (node, part) =>
+          isObject(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined,
+        root,
+      );
   }
   return current;
 }
@@ -305,7 +344,10 @@ function locate(text: string, tree: Node, segments: Segment[]): { line: number; 
     const node = findNodeAtLocation(tree, segments.slice(0, length));
     if (node) {
       // A property's value: point at its key, where people look.
-      const at = node.parent?.type === 'property' && node.parent.children?.[1] === node ? node.parent.offset : node.offset;
+      const at =
+        node.parent?.type === 'property' && node.parent.children?.[1] === node
+          ? node.parent.offset
+          : node.offset;
       return position(text, at);
     }
   }

@@ -63,7 +63,11 @@ async function get(base: string, path: string): Promise<{ response: Response; bo
 
 describe('/ui', () => {
   it('serves the console page, without credentials, under a strict policy and never cached stale', async () => {
-    for (const path of ['/ui', '/ui/', '/ui/workflows/5d2a7c3e-8f41-4b6d-a0c2-1e9f7b3d5a21/runs/x']) {
+    for (const path of [
+      '/ui',
+      '/ui/',
+      '/ui/workflows/5d2a7c3e-8f41-4b6d-a0c2-1e9f7b3d5a21/runs/x',
+    ]) {
       const { response, body } = await get(trellis.baseUrl, path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/html/);
@@ -81,7 +85,9 @@ describe('/ui', () => {
 
   it('serves the hashed assets the page names, cached for good, and 404 for any other', async () => {
     const { body } = await get(trellis.baseUrl, '/ui');
-    const assets = [...body.matchAll(/(?:src|href)="(\/ui\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+    const assets = [...body.matchAll(/(?:src|href)="(\/ui\/assets\/[^"]+)"/g)].map(
+      (match) => match[1]!,
+    );
     expect(assets.map((asset) => asset.replace(/-[A-Za-z0-9]{8,}\./, '-HASH.')).sort()).toEqual([
       '/ui/assets/favicon-HASH.svg',
       '/ui/assets/main-HASH.css',
@@ -93,7 +99,10 @@ describe('/ui', () => {
       expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(response.headers.get('content-security-policy')).toBe(consolePolicy);
     }
-    const script = await get(trellis.baseUrl, assets.find((asset) => asset.endsWith('.js'))!);
+    const script = await get(
+      trellis.baseUrl,
+      assets.find((asset) => asset.endsWith('.js'))!,
+    );
     expect(script.response.headers.get('content-type')).toMatch(/^(text|application)\/javascript/);
     for (const missing of ['/ui/assets/main-NOPE.js', '/ui/assets/', '/ui/assets/x/y.css']) {
       const { response, body: text } = await get(trellis.baseUrl, missing);

@@ -53,10 +53,10 @@ beforeAll(async () => {
   // a listener for policy violations.
   const axe = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   await context.addInitScript({ content: axe });
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
-    });
+  await context.addInitScript({
+    content:
+      "document.addEventListener('securitypolicyviolation', (event) => " +
+      "console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));",
   });
 }, 180_000);
 afterAll(async () => {
@@ -85,9 +85,16 @@ async function openTab(): Promise<Page> {
 async function record(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true });
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (context: Document, options: object) => Promise<AxeResults> } }).axe;
+    // In the page: axe (injected by the context) and the page's document.
+    const { axe, document } = globalThis as unknown as {
+      axe: { run: (context: unknown, options: object) => Promise<AxeResults> };
+      document: unknown;
+    };
     const results = await axe.run(document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      runOnly: {
+        type: 'tag',
+        values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
+      },
     });
     return results.violations.map((violation) => ({
       id: violation.id,
@@ -96,7 +103,9 @@ async function record(page: Page, name: string): Promise<void> {
       nodes: violation.nodes.slice(0, 3).map((node) => node.target.join(' ')),
     }));
   });
-  const serious = violations.filter((violation) => ['serious', 'critical'].includes(violation.impact ?? ''));
+  const serious = violations.filter((violation) =>
+    ['serious', 'critical'].includes(violation.impact ?? ''),
+  );
   expect(serious, `${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
 }
 
@@ -125,7 +134,11 @@ function definition(firstDependency: string): string {
         delay: { type: 'integer', default: 1500, description: 'How long Wait waits (ms).' },
       },
       tasks: [
-        { name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: "$[Inputs('delay')]" } },
+        {
+          name: 'Wait',
+          type: { plugin: 'Flow/Delay' },
+          parameters: { milliseconds: "$[Inputs('delay')]" },
+        },
         {
           name: 'Approve',
           type: { plugin: 'Flow/Log' },
@@ -171,7 +184,7 @@ describe('the console', () => {
 
     const page = await openTab();
     await page.goto(`${trellis.baseUrl}/ui`);
-    await expect(page.getByRole('heading', { name: 'Sign in to Trellis' })).toBeTruthy();
+    await page.getByRole('heading', { name: 'Sign in to Trellis' }).waitFor();
     await signIn(page, 'not-the-password');
     await page.getByRole('alert').getByText('These credentials were not accepted').waitFor();
     await record(page, '01-sign-in');
@@ -194,13 +207,18 @@ describe('the console', () => {
     await editor.fill(definition('Wiat'));
     const problemsBox = page.locator('#definition-problems');
     await problemsBox.getByText('names no task: "Wiat"').waitFor();
-    const line = definition('Wiat').split('\n').findIndex((text) => text.includes('"Wiat"')) + 1;
+    const line =
+      definition('Wiat')
+        .split('\n')
+        .findIndex((text) => text.includes('"Wiat"')) + 1;
     await expect(problemsBox.textContent()).resolves.toMatch(
       new RegExp(`Line ${line}\\s*tasks\\[1\\]\\.dependencies\\[0\\]`),
     );
     await record(page, '03-editor-problems');
     await page.getByRole('button', { name: 'Add workflow' }).click();
-    expect(page.url(), 'nothing is saved while there are problems').toBe(`${trellis.baseUrl}/ui/workflows/new`);
+    expect(page.url(), 'nothing is saved while there are problems').toBe(
+      `${trellis.baseUrl}/ui/workflows/new`,
+    );
     await editor.fill(definition('Wait'));
     await problemsBox.getByText('No problems found.').waitFor();
     await page.getByRole('button', { name: 'Add workflow' }).click();
@@ -226,14 +244,16 @@ describe('the console', () => {
     await page.getByRole('heading', { name: /^Run / }).waitFor();
     const runUrl = page.url();
     const executionId = runUrl.split('/').at(-1)!;
-    await page.evaluate(() => ((globalThis as unknown as { stillTheSamePage: boolean }).stillTheSamePage = true));
+    await page.evaluate(
+      () => ((globalThis as unknown as { stillTheSamePage: boolean }).stillTheSamePage = true),
+    );
     await node(page, 'Wait').and(page.locator('[data-status="Running"]')).waitFor();
     await node(page, 'Wait').and(page.locator('[data-status="Completed"]')).waitFor();
     await node(page, 'Approve').and(page.locator('[data-status="WaitingForApproval"]')).waitFor();
     await page.getByRole('heading', { name: 'Waiting for a decision' }).waitFor();
-    await expect(page.getByRole('link', { name: 'Open in Temporal UI' }).getAttribute('href')).resolves.toBe(
-      `${temporalUi}/namespaces/default/workflows/trellis-execution-${executionId}`,
-    );
+    await expect(
+      page.getByRole('link', { name: 'Open in Temporal UI' }).getAttribute('href'),
+    ).resolves.toBe(`${temporalUi}/namespaces/default/workflows/trellis-execution-${executionId}`);
     await record(page, '05-run-waiting');
 
     // The inbox, in another tab (its own sign-in: credentials stay in their tab).
@@ -243,7 +263,9 @@ describe('the console', () => {
     await inbox.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
     const card = inbox.locator('li.card').filter({ hasText: workflowName });
     await card.getByText('Greet them?').waitFor();
-    await expect(card.textContent()).resolves.toMatch(new RegExp(`Approve in ${workflowName}Run ${executionId.slice(0, 8)} · waiting`));
+    await expect(card.textContent()).resolves.toMatch(
+      new RegExp(`Approve in ${workflowName}Run ${executionId.slice(0, 8)} · waiting`),
+    );
     await record(inbox, '06-approvals');
     await card.getByLabel('Reason for Approve').fill('Looks right.');
     await card.getByRole('button', { name: 'Approve' }).click();
@@ -258,7 +280,11 @@ describe('the console', () => {
     await page.locator('.timeline').getByText('Approved by admin: Looks right.').waitFor();
     await page.locator('.timeline').getByText('Hello, console!').waitFor();
     expect(page.url()).toBe(runUrl);
-    expect(await page.evaluate(() => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage)).toBe(true);
+    expect(
+      await page.evaluate(
+        () => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage,
+      ),
+    ).toBe(true);
     const waitRow = page.locator('tr[data-task-row="Wait"]');
     await expect(waitRow.textContent()).resolves.toMatch(/Wait\s*Completed\s*1/);
     // A task's details: its output.
@@ -271,7 +297,8 @@ describe('the console', () => {
     // At phone width: nothing wider than the screen but the graph, which scrolls in its box.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('heading', { name: 'Task Wait' }).waitFor();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const pageWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(pageWidth).toBeLessThanOrEqual(390);
     await record(page, '08-run-phone');
 
     expect(problems).toEqual([]);

@@ -60,9 +60,20 @@ export function Problems({ messages, title }: { messages: string[]; title?: stri
 }
 
 /** The loading state, the error, or the content. */
-export function Loading<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ComponentChildren }) {
+export function Loading<T>({
+  loaded,
+  children,
+}: {
+  loaded: Loaded<T>;
+  children: (data: T) => ComponentChildren;
+}) {
   if (loaded.error !== undefined) return <Problems messages={messagesOf(loaded.error)} />;
-  if (loaded.data === undefined) return <p class="muted" role="status">Loading…</p>;
+  if (loaded.data === undefined)
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
   return <>{children(loaded.data)}</>;
 }
 

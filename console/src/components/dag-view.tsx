@@ -175,8 +175,7 @@ function Legend() {
         <span class="swatch swatch-approval" aria-hidden="true" /> approval gate
       </li>
       <li>
-        <span class="swatch swatch-condition" aria-hidden="true" /> runs only if its condition
-        holds
+        <span class="swatch swatch-condition" aria-hidden="true" /> runs only if its condition holds
       </li>
       <li>
         <span class="line line-dependency" aria-hidden="true" /> depends on
@@ -199,12 +198,16 @@ function cut(text: string, characters: number): string {
 function pathThrough(points: Point[]): string {
   const [first, ...rest] = points;
   if (!first) return '';
-  if (rest.length < 2) return `M ${first.x} ${first.y} ${rest.map((p) => `L ${p.x} ${p.y}`).join(' ')}`;
+  if (rest.length < 2)
+    return `M ${first.x} ${first.y} ${rest.map((p) => `L ${p.x} ${p.y}`).join(' ')}`;
   let d = `M ${first.x} ${first.y}`;
   for (let index = 0; index < rest.length - 1; index += 1) {
     const control = rest[index]!;
     const next = rest[index + 1]!;
-    const end = index === rest.length - 2 ? next : { x: (control.x + next.x) / 2, y: (control.y + next.y) / 2 };
+    const end =
+      index === rest.length - 2
+        ? next
+        : { x: (control.x + next.x) / 2, y: (control.y + next.y) / 2 };
     d += ` Q ${control.x} ${control.y} ${end.x} ${end.y}`;
   }
   return d;

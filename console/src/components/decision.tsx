@@ -21,14 +21,24 @@ export function DecisionForm({ client, approval, onDecided }: DecisionFormProps)
     setBusy(decision);
     setProblems([]);
     const params = {
-      path: { workflowId: approval.workflowId, executionId: approval.executionId, approvalId: approval.id },
+      path: {
+        workflowId: approval.workflowId,
+        executionId: approval.executionId,
+        approvalId: approval.id,
+      },
     };
     const body = reason.trim() === '' ? {} : { reason: reason.trim() };
     try {
       if (decision === 'approve') {
-        await client.POST('/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve', { params, body });
+        await client.POST(
+          '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
+          { params, body },
+        );
       } else {
-        await client.POST('/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject', { params, body });
+        await client.POST(
+          '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
+          { params, body },
+        );
       }
       onDecided(decision);
     } catch (error) {
@@ -41,13 +51,29 @@ export function DecisionForm({ client, approval, onDecided }: DecisionFormProps)
   return (
     <form class="decision" onSubmit={(event) => event.preventDefault()}>
       <label for={id}>Reason for {approval.taskName} (optional, kept with the decision)</label>
-      <textarea id={id} rows={2} maxLength={2000} value={reason} onInput={(event) => setReason(event.currentTarget.value)} />
+      <textarea
+        id={id}
+        rows={2}
+        maxLength={2000}
+        value={reason}
+        onInput={(event) => setReason(event.currentTarget.value)}
+      />
       <Problems messages={problems} title="Not decided:" />
       <div class="actions">
-        <button type="button" class="primary approve" disabled={busy !== null} onClick={() => void decide('approve')}>
+        <button
+          type="button"
+          class="primary approve"
+          disabled={busy !== null}
+          onClick={() => void decide('approve')}
+        >
           {busy === 'approve' ? 'Approving…' : 'Approve'}
         </button>
-        <button type="button" class="danger" disabled={busy !== null} onClick={() => void decide('reject')}>
+        <button
+          type="button"
+          class="danger"
+          disabled={busy !== null}
+          onClick={() => void decide('reject')}
+        >
           {busy === 'reject' ? 'Rejecting…' : 'Reject'}
         </button>
       </div>

@@ -6,7 +6,13 @@
 import { TrellisApiError } from '@trellis/sdk';
 import { useMemo, useState } from 'preact/hooks';
 import type { InputDeclaration } from '../definition.js';
-import { initialText, inputFields, readInputs, splitServerMessages, type InputField } from '../inputs.js';
+import {
+  initialText,
+  inputFields,
+  readInputs,
+  splitServerMessages,
+  type InputField,
+} from '../inputs.js';
 import { messagesOf, Problems } from './common.js';
 
 export interface InputsFormProps {
@@ -41,7 +47,10 @@ export function InputsForm({ declarations, submitLabel, onSubmit }: InputsFormPr
     } catch (error) {
       const messages = messagesOf(error);
       if (error instanceof TrellisApiError && error.status === 400) {
-        const { byInput, others } = splitServerMessages(messages, fields.map((field) => field.name));
+        const { byInput, others } = splitServerMessages(
+          messages,
+          fields.map((field) => field.name),
+        );
         setFieldProblems(byInput);
         setFormProblems(others);
       } else setFormProblems(messages);
@@ -83,11 +92,15 @@ function Field({ field, text, problem, onText }: FieldProps) {
   const id = fieldId(field.name);
   const hint = [
     field.description,
-    'default' in field && field.default !== undefined ? `Default: ${JSON.stringify(field.default)}.` : '',
+    'default' in field && field.default !== undefined
+      ? `Default: ${JSON.stringify(field.default)}.`
+      : '',
   ]
     .filter(Boolean)
     .join(' ');
-  const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
+  const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : '']
+    .filter(Boolean)
+    .join(' ');
   const common = {
     id,
     name: field.name,
@@ -99,11 +112,19 @@ function Field({ field, text, problem, onText }: FieldProps) {
   return (
     <div class={`field${problem ? ' invalid' : ''}`}>
       <label for={id}>
-        {field.name} <span class="field-type">({field.type}{field.required ? ', required' : ''})</span>
+        {field.name}{' '}
+        <span class="field-type">
+          ({field.type}
+          {field.required ? ', required' : ''})
+        </span>
       </label>
       {field.control === 'boolean' ? (
         <select {...common} value={text} onChange={input}>
-          {!field.required || 'default' in field ? <option value="">(not given)</option> : <option value="">Choose…</option>}
+          {!field.required || 'default' in field ? (
+            <option value="">(not given)</option>
+          ) : (
+            <option value="">Choose…</option>
+          )}
           <option value="true">true</option>
           <option value="false">false</option>
         </select>

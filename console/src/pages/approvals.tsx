@@ -15,13 +15,17 @@ export function ApprovalsPage({ client }: { client: TrellisClient }) {
   const [page, setPage] = useState(1);
   const [decided, setDecided] = useState<string | null>(null);
   const inbox = useLoad(async () => {
-    const listed = await client.page('/approvals', { params: { query: { status: 'Pending', page, pageSize } } });
+    const listed = await client.page('/approvals', {
+      params: { query: { status: 'Pending', page, pageSize } },
+    });
     // Approvals name their workflow by id; the inbox shows its name.
     const ids = [...new Set(listed.data.map((approval) => approval.workflowId))];
     const names = new Map(
       await Promise.all(
         ids.map(async (workflowId) => {
-          const workflow = await client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } });
+          const workflow = await client.GET('/workflows/{workflowId}', {
+            params: { path: { workflowId } },
+          });
           return [workflowId, workflow.name] as const;
         }),
       ),
@@ -73,13 +77,17 @@ export function ApprovalsPage({ client }: { client: TrellisClient }) {
                         {approval.timesOutAt && (
                           <>
                             {' '}
-                            · {approval.onTimeout === 'Approve' ? 'approved' : 'rejected'} by itself at{' '}
-                            {formatDateTime(approval.timesOutAt)}
+                            · {approval.onTimeout === 'Approve' ? 'approved' : 'rejected'} by itself
+                            at {formatDateTime(approval.timesOutAt)}
                           </>
                         )}
                       </p>
                       {approval.comment && <blockquote>{approval.comment}</blockquote>}
-                      <DecisionForm client={client} approval={approval} onDecided={onDecided(approval.taskName, workflow)} />
+                      <DecisionForm
+                        client={client}
+                        approval={approval}
+                        onDecided={onDecided(approval.taskName, workflow)}
+                      />
                     </li>
                   );
                 })}

@@ -27,9 +27,18 @@ const starter = `{
 }
 `;
 
-export function EditorPage({ client, workflowId }: { client: TrellisClient; workflowId: string | null }) {
+export function EditorPage({
+  client,
+  workflowId,
+}: {
+  client: TrellisClient;
+  workflowId: string | null;
+}) {
   const loaded = useLoad(async () => {
-    const schema = (await client.GET('/schemas/workflow-definition.json')) as Record<string, unknown>;
+    const schema = (await client.GET('/schemas/workflow-definition.json')) as Record<
+      string,
+      unknown
+    >;
     const stored = workflowId
       ? await client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } })
       : null;
@@ -90,7 +99,10 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
     setSaving(true);
     try {
       const id = workflowId
-        ? (await client.PUT('/workflows/{workflowId}', { params: { path: { workflowId } }, body: { workflowId, definition: text } }),
+        ? (await client.PUT('/workflows/{workflowId}', {
+            params: { path: { workflowId } },
+            body: { workflowId, definition: text },
+          }),
           workflowId)
         : (await client.POST('/workflows/Add', { body: { definition: text } })).id;
       navigate(`/workflows/${id}`);
@@ -106,7 +118,10 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
     const textarea = area.current;
     if (!textarea || problem.line === null) return;
     const lines = text.split('\n');
-    const offset = lines.slice(0, problem.line - 1).reduce((sum, line) => sum + line.length + 1, 0) + (problem.column ?? 1) - 1;
+    const offset =
+      lines.slice(0, problem.line - 1).reduce((sum, line) => sum + line.length + 1, 0) +
+      (problem.column ?? 1) -
+      1;
     textarea.focus();
     textarea.setSelectionRange(offset, offset);
   };
@@ -137,11 +152,18 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
             onInput={(event) => setText(event.currentTarget.value)}
           />
           <p class="hint">
-            Checked as you type against <a href="/schemas/workflow-definition.json">the definition schema</a> of this server.
+            Checked as you type against{' '}
+            <a href="/schemas/workflow-definition.json">the definition schema</a> of this server.
           </p>
         </div>
         <div class="editor-side">
-          <div id="definition-problems" class="editor-problems" ref={problemsList} tabIndex={-1} aria-live="polite">
+          <div
+            id="definition-problems"
+            class="editor-problems"
+            ref={problemsList}
+            tabIndex={-1}
+            aria-live="polite"
+          >
             {count === 0 ? (
               <p class="ok">No problems found.</p>
             ) : (
@@ -167,7 +189,11 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
             )}
           </div>
           <h2>Graph</h2>
-          {definition ? <DagView definition={definition} label="Tasks of the definition being edited" /> : <p class="muted">The graph is drawn once the text is a JSON object.</p>}
+          {definition ? (
+            <DagView definition={definition} label="Tasks of the definition being edited" />
+          ) : (
+            <p class="muted">The graph is drawn once the text is a JSON object.</p>
+          )}
         </div>
         <div class="editor-actions">
           <button type="submit" class="primary" disabled={saving}>

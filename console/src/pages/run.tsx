@@ -53,9 +53,7 @@ export function RunPage(props: RunPageProps) {
   }, [workflowId, executionId]);
   return (
     <main id="main">
-      <Loading loaded={loaded}>
-        {(data) => <Run key={executionId} {...props} {...data} />}
-      </Loading>
+      <Loading loaded={loaded}>{(data) => <Run key={executionId} {...props} {...data} />}</Loading>
     </main>
   );
 }
@@ -84,7 +82,16 @@ function initialState(detail: ExecutionDetail, tasks: TaskRow[], logs: LogEntry[
   return { ...emptyRun, status: detail.status, tasks: byName, logs: withEntries([], logs) };
 }
 
-function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks, workflowName, logs }: RunProps) {
+function Run({
+  client,
+  workflowId,
+  executionId,
+  temporalWorkflows,
+  detail,
+  tasks,
+  workflowName,
+  logs,
+}: RunProps) {
   const definition = useMemo(() => parseDefinitionText(detail.workflow), [detail.workflow]);
   const [run, setRun] = useState(() => initialState(detail, tasks, logs));
   const [streamProblem, setStreamProblem] = useState<string | null>(null);
@@ -107,7 +114,9 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
     setStreamProblem(null);
     void (async () => {
       try {
-        for await (const event of client.watchExecution(workflowId, executionId, { signal: stop.signal })) {
+        for await (const event of client.watchExecution(workflowId, executionId, {
+          signal: stop.signal,
+        })) {
           pending.push(event);
           flush ??= setTimeout(apply, 30);
         }
@@ -148,7 +157,13 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
     [executionId, finished],
   );
   const times = useMemo(
-    () => new Map((ended.data ?? []).map((task) => [task.name, { startedAt: task.startTime, endedAt: task.endTime }])),
+    () =>
+      new Map(
+        (ended.data ?? []).map((task) => [
+          task.name,
+          { startedAt: task.startTime, endedAt: task.endTime },
+        ]),
+      ),
     [ended.data],
   );
   const statuses = useMemo(
@@ -189,7 +204,8 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
       <div class="page-head">
         <div>
           <p class="crumbs">
-            <Link to="/workflows">Workflows</Link> / <Link to={`/workflows/${workflowId}`}>{workflowName}</Link> /
+            <Link to="/workflows">Workflows</Link> /{' '}
+            <Link to={`/workflows/${workflowId}`}>{workflowName}</Link> /
           </p>
           <h1>
             Run <code>{shortId(executionId)}</code> <StatusBadge status={run.status} />
@@ -197,17 +213,25 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
           {run.message && <p class="lead">{run.message}</p>}
           <p class="muted">
             Started {formatDateTime(shown.executionStart)}
-            {shown.executionEnd && `, ended ${formatDateTime(shown.executionEnd)} (${durationBetween(shown.executionStart, shown.executionEnd)})`}
+            {shown.executionEnd &&
+              `, ended ${formatDateTime(shown.executionEnd)} (${durationBetween(shown.executionStart, shown.executionEnd)})`}
             {shown.rerunOf && (
               <>
-                {' '}· reruns <Link to={`/workflows/${workflowId}/runs/${shown.rerunOf}`}>{shortId(shown.rerunOf)}</Link>
+                {' '}
+                · reruns{' '}
+                <Link to={`/workflows/${workflowId}/runs/${shown.rerunOf}`}>
+                  {shortId(shown.rerunOf)}
+                </Link>
               </>
             )}
           </p>
         </div>
         <RunActions
           finished={finished}
-          temporalLink={temporalWorkflows && `${temporalWorkflows}${encodeURIComponent(`trellis-execution-${executionId}`)}`}
+          temporalLink={
+            temporalWorkflows &&
+            `${temporalWorkflows}${encodeURIComponent(`trellis-execution-${executionId}`)}`
+          }
           onCancel={cancel}
           onRerun={() => void rerun(null)}
         />
@@ -230,7 +254,11 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
                 <strong>{approval.taskName}</strong>
                 {approval.comment && <> — {approval.comment}</>}
               </p>
-              <DecisionForm client={client} approval={approval} onDecided={() => approvals.reload()} />
+              <DecisionForm
+                client={client}
+                approval={approval}
+                onDecided={() => approvals.reload()}
+              />
             </div>
           ))}
         </section>
@@ -268,11 +296,19 @@ function Run({ client, workflowId, executionId, temporalWorkflows, detail, tasks
       <div class="columns">
         <section aria-labelledby="inputs-heading">
           <h2 id="inputs-heading">Inputs</h2>
-          <pre class="json" tabIndex={0}>{JSON.stringify(shown.inputs, null, 2)}</pre>
+          <pre class="json" tabIndex={0}>
+            {JSON.stringify(shown.inputs, null, 2)}
+          </pre>
         </section>
         <section aria-labelledby="outputs-heading">
           <h2 id="outputs-heading">Outputs</h2>
-          {shown.outputs === null ? <p class="muted">When the run completes.</p> : <pre class="json" tabIndex={0}>{JSON.stringify(shown.outputs, null, 2)}</pre>}
+          {shown.outputs === null ? (
+            <p class="muted">When the run completes.</p>
+          ) : (
+            <pre class="json" tabIndex={0}>
+              {JSON.stringify(shown.outputs, null, 2)}
+            </pre>
+          )}
         </section>
       </div>
       <section aria-labelledby="logs-heading">
@@ -297,7 +333,11 @@ function RunActions({ finished, temporalLink, onCancel, onRerun }: RunActionsPro
       {!finished &&
         (confirming ? (
           <>
-            <button type="button" class="danger" onClick={() => void onCancel().then(() => setConfirming(false))}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => void onCancel().then(() => setConfirming(false))}
+            >
               Yes, cancel the run
             </button>
             <button type="button" onClick={() => setConfirming(false)}>
@@ -361,7 +401,13 @@ function TaskTable({ definition, run, times, onSelect }: TaskTableProps) {
                 <td>{task ? <StatusBadge status={task.status} /> : '—'}</td>
                 <td>{task?.attempts || '—'}</td>
                 <td>{formatDateTime(task?.startedAt)}</td>
-                <td>{task?.endedAt ? durationBetween(task.startedAt, task.endedAt) : task?.startedAt ? 'running' : '—'}</td>
+                <td>
+                  {task?.endedAt
+                    ? durationBetween(task.startedAt, task.endedAt)
+                    : task?.startedAt
+                      ? 'running'
+                      : '—'}
+                </td>
                 <td class="message">{task?.message || ''}</td>
               </tr>
             );
@@ -383,7 +429,16 @@ interface TaskPanelProps {
   onClose: () => void;
 }
 
-function TaskPanel({ client, workflowId, executionId, name, task, finished, onRerun, onClose }: TaskPanelProps) {
+function TaskPanel({
+  client,
+  workflowId,
+  executionId,
+  name,
+  task,
+  finished,
+  onRerun,
+  onClose,
+}: TaskPanelProps) {
   const detail = useLoad(
     () =>
       client.GET('/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}', {
@@ -418,7 +473,12 @@ function TaskPanel({ client, workflowId, executionId, name, task, finished, onRe
         <dt>Ended</dt>
         <dd>{formatDateTime(detail.data?.endTime ?? task.endedAt)}</dd>
         <dt>Took</dt>
-        <dd>{durationBetween(detail.data?.startTime ?? task.startedAt, detail.data?.endTime ?? task.endedAt)}</dd>
+        <dd>
+          {durationBetween(
+            detail.data?.startTime ?? task.startedAt,
+            detail.data?.endTime ?? task.endedAt,
+          )}
+        </dd>
         {task.message && (
           <>
             <dt>Message</dt>
@@ -429,7 +489,13 @@ function TaskPanel({ client, workflowId, executionId, name, task, finished, onRe
       <h3>Output</h3>
       <Loading loaded={detail}>
         {(data) =>
-          data.output === null ? <p class="muted">None (yet).</p> : <pre class="json" tabIndex={0}>{JSON.stringify(data.output, null, 2)}</pre>
+          data.output === null ? (
+            <p class="muted">None (yet).</p>
+          ) : (
+            <pre class="json" tabIndex={0}>
+              {JSON.stringify(data.output, null, 2)}
+            </pre>
+          )
         }
       </Loading>
     </section>
@@ -444,7 +510,9 @@ function Timeline({ logs, namesById }: { logs: LogEntry[]; namesById: Map<string
         <li key={entry.id} class={`log level-${entry.level}`}>
           <time dateTime={entry.timeStamp}>{formatDateTime(entry.timeStamp).slice(11)}</time>
           <span class="log-level">{entry.level}</span>
-          <span class="log-source">{entry.taskExecutionId ? (namesById.get(entry.taskExecutionId) ?? 'task') : 'run'}</span>
+          <span class="log-source">
+            {entry.taskExecutionId ? (namesById.get(entry.taskExecutionId) ?? 'task') : 'run'}
+          </span>
           <span class="log-message">
             {entry.message}
             {entry.exception && <pre class="exception">{entry.exception}</pre>}

@@ -37,11 +37,21 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         <fieldset class="choice">
           <legend>Sign in with</legend>
           <label>
-            <input type="radio" name="kind" checked={kind === 'basic'} onChange={() => setKind('basic')} />{' '}
+            <input
+              type="radio"
+              name="kind"
+              checked={kind === 'basic'}
+              onChange={() => setKind('basic')}
+            />{' '}
             User name and password
           </label>
           <label>
-            <input type="radio" name="kind" checked={kind === 'bearer'} onChange={() => setKind('bearer')} />{' '}
+            <input
+              type="radio"
+              name="kind"
+              checked={kind === 'bearer'}
+              onChange={() => setKind('bearer')}
+            />{' '}
             Bearer token
           </label>
         </fieldset>
@@ -83,7 +93,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
           </div>
         )}
         <label class="check">
-          <input type="checkbox" checked={remember} onChange={(event) => setRemember(event.currentTarget.checked)} />{' '}
+          <input
+            type="checkbox"
+            checked={remember}
+            onChange={(event) => setRemember(event.currentTarget.checked)}
+          />{' '}
           Stay signed in in this tab (kept in session storage until the tab closes)
         </label>
         {problem && <Problems messages={[problem]} />}

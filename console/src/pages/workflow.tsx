@@ -14,7 +14,13 @@ import { Link, navigate } from '../router.js';
 
 const runsPerPage = 10;
 
-export function WorkflowPage({ client, workflowId }: { client: TrellisClient; workflowId: string }) {
+export function WorkflowPage({
+  client,
+  workflowId,
+}: {
+  client: TrellisClient;
+  workflowId: string;
+}) {
   const workflow = useLoad(
     () => client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } }),
     [workflowId],
@@ -22,7 +28,14 @@ export function WorkflowPage({ client, workflowId }: { client: TrellisClient; wo
   return (
     <main id="main">
       <Loading loaded={workflow}>
-        {(detail) => <WorkflowDetail client={client} workflowId={workflowId} name={detail.name} text={detail.workflow} />}
+        {(detail) => (
+          <WorkflowDetail
+            client={client}
+            workflowId={workflowId}
+            name={detail.name}
+            text={detail.workflow}
+          />
+        )}
       </Loading>
     </main>
   );
@@ -69,7 +82,11 @@ function WorkflowDetail({ client, workflowId, name, text }: DetailProps) {
       <div class="columns">
         <section aria-labelledby="run-heading">
           <h2 id="run-heading">Start a run</h2>
-          <InputsForm declarations={definition?.inputs ?? {}} submitLabel="Start run" onSubmit={start} />
+          <InputsForm
+            declarations={definition?.inputs ?? {}}
+            submitLabel="Start run"
+            onSubmit={start}
+          />
         </section>
         <section aria-labelledby="triggers-heading">
           <h2 id="triggers-heading">Triggers</h2>
@@ -98,12 +115,16 @@ function Triggers({ client, workflowId }: { client: TrellisClient; workflowId: s
           <ul class="plain-list">
             {list.map((trigger) => (
               <li key={trigger.id}>
-                <strong>{trigger.type}</strong> <span class={`badge trigger-${trigger.status}`}>{trigger.status === 'Active' ? 'active' : 'paused'}</span>
+                <strong>{trigger.type}</strong>{' '}
+                <span class={`badge trigger-${trigger.status}`}>
+                  {trigger.status === 'Active' ? 'active' : 'paused'}
+                </span>
                 {typeof trigger.properties.cron === 'string' && (
                   <>
                     {' '}
                     <code>{trigger.properties.cron}</code>
-                    {typeof trigger.properties.timezone === 'string' && ` (${trigger.properties.timezone})`}
+                    {typeof trigger.properties.timezone === 'string' &&
+                      ` (${trigger.properties.timezone})`}
                   </>
                 )}
               </li>
@@ -146,7 +167,10 @@ function Runs({ client, workflowId }: { client: TrellisClient; workflowId: strin
                   {data.map((run) => (
                     <tr key={run.id}>
                       <td>
-                        <Link to={`/workflows/${workflowId}/runs/${run.id}`} aria-label={`Run ${run.id}`}>
+                        <Link
+                          to={`/workflows/${workflowId}/runs/${run.id}`}
+                          aria-label={`Run ${run.id}`}
+                        >
                           <code>{shortId(run.id)}</code>
                         </Link>
                       </td>
@@ -154,7 +178,11 @@ function Runs({ client, workflowId }: { client: TrellisClient; workflowId: strin
                         <StatusBadge status={run.status} />
                       </td>
                       <td>{formatDateTime(run.executionStart)}</td>
-                      <td>{run.executionEnd ? durationBetween(run.executionStart, run.executionEnd) : '—'}</td>
+                      <td>
+                        {run.executionEnd
+                          ? durationBetween(run.executionStart, run.executionEnd)
+                          : '—'}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -30,11 +30,20 @@ export function WorkflowsPage({ client }: { client: TrellisClient }) {
   const term = search.trim().toLowerCase();
   const listing = useLoad<Listing>(async () => {
     if (term === '') {
-      const { data, pagination } = await client.page('/workflows', { params: { query: { page, pageSize } } });
-      return { rows: data, page, totalPages: pagination.totalPages, totalCount: pagination.totalCount };
+      const { data, pagination } = await client.page('/workflows', {
+        params: { query: { page, pageSize } },
+      });
+      return {
+        rows: data,
+        page,
+        totalPages: pagination.totalPages,
+        totalCount: pagination.totalCount,
+      };
     }
     const matches: WorkflowRow[] = [];
-    for await (const workflow of client.all('/workflows', { params: { query: { pageSize: 1000 } } })) {
+    for await (const workflow of client.all('/workflows', {
+      params: { query: { pageSize: 1000 } },
+    })) {
       if (workflow.name.toLowerCase().includes(term)) matches.push(workflow);
     }
     const totalPages = Math.max(1, Math.ceil(matches.length / pageSize));
@@ -70,7 +79,9 @@ export function WorkflowsPage({ client }: { client: TrellisClient }) {
       <Loading loaded={listing}>
         {(found) =>
           found.rows.length === 0 ? (
-            <p class="muted">{term ? `No workflow's name holds "${search.trim()}".` : 'No workflows yet.'}</p>
+            <p class="muted">
+              {term ? `No workflow's name holds "${search.trim()}".` : 'No workflows yet.'}
+            </p>
           ) : (
             <>
               <div class="table-scroll">
