@@ -111,7 +111,10 @@ export const configSchema = Type.Object(
        * workflow. Unset: the embedded dev server's UI when Trellis runs one, else no link.
        */
       UiUrl: Type.Optional(
-        shaped('^https?://[^\\s/]+(/[^\\s]*)?$', 'an http(s) URL such as https://temporal.example.com'),
+        shaped(
+          '^https?://[^\\s/]+(/[^\\s]*)?$',
+          'an http(s) URL such as https://temporal.example.com',
+        ),
       ),
       /**
        * TLS to the cluster (Temporal Cloud, most self-hosted ones). `Enabled` absent: on when
