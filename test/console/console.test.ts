@@ -301,6 +301,18 @@ describe('the console', () => {
     expect(pageWidth).toBeLessThanOrEqual(390);
     await record(page, '08-run-phone');
 
+    // Rerun from a task: a new run, which waits for the gate again; cancel it.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Rerun from Wait' }).click();
+    await page.waitForURL((url) => url.href !== runUrl && url.pathname.includes('/runs/'));
+    await node(page, 'Approve').and(page.locator('[data-status="WaitingForApproval"]')).waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Yes, cancel the run' }).click();
+    await page.locator('h1 .badge[data-status="Canceled"]').waitFor();
+    await node(page, 'Greet').and(page.locator('[data-status="Canceled"]')).waitFor();
+    const rerunOf = page.getByRole('link', { name: executionId.slice(0, 8) });
+    await expect(rerunOf.getAttribute('href')).resolves.toBe(new URL(runUrl).pathname);
+
     expect(problems).toEqual([]);
     await page.close();
   });
