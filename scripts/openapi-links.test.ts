@@ -56,6 +56,19 @@ describe('withLinks', () => {
     });
   });
 
+  it('puts the links of an operation that accepts work for later on its 202 response', () => {
+    const linking = documentLinking({
+      getThing: { operationId: 'getThing', parameters: { thingId: '$response.body#/data/id' } },
+    });
+    const post = ((linking.paths as JsonObject)['/things'] as JsonObject).post as JsonObject;
+    post.responses = { '202': { description: 'Accepted.' } };
+    withLinks(linking);
+    expect(Object.keys(post.responses['202'] as JsonObject)).toEqual(['description', 'links']);
+    post.responses = { '201': { description: 'Created.' } };
+    post['x-links'] = { getThing: { operationId: 'getThing', parameters: {} } };
+    expect(() => withLinks(linking)).toThrow('createThing: links need a 200 or 202 response');
+  });
+
   it('refuses a link to an operation that does not exist or does not take a parameter', () => {
     expect(() =>
       withLinks(documentLinking({ nope: { operationId: 'nope', parameters: {} } })),
@@ -90,7 +103,8 @@ describe('the contract’s links', () => {
   }
   const linksOf = (operationId: string) => {
     const responses = operations.get(operationId)?.responses as JsonObject;
-    return (responses['200'] as JsonObject).links as Record<string, JsonObject>;
+    const success = (responses['200'] ?? responses['202']) as JsonObject;
+    return success.links as Record<string, JsonObject>;
   };
 
   it('leads from everything a client creates to what it can do with it', () => {
@@ -103,6 +117,7 @@ describe('the contract’s links', () => {
         'listExecutions',
         'listTriggers',
         'createTrigger',
+        'listWorkflowRevisions',
       ],
       executeWorkflow: [
         'getExecution',
@@ -113,7 +128,16 @@ describe('the contract’s links', () => {
         'listApprovals',
         'streamExecutionEvents',
       ],
-      createTrigger: ['getTrigger', 'updateTrigger', 'deleteTrigger'],
+      createTrigger: [
+        'getTrigger',
+        'updateTrigger',
+        'deleteTrigger',
+        'backfillTrigger',
+        'listUpcomingFirings',
+        'deliverWebhook',
+      ],
+      listWorkflowRevisions: ['getWorkflowRevision', 'executeWorkflow'],
+      deliverWebhook: ['getExecution', 'cancelExecution', 'listExecutionTasks'],
       createConfiguration: ['getConfiguration', 'updateConfiguration', 'deleteConfiguration'],
       installPlugin: ['uninstallPlugin'],
       listExecutionTasks: ['getExecutionTask', 'listTaskLogs'],

@@ -1,6 +1,6 @@
 /**
  * Moves the links that `@link` (spec/common/links.tsp) wrote as each operation's `x-links` to
- * the operation's 200 response, where OpenAPI reads them, and checks each against the document:
+ * the operation's 200 (or 202) response, where OpenAPI reads them, and checks each against the document:
  * the operation it names exists and takes every parameter it fills.
  */
 import type { Json } from './closed-objects.js';
@@ -51,7 +51,7 @@ function parameterNames(
   return names;
 }
 
-/** The document with every `x-links` moved to its operation's 200 response; throws on a bad link. */
+/** The document with every `x-links` moved to its operation's success response; throws on a bad link. */
 export function withLinks(document: Json): Json {
   if (!isObject(document)) return document;
   const operations = operationsById(document);
@@ -61,9 +61,10 @@ export function withLinks(document: Json): Json {
     if (links === undefined) continue;
     delete operation['x-links'];
     const responses = isObject(operation.responses) ? operation.responses : {};
-    const success = responses['200'];
+    // An operation that accepts work for later (a webhook delivery) succeeds with 202.
+    const success = responses['200'] ?? responses['202'];
     if (!isObject(links) || !isObject(success)) {
-      problems.push(`${sourceId}: links need a 200 response`);
+      problems.push(`${sourceId}: links need a 200 or 202 response`);
       continue;
     }
     for (const [name, link] of Object.entries(links)) {

@@ -22,12 +22,17 @@ export type PathsWith<M extends Method> = {
   [P in keyof paths]: paths[P] extends Record<M, object> ? P : never;
 }[keyof paths];
 
-/** The body of an operation's 200 response (the envelope, or the bare report of `/health`). */
+/**
+ * The body of an operation's 200 response (the envelope, or the bare report of `/health`), or of
+ * its 202 response for an operation that accepts work for later (a backfill, a webhook).
+ */
 export type SuccessBody<Op> = Op extends {
   responses: { 200: { content: { 'application/json': infer B } } };
 }
   ? B
-  : never;
+  : Op extends { responses: { 202: { content: { 'application/json': infer B } } } }
+    ? B
+    : never;
 
 /** What the client resolves to: the envelope's `data` (the whole body where there is no envelope). */
 export type ResponseData<Op> =

@@ -27,6 +27,7 @@ import {
   openApiDocument,
 } from './openapi.js';
 import { rejectBadRequestId, requestContext, requestLogger } from './request-context.js';
+import { keepRawBody } from './raw-body.js';
 import { requestValueProblems } from './storable-request.js';
 import { consoleRoutes } from './system/console.js';
 import { documentationRoutes } from './system/docs.js';
@@ -51,7 +52,13 @@ const bodyErrors = new WeakMap<Request, unknown>();
 
 /** Reads JSON bodies within the limit; anything else is recorded as a 415 without being read. */
 function readJsonBodies(limit: number): RequestHandler {
-  const parse = express.json({ limit, type: jsonTypes });
+  const parse = express.json({
+    limit,
+    type: jsonTypes,
+    verify: (req, _res, buffer) => {
+      if ((req as Request).path.startsWith('/hooks/')) keepRawBody(req as Request, buffer);
+    },
+  });
   return (req, res, next) => {
     // No body at all (every GET): nothing for body-parser to look at.
     if (
@@ -215,9 +222,13 @@ export function createApp(deps: AppDeps): Express {
 
 type AnyHandler = (
   context: HandlerContext<OperationId>,
-) => Promise<EnvelopeReply<unknown> | RawReply<unknown> | StreamReply>;
+) => Promise<EnvelopeReply<unknown, number> | RawReply<unknown> | StreamReply>;
 
-function send(res: Response, response: SentResponse & { contentType?: string }): void {
+function send(
+  res: Response,
+  response: SentResponse & { contentType?: string; headers?: Record<string, string> },
+): void {
+  if (response.headers) res.set(response.headers);
   if (response.contentType === undefined) res.status(response.status).json(response.body);
   else res.status(response.status).type(response.contentType).send(response.body);
 }
@@ -239,7 +250,9 @@ function dispatch(handler: AnyHandler, deps: AppDeps) {
   return async (
     request: { params: unknown; query: unknown; body: unknown },
     req: Request,
-  ): Promise<(SentResponse & { contentType?: string }) | StreamReply> => {
+  ): Promise<
+    (SentResponse & { contentType?: string; headers?: Record<string, string> }) | StreamReply
+  > => {
     const reply = await handler({
       params: request.params as never,
       query: request.query as never,
@@ -256,7 +269,11 @@ function dispatch(handler: AnyHandler, deps: AppDeps) {
       const { status = 200, contentType } = reply;
       return { status, body: reply.raw, ...(contentType === undefined ? {} : { contentType }) };
     }
-    return { status: 200, body: successEnvelope(reply.data, reply.messages, reply.pagination) };
+    return {
+      status: reply.status ?? 200,
+      body: successEnvelope(reply.data, reply.messages, reply.pagination),
+      ...(reply.headers ? { headers: reply.headers } : {}),
+    };
   };
 }
 

@@ -51,18 +51,33 @@ export type RequestBody<O extends OperationId> = operations[O] extends { request
     ? JsonBody<R> | undefined
     : undefined;
 
-/** The body of the operation's 200 response (JSON, or text such as `/metrics`). */
+/**
+ * The body of the operation's 200 response (JSON, or text such as `/metrics`), or of its 202
+ * response for an operation that accepts work for later.
+ */
 export type SuccessBody<O extends OperationId> = operations[O]['responses'] extends {
   200: { content: infer C };
 }
   ? C[keyof C]
-  : never;
+  : operations[O]['responses'] extends { 202: { content: infer C } }
+    ? C[keyof C]
+    : never;
 
-/** What an enveloped operation returns: the envelope's `data`, and optionally messages and paging. */
-export interface EnvelopeReply<D> {
+/** The success status an operation declares: 202 when it accepts work for later, else 200. */
+type SuccessStatus<O extends OperationId> = operations[O]['responses'] extends { 200: unknown }
+  ? 200
+  : 202;
+
+/**
+ * What an enveloped operation returns: the envelope's `data`, optionally messages, paging and
+ * extra headers, and the status when the operation's success is not 200.
+ */
+export interface EnvelopeReply<D, S extends number = 200> {
   data: D;
   messages?: string[];
   pagination?: Pagination;
+  headers?: Record<string, string>;
+  status?: S;
 }
 
 /**
@@ -93,7 +108,9 @@ export type Reply<O extends OperationId> =
   Streams<O> extends true
     ? StreamReply
     : SuccessBody<O> extends { data: infer D; succeeded: boolean }
-      ? EnvelopeReply<D>
+      ? SuccessStatus<O> extends 200
+        ? EnvelopeReply<D>
+        : EnvelopeReply<D, SuccessStatus<O>> & { status: SuccessStatus<O> }
       : RawReply<SuccessBody<O>>;
 
 /** Everything a handler gets: typed (validated, coerced) input, the caller and the app's deps. */

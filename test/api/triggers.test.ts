@@ -264,7 +264,7 @@ describe('/workflows/{workflowId}/triggers', () => {
     );
     expect(error.messages).toEqual(
       expect.arrayContaining([
-        'body.type: must be one of "Manual", "TimeBased"',
+        'body.type: must be one of "Manual", "TimeBased", "Webhook"',
         'body.status: must be one of "Active", "DeActive"',
         'body.properties: must be object',
       ]),

@@ -58,9 +58,14 @@ describe('/workflows', () => {
     const detail = await trellis.admin.GET('/workflows/{workflowId}', {
       params: { path: { workflowId: id } },
     });
-    expect(detail).toEqual({ id, name: 'Mixed-Case', workflow: text });
+    expect(detail).toEqual({ id, name: 'Mixed-Case', workflow: text, revision: 1 });
     const listed = (await trellis.admin.GET('/workflows')).find((workflow) => workflow.id === id);
-    expect(listed).toEqual({ id, name: 'Mixed-Case', modifiedDate: expect.any(String) });
+    expect(listed).toEqual({
+      id,
+      name: 'Mixed-Case',
+      modifiedDate: expect.any(String),
+      revision: 1,
+    });
     expect(Date.parse(listed!.modifiedDate)).not.toBeNaN();
   });
 
@@ -81,10 +86,11 @@ describe('/workflows', () => {
       body: { workflowId: id, definition: simpleDefinition('after-update') },
     });
     expect(updated).toMatchObject({ data: {}, succeeded: true });
-    expect(updated.messages).toEqual(['Workflow "after-update" was updated.']);
+    expect(updated.messages).toEqual(['Workflow "after-update" was updated (revision 2).']);
     expect(await definitionOf(id)).toBe(simpleDefinition('after-update'));
     const after = (await trellis.admin.GET('/workflows')).find((workflow) => workflow.id === id)!;
     expect(after.name).toBe('after-update');
+    expect(after.revision).toBe(2);
     expect(Date.parse(after.modifiedDate)).toBeGreaterThan(Date.parse(before.modifiedDate));
   });
 

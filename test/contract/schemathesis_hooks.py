@@ -43,6 +43,21 @@ still goes through every check.
    the stateful phase each key is made unique to its call; the fuzzing phase and the integration
    tests still send keys again.
 
+7. Triggers that can fire. A trigger's `properties` are free-form in the document, but a
+   `TimeBased` trigger needs a valid cron and a `Webhook` trigger a `signature`, which the
+   fuzzer would hardly ever draw; and backfilling, previewing and delivering to a trigger need
+   one that was created. So in half the positive cases that create or update a trigger, its
+   properties are drawn for the type the case has: a `TimeBased` trigger fires on 1 January
+   only (so that none fires by itself during the run), with valid schedule policies; a `Webhook`
+   trigger mostly checks no signature (a fuzzer cannot sign). In half the positive backfills the
+   range is the first minute of this year, which holds that trigger's one firing; in half the
+   positive webhook deliveries the body is `{}`, the inputs of the hooks' workflows (they
+   declare none). And as for runs (3.), trigger ids drawn from earlier responses rarely name a
+   trigger an operation can succeed on: in half the positive cases of an operation whose path
+   names a trigger, it names one of a workflow of the hooks' own that fits the operation now (a
+   TimeBased trigger for a preview, an Active one for a backfill, an Active Webhook trigger
+   without signature for a delivery), made when there is none.
+
 And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
 least once, so that no success path goes untested unnoticed.
 """
@@ -142,6 +157,40 @@ def definitions(draw: st.DrawFn) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# 7. Trigger properties that can fire, and a range that holds a firing
+
+# Midnight on 1 January (UTC): in the past for the whole run, so backfills of this year's first
+# minute run it once, and the schedule never fires by itself while the run lasts.
+YEARLY = "0 0 1 1 *"
+
+
+@st.composite
+def time_based_properties(draw: st.DrawFn) -> dict[str, Any]:
+    properties: dict[str, Any] = {"cron": YEARLY}
+    if draw(st.booleans()):
+        properties["overlap"] = draw(
+            st.sampled_from(
+                ["Skip", "BufferOne", "BufferAll", "CancelOther", "TerminateOther", "AllowAll"]
+            )
+        )
+    if draw(st.booleans()):
+        properties["catchupWindow"] = draw(st.sampled_from(["10s", "5m", "1h30m", "2d"]))
+    if draw(st.booleans()):
+        properties["jitter"] = draw(st.sampled_from(["0s", "30s", "5m"]))
+    return properties
+
+
+webhook_properties = st.sampled_from(
+    [{"signature": "None"}, {"signature": "None"}, {"signature": "StandardWebhooks"}]
+)
+
+
+def first_minute_of_year() -> dict[str, str]:
+    year = time.gmtime().tm_year
+    return {"from": f"{year}-01-01T00:00:00Z", "to": f"{year}-01-01T00:01:00Z"}
+
+
+# ---------------------------------------------------------------------------------------------
 # The API itself, for the hooks that act on it (with the run's credentials, which
 # schemathesis.toml reads from the same variables).
 
@@ -151,6 +200,8 @@ class Trellis:
         self.base_url = base_url.rstrip("/")
         self.session = requests.Session()
         self.session.auth = (os.environ["TRELLIS_USER"], os.environ["TRELLIS_PASSWORD"])
+        # The workflow whose triggers the hooks use (section 7), made on first use.
+        self.triggering: str | None = None
 
     def call(self, method: str, path: str, body: Any = None) -> requests.Response:
         return self.session.request(method, f"{self.base_url}{path}", json=body, timeout=30)
@@ -166,6 +217,29 @@ class Trellis:
                 f"{request.method} {request.path_url} answered {response.status_code}: {response.text}"
             )
         return response.json()["data"]
+
+    def trigger_for(self, kind: str) -> tuple[str, str]:
+        """A trigger of the hooks' workflow that fits `kind` now (the fuzzer changes and deletes
+        triggers too), made when there is none; its workflow's id and its id."""
+        fits, body = TRIGGER_KINDS[kind]
+        workflow = self.triggering_workflow()
+        for trigger in self.data("GET", f"/workflows/{workflow}/triggers"):
+            if fits(trigger):
+                return workflow, trigger["id"]
+        created = self.data(
+            "POST", f"/workflows/{workflow}/triggers", {**body, "workflowId": workflow}
+        )
+        return workflow, created["triggerId"]
+
+    def triggering_workflow(self) -> str:
+        if (
+            self.triggering is None
+            or self.call("GET", f"/workflows/{self.triggering}").status_code != 200
+        ):
+            definition = {**TRIGGERING, "name": f"{TRIGGERING['name']} {uuid.uuid4().hex[:8]}"}
+            added = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})
+            self.triggering = added["id"]
+        return self.triggering
 
     def waiting_approvals(self) -> list[dict[str, Any]]:
         """Approvals waiting for a decision now. Runs that wait are started ahead, a few at a
@@ -191,6 +265,32 @@ class Trellis:
         workflow = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})["id"]
         self.data("POST", f"/workflows/{workflow}/executions", {"workflowId": workflow})
 
+
+# The workflow whose triggers the hooks keep: one quick task per run.
+TRIGGERING = {
+    "name": "contract: fires triggers",
+    "tasks": [{"name": "Fire", "type": {"plugin": "Flow/NoOp"}}],
+}
+
+# What each kind of trigger operation can succeed on, and how the hooks make one.
+TRIGGER_KINDS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "webhook": (
+        lambda t: (
+            t["type"] == "Webhook"
+            and t["status"] == "Active"
+            and t["properties"].get("signature") == "None"
+        ),
+        {"type": "Webhook", "status": "Active", "properties": {"signature": "None"}},
+    ),
+    "active": (
+        lambda t: t["type"] == "TimeBased" and t["status"] == "Active",
+        {"type": "TimeBased", "status": "Active", "properties": {"cron": YEARLY}},
+    ),
+    "time_based": (
+        lambda t: t["type"] == "TimeBased",
+        {"type": "TimeBased", "status": "Active", "properties": {"cron": YEARLY}},
+    ),
+}
 
 # The workflow the hooks run to have runs waiting for an approval: each waits 10 s at most.
 WAITING = {
@@ -259,10 +359,35 @@ class Shape:
         success = operation.definition.raw.get("responses", {}).get("200", {})
         streams = "text/event-stream" in success.get("content", {})
         self.on_execution = {"workflowId", "executionId"} <= path_parameters and not streams
+        # A trigger's body: a type of the trigger types and free-form properties.
+        trigger_type = resolve(document, properties.get("type", {}))
+        self.trigger = "properties" in properties and "Webhook" in trigger_type.get("enum", [])
+        # A backfill's body: a time range.
+        self.time_range = {"from", "to"} <= set(properties)
+        # A webhook delivery: its body is the run's inputs.
+        self.webhook = operation.path.startswith("/hooks/")
+        # Operations on one trigger: which trigger the operation can succeed on.
+        self.on_trigger: str | None = None
+        if "triggerId" in path_parameters:
+            self.on_trigger = (
+                "webhook"
+                if self.webhook
+                else "active"
+                if operation.path.endswith("/backfill")
+                else "time_based"
+            )
 
     @property
     def completes(self) -> bool:
-        return bool(self.definitions or self.path_echoes or self.on_execution)
+        return bool(
+            self.definitions
+            or self.path_echoes
+            or self.on_execution
+            or self.trigger
+            or self.time_range
+            or self.webhook
+            or self.on_trigger
+        )
 
 
 _shapes: dict[str, Shape] = {}
@@ -272,6 +397,19 @@ def shape_of(operation: schemathesis.APIOperation) -> Shape:
     if operation.label not in _shapes:
         _shapes[operation.label] = Shape(operation)
     return _shapes[operation.label]
+
+
+def use_existing_trigger(case: schemathesis.Case) -> None:
+    """Points the case's path at a trigger of the hooks' own that the operation can succeed on."""
+    kind = shape_of(case.operation).on_trigger
+    if kind is None:
+        return
+    workflow_id, trigger_id = trellis_of(case.operation).trigger_for(kind)
+    path = dict(case.path_parameters or {})
+    path["triggerId"] = trigger_id
+    if "workflowId" in path:
+        path["workflowId"] = workflow_id
+    case.path_parameters = path
 
 
 def use_waiting_run(case: schemathesis.Case, index: int) -> None:
@@ -298,23 +436,45 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
 
     # What is drawn depends on the operation only, never on the case's values: in stateful runs
     # those come from earlier responses, and Hypothesis stops a run whose draws vary with them.
-    def completed(drawn: tuple[list[str], bool, bool, int]) -> schemathesis.Case:
-        definitions_text, waiting_run, echo, index = drawn
-        if waiting_run:
-            use_waiting_run(case, index)
+    # (Trigger properties are drawn for every type, and the case's type picks one.)
+    def completed(drawn: dict[str, Any]) -> schemathesis.Case:
+        if drawn["waiting_run"]:
+            use_waiting_run(case, drawn["index"])
+        if drawn["existing_trigger"]:
+            use_existing_trigger(case)
+        if shape.webhook and drawn["empty"]:
+            case.body = {}
         if isinstance(case.body, dict):
-            body = {**case.body, **dict(zip(shape.definitions, definitions_text))}
-            if echo:
+            body = {**case.body, **dict(zip(shape.definitions, drawn["definitions"]))}
+            if drawn["echo"]:
                 path = case.path_parameters or {}
                 body.update({name: path[name] for name in shape.path_echoes if name in path})
+            trigger = drawn["trigger"]
+            if trigger is not None and body.get("type") in trigger:
+                body["properties"] = trigger[body["type"]]
+            if drawn["in_range"]:
+                body.update(first_minute_of_year())
             case.body = body
         return case
 
-    return st.tuples(
-        st.lists(definitions(), min_size=len(shape.definitions), max_size=len(shape.definitions)),
-        st.booleans() if shape.on_execution else st.just(False),
-        st.booleans() if shape.path_echoes else st.just(False),
-        st.integers(0, 49),
+    def maybe(needed: Any) -> Any:
+        return st.booleans() if needed else st.just(False)
+
+    triggers = st.fixed_dictionaries(
+        {"TimeBased": time_based_properties(), "Webhook": webhook_properties, "Manual": st.just({})}
+    )
+    count = len(shape.definitions)
+    return st.fixed_dictionaries(
+        {
+            "definitions": st.lists(definitions(), min_size=count, max_size=count),
+            "waiting_run": maybe(shape.on_execution),
+            "existing_trigger": maybe(shape.on_trigger),
+            "echo": maybe(shape.path_echoes),
+            "index": st.integers(0, 49),
+            "trigger": st.one_of(st.none(), triggers) if shape.trigger else st.just(None),
+            "in_range": maybe(shape.time_range),
+            "empty": maybe(shape.webhook),
+        }
     ).map(completed)
 
 

@@ -44,6 +44,7 @@ describe('executions API', () => {
         'inputs',
         'outputs',
         'rerunOf',
+        'revision',
         'status',
         'workflow',
         'workflowId',

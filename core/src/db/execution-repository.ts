@@ -42,6 +42,8 @@ export interface NewExecution {
   temporalWorkflowId: string;
   /** The run's resolved inputs; none when absent. */
   inputs?: Record<string, unknown>;
+  /** The workflow revision `definition` is; null (the default) when unknown. */
+  revision?: number | null;
   /** The execution this one reruns, and the tasks it takes over from it. */
   rerun?: { of: string; reused: ReusedTasks };
   status: ExecutionStatus;
@@ -51,15 +53,16 @@ export interface NewExecution {
 }
 
 /**
- * Creates an execution and its task rows (Pending) in one transaction. Keyed by the Temporal
- * workflow id: when a row for it exists already (a retried schedule fire), nothing is written
- * and the existing execution is returned with `created: false`.
+ * Creates an execution and its task rows (Pending) in one transaction (the caller's, when `db`
+ * is one). Keyed by the Temporal workflow id: when a row for it exists already (a retried
+ * schedule fire), nothing is written and the existing execution is returned with
+ * `created: false`.
  */
 export async function createExecutionWithTasks(
   db: Kysely<Database>,
   input: NewExecution,
 ): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
-  return db.transaction().execute(async (trx) => {
+  const create = async (trx: Kysely<Database>) => {
     const inserted = await trx
       .insertInto('workflowExecution')
       .values({
@@ -75,6 +78,7 @@ export async function createExecutionWithTasks(
         executionEnd: input.executionEnd ?? null,
         inputs: JSON.stringify(input.inputs ?? {}),
         rerunOf: input.rerun?.of ?? null,
+        revision: input.revision ?? null,
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()
@@ -86,7 +90,8 @@ export async function createExecutionWithTasks(
     }
     await insertPendingTasks(trx, inserted, input.taskNames, input.rerun?.reused);
     return { execution: inserted, created: true };
-  });
+  };
+  return db.isTransaction ? create(db) : db.transaction().execute(create);
 }
 
 /** An execution of a workflow; undefined when unknown or of another workflow. */

@@ -48,10 +48,27 @@ describe('migrations', () => {
       'plugin',
       'plugin_configuration',
       'task_execution',
+      'webhook_delivery',
       'workflow',
       'workflow_execution',
+      'workflow_revision',
       'workflow_trigger',
     ]);
+    expect(await columns('workflow_revision')).toEqual({
+      workflow_id: 'uuid',
+      revision: 'integer',
+      name: 'text',
+      definition: 'text',
+      created_at: 'timestamp with time zone',
+    });
+    expect(await columns('webhook_delivery')).toEqual({
+      trigger_id: 'uuid',
+      webhook_id: 'text',
+      execution_id: 'uuid',
+      received_at: 'timestamp with time zone',
+    });
+    expect(await columns('workflow_trigger')).toMatchObject({ secret: 'text null' });
+    expect(await columns('workflow_execution')).toMatchObject({ revision: 'integer null' });
     expect(await columns('plugin_configuration')).toEqual({
       id: 'uuid',
       name: 'text',
@@ -99,6 +116,9 @@ describe('migrations', () => {
         '(name)',
         '(execution_id, dedupe_key)',
         '(execution_id, name)',
+        '(workflow_id, revision)',
+        '(trigger_id, webhook_id)',
+        '(execution_id)',
       ]),
     );
   });
@@ -351,6 +371,52 @@ describe('migrations', () => {
           decidedAt: null,
           reason: null,
         },
+      ]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('keeps existing workflows as revision 1, with the runs that ran that definition', async () => {
+    const url = await createTestDatabase();
+    const config = buildConfig({ Database: { Url: url }, Logging: { Level: 'silent' } });
+    const opened = await openDatabase(config, createLogger(config.Logging));
+    try {
+      const migrator = new Migrator({
+        db: opened.db,
+        provider: { getMigrations: async () => migrations },
+      });
+      const { error } = await migrator.migrateTo('2026-11-25T03-00-00-auth-failures');
+      expect(error).toBeUndefined();
+      const modified = new Date('2026-11-20T10:00:00Z');
+      const [w, same, older] = [1, 11, 12].map(
+        (n) => `00000000-0000-4000-8000-0000000000${n.toString().padStart(2, '0')}`,
+      );
+      for (const statement of [
+        sql`insert into workflow (id, name, definition, modified_date)
+            values (${w}, 'old', '{"v":2}', ${modified})`,
+        sql`insert into workflow_execution (id, workflow_id, workflow_name, definition, status,
+              message, temporal_workflow_id, execution_start)
+            values (${same}, ${w}, 'old', '{"v":2}', 'Completed', '', 't-1', ${modified}),
+                   (${older}, ${w}, 'old', '{"v":1}', 'Completed', '', 't-2', ${modified})`,
+      ]) {
+        await statement.execute(opened.db);
+      }
+      await migrateToLatest(opened.db);
+      expect(await opened.db.selectFrom('workflow').select(['id', 'revision']).execute()).toEqual([
+        { id: w, revision: 1 },
+      ]);
+      expect(await opened.db.selectFrom('workflowRevision').selectAll().execute()).toEqual([
+        { workflowId: w, revision: 1, name: 'old', definition: '{"v":2}', createdAt: modified },
+      ]);
+      const runs = await opened.db
+        .selectFrom('workflowExecution')
+        .select(['id', 'revision'])
+        .orderBy('id')
+        .execute();
+      expect(runs).toEqual([
+        { id: same, revision: 1 },
+        { id: older, revision: null },
       ]);
     } finally {
       await opened.close();

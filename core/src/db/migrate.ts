@@ -12,6 +12,8 @@ import * as pluginOutputSchema from './migrations/2026-11-24T04-00-00-plugin-out
 import * as executionEvents from './migrations/2026-11-25T00-00-00-execution-events.js';
 import * as approvalDecisions from './migrations/2026-11-25T01-00-00-approval-decisions.js';
 import * as authFailures from './migrations/2026-11-25T03-00-00-auth-failures.js';
+import * as workflowRevisions from './migrations/2026-11-26T20-00-00-workflow-revisions.js';
+import * as webhookTriggers from './migrations/2026-11-26T21-00-00-webhook-triggers.js';
 import type { Database } from './tables.js';
 
 /**
@@ -30,6 +32,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T00-00-00-execution-events': executionEvents,
   '2026-11-25T01-00-00-approval-decisions': approvalDecisions,
   '2026-11-25T03-00-00-auth-failures': authFailures,
+  '2026-11-26T20-00-00-workflow-revisions': workflowRevisions,
+  '2026-11-26T21-00-00-webhook-triggers': webhookTriggers,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -53,16 +53,42 @@ export interface WorkflowTable {
   definition: string;
   createdAt: CreatedAt;
   modifiedDate: Timestamp;
+  /** The number of the current definition's revision (`workflow_revision`). */
+  revision: ColumnType<number, number | undefined, number>;
 }
+
+/** Every definition a workflow has had: revision 1 when added, one more at each update. */
+export interface WorkflowRevisionTable {
+  workflowId: string;
+  revision: number;
+  /** The definition's name. */
+  name: string;
+  /** The definition exactly as the client sent it. */
+  definition: string;
+  createdAt: CreatedAt;
+}
+
+export type TriggerType = 'Manual' | 'TimeBased' | 'Webhook';
 
 export interface WorkflowTriggerTable {
   id: string;
   workflowId: string;
-  type: 'Manual' | 'TimeBased';
+  type: TriggerType;
   status: 'Active' | 'DeActive';
+  /** As the client sent them, without a Webhook trigger's secret (which is `secret`). */
   properties: Json<Record<string, unknown>>;
+  /** A Webhook trigger's signing secret, encrypted (`enc:v2:...`); null for any other. */
+  secret: ColumnType<string | null, string | null | undefined, string | null>;
   createdAt: CreatedAt;
   lastModified: Timestamp;
+}
+
+/** A webhook delivery received: its `webhook-id` starts one execution, once. */
+export interface WebhookDeliveryTable {
+  triggerId: string;
+  webhookId: string;
+  executionId: string;
+  receivedAt: CreatedAt;
 }
 
 export type ExecutionStatus =
@@ -101,6 +127,11 @@ export interface WorkflowExecutionTable {
   outputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** The execution this one reruns; null for a first run. */
   rerunOf: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The workflow revision the definition snapshot is; null for a run of a definition replaced
+   * before revisions were kept.
+   */
+  revision: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface TaskExecutionTable {
@@ -211,7 +242,9 @@ export interface Database {
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
   workflow: WorkflowTable;
+  workflowRevision: WorkflowRevisionTable;
   workflowTrigger: WorkflowTriggerTable;
+  webhookDelivery: WebhookDeliveryTable;
   workflowExecution: WorkflowExecutionTable;
   taskExecution: TaskExecutionTable;
   approval: ApprovalTable;
@@ -228,6 +261,7 @@ export type PluginConfigurationRow = Selectable<PluginConfigurationTable>;
 export type NewPluginConfiguration = Insertable<PluginConfigurationTable>;
 export type PluginConfigurationUpdate = Updateable<PluginConfigurationTable>;
 export type WorkflowRow = Selectable<WorkflowTable>;
+export type WorkflowRevisionRow = Selectable<WorkflowRevisionTable>;
 export type WorkflowTriggerRow = Selectable<WorkflowTriggerTable>;
 export type WorkflowExecutionRow = Selectable<WorkflowExecutionTable>;
 export type TaskExecutionRow = Selectable<TaskExecutionTable>;

@@ -10,6 +10,8 @@ export interface TriggerInput {
   type: WorkflowTriggerTable['type'];
   status: WorkflowTriggerTable['status'];
   properties: Record<string, unknown>;
+  /** A Webhook trigger's signing secret, encrypted; null (the default) for none. */
+  secret?: string | null;
 }
 
 /** A workflow's triggers, oldest first. */
@@ -41,6 +43,19 @@ export async function findById(
     .executeTakeFirst();
 }
 
+/** A trigger by its id alone, whichever workflow it belongs to (a webhook's path names no workflow). */
+export async function findAnywhere(
+  db: Kysely<Database>,
+  triggerId: string,
+): Promise<WorkflowTriggerRow | undefined> {
+  if (!isUuid(triggerId)) return undefined;
+  return db
+    .selectFrom('workflowTrigger')
+    .selectAll()
+    .where('id', '=', triggerId)
+    .executeTakeFirst();
+}
+
 /** Adds a trigger to a workflow; `NotFound` when the workflow does not exist. */
 export async function insert(
   db: Kysely<Database>,
@@ -58,6 +73,7 @@ export async function insert(
           workflowId,
           ...input,
           properties: JSON.stringify(input.properties),
+          secret: input.secret ?? null,
           lastModified: sql<Date>`now()`,
         })
         .returningAll()
@@ -79,6 +95,7 @@ export async function update(
     .set({
       ...input,
       properties: JSON.stringify(input.properties),
+      secret: input.secret ?? null,
       lastModified: sql<Date>`now()`,
     })
     .where('workflowId', '=', workflowId)

@@ -90,7 +90,13 @@ describe('workflowRepository', () => {
     const names = all.items.map((row) => row.name);
     expect(names).toEqual([...names].sort());
     expect(all.items[0]).not.toHaveProperty('definition');
-    expect(Object.keys(all.items[0]!).sort()).toEqual(['createdAt', 'id', 'modifiedDate', 'name']);
+    expect(Object.keys(all.items[0]!).sort()).toEqual([
+      'createdAt',
+      'id',
+      'modifiedDate',
+      'name',
+      'revision',
+    ]);
 
     const page = await workflowRepository.list(db, { page: 1, pageSize: 2 });
     expect(page.items.map((row) => row.name)).toEqual(names.slice(0, 2));

@@ -4,9 +4,13 @@ import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import { preparedQuery } from './prepared.js';
-import type { Database, WorkflowRow } from './tables.js';
+import type { Database, WorkflowRevisionRow, WorkflowRow } from './tables.js';
 
-/** Stored workflows: the definition text as the client sent it, named by the definition's name. */
+/**
+ * Stored workflows: the definition text as the client sent it, named by the definition's name.
+ * Every definition a workflow has had is kept as a numbered revision (1 when added, one more at
+ * each update), written in the same transaction as the workflow row.
+ */
 
 export interface WorkflowInput {
   /** The definition's name. */
@@ -16,7 +20,10 @@ export interface WorkflowInput {
 }
 
 /** A list item: everything but the definition text. */
-export type WorkflowSummary = Pick<WorkflowRow, 'id' | 'name' | 'createdAt' | 'modifiedDate'>;
+export type WorkflowSummary = Pick<
+  WorkflowRow,
+  'id' | 'name' | 'createdAt' | 'modifiedDate' | 'revision'
+>;
 
 const duplicateName = (name: string) => () =>
   new Conflict(`A workflow named "${name}" already exists`, { code: 'workflow.name_taken' });
@@ -26,7 +33,7 @@ export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<Wor
   return paginate(
     db
       .selectFrom('workflow')
-      .select(['id', 'name', 'createdAt', 'modifiedDate'])
+      .select(['id', 'name', 'createdAt', 'modifiedDate', 'revision'])
       .orderBy('name')
       .orderBy('id'),
     page,
@@ -49,10 +56,13 @@ export async function findById(db: Kysely<Database>, id: string): Promise<Workfl
 }
 
 /** A stored workflow as `GET /workflows/{id}` shows it: no timestamps to read and parse. */
-export type StoredDefinition = Pick<WorkflowRow, 'id' | 'name' | 'definition'>;
+export type StoredDefinition = Pick<WorkflowRow, 'id' | 'name' | 'definition' | 'revision'>;
 
 const selectDefinitionById = preparedQuery((db, values: { id: string }) =>
-  db.selectFrom('workflow').select(['id', 'name', 'definition']).where('id', '=', values.id),
+  db
+    .selectFrom('workflow')
+    .select(['id', 'name', 'definition', 'revision'])
+    .where('id', '=', values.id),
 );
 
 export async function findDefinitionById(
@@ -71,39 +81,109 @@ export async function findByName(
   return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-/** Stores a new workflow; `Conflict` when the name is taken. */
-export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
-  return translateConstraintErrors(
-    () =>
-      db
-        .insertInto('workflow')
-        .values({ id: newId(), ...input, modifiedDate: sql<Date>`now()` })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
-    { unique: duplicateName(input.name) },
-  );
+/** Runs `work` in the caller's transaction, or in a new one. */
+function inTransaction<T>(
+  db: Kysely<Database>,
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
-/** Replaces the definition (and name) and stamps `modifiedDate`; undefined when unknown. */
+async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<void> {
+  await db
+    .insertInto('workflowRevision')
+    .values({
+      workflowId: row.id,
+      revision: row.revision,
+      name: row.name,
+      definition: row.definition,
+      createdAt: row.modifiedDate,
+    })
+    .execute();
+}
+
+/** Stores a new workflow as its revision 1; `Conflict` when the name is taken. */
+export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
+  return inTransaction(db, async (trx) => {
+    const row = await translateConstraintErrors(
+      () =>
+        trx
+          .insertInto('workflow')
+          .values({ id: newId(), ...input, revision: 1, modifiedDate: sql<Date>`now()` })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      { unique: duplicateName(input.name) },
+    );
+    await insertRevision(trx, row);
+    return row;
+  });
+}
+
+/**
+ * Replaces the definition (and name) with a new revision, keeping the previous one, and stamps
+ * `modifiedDate`; undefined when unknown.
+ */
 export async function update(
   db: Kysely<Database>,
   id: string,
   input: WorkflowInput,
 ): Promise<WorkflowRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return translateConstraintErrors(
-    () =>
-      db
-        .updateTable('workflow')
-        .set({ ...input, modifiedDate: sql<Date>`now()` })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst(),
-    { unique: duplicateName(input.name) },
+  return inTransaction(db, async (trx) => {
+    const row = await translateConstraintErrors(
+      () =>
+        trx
+          .updateTable('workflow')
+          .set((eb) => ({
+            ...input,
+            revision: eb('revision', '+', 1),
+            modifiedDate: sql<Date>`now()`,
+          }))
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst(),
+      { unique: duplicateName(input.name) },
+    );
+    if (row) await insertRevision(trx, row);
+    return row;
+  });
+}
+
+/** A revision as listed: everything but the definition text. */
+export type RevisionSummary = Pick<WorkflowRevisionRow, 'revision' | 'name' | 'createdAt'>;
+
+/** A workflow's revisions, newest first; one page of them when `page` is given. */
+export async function listRevisions(
+  db: Kysely<Database>,
+  workflowId: string,
+  page?: Page,
+): Promise<Paged<RevisionSummary>> {
+  return paginate(
+    db
+      .selectFrom('workflowRevision')
+      .select(['revision', 'name', 'createdAt'])
+      .where('workflowId', '=', workflowId)
+      .orderBy('revision', 'desc'),
+    page,
   );
 }
 
-/** Deletes a workflow with its triggers and executions (cascade); false when unknown. */
+/** One revision of a workflow; undefined when it never had that number. */
+export async function findRevision(
+  db: Kysely<Database>,
+  workflowId: string,
+  revision: number,
+): Promise<WorkflowRevisionRow | undefined> {
+  if (!isUuid(workflowId) || !Number.isSafeInteger(revision)) return undefined;
+  return db
+    .selectFrom('workflowRevision')
+    .selectAll()
+    .where('workflowId', '=', workflowId)
+    .where('revision', '=', revision)
+    .executeTakeFirst();
+}
+
+/** Deletes a workflow with its revisions, triggers and executions (cascade); false when unknown. */
 export async function remove(db: Kysely<Database>, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
   const result = await db.deleteFrom('workflow').where('id', '=', id).executeTakeFirst();

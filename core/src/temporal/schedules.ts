@@ -10,6 +10,8 @@ import {
   ScheduleOverlapPolicy,
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
+// The SDK's own conversions between dates and protobuf timestamps (a deep import: UPGRADING.md).
+import { optionalDateToTs, tsToDate } from '@temporalio/common/lib/time.js';
 import { CronPattern } from 'croner';
 import type { Kysely, Selectable } from 'kysely';
 import * as triggerRepository from '../db/trigger-repository.js';
@@ -18,15 +20,27 @@ import type { TrellisConfig } from '../config/types.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '../db/tables.js';
 import { resolveInputs, type InputsResult } from '../definition/inputs.js';
 import type { WorkflowDefinition } from '../definition/types.js';
-import { Invalid, TrellisError, Unavailable } from '../errors.js';
+import { Invalid, NotFound, TrellisError, Unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { formatPath, type PathSegment } from '../validation/path.js';
+import {
+  checkSchedulePolicies,
+  formatDuration,
+  propertyValue,
+  temporalOverlapPolicy,
+  type OverlapPolicy,
+} from './schedule-policies.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from './ids.js';
 import { executionWorkflowType, type ExecutionInput } from './messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
 
 /** The gRPC status codes Temporal's answers are told apart by. */
-const grpcStatus = { invalidArgument: 3, deadlineExceeded: 4, unavailable: 14 } as const;
+const grpcStatus = {
+  invalidArgument: 3,
+  deadlineExceeded: 4,
+  notFound: 5,
+  unavailable: 14,
+} as const;
 
 export type ScheduleTrigger = Pick<
   Selectable<WorkflowTriggerTable>,
@@ -63,9 +77,10 @@ export function cronProperties(properties: Record<string, unknown>): {
   cron?: unknown;
   timezone?: unknown;
 } {
-  const lookup = (key: string) =>
-    Object.entries(properties).find(([name]) => name.toLowerCase() === key)?.[1];
-  return { cron: lookup('cron'), timezone: lookup('timezone') };
+  return {
+    cron: propertyValue(properties, 'cron'),
+    timezone: propertyValue(properties, 'timezone'),
+  };
 }
 
 /**
@@ -77,7 +92,7 @@ export function triggerInputs(
   definition: Pick<WorkflowDefinition, 'inputs'>,
   at: readonly PathSegment[],
 ): InputsResult {
-  const given = Object.entries(properties).find(([name]) => name.toLowerCase() === 'inputs')?.[1];
+  const given = propertyValue(properties, 'inputs');
   if (
     given !== undefined &&
     (typeof given !== 'object' || given === null || Array.isArray(given))
@@ -89,13 +104,15 @@ export function triggerInputs(
 
 /** Problems with a TimeBased trigger's properties, one message each; empty when usable. */
 export function checkTimeBasedProperties(properties: Record<string, unknown>): string[] {
+  const policies = checkSchedulePolicies(properties);
+  const policyProblems = policies.ok ? [] : policies.problems;
   const { cron, timezone } = cronProperties(properties);
   if (typeof cron !== 'string' || !cron.trim())
-    return ['properties.cron is required for a TimeBased trigger'];
+    return ['properties.cron is required for a TimeBased trigger', ...policyProblems];
   if (timezone !== undefined && typeof timezone !== 'string')
-    return ['properties.timezone must be a string'];
+    return ['properties.timezone must be a string', ...policyProblems];
   const problem = validateCron(cron, timezone);
-  return problem ? [`properties: ${problem}`] : [];
+  return [...(problem ? [`properties: ${problem}`] : []), ...policyProblems];
 }
 
 /**
@@ -221,6 +238,9 @@ function scheduleOptions(
   const zone = typeof timezone === 'string' && timezone ? timezone : 'UTC';
   const problem = validateCron(cron, zone);
   if (problem) throw new Invalid(`trigger ${trigger.id}: ${problem}`);
+  const checked = checkSchedulePolicies(trigger.properties);
+  if (!checked.ok) throw new Invalid(checked.problems.map((p) => `trigger ${trigger.id}: ${p}`));
+  const { overlap, catchupWindowMs, jitterMs } = checked.policies;
   const input: ExecutionInput = {
     scheduled: { workflowId: workflow.id, triggerId: trigger.id },
   };
@@ -229,7 +249,7 @@ function scheduleOptions(
     { key: TrellisWorkflowName, value: workflow.name },
   ];
   return {
-    spec: { cronExpressions: [cron.trim()], timezone: zone },
+    spec: { cronExpressions: [cron.trim()], timezone: zone, jitter: jitterMs },
     action: {
       type: 'startWorkflow' as const,
       workflowType: executionWorkflowType,
@@ -238,17 +258,76 @@ function scheduleOptions(
       workflowId: scheduledWorkflowIdPrefix(trigger.id),
       typedSearchAttributes: searchAttributes,
     },
-    // Each firing is an independent execution: one waiting for an approval must not hold back the
-    // next, and runs missed while Temporal was down are not made up hours later.
-    policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL, catchupWindow: '1 minute' },
+    // The trigger's policies (README, "Schedule policies"): by default a firing is skipped while
+    // the trigger's previous run still runs, and runs missed while Temporal was down are made up
+    // only within a minute.
+    policies: {
+      overlap: ScheduleOverlapPolicy[temporalOverlapPolicy[overlap]],
+      catchupWindow: catchupWindowMs,
+    },
     typedSearchAttributes: searchAttributes,
     state: {
       paused: trigger.status === 'DeActive',
       // Shown in the Temporal UI, and how reconcile tells an up-to-date schedule from a stale one
       // (Temporal describes cron specs back as calendars, not as the text we sent).
-      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}): cron "${cron.trim()}" ${zone}, task queue ${config.Temporal.TaskQueue}`,
+      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}): cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}`,
     },
   } satisfies ScheduleUpdateOptions;
+}
+
+/** A backfill asks for at most this many firings (Temporal buffers 1,000 at most). */
+export const maxBackfillFirings = 500;
+
+/**
+ * Asks a trigger's schedule to run the firings between `from` (included) and `to` (excluded)
+ * under `overlap`; returns their times, as Temporal computes them. `Invalid` when the range
+ * holds none or more than `maxBackfillFirings`; `NotFound` when the schedule is missing.
+ */
+export async function backfillSchedule(
+  client: Client,
+  triggerId: string,
+  range: { from: Date; to: Date },
+  overlap: OverlapPolicy,
+): Promise<Date[]> {
+  const handle = client.schedule.getHandle(scheduleId(triggerId));
+  // Temporal's ranges include their end; matching times exclude their start, backfills include it.
+  const end = new Date(range.to.getTime() - 1);
+  const times = await translateTemporalErrors(async () => {
+    const { startTime } = await client.workflowService.listScheduleMatchingTimes({
+      namespace: client.options.namespace,
+      scheduleId: scheduleId(triggerId),
+      startTime: optionalDateToTs(new Date(range.from.getTime() - 1)),
+      endTime: optionalDateToTs(end),
+    });
+    return (startTime ?? []).map(tsToDate);
+  });
+  const span = `between ${range.from.toISOString()} and ${range.to.toISOString()}`;
+  if (times.length === 0) throw new Invalid(`body: the trigger's schedule has no firing ${span}`);
+  if (times.length > maxBackfillFirings) {
+    throw new Invalid(
+      `body: the trigger's schedule fires more than ${maxBackfillFirings} times ${span}; backfill at most ${maxBackfillFirings} firings at once (split the range)`,
+    );
+  }
+  await translateTemporalErrors(() =>
+    handle.backfill({
+      start: range.from,
+      end,
+      overlap: ScheduleOverlapPolicy[temporalOverlapPolicy[overlap]],
+    }),
+  );
+  return times;
+}
+
+/** The next `count` firing times of a trigger's schedule (jitter included), soonest first. */
+export async function upcomingFirings(
+  client: Client,
+  triggerId: string,
+  count: number,
+): Promise<Date[]> {
+  const description = await translateTemporalErrors(() =>
+    client.schedule.getHandle(scheduleId(triggerId)).describe(),
+  );
+  return description.info.nextActionTimes.slice(0, count);
 }
 
 async function describeSchedule(client: Client, triggerId: string) {
@@ -261,8 +340,8 @@ async function describeSchedule(client: Client, triggerId: string) {
 }
 
 /**
- * Temporal's invalid-argument → `Invalid` (a cron croner accepts but Temporal does not),
- * unreachable → `Unavailable`.
+ * Temporal's invalid-argument → `Invalid` (a cron croner accepts but Temporal does not), a
+ * missing schedule → `NotFound` (`schedule.not_found`), unreachable → `Unavailable`.
  */
 async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -273,6 +352,11 @@ async function translateTemporalErrors<T>(action: () => Promise<T>): Promise<T> 
     const code: number | undefined = grpc?.code;
     if (code === grpcStatus.invalidArgument) {
       throw new Invalid(`Temporal rejected the schedule: ${grpc!.details}`);
+    }
+    if (error instanceof ScheduleNotFoundError || code === grpcStatus.notFound) {
+      throw new NotFound(`Temporal has no schedule for this trigger: ${(error as Error).message}`, {
+        code: 'schedule.not_found',
+      });
     }
     if (code === grpcStatus.unavailable || code === grpcStatus.deadlineExceeded)
       throw new Unavailable(`Temporal is unavailable: ${grpc!.details}`, {

@@ -105,6 +105,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/hooks/{triggerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a webhook
+         * @description Starts an execution of the trigger's workflow with the JSON body (an object) as its inputs,
+         *     which must fit the inputs the workflow declares (else 400 naming the field). Public (no
+         *     `Authorization`); for a trigger with signature `StandardWebhooks`, the request must carry a
+         *     [Standard Webhooks](https://www.standardwebhooks.com/) signature made with the trigger's
+         *     secret: `webhook-id`, `webhook-timestamp` (Unix seconds, within five minutes of the server's
+         *     clock) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, several
+         *     separated by spaces), else 401 and nothing starts. One `webhook-id` starts at most one
+         *     execution: a redelivery answers 202 with the execution the first one started (`redelivery`
+         *     true). An id that names no `Webhook` trigger, or a `DeActive` one, is 404. Each trigger takes
+         *     at most `Security.RateLimits.RequestsPerUserPerMinute` deliveries a minute per API process
+         *     (429). Its links lead to the started execution.
+         */
+        post: operations["deliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/livez": {
         parameters: {
             query?: never;
@@ -377,14 +407,17 @@ export interface paths {
         get: operations["getWorkflow"];
         /**
          * Update a workflow
-         * @description Replaces a workflow's definition (validated as when adding). The body's `workflowId` must
-         *     equal the path's (else 400 `validation.id_mismatch`), which OpenAPI cannot say.
+         * @description Replaces a workflow's definition (validated as when adding) with a new revision: the
+         *     previous definition is kept (`/workflows/{workflowId}/revisions`), and runs started before
+         *     keep the one they started with. The body's `workflowId` must equal the path's (else 400
+         *     `validation.id_mismatch`), which OpenAPI cannot say.
          */
         put: operations["updateWorkflow"];
         post?: never;
         /**
          * Delete a workflow
-         * @description Deletes a workflow and its triggers; refused (409) while it has running executions.
+         * @description Deletes a workflow, its revisions and its triggers; refused (409) while it has running
+         *     executions.
          */
         delete: operations["deleteWorkflow"];
         options?: never;
@@ -407,12 +440,13 @@ export interface paths {
         put?: never;
         /**
          * Execute a workflow
-         * @description Executes a workflow: validates the definition and the inputs, snapshots them, creates the
-         *     task rows and starts the run on Temporal; with `waitSeconds`, answers when the run ends or
-         *     after that long, whichever is first. The body's `workflowId` must equal the path's (else 400
-         *     `validation.id_mismatch`), which OpenAPI cannot say; its `inputs` must fit the inputs the
-         *     definition declares (else 400). 503 when Temporal is unavailable. Its links lead to what can
-         *     be done with the new execution.
+         * @description Executes a workflow: validates the definition (the current one, or the `revision` asked
+         *     for) and the inputs, snapshots them, creates the task rows and starts the run on Temporal;
+         *     with `waitSeconds`, answers when the run ends or after that long, whichever is first. The
+         *     body's `workflowId` must equal the path's (else 400 `validation.id_mismatch`), which OpenAPI
+         *     cannot say; its `inputs` must fit the inputs the definition declares, and `revision` name
+         *     one the workflow has had (else 400). 503 when Temporal is unavailable. Its links lead to
+         *     what can be done with the new execution.
          */
         post: operations["executeWorkflow"];
         delete?: never;
@@ -583,9 +617,10 @@ export interface paths {
         /**
          * Rerun an execution
          * @description Reruns a finished execution (409 while it is still going) as a new execution of the same
-         *     definition snapshot, with the original's inputs unless others are given. Tasks that completed
-         *     in the original and are not `fromTask` or downstream of it are not run again: they are
-         *     recorded Completed with their earlier output, which later tasks read. Answers like execute.
+         *     definition snapshot (and revision), with the original's inputs unless others are given.
+         *     Tasks that completed in the original and are not `fromTask` or downstream of it are not run
+         *     again: they are recorded Completed with their earlier output, which later tasks read.
+         *     Answers like execute.
          *     `fromTask` must name a task of the definition and `inputs` fit its declared inputs (else 400).
          */
         post: operations["rerunExecution"];
@@ -655,6 +690,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflowId}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow's revisions
+         * @description Lists a workflow's revisions, newest first.
+         */
+        get: operations["listWorkflowRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/revisions/{revision}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a revision of a workflow
+         * @description Gets one revision of a workflow with its definition text; 404 for a number it never had.
+         */
+        get: operations["getWorkflowRevision"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}/triggers": {
         parameters: {
             query?: never;
@@ -672,9 +747,12 @@ export interface paths {
          * Create a trigger
          * @description Creates a trigger with the status given. The body's `workflowId` must equal the path's (else
          *     400 `validation.id_mismatch`), which OpenAPI cannot say. A `TimeBased` trigger needs a valid
-         *     5-field `properties.cron` (and a valid IANA `properties.timezone` when given), and
-         *     `properties.inputs`, when given, must fit the inputs the workflow's definition declares (else
-         *     400). Its links lead to what can be done with the new trigger.
+         *     5-field `properties.cron` (and a valid IANA `properties.timezone`, `overlap`,
+         *     `catchupWindow` and `jitter` when given), and `properties.inputs`, when given, must fit the
+         *     inputs the workflow's definition declares (else 400). A `Webhook` trigger needs
+         *     `properties.signature`; with `StandardWebhooks` and no `properties.secret`, the generated
+         *     secret is in this response (`data.secret`), once. Its links lead to what can be done with
+         *     the new trigger.
          */
         post: operations["createTrigger"];
         delete?: never;
@@ -708,6 +786,54 @@ export interface paths {
          * @description Deletes a trigger (and its schedule).
          */
         delete: operations["deleteTrigger"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/triggers/{triggerId}/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Backfill a TimeBased trigger
+         * @description Runs the firings a TimeBased trigger's schedule would have made between `from` (included)
+         *     and `to` (excluded, not after now): Temporal's schedule backfill, one ordinary execution per
+         *     firing, with `overlap` deciding what happens while one runs (`BufferAll` by default: each
+         *     runs, one after another). Answers 202 with the firing times once the schedule has the
+         *     request; the runs start within seconds. 409 for a trigger that is not `TimeBased` or is
+         *     `DeActive`; 400 when `from` is not before `to`, `to` is in the future, or the range holds no
+         *     firing or more than 500 (split it), none of which OpenAPI can say.
+         */
+        post: operations["backfillTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/triggers/{triggerId}/upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview a TimeBased trigger's next firings
+         * @description Previews a TimeBased trigger's next firing times as its Temporal schedule computes them
+         *     (time zone and jitter included). A `DeActive` trigger's schedule is paused: `paused` is true
+         *     and `times` empty. 409 for a trigger that is not `TimeBased`.
+         */
+        get: operations["listUpcomingFirings"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -819,6 +945,58 @@ export interface components {
          * @enum {string}
          */
         AuthenticationScheme: "Basic" | "Bearer";
+        /** @description The body that asks a TimeBased trigger's schedule to run the firings of a past time range. */
+        BackfillRequest: {
+            /**
+             * Format: date-time
+             * @description The start of the range (included).
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The end of the range (excluded): not after now.
+             */
+            to: string;
+            /**
+             * @description The overlap policy of the backfill's runs (the trigger's own policy is not used):
+             *     `BufferAll` by default, so that every firing of the range runs, one after another.
+             */
+            overlap?: components["schemas"]["ScheduleOverlap"];
+        };
+        /** @description What a backfill was asked to run. */
+        BackfillStarted: {
+            /** @description The trigger's id. */
+            triggerId: components["schemas"]["Uuid"];
+            /**
+             * Format: date-time
+             * @description The range's start (included).
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The range's end (excluded).
+             */
+            to: string;
+            overlap: components["schemas"]["ScheduleOverlap"];
+            /** @description The firing times in the range, as the schedule computes them: one run each. */
+            times: string[];
+        };
+        /** @description The envelope of a requested backfill. */
+        BackfillStartedEnvelope: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["BackfillStarted"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /** @description What creating a configuration returns. */
         ConfigurationCreated: {
             id: components["schemas"]["Uuid"];
@@ -1149,12 +1327,16 @@ export interface components {
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
-         *     - not found (404): `workflow.not_found`, `execution.not_found`, `task.not_found`,
-         *     `approval.not_found`, `trigger.not_found`, `route.not_found`, `not_found`;
+         *     - a webhook delivery's signature (401): `webhook.signature_missing`,
+         *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
+         *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
+         *     `task.not_found`, `approval.not_found`, `trigger.not_found`, `schedule.not_found` (Temporal
+         *     lost a trigger's schedule and could not make it again), `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
-         *     `workflow.name_taken`, `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     `workflow.name_taken`, `trigger.not_time_based`, `trigger.inactive`,
+         *     `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
@@ -1202,6 +1384,13 @@ export interface components {
             inputs?: {
                 [key: string]: unknown;
             };
+            /**
+             * Format: int32
+             * @description Run this revision of the workflow's definition (`/workflows/{workflowId}/revisions`) instead
+             *     of the current one; it is validated again (its plugins may be gone). A number the workflow
+             *     never had is 400.
+             */
+            revision?: number;
         };
         /** @description The `data` of an `execution` event: the execution's status changed (the first event: it was created). */
         ExecutionChangedData: {
@@ -1247,6 +1436,11 @@ export interface components {
             } | null;
             /** @description The execution this one reruns; null for a first run. */
             rerunOf: components["schemas"]["Uuid"] | null;
+            /**
+             * @description The workflow revision whose definition the run snapshotted (`/workflows/{workflowId}/revisions`);
+             *     null for a run started before revisions were kept from a definition changed since.
+             */
+            revision: number | null;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -1604,6 +1798,12 @@ export interface components {
          */
         Role: "admin" | "config" | "plugins" | "workflow";
         /**
+         * @description What a schedule's firing does while a run it started earlier still runs (Temporal's overlap
+         *     policies).
+         * @enum {string}
+         */
+        ScheduleOverlap: "Skip" | "BufferOne" | "BufferAll" | "CancelOther" | "TerminateOther" | "AllowAll";
+        /**
          * @description The JSON type of a plugin setting.
          * @enum {string}
          */
@@ -1709,7 +1909,11 @@ export interface components {
             id: components["schemas"]["Uuid"];
             type: components["schemas"]["TriggerType"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Key-value settings; for `TimeBased`, `cron` holds a cron expression. */
+            /**
+             * @description Key-value settings: for `TimeBased`, `cron` and the schedule's policies; for `Webhook`,
+             *     `signature`. A Webhook trigger's `secret` is never shown: it reads `"********"` when one is
+             *     set (sending that back in an update keeps it).
+             */
             properties: {
                 [key: string]: unknown;
             };
@@ -1725,7 +1929,13 @@ export interface components {
             workflowId: components["schemas"]["Uuid"];
             type: components["schemas"]["TriggerType"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Key-value settings; `TimeBased` needs a valid `cron` (else 400). */
+            /**
+             * @description Key-value settings. `TimeBased` needs a valid `cron`, and `timezone`, `overlap`,
+             *     `catchupWindow` and `jitter` must be valid when given; `Webhook` needs `signature`
+             *     (`StandardWebhooks` or `None`), and takes `secret` (`whsec_` and the base64 of 24 to 64
+             *     random bytes) only with `StandardWebhooks`: without one, a secret is generated and returned
+             *     once, in this response (else 400).
+             */
             properties: {
                 [key: string]: unknown;
             };
@@ -1734,6 +1944,12 @@ export interface components {
         TriggerCreated: {
             /** @description The new trigger's id. */
             triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description Only for a `Webhook` trigger with signature `StandardWebhooks` created without a `secret`:
+             *     the secret generated for it (`whsec_...`), shown this once and never again. Give it to the
+             *     system that sends the webhooks.
+             */
+            secret?: string;
         };
         /** @description The envelope of a created trigger. */
         TriggerCreatedResponse: {
@@ -1792,7 +2008,7 @@ export interface components {
          * @description How a trigger fires.
          * @enum {string}
          */
-        TriggerType: "Manual" | "TimeBased";
+        TriggerType: "Manual" | "TimeBased" | "Webhook";
         /** @description The body that replaces a trigger's type, status and properties. */
         TriggerUpdate: {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
@@ -1801,10 +2017,40 @@ export interface components {
             triggerId: components["schemas"]["Uuid"];
             type: components["schemas"]["TriggerType"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Key-value settings; `TimeBased` needs a valid `cron` (else 400). */
+            /**
+             * @description Key-value settings, checked as when creating. A `StandardWebhooks` trigger keeps its secret
+             *     when `secret` is absent or `"********"`, and takes a new one when given; one that has none
+             *     yet (it had another type or signature) needs one here (else 400): a secret is generated only
+             *     when a trigger is created.
+             */
             properties: {
                 [key: string]: unknown;
             };
+        };
+        /** @description The next firings of a TimeBased trigger. */
+        UpcomingFirings: {
+            /** @description The trigger's id. */
+            triggerId: components["schemas"]["Uuid"];
+            /** @description Whether the trigger is `DeActive` (its schedule is paused): then nothing is coming. */
+            paused: boolean;
+            /** @description The next firing times, soonest first, jitter included (empty while paused). */
+            times: string[];
+        };
+        /** @description The envelope of a trigger's next firings. */
+        UpcomingFiringsResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["UpcomingFirings"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
         };
         /**
          * Format: uuid
@@ -1820,6 +2066,38 @@ export interface components {
         VersionResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["VersionInfo"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description What a webhook delivery started. */
+        WebhookAccepted: {
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /** @description The execution the delivery started (for a redelivery: the one its first delivery started). */
+            executionId: components["schemas"]["Uuid"];
+            /**
+             * Format: date-time
+             * @description When that execution started.
+             */
+            startedAt: string;
+            /** @description The delivery's `webhook-id`; null when it carried none (only with signature `None`). */
+            webhookId: string | null;
+            /** @description Whether this delivery repeated an earlier one (same `webhook-id`) and started nothing. */
+            redelivery: boolean;
+        };
+        /** @description The envelope of an accepted webhook delivery. */
+        WebhookAcceptedEnvelope: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WebhookAccepted"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
@@ -1861,6 +2139,11 @@ export interface components {
             name: string;
             /** @description The definition, exactly the JSON text the client sent. */
             workflow: string;
+            /**
+             * Format: int32
+             * @description The number of this definition: 1 when added, one more at each update (see `/revisions`).
+             */
+            revision: number;
         };
         /** @description A stored workflow as listed. */
         WorkflowListItem: {
@@ -1872,6 +2155,11 @@ export interface components {
              * @description Last change (creation counts).
              */
             modifiedDate: string;
+            /**
+             * Format: int32
+             * @description The number of the current definition: 1 when added, one more at each update.
+             */
+            revision: number;
         };
         /** @description The envelope of the workflow list. */
         WorkflowListResponse: {
@@ -1893,6 +2181,76 @@ export interface components {
         WorkflowResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["WorkflowDetail"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description A kept definition of a workflow, in detail. */
+        WorkflowRevision: {
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /**
+             * Format: int32
+             * @description Its number: 1 for the definition the workflow was added with, one more at each update.
+             */
+            revision: number;
+            /** @description The name inside that definition. */
+            name: string;
+            /** @description The definition, exactly the JSON text the client sent. */
+            workflow: string;
+            /**
+             * Format: date-time
+             * @description When it was stored (the add or the update that made it).
+             */
+            createdAt: string;
+            /** @description Whether it is the workflow's definition now. */
+            current: boolean;
+        };
+        /** @description A kept definition of a workflow, as listed. */
+        WorkflowRevisionListItem: {
+            /**
+             * Format: int32
+             * @description Its number: 1 for the definition the workflow was added with, one more at each update.
+             */
+            revision: number;
+            /** @description The name inside that definition. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it was stored (the add or the update that made it).
+             */
+            createdAt: string;
+            /** @description Whether it is the workflow's definition now. */
+            current: boolean;
+        };
+        /** @description The envelope of a workflow's revisions. */
+        WorkflowRevisionListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowRevisionListItem"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The envelope of one revision. */
+        WorkflowRevisionResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowRevision"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
@@ -2578,6 +2936,114 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthReport"];
+                };
+            };
+        };
+    };
+    deliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The delivery's unique id: the same id delivered again starts nothing. */
+                "webhook-id"?: string;
+                /** @description When the delivery was signed, in Unix seconds. */
+                "webhook-timestamp"?: string;
+                /** @description `v1,<base64 signature>`, several separated by spaces (during a key rotation). */
+                "webhook-signature"?: string;
+            };
+            path: {
+                /** @description The Webhook trigger's id. */
+                triggerId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        /** @description The inputs of the run, by name (the workflow's definition says which). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description A webhook delivery was accepted: 202, its execution has started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAcceptedEnvelope"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -5347,6 +5813,183 @@ export interface operations {
             };
         };
     };
+    listWorkflowRevisions: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: never;
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRevisionListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWorkflowRevision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+                /** @description The revision's number. */
+                revision: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRevisionResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listTriggers: {
         parameters: {
             query?: {
@@ -5779,6 +6422,223 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    backfillTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+                /** @description The trigger's id. */
+                triggerId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description A backfill was handed to the schedule: 202, its runs start within seconds. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackfillStartedEnvelope"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listUpcomingFirings: {
+        parameters: {
+            query?: {
+                /** @description How many firing times (1 to 10; Temporal computes ten ahead). */
+                count?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+                /** @description The trigger's id. */
+                triggerId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpcomingFiringsResponse"];
                 };
             };
             /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */

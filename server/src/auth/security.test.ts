@@ -37,8 +37,9 @@ describe('accessByOperation', () => {
       expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', ...seedRolesOf(path)] });
       expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
     }
-    // The seed's public endpoints, the definition schema editors fetch without credentials, and
-    // what orchestrators and Prometheus ask (probes, metrics).
+    // The seed's public endpoints, the definition schema editors fetch without credentials,
+    // what orchestrators and Prometheus ask (probes, metrics), and webhook deliveries (which a
+    // trigger's signature guards instead).
     expect(publicOperations.sort()).toEqual([
       'get /health',
       'get /livez',
@@ -46,6 +47,7 @@ describe('accessByOperation', () => {
       'get /readyz',
       'get /schemas/workflow-definition.json',
       'get /version',
+      'post /hooks/{triggerId}',
     ]);
     expect(access.size).toBeGreaterThan(30);
   });

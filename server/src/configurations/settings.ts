@@ -8,23 +8,10 @@ import {
   REDACTED,
   checkConfigurationSpecifications,
   encryptSecrets,
-  loadSecretKeys,
   redactSecrets,
-  type SecretKeys,
 } from '../../../core/src/plugins/settings.js';
 import { taskTypes } from '../../../core/src/plugins/usages.js';
-
-const keys = new WeakMap<TrellisConfig, Promise<SecretKeys>>();
-
-/** The keys of secret settings, loaded once per configuration. */
-function secretKeys(config: TrellisConfig): Promise<SecretKeys> {
-  let loaded = keys.get(config);
-  if (!loaded) {
-    loaded = loadSecretKeys(config);
-    keys.set(config, loaded);
-  }
-  return loaded;
-}
+import { secretKeys } from '../secret-keys.js';
 
 /**
  * Checks a configuration body against the plugin it names and returns what to store: the plugin

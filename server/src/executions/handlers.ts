@@ -7,11 +7,7 @@ import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tab
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
 import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
-import type { Logger } from '../../../core/src/logging.js';
-import {
-  createExecutionLog,
-  type ExecutionLog,
-} from '../../../core/src/observability/execution-log.js';
+import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
@@ -19,7 +15,7 @@ import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { streamExecutionEvents } from './event-stream.js';
-import { startExecution } from './start-execution.js';
+import { startExecution, withExecutionLog } from './start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -28,6 +24,17 @@ async function findWorkflow(deps: AppDeps, workflowId: string): Promise<Workflow
   const workflow = await workflowRepository.findById(deps.db, workflowId);
   if (!workflow) throw workflowNotFound(workflowId);
   return workflow;
+}
+
+/** The revision `body.revision` asks to run; 400 for a number the workflow never had. */
+async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision: number) {
+  const found = await workflowRepository.findRevision(deps.db, workflow.id, revision);
+  if (!found) {
+    throw new Invalid(
+      `body.revision: workflow "${workflow.name}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+    );
+  }
+  return found;
 }
 
 /** The execution of that workflow; 404 when unknown or another workflow's. */
@@ -162,6 +169,7 @@ export const executionHandlers = {
         inputs: execution.inputs,
         outputs: execution.status === 'Completed' ? (execution.outputs ?? {}) : null,
         rerunOf: execution.rerunOf,
+        revision: execution.revision,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
@@ -171,8 +179,13 @@ export const executionHandlers = {
   executeWorkflow: async ({ deps, params, body, query, log }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
+    const revision =
+      body.revision === undefined
+        ? undefined
+        : await findRevisionToRun(deps, workflow, body.revision);
     const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
+      ...(revision ? { revision } : {}),
     });
     const end =
       query.waitSeconds === undefined ? {} : await waitForRunEnd(deps, started, query.waitSeconds);
@@ -300,8 +313,3 @@ export const executionHandlers = {
     return logListReply(paged, query);
   },
 } satisfies Partial<HandlerMap>;
-
-/** The deps of a start whose run, if it ends at once, is logged on the request's logger. */
-function withExecutionLog(deps: AppDeps, log: Logger): AppDeps & { executionLog: ExecutionLog } {
-  return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
-}

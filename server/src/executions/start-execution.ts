@@ -1,11 +1,21 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
-import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
+import {
+  createExecutionLog,
+  type ExecutionLog,
+} from '../../../core/src/observability/execution-log.js';
+import type { Logger } from '../../../core/src/logging.js';
+import type { Metrics } from '../../../core/src/observability/metrics.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { newId } from '../../../core/src/db/ids.js';
-import type { Database, WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
+import type {
+  Database,
+  WorkflowExecutionRow,
+  WorkflowRevisionRow,
+  WorkflowRow,
+} from '../../../core/src/db/tables.js';
 import { appendLogs } from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { ReusedTasks } from '../../../core/src/db/task-execution-repository.js';
@@ -13,6 +23,7 @@ import { downstreamOf } from '../../../core/src/definition/dag.js';
 import { resolveInputs } from '../../../core/src/definition/inputs.js';
 import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid, Unavailable } from '../../../core/src/errors.js';
+import type { PathSegment } from '../../../core/src/validation/path.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
   TrellisExecutionId,
@@ -36,8 +47,33 @@ export interface ExecutionStarted {
   startedAt: string;
 }
 
+/** The deps of a start whose run, if it ends at once, is logged on the request's logger. */
+export function withExecutionLog<D extends StartExecutionDeps & { metrics: Metrics }>(
+  deps: D,
+  log: Logger,
+): D & { executionLog: ExecutionLog } {
+  return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
+}
+
 /** How long a start waits for Temporal before the execution is recorded Failed (503). */
 export const startDeadlineMs = 10_000;
+
+/** What a start may carry beyond the workflow. */
+export interface StartOptions {
+  triggerId?: string;
+  /** The values of the definition's inputs, as the request gave them (`body.inputs`). */
+  inputs?: Record<string, unknown>;
+  /** Where the request carries `inputs`, for messages: `body.inputs` unless given. */
+  inputsAt?: readonly PathSegment[];
+  /**
+   * Rerun this finished execution: its definition snapshot (and revision), its inputs unless
+   * others are given, and its completed tasks' outputs except from `fromTask` on (without it,
+   * every completed task is reused).
+   */
+  rerun?: { of: WorkflowExecutionRow; fromTask?: string };
+  /** Run this revision of the workflow instead of its current definition. */
+  revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
+}
 
 /**
  * Executes a workflow (DESIGN.md §7, "Start"): records the execution (`recordExecution`) and
@@ -48,26 +84,24 @@ export const startDeadlineMs = 10_000;
  * left Running with nothing behind it. A process that dies between the two steps leaves the
  * execution to `recoverExecutions`, which starts the same run.
  */
-/** What a start may carry beyond the workflow. */
-export interface StartOptions {
-  triggerId?: string;
-  /** The values of the definition's inputs, as the request gave them (`body.inputs`). */
-  inputs?: Record<string, unknown>;
-  /**
-   * Rerun this finished execution: its definition snapshot, its inputs unless others are given,
-   * and its completed tasks' outputs except from `fromTask` on (without it, every completed
-   * task is reused).
-   */
-  rerun?: { of: WorkflowExecutionRow; fromTask?: string };
-}
-
 export async function startExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
   options: StartOptions = {},
 ): Promise<ExecutionStarted> {
-  const { db, temporal, config } = deps;
   const execution = await recordExecution(deps, workflow, options);
+  return launchExecution(deps, execution);
+}
+
+/**
+ * The second half of a start: starts the Temporal run of a recorded execution. Temporal
+ * unavailable: the execution is recorded Failed with the reason, and `Unavailable` (503).
+ */
+export async function launchExecution(
+  deps: StartExecutionDeps,
+  execution: WorkflowExecutionRow,
+): Promise<ExecutionStarted> {
+  const { db, temporal, config } = deps;
   try {
     await startExecutionWorkflow(temporal.client, config, execution);
   } catch (error) {
@@ -101,7 +135,7 @@ export async function startExecution(
     throw new Unavailable(message, { code: 'temporal.unavailable' });
   }
   return {
-    workflowId: workflow.id,
+    workflowId: execution.workflowId,
     executionId: execution.id,
     startedAt: execution.executionStart.toISOString(),
   };
@@ -109,10 +143,11 @@ export async function startExecution(
 
 /**
  * The first half of a start: validates the current definition (a rerun's: the original's
- * snapshot) and the inputs given for it (400 naming each problem) and snapshots it into a new
- * Running execution with its resolved inputs and one Pending row per task (a rerun's reused
- * tasks Completed), whose Temporal workflow id derives from the execution id (so a retried start
- * cannot make two runs).
+ * snapshot; or the revision asked for) and the inputs given for it (400 naming each problem) and
+ * snapshots it into a new Running execution with its revision, its resolved inputs and one
+ * Pending row per task (a rerun's reused tasks Completed), whose Temporal workflow id derives
+ * from the execution id (so a retried start cannot make two runs). `deps.db` may be a
+ * transaction, which then holds every write.
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
@@ -120,7 +155,10 @@ export async function recordExecution(
   options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
   const { db, config } = deps;
-  const text = options.rerun?.of.definition ?? workflow.definition;
+  const snapshot = options.rerun
+    ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
+    : (options.revision ?? workflow);
+  const text = snapshot.definition;
   let definition;
   try {
     definition = await validateWorkflowDefinition(db, text, config.Definitions);
@@ -129,7 +167,10 @@ export async function recordExecution(
     if (error instanceof Invalid) {
       throw new Invalid(
         error.messages.map((message) =>
-          message.replace(/^body\.definition: /, `workflow "${workflow.name}" definition: `),
+          message.replace(
+            /^body\.definition: /,
+            `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition: `,
+          ),
         ),
       );
     }
@@ -138,7 +179,7 @@ export async function recordExecution(
   const inputs =
     options.rerun?.of && options.inputs === undefined
       ? { ok: true as const, inputs: options.rerun.of.inputs }
-      : resolveInputs(definition, options.inputs, ['body', 'inputs']);
+      : resolveInputs(definition, options.inputs, options.inputsAt ?? ['body', 'inputs']);
   if (!inputs.ok) throw new Invalid(inputs.problems);
   const rerun = options.rerun && (await reusedTasks(db, definition, options.rerun));
   const executionId = newId();
@@ -147,6 +188,7 @@ export async function recordExecution(
     workflowId: workflow.id,
     workflowName: workflow.name,
     definition: text,
+    revision: snapshot.revision,
     taskNames: definition.tasks.map((task) => task.name),
     triggerId: options.triggerId ?? null,
     inputs: inputs.inputs,

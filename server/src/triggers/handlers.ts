@@ -2,19 +2,29 @@ import type { TriggerInput } from '../../../core/src/db/trigger-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import type { WorkflowRow, WorkflowTriggerRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Invalid, NotFound } from '../../../core/src/errors.js';
+import { Conflict, Invalid, NotFound } from '../../../core/src/errors.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { REDACTED } from '../../../core/src/plugins/settings.js';
 import {
+  backfillSchedule,
   checkTimeBasedProperties,
   deleteTriggerSchedule,
   syncTriggerSchedule,
   triggerInputs,
+  upcomingFirings,
 } from '../../../core/src/temporal/schedules.js';
+import {
+  checkWebhookProperties,
+  generateWebhookSecret,
+  withoutSecret,
+} from '../../../core/src/triggers/webhook-properties.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory } from '../lists.js';
+import { secretKeys } from '../secret-keys.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { webhookHandlers } from './webhooks.js';
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
   new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`, {
@@ -26,7 +36,8 @@ function toTrigger(row: WorkflowTriggerRow) {
     id: row.id,
     type: row.type,
     status: row.status,
-    properties: row.properties,
+    // A Webhook trigger's secret is never shown; that there is one is.
+    properties: row.secret === null ? row.properties : { ...row.properties, secret: REDACTED },
     lastModified: row.lastModified.toISOString(),
   };
 }
@@ -37,25 +48,108 @@ async function findWorkflow(deps: AppDeps, workflowId: string): Promise<Workflow
   return workflow;
 }
 
+async function findTrigger(
+  deps: AppDeps,
+  params: { workflowId: string; triggerId: string },
+): Promise<WorkflowTriggerRow> {
+  const row = await triggerRepository.findById(deps.db, params.workflowId, params.triggerId);
+  if (!row) throw triggerNotFound(params.workflowId, params.triggerId);
+  return row;
+}
+
+/** The trigger in the path when it is TimeBased; 409 for any other type. */
+async function findTimeBased(
+  deps: AppDeps,
+  params: { workflowId: string; triggerId: string },
+  action: string,
+): Promise<WorkflowTriggerRow> {
+  const trigger = await findTrigger(deps, params);
+  if (trigger.type !== 'TimeBased') {
+    throw new Conflict(
+      `Trigger "${trigger.id}" is a ${trigger.type} trigger; only a TimeBased trigger has a schedule to ${action}.`,
+      { code: 'trigger.not_time_based' },
+    );
+  }
+  return trigger;
+}
+
+/** What to store for a trigger, and the secret generated for it (to show once) if any. */
+interface PreparedTrigger {
+  input: TriggerInput;
+  generatedSecret?: string;
+}
+
 /**
  * The trigger a create or update body describes, without its ids; 400 naming each problem of a
- * TimeBased trigger's cron and time zone, and of the inputs it gives the workflow's runs.
+ * TimeBased trigger's cron, time zone and schedule policies and of the inputs it gives the
+ * workflow's runs, and of a Webhook trigger's signature and secret. A Webhook trigger's secret
+ * is taken out of its properties and encrypted; one that signs and has none gets a new one on
+ * creation, and keeps the one it has on update (`existing`).
  */
-function triggerInput(body: TriggerInput, workflow: WorkflowRow): TriggerInput {
+async function prepareTrigger(
+  deps: AppDeps,
+  body: TriggerInput,
+  workflow: WorkflowRow,
+  existing?: WorkflowTriggerRow,
+): Promise<PreparedTrigger> {
   const input: TriggerInput = {
     type: body.type,
     status: body.status,
     properties: body.properties,
+    secret: null,
   };
-  if (input.type !== 'TimeBased') return input;
-  const problems = checkTimeBasedProperties(input.properties);
-  const parsed = parseDefinition(workflow.definition);
-  if (parsed.ok) {
-    const inputs = triggerInputs(input.properties, parsed.definition, ['properties']);
-    if (!inputs.ok) problems.push(...inputs.problems);
+  if (input.type === 'TimeBased') {
+    const problems = checkTimeBasedProperties(input.properties);
+    const parsed = parseDefinition(workflow.definition);
+    if (parsed.ok) {
+      const inputs = triggerInputs(input.properties, parsed.definition, ['properties']);
+      if (!inputs.ok) problems.push(...inputs.problems);
+    }
+    if (problems.length > 0) throw new Invalid(problems.map((problem) => `body.${problem}`));
+    return { input };
   }
-  if (problems.length > 0) throw new Invalid(problems.map((problem) => `body.${problem}`));
-  return input;
+  if (input.type !== 'Webhook') return { input };
+
+  const checked = checkWebhookProperties(input.properties);
+  if (!checked.ok) throw new Invalid(checked.problems.map((problem) => `body.${problem}`));
+  input.properties = withoutSecret(input.properties);
+  if (checked.signature === 'None') return { input };
+  const keys = await secretKeys(deps.config);
+  if (checked.secret.kind === 'given') {
+    return { input: { ...input, secret: keys.encrypt(checked.secret.secret) } };
+  }
+  if (existing?.secret) {
+    // Kept; encrypted again when a previous key encrypted it (a key rotation reaching it).
+    const { value, current } = keys.decrypt('secret', existing.secret);
+    return { input: { ...input, secret: current ? existing.secret : keys.encrypt(value) } };
+  }
+  if (existing) {
+    throw new Invalid(
+      'body.properties.secret: is required to sign with "StandardWebhooks" (a secret is generated only when a trigger is created)',
+    );
+  }
+  const generatedSecret = generateWebhookSecret();
+  return { input: { ...input, secret: keys.encrypt(generatedSecret) }, generatedSecret };
+}
+
+/**
+ * Runs a call on a trigger's schedule; when Temporal has lost the schedule (drift the start-up
+ * reconcile would repair), makes it again from the trigger and runs the call once more.
+ */
+async function onSchedule<T>(
+  deps: AppDeps,
+  trigger: WorkflowTriggerRow,
+  workflow: WorkflowRow,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof NotFound) || error.problems[0]?.code !== 'schedule.not_found')
+      throw error;
+    await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, workflow);
+    return call();
+  }
 }
 
 /**
@@ -75,7 +169,10 @@ async function writeTrigger(
   });
 }
 
-/** `/workflows/{workflowId}/triggers`: Manual and TimeBased (Temporal Schedule) triggers. */
+/**
+ * `/workflows/{workflowId}/triggers`: Manual, TimeBased (Temporal Schedule) and Webhook triggers;
+ * and `/hooks/{triggerId}`, where Webhook triggers fire (`webhooks.ts`).
+ */
 export const triggerHandlers = {
   listTriggers: async ({ deps, params, query }) => {
     await findWorkflow(deps, params.workflowId);
@@ -85,21 +182,24 @@ export const triggerHandlers = {
 
   getTrigger: async ({ deps, params }) => {
     await findWorkflow(deps, params.workflowId);
-    const row = await triggerRepository.findById(deps.db, params.workflowId, params.triggerId);
-    if (!row) throw triggerNotFound(params.workflowId, params.triggerId);
-    return { data: toTrigger(row) };
+    return { data: toTrigger(await findTrigger(deps, params)) };
   },
 
   createTrigger: async ({ deps, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input = triggerInput(body, workflow);
+    const { input, generatedSecret } = await prepareTrigger(deps, body, workflow);
     const row = await writeTrigger(deps, workflow, (trx) =>
       triggerRepository.insert(trx, workflow.id, input),
     );
     return {
-      data: { triggerId: row.id },
-      messages: [`${row.type} trigger was created for workflow "${workflow.name}".`],
+      data: { triggerId: row.id, ...(generatedSecret ? { secret: generatedSecret } : {}) },
+      messages: [
+        `${row.type} trigger was created for workflow "${workflow.name}".`,
+        ...(generatedSecret
+          ? ['Its signing secret is in data.secret, shown this once: keep it now.']
+          : []),
+      ],
     };
   },
 
@@ -107,7 +207,8 @@ export const triggerHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     assertSameId('triggerId', body.triggerId, params.triggerId);
     const workflow = await findWorkflow(deps, params.workflowId);
-    const input = triggerInput(body, workflow);
+    const existing = await findTrigger(deps, params);
+    const { input } = await prepareTrigger(deps, body, workflow, existing);
     await writeTrigger(deps, workflow, async (trx) => {
       const row = await triggerRepository.update(trx, workflow.id, params.triggerId, input);
       if (!row) throw triggerNotFound(params.workflowId, params.triggerId);
@@ -130,4 +231,62 @@ export const triggerHandlers = {
       `Trigger "${params.triggerId}" of workflow "${workflow.name}" was deleted.`,
     );
   },
+
+  backfillTrigger: async ({ deps, params, body }) => {
+    const workflow = await findWorkflow(deps, params.workflowId);
+    const trigger = await findTimeBased(deps, params, 'backfill');
+    if (trigger.status !== 'Active') {
+      throw new Conflict(
+        `Trigger "${trigger.id}" is DeActive: it does not fire, backfills included, until it is Active again.`,
+        { code: 'trigger.inactive' },
+      );
+    }
+    const from = new Date(body.from);
+    const to = new Date(body.to);
+    const problems = [
+      ...(from < to ? [] : [`body.to: must be after body.from (${body.from})`]),
+      ...(to.getTime() <= Date.now() ? [] : ['body.to: must not be in the future']),
+    ];
+    if (problems.length > 0) throw new Invalid(problems);
+    const overlap = body.overlap ?? 'BufferAll';
+    const times = await onSchedule(deps, trigger, workflow, () =>
+      backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
+    );
+    return {
+      status: 202,
+      data: {
+        triggerId: trigger.id,
+        from: from.toISOString(),
+        to: to.toISOString(),
+        overlap,
+        times: times.map((time) => time.toISOString()),
+      },
+      messages: [
+        `Backfill of ${times.length} firing${times.length === 1 ? '' : 's'} of trigger "${trigger.id}" (overlap ${overlap}) was requested.`,
+      ],
+    };
+  },
+
+  listUpcomingFirings: async ({ deps, params, query }) => {
+    const workflow = await findWorkflow(deps, params.workflowId);
+    const trigger = await findTimeBased(deps, params, 'preview');
+    if (trigger.status !== 'Active') {
+      return {
+        data: { triggerId: trigger.id, paused: true, times: [] },
+        messages: ['The trigger is DeActive: nothing fires until it is Active again.'],
+      };
+    }
+    const times = await onSchedule(deps, trigger, workflow, () =>
+      upcomingFirings(deps.temporal.client, trigger.id, query.count ?? 5),
+    );
+    return {
+      data: {
+        triggerId: trigger.id,
+        paused: false,
+        times: times.map((time) => time.toISOString()),
+      },
+    };
+  },
+
+  ...webhookHandlers,
 } satisfies Partial<HandlerMap>;

@@ -30,8 +30,19 @@ export function assertSameId(field: string, inBody: string, inPath: string): voi
 }
 
 function toListItem(row: WorkflowSummary) {
-  return { id: row.id, name: row.name, modifiedDate: row.modifiedDate.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    modifiedDate: row.modifiedDate.toISOString(),
+    revision: row.revision,
+  };
 }
+
+const revisionNotFound = (workflow: { id: string; revision: number }, revision: number) =>
+  new NotFound(
+    `Workflow "${workflow.id}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+    { code: 'revision.not_found' },
+  );
 
 /** `POST /workflows/Add` and its alias `POST /workflows`. */
 async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: string } }) {
@@ -58,7 +69,42 @@ export const workflowHandlers = {
   getWorkflow: async ({ deps, params }) => {
     const row = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
     if (!row) throw workflowNotFound(params.workflowId);
-    return { data: { id: row.id, name: row.name, workflow: row.definition } };
+    return {
+      data: { id: row.id, name: row.name, workflow: row.definition, revision: row.revision },
+    };
+  },
+
+  listWorkflowRevisions: async ({ deps, params, query }) => {
+    const workflow = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
+    if (!workflow) throw workflowNotFound(params.workflowId);
+    const paged = await workflowRepository.listRevisions(
+      deps.db,
+      workflow.id,
+      requestedPage(query),
+    );
+    return listReply(paged, query, (row) => ({
+      revision: row.revision,
+      name: row.name,
+      createdAt: row.createdAt.toISOString(),
+      current: row.revision === workflow.revision,
+    }));
+  },
+
+  getWorkflowRevision: async ({ deps, params }) => {
+    const workflow = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
+    if (!workflow) throw workflowNotFound(params.workflowId);
+    const row = await workflowRepository.findRevision(deps.db, workflow.id, params.revision);
+    if (!row) throw revisionNotFound(workflow, params.revision);
+    return {
+      data: {
+        workflowId: workflow.id,
+        revision: row.revision,
+        name: row.name,
+        workflow: row.definition,
+        createdAt: row.createdAt.toISOString(),
+        current: row.revision === workflow.revision,
+      },
+    };
   },
 
   addWorkflow,
@@ -73,7 +119,7 @@ export const workflowHandlers = {
   }),
 
   /**
-   * Replaces the definition. A rename also refreshes the schedules of the workflow's TimeBased
+   * Replaces the definition with a new revision (the previous one is kept). A rename also refreshes the schedules of the workflow's TimeBased
    * triggers (they carry its name for the Temporal UI), inside the same transaction.
    */
   updateWorkflow: async ({ deps, params, body }) => {
@@ -99,7 +145,7 @@ export const workflowHandlers = {
       }
       return updated;
     });
-    return confirmation(`Workflow "${row.name}" was updated.`);
+    return confirmation(`Workflow "${row.name}" was updated (revision ${row.revision}).`);
   },
 
   /**

@@ -59,6 +59,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       workflowId: workflow.id,
       workflowName: workflow.name,
       definition: workflow.definition,
+      revision: workflow.revision,
       taskNames: parsed.ok ? parsed.definition.tasks.map((task) => task.name) : [],
       triggerId: input.triggerId,
       temporalWorkflowId,
