@@ -233,6 +233,27 @@ describe('the console', () => {
     await page.getByText('None: runs start here').waitFor();
     await record(page, '04-workflow');
 
+    // A change is a new revision; the earlier one can still be drawn.
+    await page.getByRole('link', { name: 'Edit definition' }).click();
+    await editor.waitFor();
+    await expect(editor.inputValue()).resolves.toContain('"Greet them?"');
+    await editor.fill(definition('Wait').replace('then greets.', 'then greets them.'));
+    await problemsBox.getByText('No problems found.').waitFor();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Waits, asks a person, then greets them.').waitFor();
+    await page.getByRole('heading', { name: `${workflowName} revision 2`, level: 1 }).waitFor();
+    const revisions = page
+      .locator('section')
+      .filter({ has: page.getByRole('heading', { name: 'Revisions' }) });
+    await revisions.getByRole('button', { name: 'Show revision 1' }).waitFor();
+    await expect(revisions.locator('tbody tr').allTextContents()).resolves.toEqual([
+      expect.stringMatching(new RegExp(`^2 current${workflowName}`)),
+      expect.stringMatching(new RegExp(`^1 ${workflowName}`)),
+    ]);
+    await revisions.getByRole('button', { name: 'Show revision 1' }).click();
+    await revisions.getByRole('heading', { name: 'Revision 1' }).waitFor();
+    expect(await revisions.locator('g.node').count()).toBe(4);
+
     // The run form, from the declared inputs: a required one is checked before sending.
     await page.getByRole('button', { name: 'Start run' }).click();
     await page.getByText('who is required').waitFor();
@@ -242,6 +263,7 @@ describe('the console', () => {
 
     // The run, live: the same page all along (a reload would lose this mark).
     await page.getByRole('heading', { name: /^Run / }).waitFor();
+    await page.getByText(/^Revision 2 · Started/).waitFor();
     const runUrl = page.url();
     const executionId = runUrl.split('/').at(-1)!;
     await page.evaluate(

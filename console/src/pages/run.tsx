@@ -212,6 +212,7 @@ function Run({
           </h1>
           {run.message && <p class="lead">{run.message}</p>}
           <p class="muted">
+            {shown.revision !== null && `Revision ${shown.revision} · `}
             Started {formatDateTime(shown.executionStart)}
             {shown.executionEnd &&
               `, ended ${formatDateTime(shown.executionEnd)} (${durationBetween(shown.executionStart, shown.executionEnd)})`}

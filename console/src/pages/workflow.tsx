@@ -34,6 +34,7 @@ export function WorkflowPage({
             workflowId={workflowId}
             name={detail.name}
             text={detail.workflow}
+            revision={detail.revision}
           />
         )}
       </Loading>
@@ -46,9 +47,10 @@ interface DetailProps {
   workflowId: string;
   name: string;
   text: string;
+  revision: number;
 }
 
-function WorkflowDetail({ client, workflowId, name, text }: DetailProps) {
+function WorkflowDetail({ client, workflowId, name, text, revision }: DetailProps) {
   const definition = useMemo(() => parseDefinitionText(text), [text]);
   const start = async (inputs: Record<string, unknown>) => {
     const started = await client.POST('/workflows/{workflowId}/executions', {
@@ -64,7 +66,9 @@ function WorkflowDetail({ client, workflowId, name, text }: DetailProps) {
           <p class="crumbs">
             <Link to="/workflows">Workflows</Link> /
           </p>
-          <h1>{name}</h1>
+          <h1>
+            {name} <span class="badge">revision {revision}</span>
+          </h1>
           {definition?.description && <p class="lead">{definition.description}</p>}
         </div>
         <Link to={`/workflows/${workflowId}/edit`} class="button">
@@ -97,6 +101,10 @@ function WorkflowDetail({ client, workflowId, name, text }: DetailProps) {
         <h2 id="runs-heading">Runs</h2>
         <Runs client={client} workflowId={workflowId} />
       </section>
+      <section aria-labelledby="revisions-heading">
+        <h2 id="revisions-heading">Revisions</h2>
+        <Revisions client={client} workflowId={workflowId} />
+      </section>
     </>
   );
 }
@@ -119,6 +127,14 @@ function Triggers({ client, workflowId }: { client: TrellisClient; workflowId: s
                 <span class={`badge trigger-${trigger.status}`}>
                   {trigger.status === 'Active' ? 'active' : 'paused'}
                 </span>
+                {trigger.type === 'Webhook' && (
+                  <>
+                    {' '}
+                    <code>POST /hooks/{trigger.id}</code>
+                    {typeof trigger.properties.signature === 'string' &&
+                      ` (${trigger.properties.signature})`}
+                  </>
+                )}
                 {typeof trigger.properties.cron === 'string' && (
                   <>
                     {' '}
@@ -198,6 +214,116 @@ function Runs({ client, workflowId }: { client: TrellisClient; workflowId: strin
           </>
         )
       }
+    </Loading>
+  );
+}
+
+const revisionsPerPage = 10;
+
+/** Every definition the workflow has had, newest first; one of them drawn on request. */
+function Revisions({ client, workflowId }: { client: TrellisClient; workflowId: string }) {
+  const [page, setPage] = useState(1);
+  const [shown, setShown] = useState<number | null>(null);
+  const revisions = useLoad(
+    () =>
+      client.page('/workflows/{workflowId}/revisions', {
+        params: { path: { workflowId }, query: { page, pageSize: revisionsPerPage } },
+      }),
+    [workflowId, page],
+  );
+  return (
+    <Loading loaded={revisions}>
+      {({ data, pagination }) => (
+        <>
+          <div class="table-scroll">
+            <table>
+              <caption class="visually-hidden">Revisions, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Revision</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Stored</th>
+                  <th scope="col">Definition</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.map((revision) => (
+                  <tr key={revision.revision}>
+                    <td>
+                      {revision.revision} {revision.current && <span class="badge">current</span>}
+                    </td>
+                    <td>{revision.name}</td>
+                    <td>{formatDateTime(revision.createdAt)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        class="link"
+                        aria-expanded={shown === revision.revision}
+                        onClick={() =>
+                          setShown((before) =>
+                            before === revision.revision ? null : revision.revision,
+                          )
+                        }
+                      >
+                        {shown === revision.revision ? 'Hide' : 'Show'} revision {revision.revision}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager
+            page={pagination.page}
+            totalPages={pagination.totalPages}
+            totalCount={pagination.totalCount}
+            label="Revision pages"
+            onPage={setPage}
+          />
+          {shown !== null && (
+            <RevisionView client={client} workflowId={workflowId} revision={shown} />
+          )}
+        </>
+      )}
+    </Loading>
+  );
+}
+
+function RevisionView({
+  client,
+  workflowId,
+  revision,
+}: {
+  client: TrellisClient;
+  workflowId: string;
+  revision: number;
+}) {
+  const detail = useLoad(
+    () =>
+      client.GET('/workflows/{workflowId}/revisions/{revision}', {
+        params: { path: { workflowId, revision } },
+      }),
+    [workflowId, revision],
+  );
+  return (
+    <Loading loaded={detail}>
+      {(stored) => {
+        const definition = parseDefinitionText(stored.workflow);
+        return (
+          <div class="revision">
+            <h3>Revision {stored.revision}</h3>
+            {definition && (
+              <DagView definition={definition} label={`Tasks of revision ${stored.revision}`} />
+            )}
+            <details>
+              <summary>Its definition (JSON)</summary>
+              <pre class="json" tabIndex={0}>
+                {stored.workflow}
+              </pre>
+            </details>
+          </div>
+        );
+      }}
     </Loading>
   );
 }
