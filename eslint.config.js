@@ -15,6 +15,7 @@ const topFolders = [
   'plugin-kit',
   'sdk',
   'cli',
+  'console',
   'test',
   'bench',
   'bin',
@@ -31,7 +32,20 @@ const mayImport = {
   sdk: [],
   // The CLI is a client like any other: the published SDK only (by its package name).
   cli: ['sdk'],
-  test: ['sdk', 'cli', 'core', 'bin', 'workflows-worker', 'server', 'generated', 'plugins'],
+  // The console too: a browser app on the published SDK only (by its package name).
+  console: ['sdk'],
+  // Tests also build what they run (scripts/build-console.mjs, for the console the API serves).
+  test: [
+    'sdk',
+    'cli',
+    'core',
+    'bin',
+    'workflows-worker',
+    'server',
+    'generated',
+    'plugins',
+    'scripts',
+  ],
   bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
 };
 const tests = ['**/*.test.ts', '**/*.test.js', '**/*.int.test.ts'];
@@ -86,10 +100,10 @@ export default tseslint.config(
   // Type-aware rules on TypeScript: promises awaited or handled, no needless assertions.
   ...tseslint.configs.recommendedTypeCheckedOnly.map((config) => ({
     ...config,
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
   })),
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -114,7 +128,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.{ts,js,mjs}'],
+    files: ['**/*.{ts,tsx,js,mjs}'],
     ignores: tests,
     plugins: { 'import-x': importX },
     settings: {
@@ -137,6 +151,23 @@ export default tseslint.config(
             {
               group: ['**/sdk/src/**', '**/sdk/dist/**'],
               message: "The CLI uses the SDK as published: import '@trellis/sdk'.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { document: 'readonly', window: 'readonly' } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/sdk/src/**', '**/sdk/dist/**'],
+              message: "The console uses the SDK as published: import '@trellis/sdk'.",
             },
           ],
         },

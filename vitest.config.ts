@@ -9,6 +9,7 @@ const sources = [
   'plugin-kit',
   'sdk',
   'cli',
+  'console',
   'scripts',
   'bin',
 ];

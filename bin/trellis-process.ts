@@ -206,7 +206,9 @@ export function createTrellis(
       checkpoint();
     }
     const runtime =
-      temporalAddress === config.Temporal.Address ? config : withAddress(config, temporalAddress);
+      temporalAddress === config.Temporal.Address
+        ? config
+        : withEmbeddedTemporal(config, temporalAddress, temporalUi);
 
     const temporal =
       options.temporal ??
@@ -342,9 +344,15 @@ export function createTrellis(
   return { start, stop };
 }
 
-function withAddress(config: TrellisConfig, address: string | undefined): TrellisConfig {
+/** The configuration with the embedded dev server's address, and its UI unless one is configured. */
+function withEmbeddedTemporal(
+  config: TrellisConfig,
+  address: string | undefined,
+  ui: string | null,
+): TrellisConfig {
   const copy = structuredClone<TrellisConfig>(config);
   copy.Temporal.Address = address;
+  if (ui !== null && copy.Temporal.UiUrl === undefined) copy.Temporal.UiUrl = ui;
   return buildConfig(copy);
 }
 

@@ -29,11 +29,16 @@ async function newestIn(entry) {
   return newest;
 }
 
+/** The stamp of `files` (paths from the repository's root, folders walked) as they are now. */
+export async function stampOf(files) {
+  let newest = 0;
+  for (const input of files) newest = Math.max(newest, await newestIn(path.join(root, input)));
+  return String(newest);
+}
+
 /** The stamp a build of the sources as they are now records. */
 export async function buildStamp() {
-  let newest = 0;
-  for (const input of inputs) newest = Math.max(newest, await newestIn(path.join(root, input)));
-  return String(newest);
+  return stampOf(inputs);
 }
 
 export async function writeBuildStamp(stamp) {

@@ -1,12 +1,14 @@
-// `npm run build`: compiles Trellis to dist/ (tsconfig.build.json) and prebuilds the workflow
+// `npm run build`: compiles Trellis to dist/ (tsconfig.build.json), prebuilds the workflow
 // bundle beside the compiled worker, so production runs plain JavaScript and a worker start needs
-// no webpack run. Plain JavaScript itself: building must not need a TypeScript loader.
+// no webpack run, and builds the console's static files (console/dist, build-console.mjs). Plain
+// JavaScript itself: building must not need a TypeScript loader.
 import { spawnSync } from 'node:child_process';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { buildConsole, buildConsoleIfStale } from './build-console.mjs';
+import { lockBuild } from './build-lock.mjs';
 import { buildStamp, isBuildCurrent, writeBuildStamp } from './build-state.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -38,6 +40,7 @@ export async function build({ say = (line) => console.log(line) } = {}) {
   const traced = await worker.buildWorkflowBundle(logger, { traced: true });
   await writeFile(worker.prebuiltTracedBundlePath, traced.code);
   await writeBuildStamp(await buildStamp());
+  await buildConsole({ say });
   say(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
@@ -47,50 +50,14 @@ export async function build({ say = (line) => console.log(line) } = {}) {
  * find dist/ current, rather than two compilers writing the same files.
  */
 export async function buildIfStale(options) {
-  if (await isBuildCurrent()) return false;
-  const release = await lockBuild();
+  if (await isBuildCurrent()) return buildConsoleIfStale(options);
+  const release = await lockBuild(path.join(root, 'dist', '.build-lock'));
   try {
-    if (await isBuildCurrent()) return false;
+    if (await isBuildCurrent()) return await buildConsoleIfStale(options);
     await build(options);
     return true;
   } finally {
     await release();
-  }
-}
-
-const lockFolder = path.join(root, 'dist', '.build-lock');
-/** A build takes a minute or two; a lock older than this was left by a process that died. */
-const abandonedLockMs = 10 * 60 * 1000;
-
-async function lockBuild() {
-  await mkdir(path.dirname(lockFolder), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(lockFolder);
-      await writeFile(path.join(lockFolder, 'pid'), String(process.pid));
-      return () => rm(lockFolder, { recursive: true, force: true });
-    } catch (error) {
-      if (error.code !== 'EEXIST') throw error;
-    }
-    if (await isAbandoned()) {
-      await rm(lockFolder, { recursive: true, force: true });
-      continue;
-    }
-    await sleep(250);
-  }
-}
-
-async function isAbandoned() {
-  const info = await stat(lockFolder).catch(() => null);
-  if (!info) return false;
-  if (Date.now() - info.mtimeMs > abandonedLockMs) return true;
-  const pid = Number(await readFile(path.join(lockFolder, 'pid'), 'utf8').catch(() => ''));
-  if (!pid) return false; // just created: its holder writes the pid next
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return error.code === 'ESRCH';
   }
 }
 

@@ -1,5 +1,6 @@
-// Runs a compiled Trellis program from dist/, building first when dist/ is missing or older than
-// the sources, so a fresh clone starts with `npm install && npm start`:
+// Runs a compiled Trellis program from dist/, building first when dist/ (or the console's build,
+// console/dist) is missing or older than the sources, so a fresh clone starts with
+// `npm install && npm start`:
 //
 //   node scripts/run-built.mjs bin/trellis.js [args]        (npm start -- --role api)
 //   node scripts/run-built.mjs scripts/hash-password.js      (npm run hash-password)
@@ -7,6 +8,7 @@
 // The program sees only its own arguments. Nothing here loads a TypeScript loader.
 import { existsSync } from 'node:fs';
 import { buildIfStale } from './build.mjs';
+import { isConsoleBuildCurrent } from './build-console.mjs';
 import { isBuildCurrent } from './build-state.mjs';
 
 const [program] = process.argv.splice(2, 1);
@@ -15,7 +17,7 @@ if (!program) {
   process.exit(2);
 }
 const target = new URL(`../dist/${program}`, import.meta.url);
-if (!(await isBuildCurrent())) {
+if (!(await isBuildCurrent()) || !(await isConsoleBuildCurrent())) {
   const canBuild = existsSync(new URL('../node_modules/typescript', import.meta.url));
   // A production install (no dev dependencies) runs what it was shipped with.
   if (canBuild || !existsSync(target)) {

@@ -29,6 +29,7 @@ import {
 import { rejectBadRequestId, requestContext, requestLogger } from './request-context.js';
 import { keepRawBody } from './raw-body.js';
 import { requestValueProblems } from './storable-request.js';
+import { consoleRoutes } from './system/console.js';
 import { documentationRoutes } from './system/docs.js';
 
 const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
@@ -92,7 +93,8 @@ function rethrowBodyError(req: Request): void {
 
 /**
  * The Express app: request ids, logs, metrics and spans (`requestContext`), CORS for the
- * configured origins, JSON bodies within the size limit, the public documentation routes, then
+ * configured origins, JSON bodies within the size limit, the public documentation routes and the
+ * web console (`/ui`), then
  * every operation of the spec through openapi-backend (routing, auth, validation, typed
  * handlers), and one error renderer at the end.
  */
@@ -109,6 +111,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(cors(config.Server.Cors.AllowedOrigins));
   app.use(readJsonBodies(config.Server.BodyLimitBytes));
   app.use(documentationRoutes());
+  app.use(consoleRoutes(config));
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);

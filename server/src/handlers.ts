@@ -1,3 +1,4 @@
+import { accountHandlers } from './account/handlers.js';
 import { approvalHandlers } from './approvals/handlers.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
@@ -16,4 +17,5 @@ export const handlers = {
   ...executionHandlers,
   ...approvalHandlers,
   ...systemHandlers,
+  ...accountHandlers,
 } satisfies HandlerMap;

@@ -125,7 +125,8 @@ describe('createOpenApiBackend routing', () => {
     expect(api.router.getOperations()).toEqual(library.getOperations());
     // Built once, not per call as the library's router does.
     expect(api.router.getOperations()).toBe(api.router.getOperations());
-  });
+    // Every path × method through two routers: about a second alone, more on a busy machine.
+  }, 30_000);
 
   it('parses every request as openapi-backend’s own router does', async () => {
     const api = await createOpenApiBackend(openApiDocument()).init();

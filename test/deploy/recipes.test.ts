@@ -208,6 +208,8 @@ describe('deploy/Dockerfile', () => {
     const copies = instructions('COPY');
     expect(copies).toContain('--from=production-dependencies /app/node_modules node_modules');
     expect(copies).toContain('--from=build /src/dist dist');
+    // The console the API serves at /ui, built with the rest.
+    expect(copies).toContain('--from=build /src/console/dist console/dist');
     // Nothing else brings node_modules in: the build stage's (with dev dependencies) stays behind.
     expect(copies.filter((copy) => copy.includes('node_modules'))).toHaveLength(1);
     for (const stage of stages) expect(stage.from).toBe('${NODE_IMAGE}');

@@ -22,6 +22,7 @@ import { createLogger, type Logger } from '../../core/src/logging.js';
 import { hashPassword } from '../../core/src/security/password.js';
 import type { TemporalConnection } from '../../core/src/temporal/connection.js';
 import { createTrellis } from '../../bin/trellis-process.js';
+import { buildConsoleIfStale } from '../../scripts/build-console.mjs';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './services.js';
 
 /** The Basic users every harness configures: one per role, plus admin. */
@@ -143,6 +144,9 @@ function mergeDeep(base: Plain, override: Plain): Plain {
   return merged;
 }
 
+/** The console's build, checked (and made when stale) once per test process. */
+let consoleBuild: Promise<boolean> | undefined;
+
 /** Starts Trellis for one test file (call in `beforeAll`, stop in `afterAll`). */
 export async function startTrellis(options: StartOptions = {}): Promise<Trellis> {
   const logger =
@@ -197,6 +201,8 @@ export async function startTrellis(options: StartOptions = {}): Promise<Trellis>
   const config = buildConfig(mergeDeep(defaults, options.config ?? {}));
   if (unreachable && options.worker) throw new Error('startTrellis: a worker needs Temporal');
 
+  // The API serves the console's built files (`/ui`), as after `npm run build`.
+  await (consoleBuild ??= buildConsoleIfStale({ say: () => undefined }));
   // Exactly the start-up production runs (bin/trellis-process.ts): an API, and a worker on request.
   const trellis = createTrellis(config, {
     role: options.worker ? 'all' : 'api',

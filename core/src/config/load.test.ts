@@ -142,6 +142,17 @@ describe('buildConfig', () => {
     expect(error.message).toBe('Server.Port: must be integer');
   });
 
+  it('takes an http(s) Temporal.UiUrl and refuses anything else', () => {
+    const url = 'https://temporal.example.com/ui';
+    expect(buildConfig({ Temporal: { UiUrl: url } }).Temporal.UiUrl).toBe(url);
+    expect(buildConfig({}).Temporal.UiUrl).toBeUndefined();
+    for (const bad of ['temporal.example.com', 'javascript:alert(1)', 'http://a b']) {
+      expect(configError(() => buildConfig({ Temporal: { UiUrl: bad } })).message).toMatch(
+        /^Temporal\.UiUrl: must be an http\(s\) URL/,
+      );
+    }
+  });
+
   it('rejects ports out of range', () => {
     expect(configError(() => buildConfig({ Temporal: { UiPort: 70000 } })).message).toBe(
       'Temporal.UiPort: must be <= 65535',

@@ -107,6 +107,16 @@ export const configSchema = Type.Object(
       Port: port(7233),
       UiPort: port(8233),
       /**
+       * The Temporal Web UI's root URL, for the console's link from a run to its Temporal
+       * workflow. Unset: the embedded dev server's UI when Trellis runs one, else no link.
+       */
+      UiUrl: Type.Optional(
+        shaped(
+          '^https?://[^\\s/]+(/[^\\s]*)?$',
+          'an http(s) URL such as https://temporal.example.com',
+        ),
+      ),
+      /**
        * TLS to the cluster (Temporal Cloud, most self-hosted ones). `Enabled` absent: on when
        * `ApiKey` is set. Files are PEM; relative paths are from the working directory.
        */

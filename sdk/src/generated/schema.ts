@@ -156,6 +156,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the current user
+         * @description The authenticated caller: its name, the roles its credentials carry and the scheme that
+         *     authenticated it, so that a client can check credentials and show only what the roles
+         *     allow. Any role may call it; credentials that carry no role get 403.
+         */
+        get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -920,6 +942,11 @@ export interface components {
          * @enum {string}
          */
         ApprovalTimeoutAction: "Approve" | "Reject";
+        /**
+         * @description How the caller was authenticated.
+         * @enum {string}
+         */
+        AuthenticationScheme: "Basic" | "Bearer";
         /** @description The body that asks a TimeBased trigger's schedule to run the firings of a past time range. */
         BackfillRequest: {
             /**
@@ -1069,6 +1096,31 @@ export interface components {
         ConfirmationResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["Empty"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The caller, as the server authenticated it. */
+        CurrentUser: {
+            /** @description The user name (Basic), or the token's subject (Bearer). */
+            name: string;
+            /** @description The roles the credentials carry, which decide what the caller may do. */
+            roles: components["schemas"]["Role"][];
+            /** @description Whether the credentials were a Basic user or a Bearer token. */
+            scheme: components["schemas"]["AuthenticationScheme"];
+        };
+        /** @description The envelope of the current user. */
+        CurrentUserResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["CurrentUser"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
@@ -1742,6 +1794,11 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description A role: `admin` may call every protected operation; each other role, its area's.
+         * @enum {string}
+         */
+        Role: "admin" | "config" | "plugins" | "workflow";
         /**
          * @description What a schedule's firing does while a run it started earlier still runs (Temporal's overlap
          *     policies).
@@ -3009,6 +3066,88 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Liveness"];
+                };
+            };
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentUserResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };

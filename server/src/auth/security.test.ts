@@ -4,15 +4,16 @@ import { openApiDocument } from '../openapi.js';
 import { accessByOperation, operationKey } from './security.js';
 
 /**
- * The seed's table of areas and the roles allowed besides admin (DESIGN.md §5), and `/approvals`,
+ * The seed's table of areas and the roles allowed besides admin (DESIGN.md §5), `/approvals`,
  * every workflow's approvals, which belongs to the workflow area like the approvals under
- * `/workflows`.
+ * `/workflows`, and `/me`, which any role may ask.
  */
-function seedRoleOf(path: string): string {
-  if (path.startsWith('/config')) return 'config';
-  if (path.startsWith('/plugins')) return 'plugins';
-  if (path.startsWith('/workflows') || path === '/approvals') return 'workflow';
-  return 'none: only /config, /plugins, /workflows and /approvals are protected';
+function seedRolesOf(path: string): string[] {
+  if (path.startsWith('/config')) return ['config'];
+  if (path.startsWith('/plugins')) return ['plugins'];
+  if (path.startsWith('/workflows') || path === '/approvals') return ['workflow'];
+  if (path === '/me') return ['config', 'plugins', 'workflow'];
+  return ['none: only /config, /plugins, /workflows, /approvals and /me are protected'];
 }
 
 const documentWith = (paths: Record<string, unknown>): Document =>
@@ -33,7 +34,7 @@ describe('accessByOperation', () => {
         continue;
       }
       const path = key.slice(key.indexOf(' ') + 1);
-      expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', seedRoleOf(path)] });
+      expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', ...seedRolesOf(path)] });
       expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
     }
     // The seed's public endpoints, the definition schema editors fetch without credentials,

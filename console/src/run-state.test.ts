@@ -1,0 +1,92 @@
+import type { ExecutionEvent } from '@trellis/sdk';
+import { describe, expect, it } from 'vitest';
+import { emptyRun, foldEvents, maxLogEntries, withEntries, type LogEntry } from './run-state.js';
+
+let id = 0;
+const at = (second: number) => `2026-11-24T12:00:${String(second).padStart(2, '0')}.000Z`;
+const task = (name: string, status: string, second: number): ExecutionEvent =>
+  ({
+    id: ++id,
+    event: 'task',
+    data: { taskExecutionId: `id-${name}`, name, status, message: status, at: at(second) },
+  }) as ExecutionEvent;
+
+describe('foldEvents', () => {
+  it('follows each task: status, attempts (one per try), times', () => {
+    id = 0;
+    const state = foldEvents(emptyRun, [
+      { id: ++id, event: 'execution', data: { status: 'Running', message: '', at: at(0) } },
+      task('Quick', 'Pending', 0),
+      task('Flaky', 'Pending', 0),
+      task('Quick', 'Completed', 1),
+      task('Flaky', 'Running', 1),
+      task('Flaky', 'Retrying', 2),
+      task('Flaky', 'Running', 3),
+      task('Flaky', 'Retrying', 4),
+      task('Flaky', 'Running', 5),
+      task('Flaky', 'Completed', 6),
+      task('Gate', 'WaitingForApproval', 6),
+      {
+        id: ++id,
+        event: 'approval',
+        data: {
+          id: 'a',
+          taskExecutionId: 'id-Gate',
+          taskName: 'Gate',
+          status: 'Pending',
+          decidedBy: null,
+          at: at(6),
+        },
+      },
+    ]);
+    expect(state.status).toBe('Running');
+    expect(state.tasks.Quick).toMatchObject({
+      status: 'Completed',
+      attempts: 1,
+      startedAt: at(1),
+      endedAt: at(1),
+    });
+    expect(state.tasks.Flaky).toMatchObject({
+      status: 'Completed',
+      attempts: 3,
+      startedAt: at(1),
+      endedAt: at(6),
+    });
+    expect(state.tasks.Gate).toMatchObject({
+      status: 'WaitingForApproval',
+      attempts: 0,
+      startedAt: null,
+    });
+    expect(state.approvalChanges).toBe(1);
+    expect(state.lastEventId).toBe(id);
+    // An event seen twice (a resumed stream) changes nothing.
+    expect(
+      foldEvents(
+        state,
+        [task('Quick', 'Failed', 9)].map((event) => ({ ...event, id: 3 })),
+      ),
+    ).toBe(state);
+  });
+});
+
+describe('withEntries', () => {
+  const entry = (n: number): LogEntry => ({
+    id: `e${n}`,
+    taskExecutionId: null,
+    message: `m${n}`,
+    level: 'Info',
+    timeStamp: at(n % 60),
+    exception: null,
+  });
+
+  it('merges entries once each, in the order written, keeping the latest', () => {
+    const merged = withEntries([entry(1), entry(3)], [entry(2), entry(3)]);
+    expect(merged.map((e) => e.id)).toEqual(['e1', 'e2', 'e3']);
+    const many = withEntries(
+      [],
+      Array.from({ length: maxLogEntries + 5 }, (_, n) => ({ ...entry(0), id: `x${n}` })),
+    );
+    expect(many).toHaveLength(maxLogEntries);
+    expect(many.at(-1)?.id).toBe(`x${maxLogEntries + 4}`);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * Signing in: Basic credentials or a pasted Bearer token, checked with `GET /me`, which also says
+ * the user's roles. Credentials live in memory, and in this tab's sessionStorage only when the
+ * user asks (never localStorage, never a cookie); signing out forgets them.
+ */
+import {
+  createTrellisClient,
+  TrellisApiError,
+  type TrellisClient,
+  type components,
+} from '@trellis/sdk';
+
+export type CurrentUser = components['schemas']['CurrentUser'];
+
+export type Credentials =
+  { kind: 'basic'; username: string; password: string } | { kind: 'bearer'; token: string };
+
+export interface Session {
+  client: TrellisClient;
+  user: CurrentUser;
+}
+
+const storageKey = 'trellis-console-credentials';
+
+/**
+ * Requests without the browser's own credentials: the console sends `Authorization` itself, and
+ * a 401 must come back to the page rather than make the browser ask for a password in its own
+ * dialog (which it does for same-origin requests that may carry credentials).
+ */
+const fetchWithoutBrowserCredentials = (request: Request) =>
+  fetch(new Request(request, { credentials: 'omit' }));
+
+export function clientFor(credentials: Credentials): TrellisClient {
+  return createTrellisClient({
+    baseUrl: location.origin,
+    fetch: fetchWithoutBrowserCredentials,
+    ...(credentials.kind === 'basic'
+      ? { basic: { username: credentials.username, password: credentials.password } }
+      : { bearer: credentials.token }),
+  });
+}
+
+/** Checks the credentials and starts a session; rejects with what to tell the user. */
+export async function signIn(credentials: Credentials, remember: boolean): Promise<Session> {
+  const client = clientFor(credentials);
+  let user: CurrentUser;
+  try {
+    user = await client.GET('/me');
+  } catch (error) {
+    throw new Error(signInProblem(error), { cause: error });
+  }
+  if (remember) sessionStorage.setItem(storageKey, JSON.stringify(credentials));
+  else sessionStorage.removeItem(storageKey);
+  return { client, user };
+}
+
+function signInProblem(error: unknown): string {
+  if (!(error instanceof TrellisApiError)) {
+    return 'Trellis could not be reached. Check that it runs, then try again.';
+  }
+  switch (error.status) {
+    case 401:
+      return 'These credentials were not accepted. Check the user name and password, or the token.';
+    case 403:
+      return 'These credentials carry no role: ask an administrator for the workflow role.';
+    default:
+      return error.messages.join(' ');
+  }
+}
+
+/** The session kept in this tab, if the user asked to stay signed in; null otherwise. */
+export async function restoreSession(): Promise<Session | null> {
+  const saved = sessionStorage.getItem(storageKey);
+  if (saved === null) return null;
+  try {
+    return await signIn(JSON.parse(saved) as Credentials, true);
+  } catch {
+    sessionStorage.removeItem(storageKey);
+    return null;
+  }
+}
+
+export function forgetSession(): void {
+  sessionStorage.removeItem(storageKey);
+}
+
+/** Whether the user may use the console's pages (workflows, runs, approvals). */
+export const canUseWorkflows = (user: CurrentUser) =>
+  user.roles.includes('admin') || user.roles.includes('workflow');

@@ -1,0 +1,100 @@
+import { readFile } from 'node:fs/promises';
+import express from 'express';
+import type { RequestHandler, Response } from 'express';
+import type { TrellisConfig } from '../../../core/src/config/types.js';
+import { installPath } from '../../../core/src/install-root.js';
+import { HttpError, routeNotFound } from '../errors.js';
+
+/** Where `npm run build` puts the console (scripts/build-console.mjs). */
+const consoleDirectory = installPath('console', 'dist');
+
+/**
+ * The console's page may load and reach only what this server serves: no inline script or style,
+ * no other origin, no framing, no plugins, forms only to itself.
+ */
+export const consoleContentSecurityPolicy = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function secure(res: Response): void {
+  res.setHeader('Content-Security-Policy', consoleContentSecurityPolicy);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+}
+
+const escapeAttribute = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The web console at `/ui`: its page for `/ui` and every path below it (the console routes on
+ * the client), and its content-hashed assets under `/ui/assets/`, cached for good. Outside the
+ * contract, like `/docs`: static files, no credentials (the console signs in through the API).
+ * The page carries where the Temporal UI shows this namespace's workflows (`Temporal.UiUrl`),
+ * for the run page's link; empty when there is none.
+ */
+export function consoleRoutes(config: TrellisConfig): RequestHandler {
+  const { UiUrl, Namespace } = config.Temporal;
+  const temporalWorkflows = UiUrl
+    ? `${UiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(Namespace)}/workflows/`
+    : '';
+  let page: Promise<string> | null = null;
+  // Read once it is first asked for (a build may come after the start); again after a failure.
+  const loadPage = () =>
+    (page ??= readFile(`${consoleDirectory}/index.html`, 'utf8').then(
+      (html) =>
+        html.replace(
+          '<meta name="trellis-temporal-ui" content="" />',
+          `<meta name="trellis-temporal-ui" content="${escapeAttribute(temporalWorkflows)}" />`,
+        ),
+      (error: unknown) => {
+        page = null;
+        throw error;
+      },
+    ));
+
+  const router = express.Router({ caseSensitive: true, strict: false });
+  router.use(
+    '/ui/assets',
+    express.static(`${consoleDirectory}/assets`, {
+      index: false,
+      immutable: true,
+      maxAge: '365d',
+      fallthrough: true,
+      setHeaders: (res) => secure(res),
+    }),
+  );
+  router.get('/ui/assets/{*rest}', (req, _res, next) => next(routeNotFound(req.method, req.path)));
+  router.get(['/ui', '/ui/{*rest}'], (_req, res, next) => {
+    loadPage().then(
+      (html) => {
+        secure(res);
+        // The page names the current assets: always asked for again, never stale.
+        res.setHeader('Cache-Control', 'no-cache');
+        res.type('html').send(html);
+      },
+      () =>
+        next(
+          new HttpError(
+            404,
+            'The console is not built into this installation: run `npm run build` (or `npm start`, which builds it).',
+          ),
+        ),
+    );
+  });
+  // API requests pass by without walking these routes.
+  return (req, res, next) => {
+    if (req.path === '/ui' || req.path.startsWith('/ui/')) router(req, res, next);
+    else next();
+  };
+}

@@ -1,0 +1,341 @@
+/**
+ * The web console in a real browser (headless Chromium) against a real Trellis with a worker,
+ * PostgreSQL and Temporal, clicking what a person clicks: sign in, add a workflow with an approval
+ * gate in the editor (problems shown before saving), start it from the form generated from its
+ * inputs, watch its tasks turn Running then Completed on the graph without a reload, approve from
+ * the inbox in another tab with a reason, and see the run complete on the first tab. Each page is
+ * checked with axe-core (no serious or critical violation) and saved as a screenshot under
+ * test-results/console/ (not in git); the page's Content-Security-Policy must never be violated.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTrellis, users, type Trellis } from '../support/harness.js';
+
+const chromiumPath = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium';
+const hasChromium = existsSync(chromiumPath);
+const inCi = !['', '0', 'false'].includes(process.env.CI ?? '');
+const noChromium = `No Chromium at ${chromiumPath}: install it (apt-get install chromium) or set TRELLIS_CHROMIUM`;
+const screenshots = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
+const temporalUi = 'http://127.0.0.1:8233';
+
+let trellis: Trellis;
+let browser: Browser;
+let context: BrowserContext;
+/** Errors the pages logged and policy violations they reported; both must stay empty. */
+const problems: string[] = [];
+
+beforeAll(async () => {
+  if (!hasChromium) {
+    if (inCi) throw new Error(`${noChromium}. CI must have it.`);
+    console.warn(`Skipping the console's browser test. ${noChromium}.`);
+    return;
+  }
+  await mkdir(screenshots, { recursive: true });
+  const started = await Promise.allSettled([
+    startTrellis({ worker: true, config: { Temporal: { UiUrl: temporalUi } } }).then(
+      (running) => (trellis = running),
+    ),
+    chromium
+      .launch({
+        executablePath: chromiumPath,
+        headless: true,
+        args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage'],
+      })
+      .then((launched) => (browser = launched)),
+  ]);
+  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Injected by the browser itself (not as an inline script, which the policy refuses): axe, and
+  // a listener for policy violations.
+  const axe = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await context.addInitScript({ content: axe });
+  await context.addInitScript({
+    content:
+      "document.addEventListener('securitypolicyviolation', (event) => " +
+      "console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));",
+  });
+}, 180_000);
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await trellis?.stop();
+});
+beforeEach((test) => {
+  if (!hasChromium) test.skip(noChromium);
+  problems.length = 0;
+});
+
+async function openTab(): Promise<Page> {
+  const page = await context.newPage();
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // A failed sign-in is a 401 the console shows; the browser logs the response as an error.
+    if (message.type() === 'error' && !/status of 401/.test(message.text())) {
+      problems.push(`console: ${message.text()}`);
+    }
+  });
+  return page;
+}
+
+/** Saves the page as test-results/console/<name>.png and checks it with axe. */
+async function record(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true });
+  const violations = await page.evaluate(async () => {
+    // In the page: axe (injected by the context) and the page's document.
+    const { axe, document } = globalThis as unknown as {
+      axe: { run: (context: unknown, options: object) => Promise<AxeResults> };
+      document: unknown;
+    };
+    const results = await axe.run(document, {
+      runOnly: {
+        type: 'tag',
+        values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
+      },
+    });
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      nodes: violation.nodes.slice(0, 3).map((node) => node.target.join(' ')),
+    }));
+  });
+  const serious = violations.filter((violation) =>
+    ['serious', 'critical'].includes(violation.impact ?? ''),
+  );
+  expect(serious, `${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
+}
+
+interface AxeResults {
+  violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+}
+
+async function signIn(page: Page, password: string = users.admin.password): Promise<void> {
+  await page.getByLabel('User name', { exact: true }).fill(users.admin.username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+const suffix = Date.now().toString(36);
+const workflowName = `ConsoleDemo-${suffix}`;
+
+/** A wait, an approval gate, a conditional greeting and a handler for a rejection. */
+function definition(firstDependency: string): string {
+  return JSON.stringify(
+    {
+      name: workflowName,
+      description: 'Waits, asks a person, then greets.',
+      inputs: {
+        who: { type: 'string', required: true, description: 'Whom to greet.' },
+        greet: { type: 'boolean', default: true },
+        delay: { type: 'integer', default: 1500, description: 'How long Wait waits (ms).' },
+      },
+      tasks: [
+        {
+          name: 'Wait',
+          type: { plugin: 'Flow/Delay' },
+          parameters: { milliseconds: "$[Inputs('delay')]" },
+        },
+        {
+          name: 'Approve',
+          type: { plugin: 'Flow/Log' },
+          dependencies: [firstDependency],
+          parameters: { message: 'approved' },
+          manualApproval: { enabled: true, comment: 'Greet them?' },
+        },
+        {
+          name: 'Greet',
+          type: { plugin: 'Flow/Log' },
+          dependencies: ['Approve'],
+          executionCondition: { expression: "Inputs('greet')" },
+          parameters: { message: "Hello, $[Inputs('who')]!" },
+        },
+        {
+          name: 'Apologise',
+          type: { plugin: 'Flow/Log' },
+          runOnFailureOf: ['Approve'],
+          parameters: { message: 'Not approved.' },
+        },
+      ],
+    },
+    null,
+    2,
+  );
+}
+
+const node = (page: Page, task: string) => page.locator(`g.node[data-task="${task}"]`);
+
+describe('the console', () => {
+  it('adds a workflow, runs it from its inputs, follows it live and approves it from the inbox', async () => {
+    // Enough workflows for two pages, and one a search finds.
+    for (let index = 1; index <= 22; index += 1) {
+      await trellis.admin.POST('/workflows/Add', {
+        body: {
+          definition: {
+            name: `Report-${suffix}-${String(index).padStart(2, '0')}`,
+            tasks: [{ name: 'Note', type: { plugin: 'Flow/Log' }, parameters: { message: 'hi' } }],
+          },
+        },
+      });
+    }
+
+    const page = await openTab();
+    await page.goto(`${trellis.baseUrl}/ui`);
+    await page.getByRole('heading', { name: 'Sign in to Trellis' }).waitFor();
+    await signIn(page, 'not-the-password');
+    await page.getByRole('alert').getByText('These credentials were not accepted').waitFor();
+    await record(page, '01-sign-in');
+    await signIn(page);
+
+    // Workflows: paged, searchable.
+    await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${trellis.baseUrl}/ui/workflows`);
+    await page.getByText(/Page 1 of 2/).waitFor();
+    await record(page, '02-workflows');
+    await page.getByLabel('Search by name').fill(`Report-${suffix}-07`);
+    await page.getByText('1 item', { exact: true }).waitFor();
+    expect(await page.locator('tbody tr').allTextContents()).toEqual([
+      expect.stringContaining(`Report-${suffix}-07`),
+    ]);
+
+    // The editor shows problems before anything is saved, then saves.
+    await page.getByRole('link', { name: 'New workflow' }).click();
+    const editor = page.getByLabel('Definition (JSON)');
+    await editor.fill(definition('Wiat'));
+    const problemsBox = page.locator('#definition-problems');
+    await problemsBox.getByText('names no task: "Wiat"').waitFor();
+    const line =
+      definition('Wiat')
+        .split('\n')
+        .findIndex((text) => text.includes('"Wiat"')) + 1;
+    await expect(problemsBox.textContent()).resolves.toMatch(
+      new RegExp(`Line ${line}\\s*tasks\\[1\\]\\.dependencies\\[0\\]`),
+    );
+    await record(page, '03-editor-problems');
+    await page.getByRole('button', { name: 'Add workflow' }).click();
+    expect(page.url(), 'nothing is saved while there are problems').toBe(
+      `${trellis.baseUrl}/ui/workflows/new`,
+    );
+    await editor.fill(definition('Wait'));
+    await problemsBox.getByText('No problems found.').waitFor();
+    await page.getByRole('button', { name: 'Add workflow' }).click();
+
+    // The workflow: its DAG, with the gate, the condition and the failure edge told apart.
+    await page.getByRole('heading', { name: workflowName, level: 1 }).waitFor();
+    await expect(node(page, 'Approve').getAttribute('class')).resolves.toContain('node-approval');
+    await expect(node(page, 'Greet').getAttribute('class')).resolves.toContain('node-conditional');
+    await expect(node(page, 'Wait').getAttribute('class')).resolves.toContain('node-plugin');
+    expect(await page.locator('path.edge-failure[data-edge="Approve->Apologise"]').count()).toBe(1);
+    expect(await page.locator('path.edge-dependency').count()).toBe(2);
+    await page.getByText('None: runs start here').waitFor();
+    await record(page, '04-workflow');
+
+    // A change is a new revision; the earlier one can still be drawn.
+    await page.getByRole('link', { name: 'Edit definition' }).click();
+    await editor.waitFor();
+    await expect(editor.inputValue()).resolves.toContain('"Greet them?"');
+    await editor.fill(definition('Wait').replace('then greets.', 'then greets them.'));
+    await problemsBox.getByText('No problems found.').waitFor();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Waits, asks a person, then greets them.').waitFor();
+    await page.getByRole('heading', { name: `${workflowName} revision 2`, level: 1 }).waitFor();
+    const revisions = page
+      .locator('section')
+      .filter({ has: page.getByRole('heading', { name: 'Revisions' }) });
+    await revisions.getByRole('button', { name: 'Show revision 1' }).waitFor();
+    await expect(revisions.locator('tbody tr').allTextContents()).resolves.toEqual([
+      expect.stringMatching(new RegExp(`^2 current${workflowName}`)),
+      expect.stringMatching(new RegExp(`^1 ${workflowName}`)),
+    ]);
+    await revisions.getByRole('button', { name: 'Show revision 1' }).click();
+    await revisions.getByRole('heading', { name: 'Revision 1' }).waitFor();
+    expect(await revisions.locator('g.node').count()).toBe(4);
+
+    // The run form, from the declared inputs: a required one is checked before sending.
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await page.getByText('who is required').waitFor();
+    await expect(page.getByLabel(/^delay/).inputValue()).resolves.toBe('1500');
+    await page.getByLabel(/^who/).fill('console');
+    await page.getByRole('button', { name: 'Start run' }).click();
+
+    // The run, live: the same page all along (a reload would lose this mark).
+    await page.getByRole('heading', { name: /^Run / }).waitFor();
+    await page.getByText(/^Revision 2 · Started/).waitFor();
+    const runUrl = page.url();
+    const executionId = runUrl.split('/').at(-1)!;
+    await page.evaluate(
+      () => ((globalThis as unknown as { stillTheSamePage: boolean }).stillTheSamePage = true),
+    );
+    await node(page, 'Wait').and(page.locator('[data-status="Running"]')).waitFor();
+    await node(page, 'Wait').and(page.locator('[data-status="Completed"]')).waitFor();
+    await node(page, 'Approve').and(page.locator('[data-status="WaitingForApproval"]')).waitFor();
+    await page.getByRole('heading', { name: 'Waiting for a decision' }).waitFor();
+    await expect(
+      page.getByRole('link', { name: 'Open in Temporal UI' }).getAttribute('href'),
+    ).resolves.toBe(`${temporalUi}/namespaces/default/workflows/trellis-execution-${executionId}`);
+    await record(page, '05-run-waiting');
+
+    // The inbox, in another tab (its own sign-in: credentials stay in their tab).
+    const inbox = await openTab();
+    await inbox.goto(`${trellis.baseUrl}/ui/approvals`);
+    await signIn(inbox);
+    await inbox.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    const card = inbox.locator('li.card').filter({ hasText: workflowName });
+    await card.getByText('Greet them?').waitFor();
+    await expect(card.textContent()).resolves.toMatch(
+      new RegExp(`Approve in ${workflowName}Run ${executionId.slice(0, 8)} · waiting`),
+    );
+    await record(inbox, '06-approvals');
+    await card.getByLabel('Reason for Approve').fill('Looks right.');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await inbox.getByRole('status').getByText(`Approved Approve of ${workflowName}.`).waitFor();
+    await inbox.getByText('Nothing waits for a decision.').waitFor();
+    await inbox.close();
+
+    // Back on the first tab, which followed the decision without a reload.
+    await node(page, 'Greet').and(page.locator('[data-status="Completed"]')).waitFor();
+    await node(page, 'Apologise').and(page.locator('[data-status="Skipped"]')).waitFor();
+    await page.locator('h1 .badge[data-status="Completed"]').waitFor();
+    await page.locator('.timeline').getByText('Approved by admin: Looks right.').waitFor();
+    await page.locator('.timeline').getByText('Hello, console!').waitFor();
+    expect(page.url()).toBe(runUrl);
+    expect(
+      await page.evaluate(
+        () => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage,
+      ),
+    ).toBe(true);
+    const waitRow = page.locator('tr[data-task-row="Wait"]');
+    await expect(waitRow.textContent()).resolves.toMatch(/Wait\s*Completed\s*1/);
+    // A task's details: its output.
+    await node(page, 'Wait').focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Task Wait' }).waitFor();
+    await page.locator('.panel pre.json').getByText('"delayedMilliseconds": 1500').waitFor();
+    await record(page, '07-run-completed');
+
+    // At phone width: nothing wider than the screen but the graph, which scrolls in its box.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('heading', { name: 'Task Wait' }).waitFor();
+    const pageWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(pageWidth).toBeLessThanOrEqual(390);
+    await record(page, '08-run-phone');
+
+    // Rerun from a task: a new run, which waits for the gate again; cancel it.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Rerun from Wait' }).click();
+    await page.waitForURL((url) => url.href !== runUrl && url.pathname.includes('/runs/'));
+    await node(page, 'Approve').and(page.locator('[data-status="WaitingForApproval"]')).waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Yes, cancel the run' }).click();
+    await page.locator('h1 .badge[data-status="Canceled"]').waitFor();
+    await node(page, 'Greet').and(page.locator('[data-status="Canceled"]')).waitFor();
+    const rerunOf = page.getByRole('link', { name: executionId.slice(0, 8) });
+    await expect(rerunOf.getAttribute('href')).resolves.toBe(new URL(runUrl).pathname);
+
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
