@@ -72,7 +72,11 @@ describe('a TimeBased trigger firing', () => {
       .where('id', '=', executionId)
       .executeTakeFirstOrThrow();
     expect(row.triggerId).toBe(triggerId);
-    const description = await client.workflow.getHandle(row.temporalWorkflowId).describe();
+    // Trellis records the end before the run's last workflow task reaches Temporal (quick tasks
+    // and bookkeeping run inside it as local activities): read Temporal once the run closed.
+    const handle = client.workflow.getHandle(row.temporalWorkflowId);
+    await handle.result();
+    const description = await handle.describe();
     expect(description.typedSearchAttributes.get(TrellisExecutionId)).toBe(executionId);
     expect(description.typedSearchAttributes.get(TrellisWorkflowId)).toBe(workflowId);
 
