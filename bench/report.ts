@@ -33,6 +33,15 @@ export interface BenchOutcome {
   results: Partial<Results>;
   rows: TableRow[];
   details: Record<string, unknown>;
+  /** When each process served what (`--profile` summarises its CPU per request in each). */
+  phases?: Phase[];
+}
+
+/** The time windows in which one process (`role`, as `BenchEnvironment.roles` names it) served one load. */
+export interface Phase {
+  name: string;
+  role: string;
+  windows: { startUs: number; endUs: number; requests: number }[];
 }
 
 /** Prints the rows as an aligned text table. */
