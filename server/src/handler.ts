@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
@@ -12,6 +11,7 @@ import type { ExecutionEventHub } from './executions/event-hub.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
 import type { Readiness } from '../../core/src/observability/readiness.js';
 import type { Tracing } from '../../core/src/observability/tracing.js';
+import type { Req, Res } from './request-context.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */
 export interface AppDeps {
@@ -80,7 +80,7 @@ export interface RawReply<B> {
  * its input (errors thrown before are rendered as usual): the function that writes the stream.
  */
 export interface StreamReply {
-  stream(res: Response): Promise<void>;
+  stream(res: Res): Promise<void>;
 }
 
 type Streams<O extends OperationId> = operations[O]['responses'] extends {
@@ -106,7 +106,8 @@ export interface HandlerContext<O extends OperationId> {
   deps: AppDeps;
   /** The request's logger: its lines carry the `requestId` and `operationId`. */
   log: Logger;
-  req: Request;
+  /** The HTTP request (Node's), for what the input does not carry: headers, its path. */
+  req: Req;
 }
 
 export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<Reply<O>>;
