@@ -238,26 +238,34 @@ export function createApp(deps: AppDeps): RequestListener {
     serveOperation(req, res).catch((error: unknown) => fail(error, req, res));
   };
 
-  const listener: RequestListener = (req, res) => {
-    context(req, res, () => {
-      try {
-        if (allowCors(req, res) === 'answered') return;
-        readBody(req, res, () => {
-          if (!isDocumentationPath(req.path)) {
-            serve(req, res);
-            return;
-          }
-          // Express decides among the documentation routes; whatever it does not serve is
-          // the API's to answer (a 404 or 405 in the envelope).
-          documentation(req as express.Request, res as express.Response, (error?: unknown) => {
-            if (error === undefined) serve(req, res);
-            else fail(error, req, res);
-          });
-        });
-      } catch (error) {
-        fail(error, req, res);
-      }
+  // Node's request listener: unlike Express, nothing catches what a step throws, so each
+  // step that runs on its own (at first, and once the body is read) is guarded here.
+  const guarded = (req: Req, res: Res, step: () => void) => {
+    try {
+      step();
+    } catch (error) {
+      fail(error, req, res);
+    }
+  };
+  const afterBody = (req: Req, res: Res) => {
+    if (!isDocumentationPath(req.path)) {
+      serve(req, res);
+      return;
+    }
+    // Express decides among the documentation routes; whatever it does not serve is the API's
+    // to answer (a 404 or 405 in the envelope).
+    documentation(req as express.Request, res as express.Response, (error?: unknown) => {
+      if (error === undefined) serve(req, res);
+      else fail(error, req, res);
     });
+  };
+  const listener: RequestListener = (req, res) => {
+    guarded(req, res, () =>
+      context(req, res, () => {
+        if (allowCors(req, res) === 'answered') return;
+        readBody(req, res, () => guarded(req, res, () => afterBody(req, res)));
+      }),
+    );
   };
   readiness.set(listener, initialised);
   return listener;

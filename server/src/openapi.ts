@@ -60,9 +60,18 @@ function pathParamsMatcher(template: string): (path: string) => Record<string, s
     const match = pattern.exec(path);
     if (!match) return null;
     const params: Record<string, string> = {};
-    names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1] ?? '')));
+    names.forEach((name, i) => (params[name] = decodedSegment(match[i + 1] ?? '')));
     return params;
   };
+}
+
+/** A path segment URI-decoded; as sent when it does not decode (storable-request.ts refuses it first). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** Whether openapi-backend rewrites any of the operation's query parameters while parsing. */
