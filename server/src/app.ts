@@ -197,12 +197,11 @@ export function createApp(deps: AppDeps): RequestListener {
       config.Server.MaxBodyDepth,
     );
     if (unusable.length > 0) throw new Invalid(describeRequestProblems(unusable));
-    const validation = api.validator.validateRequest(request, operation);
-    if (validation.errors) throw new Invalid(describeRequestErrors(validation.errors));
+    // Path and query parameters as validated (and coerced to their declared types).
+    const { errors, params, query } = api.checkRequest(request, operation);
+    if (errors) throw new Invalid(describeRequestErrors(errors));
     const handle = operations.get(operation.operationId ?? '');
     if (!handle) throw routeNotFound(method, req.path);
-    // Path and query parameters as validated (and coerced to their declared types).
-    const { params = {}, query = {} } = validation.coerced ?? {};
     const run = () => handle({ params, query, body: request.body }, req);
     const key = declaresIdempotencyKey(operation) ? req.headers['idempotency-key'] : undefined;
     if (typeof key !== 'string') {

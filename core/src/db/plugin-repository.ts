@@ -3,6 +3,7 @@ import { Conflict } from '../errors.js';
 import { compareTypeAndVersion } from '../plugins/package.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
+import { preparedQuery } from './prepared.js';
 import type { Database, NewPlugin, PluginRow } from './tables.js';
 
 /**
@@ -57,17 +58,26 @@ export async function findByTypeVersion(
   type: string,
   version: string,
 ): Promise<InstalledPlugin | undefined> {
-  return db
+  const [row] = await selectByTypeVersion(db, { type, version });
+  return row;
+}
+
+const selectByTypeVersion = preparedQuery((db, values: { type: string; version: string }) =>
+  db
     .selectFrom('plugin')
     .select(summaryColumns)
-    .where(sameType(type))
-    .where('version', '=', version)
-    .executeTakeFirst();
-}
+    .where(sameType(values.type))
+    .where('version', '=', values.version),
+);
+
+// Prepared: adding a workflow looks its plugins up on every request.
+const selectByType = preparedQuery((db, values: { type: string }) =>
+  db.selectFrom('plugin').select(summaryColumns).where(sameType(values.type)),
+);
 
 /** Every installed version of a type, oldest version first. */
 export async function listByType(db: Kysely<Database>, type: string): Promise<InstalledPlugin[]> {
-  return list(db, { type });
+  return (await selectByType(db, { type })).sort(compareTypeAndVersion);
 }
 
 /** The installed version of a type with the highest semver, if any. */

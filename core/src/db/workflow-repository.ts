@@ -71,17 +71,27 @@ export async function findByName(
   return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
+const insertWorkflow = preparedQuery(
+  (db, values: { id: string; name: string; definition: string }) =>
+    db
+      .insertInto('workflow')
+      .values({
+        id: values.id,
+        name: values.name,
+        definition: values.definition,
+        modifiedDate: sql<Date>`now()`,
+      })
+      .returningAll(),
+);
+
 /** Stores a new workflow; `Conflict` when the name is taken. */
 export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
-  return translateConstraintErrors(
-    () =>
-      db
-        .insertInto('workflow')
-        .values({ id: newId(), ...input, modifiedDate: sql<Date>`now()` })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+  const [row] = await translateConstraintErrors(
+    () => insertWorkflow(db, { id: newId(), name: input.name, definition: input.definition }),
     { unique: duplicateName(input.name) },
   );
+  if (!row) throw new Error('INSERT INTO workflow returned no row');
+  return row;
 }
 
 /** Replaces the definition (and name) and stamps `modifiedDate`; undefined when unknown. */
