@@ -335,6 +335,7 @@ export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
     close: async () => {
       // Open event streams would hold the server's close: they end first.
       await deps.executionEvents.close();
+      await deps.installedPlugins.close();
       await listening.close();
     },
   };

@@ -12,6 +12,7 @@ import * as pluginOutputSchema from './migrations/2026-11-24T04-00-00-plugin-out
 import * as executionEvents from './migrations/2026-11-25T00-00-00-execution-events.js';
 import * as approvalDecisions from './migrations/2026-11-25T01-00-00-approval-decisions.js';
 import * as authFailures from './migrations/2026-11-25T03-00-00-auth-failures.js';
+import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plugin-change-notifications.js';
 import type { Database } from './tables.js';
 
 /**
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T00-00-00-execution-events': executionEvents,
   '2026-11-25T01-00-00-approval-decisions': approvalDecisions,
   '2026-11-25T03-00-00-auth-failures': authFailures,
+  '2026-11-26T30-00-00-plugin-change-notifications': pluginChangeNotifications,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

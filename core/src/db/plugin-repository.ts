@@ -12,6 +12,9 @@ import type { Database, NewPlugin, PluginRow } from './tables.js';
  * (`net/http` finds `Net/Http`); versions match exactly.
  */
 
+/** The channel PostgreSQL notifies on every change to the installed plugins (see the migration). */
+export const pluginChangesChannel = 'trellis_plugins';
+
 /** An installed plugin without its package bytes. */
 export type InstalledPlugin = Omit<PluginRow, 'package'>;
 
