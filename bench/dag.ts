@@ -3,7 +3,8 @@
  * from `POST .../executions` until it completes; `dag_overhead_ms_per_task` is that time per
  * task (the tasks do nothing, so all of it is the engine's); `dag_history_events` is the length
  * of its Temporal history, which must stay far below Temporal's limits (51,200 events, 50 MB).
- * The baseline row is plain Temporal running 2,000 no-op activities 100 at a time.
+ * The baseline row is plain Temporal running 2,000 no-op local activities (Trellis runs the
+ * quick `Flow/NoOp` as local activities) 100 at a time.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -71,7 +72,7 @@ export async function benchmarkDag(
     historyBytes.push(Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0));
 
     started = performance.now();
-    await env.temporal.workflow.execute('manyNoOps', {
+    await env.temporal.workflow.execute('manyLocalNoOps', {
       taskQueue: baselineTaskQueue,
       workflowId: `bench-baseline-dag-${randomUUID()}`,
       args: [taskCount, plan.parallelism],

@@ -36,6 +36,14 @@ export const poolSize = 10;
 
 const credentials = { username: 'bench', password: 'bench-password-not-secret' };
 
+/** The benchmark's one user, as Trellis and the write baseline are configured with it. */
+export interface BenchUser {
+  username: string;
+  password: string;
+  /** scrypt, as `npm run hash-password` writes it: what both servers verify against. */
+  passwordHash: string;
+}
+
 export interface BenchOptions {
   /** Write V8 CPU profiles of the Trellis processes into this folder (`node --cpu-prof`). */
   profileDirectory?: string;
@@ -59,6 +67,12 @@ export interface BenchEnvironment {
   apiUrl: string;
   /** `Authorization` header value of the benchmark's admin user. */
   authorization: string;
+  /** That user (the write baseline authenticates it the same way). */
+  user: BenchUser;
+  /** Where `--profile` writes V8 CPU profiles (Trellis' and the baselines'), if profiling. */
+  profileDirectory?: string;
+  /** What each profiled process is (pid → `api`, `worker`, or a baseline's script name). */
+  roles: Record<number, string>;
   /** SDK client as the benchmark's admin user. */
   admin: TrellisClient;
   /** The benchmark's own connection to the Trellis database (setup and checks only). */
@@ -71,6 +85,7 @@ export interface BenchEnvironment {
 }
 
 export interface BaselineProcess {
+  pid: number;
   /** What the script printed after `ready `, parsed as JSON. */
   ready: Record<string, string>;
   stop(): Promise<void>;
@@ -100,7 +115,9 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     logger.info({ temporal: temporalServer.address }, 'PostgreSQL and Temporal are up');
 
     const taskQueue = 'trellis-bench';
+    const user = { ...credentials, passwordHash: await hashPassword(credentials.password) };
     const config = await trellisConfig({
+      user,
       databaseUrl,
       temporal: temporalServer,
       taskQueue,
@@ -131,6 +148,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     cleanups.push(() => database.close());
     const connection = await Connection.connect({ address: temporalServer.address });
     cleanups.push(() => connection.close());
+    const roles: Record<number, string> = { [api.pid]: 'api', [worker.pid]: 'worker' };
 
     return {
       logger,
@@ -142,11 +160,15 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
       worker,
       apiUrl: api.url,
       authorization: basicAuthorization(credentials.username, credentials.password),
+      user,
+      ...(options.profileDirectory ? { profileDirectory: options.profileDirectory } : {}),
+      roles,
       admin: createTrellisClient({ baseUrl: api.url, basic: credentials }),
       db: database.db,
       temporal: new Client({ connection, namespace: 'default' }),
       startBaseline: async (script, args) => {
-        const baseline = await startBaselineProcess(script, args);
+        const baseline = await startBaselineProcess(script, args, nodeArgs);
+        roles[baseline.pid] = path.basename(script, '.ts');
         cleanups.push(() => baseline.stop());
         return baseline;
       },
@@ -159,6 +181,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
 }
 
 async function trellisConfig(options: {
+  user: BenchUser;
   databaseUrl: string;
   temporal: PrivateTemporal;
   taskQueue: string;
@@ -182,8 +205,8 @@ async function trellisConfig(options: {
         Enabled: true,
         Users: [
           {
-            Name: credentials.username,
-            Password: await hashPassword(credentials.password),
+            Name: options.user.username,
+            Password: options.user.passwordHash,
             Roles: ['admin' as const],
           },
         ],
@@ -222,14 +245,19 @@ function experimentArgs(experiments: string[]): string[] {
   ];
 }
 
-/** Runs `bench/baseline/<script>` (tsx, like Trellis) with `--key=value` arguments. */
+/**
+ * Runs `bench/baseline/<script>` (through tsx) with `--key=value` arguments, and the Node flags
+ * Trellis gets (`--cpu-prof` when profiling: the baselines are profiled as ours are).
+ */
 async function startBaselineProcess(
   script: string,
   args: Record<string, string>,
+  nodeArgs: string[],
 ): Promise<BaselineProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       '--import',
       'tsx',
       path.join(projectRoot, 'bench/baseline', script),
@@ -256,6 +284,7 @@ async function startBaselineProcess(
     });
   });
   return {
+    pid: child.pid!,
     ready,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -4,7 +4,8 @@ export interface Plan {
   api: { rounds: number; seconds: number; warmupSeconds: number; connections: number };
   exec: { rounds: number; executionsPerRound: number; inFlight: number; latencySamples: number };
   dag: { rounds: number; layers: number; width: number; parallelism: number };
-  logs: { entries: number; samples: number; pageSize: number };
+  /** `entries` for numbered pages, `cursorEntries` for cursor pages at depth. */
+  logs: { entries: number; cursorEntries: number; samples: number; pageSize: number };
 }
 
 const shared = {
@@ -17,7 +18,7 @@ export const quickPlan: Plan = {
   api: { rounds: 5, seconds: 3, warmupSeconds: 2, connections: 32 },
   exec: { rounds: 3, executionsPerRound: 100, inFlight: 50, latencySamples: 30 },
   dag: { rounds: 1, ...shared.dag },
-  logs: { samples: 100, ...shared.logs },
+  logs: { samples: 100, cursorEntries: 1_000_000, ...shared.logs },
 };
 
 export const fullPlan: Plan = {
@@ -25,5 +26,5 @@ export const fullPlan: Plan = {
   api: { rounds: 9, seconds: 6, warmupSeconds: 3, connections: 32 },
   exec: { rounds: 5, executionsPerRound: 300, inFlight: 50, latencySamples: 100 },
   dag: { rounds: 3, ...shared.dag },
-  logs: { samples: 300, ...shared.logs },
+  logs: { samples: 300, cursorEntries: 1_000_000, ...shared.logs },
 };

@@ -2,18 +2,21 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** `bench/results/latest.json`: exactly these keys. */
+/** `bench/results/latest.json`: the keys of issue 5, and those issue 19 added. */
 export interface Results {
   api_read_ratio: number;
   api_write_ratio: number;
   exec_ratio: number;
   exec_per_s: number;
+  exec_regular_ratio: number;
+  tx_per_execution: number;
   exec_e2e_p50_ms: number;
   exec_e2e_p99_ms: number;
   dag_2000_s: number;
   dag_overhead_ms_per_task: number;
   dag_history_events: number;
   logs_read_ms: number;
+  logs_page_p50_ms_1m: number;
   cores: number;
   date: string;
 }
@@ -33,6 +36,15 @@ export interface BenchOutcome {
   results: Partial<Results>;
   rows: TableRow[];
   details: Record<string, unknown>;
+  /** When each process served what (`--profile` summarises its CPU per request in each). */
+  phases?: Phase[];
+}
+
+/** The time windows in which one process (`role`, as `BenchEnvironment.roles` names it) served one load. */
+export interface Phase {
+  name: string;
+  role: string;
+  windows: { startUs: number; endUs: number; requests: number }[];
 }
 
 /** Prints the rows as an aligned text table. */

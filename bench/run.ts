@@ -8,7 +8,7 @@
  * the Trellis processes to `bench/results/profiles/` and prints where their time went;
  * `--experiment=<name>` preloads `bench/experiments/<name>.ts` into the API process to measure a proposed fix.
  */
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -55,7 +55,6 @@ async function main(): Promise<void> {
     ...(profileDirectory ? { profileDirectory } : {}),
     experiments,
   });
-  const roles = { [env.api.pid]: 'api', [env.worker.pid]: 'worker' };
   const outcomes: Partial<Record<BenchmarkName, BenchOutcome>> = {};
   try {
     for (const name of selected) {
@@ -91,7 +90,15 @@ async function main(): Promise<void> {
   } else {
     console.log(JSON.stringify(results, null, 2));
   }
-  if (profileDirectory) console.log(await summarizeProfiles(profileDirectory, roles));
+  if (profileDirectory) {
+    const phases = all.flatMap((outcome) => outcome.phases ?? []);
+    console.log(await summarizeProfiles(profileDirectory, env.roles, 20, phases));
+    // `tsx bench/profile.ts` reads them again, phases included.
+    await writeFile(
+      path.join(profileDirectory, 'phases.json'),
+      `${JSON.stringify({ roles: env.roles, phases }, null, 2)}\n`,
+    );
+  }
 }
 
 await main();

@@ -275,6 +275,7 @@ export function createTrellis(
       started('execution recovery', () => recovery.stop());
       const { startApiServer } = await import('../server/src/app.js');
       const { createExecutionEventHub } = await import('../server/src/executions/event-hub.js');
+      const { createInstalledPlugins } = await import('../server/src/plugins/installed-plugins.js');
       const api = await startApiServer({
         config: runtime,
         db: database.db,
@@ -282,6 +283,7 @@ export function createTrellis(
         temporal: { client: temporal.client },
         catalog,
         executionEvents: createExecutionEventHub(database.listen, logger),
+        installedPlugins: createInstalledPlugins(database.db, database.listen, logger),
         metrics,
         readiness,
         ...(tracing && { tracing }),

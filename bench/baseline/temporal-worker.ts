@@ -1,6 +1,6 @@
 /**
- * The execution baseline's worker: a plain Temporal worker for `threeNoOps` on the same Temporal
- * server, with the worker options of the Trellis worker (`workflows-worker/src/worker.ts`).
+ * The execution baselines' worker: a plain Temporal worker for `baseline/workflows.ts` on the same
+ * Temporal server, with the worker options of the Trellis worker (`workflows-worker/src/worker.ts`).
  *
  *   tsx bench/baseline/temporal-worker.ts --address=<host:port> --taskQueue=<name>
  */

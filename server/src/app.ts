@@ -1,6 +1,9 @@
-import { createServer } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
 import express from 'express';
-import type { Express, Request, RequestHandler, Response } from 'express';
+import parseUrl from 'parseurl';
+import proxyAddr from 'proxy-addr';
+import typeIs from 'type-is';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '../../core/src/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
@@ -9,7 +12,7 @@ import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
-import { HttpError, renderErrors, routeNotFound } from './errors.js';
+import { HttpError, renderError, routeNotFound } from './errors.js';
 import type {
   AppDeps,
   EnvelopeReply,
@@ -26,18 +29,25 @@ import {
   describeRequestProblems,
   openApiDocument,
 } from './openapi.js';
-import { rejectBadRequestId, requestContext, requestLogger } from './request-context.js';
-import { keepRawBody } from './raw-body.js';
+import {
+  rejectBadRequestId,
+  requestContext,
+  requestLogger,
+  type Req,
+  type Res,
+} from './request-context.js';
+import { sendJson, sendText } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
-import { consoleRoutes } from './system/console.js';
-import { documentationRoutes } from './system/docs.js';
+import { keepRawBody } from './raw-body.js';
+import { consoleRoutes, isConsolePath } from './system/console.js';
+import { documentationApp, isDocumentationPath } from './system/docs.js';
 
 const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
 /** Each app's openapi-backend initialisation, so the server listens only once routes are ready. */
-const readiness = new WeakMap<Express, Promise<unknown>>();
+const readiness = new WeakMap<RequestListener, Promise<unknown>>();
 
 /** Whether a request carries a body (a zero Content-Length, as fetch sends on a bare POST, does not). */
-function hasBody(req: Request): boolean {
+function hasBody(req: Req): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   return Number(req.headers['content-length'] ?? 0) > 0;
 }
@@ -48,15 +58,19 @@ const jsonTypes = ['application/json', 'application/*+json'];
  * Body problems (not JSON: 415; malformed: 400; too large: 413), held back until the caller is
  * authenticated and authorised, so that anonymous callers always get 401 and nothing else.
  */
-const bodyErrors = new WeakMap<Request, unknown>();
+const bodyErrors = new WeakMap<Req, unknown>();
 
-/** Reads JSON bodies within the limit; anything else is recorded as a 415 without being read. */
-function readJsonBodies(limit: number): RequestHandler {
+/**
+ * Reads JSON bodies within the limit into `req.body` (body-parser, as Express' `express.json`);
+ * anything else is recorded as a 415 without being read. Calls `next` once done.
+ */
+function readJsonBodies(limit: number): (req: Req, res: Res, next: () => void) => void {
   const parse = express.json({
     limit,
     type: jsonTypes,
+    // A webhook's signature is over the bytes received, not over the JSON they parse to.
     verify: (req, _res, buffer) => {
-      if ((req as Request).path.startsWith('/hooks/')) keepRawBody(req as Request, buffer);
+      if (req.path.startsWith('/hooks/')) keepRawBody(req, buffer);
     },
   });
   return (req, res, next) => {
@@ -68,7 +82,7 @@ function readJsonBodies(limit: number): RequestHandler {
       next();
       return;
     }
-    if (hasBody(req) && !req.is(jsonTypes)) {
+    if (hasBody(req) && !typeIs(req, jsonTypes)) {
       const given = req.headers['content-type'] ?? 'none';
       bodyErrors.set(
         req,
@@ -87,31 +101,43 @@ function readJsonBodies(limit: number): RequestHandler {
   };
 }
 
-function rethrowBodyError(req: Request): void {
+function rethrowBodyError(req: Req): void {
   if (bodyErrors.has(req)) throw bodyErrors.get(req);
 }
 
+/** The query string as Express' default ("simple") query parser reads it. */
+function queryOf(req: Req): Record<string, string | string[]> {
+  const search = parseUrl(req)?.query;
+  return typeof search === 'string' && search !== ''
+    ? (parseQueryString(search) as Record<string, string | string[]>)
+    : {};
+}
+
 /**
- * The Express app: request ids, logs, metrics and spans (`requestContext`), CORS for the
- * configured origins, JSON bodies within the size limit, the public documentation routes and the
- * web console (`/ui`), then
- * every operation of the spec through openapi-backend (routing, auth, validation, typed
- * handlers), and one error renderer at the end.
+ * The API as Node's request listener: request ids, logs, metrics and spans (`requestContext`),
+ * CORS for the configured origins, the public documentation pages (an Express app of their
+ * own), JSON bodies within the size limit, then every operation of the spec (routing, auth,
+ * validation, typed handlers), and one error renderer.
+ *
+ * Operations are served on Node's own request and response, without Express: Express gives
+ * every request its own prototypes (`Object.setPrototypeOf` on `req` and `res`, which also
+ * slows every later property access on them) and walks its router, which together cost more
+ * CPU than everything an operation does itself. What Express did for them is done here the
+ * same way: body-parser reads the body, the query string is parsed as Express' default parser
+ * does, `proxy-addr` finds the client address behind `Server.TrustedProxies`, and
+ * `respond.ts` writes responses header for header as `res.json` did.
  */
-export function createApp(deps: AppDeps): Express {
+export function createApp(deps: AppDeps): RequestListener {
   const { config, logger } = deps;
-  const app = express();
-  app.disable('x-powered-by');
-  // The client address (`req.ip`) the rate limits count by: X-Forwarded-For only from these.
-  app.set(
-    'trust proxy',
-    config.Server.TrustedProxies.length > 0 ? config.Server.TrustedProxies : false,
-  );
-  app.use(requestContext({ logger, metrics: deps.metrics, tracer: deps.tracing?.tracer }));
-  app.use(cors(config.Server.Cors.AllowedOrigins));
-  app.use(readJsonBodies(config.Server.BodyLimitBytes));
-  app.use(documentationRoutes());
-  app.use(consoleRoutes(config));
+  // The client address the rate limits count by: X-Forwarded-For only from these proxies.
+  const trustProxy = proxyAddr.compile(config.Server.TrustedProxies);
+  const context = requestContext({ logger, metrics: deps.metrics, tracer: deps.tracing?.tracer });
+  const allowCors = cors(config.Server.Cors.AllowedOrigins);
+  const readBody = readJsonBodies(config.Server.BodyLimitBytes);
+  // The documentation pages and the web console (`/ui`): an Express app of their own.
+  const documentation = documentationApp();
+  documentation.use(consoleRoutes(config));
+  const fail = renderError(logger, config.Server.BodyLimitBytes);
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
@@ -142,35 +168,37 @@ export function createApp(deps: AppDeps): Express {
   initialised.catch((error: unknown) =>
     logger.error({ err: error }, 'cannot load the OpenAPI document'),
   );
-  readiness.set(app, initialised);
 
   // Every operation of the spec, in this order: route, authenticate and authorise (before the
   // body is looked at, so anonymous callers only ever see 401), values no field takes (text the
   // database cannot store, bodies too deep), validate, handle.
-  app.use(async (req, res) => {
+  async function serveOperation(req: Req, res: Res): Promise<void> {
     if (!ready) await initialised;
+    const method = req.method ?? 'GET';
     const request: OpenApiRequest = {
-      method: req.method,
+      method,
       path: req.path,
       headers: req.headers as Record<string, string | string[]>,
-      query: req.query as Record<string, string | string[]>,
-      body: req.body as unknown,
+      query: queryOf(req),
+      body: req.body,
     };
     const operation = api.router.findOperation(request);
-    if (operation === 'notFound') throw routeNotFound(req.method, req.path);
+    if (operation === 'notFound') throw routeNotFound(method, req.path);
     if (operation === 'methodNotAllowed') {
       // RFC 9110: a 405 says which methods the resource has; OPTIONS asks just that.
       const allow = [...api.router.allowedMethods(req.path), 'OPTIONS'].join(', ');
-      if (req.method === 'OPTIONS') {
-        res.setHeader('Allow', allow).status(204).end();
+      if (method === 'OPTIONS') {
+        res.statusCode = 204;
+        res.setHeader('Allow', allow);
+        res.end();
         return;
       }
-      throw new HttpError(405, `${req.method} is not allowed on ${req.path}; use ${allow}.`, {
+      throw new HttpError(405, `${method} is not allowed on ${req.path}; use ${allow}.`, {
         Allow: allow,
       });
     }
     req.operation = operation;
-    const user = await authorize(operation, req.headers.authorization, req.ip ?? '');
+    const user = await authorize(operation, req.headers.authorization, proxyAddr(req, trustProxy));
     if (user) req.user = user;
     rejectBadRequestId(req);
     rethrowBodyError(req);
@@ -180,15 +208,14 @@ export function createApp(deps: AppDeps): Express {
       config.Server.MaxBodyDepth,
     );
     if (unusable.length > 0) throw new Invalid(describeRequestProblems(unusable));
-    const validation = api.validator.validateRequest(request, operation);
-    if (validation.errors) throw new Invalid(describeRequestErrors(validation.errors));
-    const handle = operations.get(operation.operationId ?? '');
-    if (!handle) throw routeNotFound(req.method, req.path);
     // Path and query parameters as validated (and coerced to their declared types).
-    const { params = {}, query = {} } = validation.coerced ?? {};
+    const { errors, params, query } = api.checkRequest(request, operation);
+    if (errors) throw new Invalid(describeRequestErrors(errors));
+    const handle = operations.get(operation.operationId ?? '');
+    if (!handle) throw routeNotFound(method, req.path);
     const run = () => handle({ params, query, body: request.body }, req);
-    const key = declaresIdempotencyKey(operation) ? req.get(idempotencyHeader) : undefined;
-    if (key === undefined) {
+    const key = declaresIdempotencyKey(operation) ? req.headers['idempotency-key'] : undefined;
+    if (typeof key !== 'string') {
       const reply = await run();
       if ('stream' in reply) await reply.stream(res);
       else send(res, reply);
@@ -215,9 +242,43 @@ export function createApp(deps: AppDeps): Express {
     );
     if (sent.replayed) res.setHeader('Idempotent-Replayed', 'true');
     send(res, sent);
-  });
-  app.use(renderErrors(logger, config.Server.BodyLimitBytes));
-  return app;
+  }
+
+  const serve = (req: Req, res: Res) => {
+    serveOperation(req, res).catch((error: unknown) => fail(error, req, res));
+  };
+
+  // Node's request listener: unlike Express, nothing catches what a step throws, so each
+  // step that runs on its own (at first, and once the body is read) is guarded here.
+  const guarded = (req: Req, res: Res, step: () => void) => {
+    try {
+      step();
+    } catch (error) {
+      fail(error, req, res);
+    }
+  };
+  const afterBody = (req: Req, res: Res) => {
+    if (!isDocumentationPath(req.path) && !isConsolePath(req.path)) {
+      serve(req, res);
+      return;
+    }
+    // Express decides among the documentation routes; whatever it does not serve is the API's
+    // to answer (a 404 or 405 in the envelope).
+    documentation(req as express.Request, res as express.Response, (error?: unknown) => {
+      if (error === undefined) serve(req, res);
+      else fail(error, req, res);
+    });
+  };
+  const listener: RequestListener = (req, res) => {
+    guarded(req, res, () =>
+      context(req, res, () => {
+        if (allowCors(req, res) === 'answered') return;
+        readBody(req, res, () => guarded(req, res, () => afterBody(req, res)));
+      }),
+    );
+  };
+  readiness.set(listener, initialised);
+  return listener;
 }
 
 type AnyHandler = (
@@ -225,12 +286,12 @@ type AnyHandler = (
 ) => Promise<EnvelopeReply<unknown, number> | RawReply<unknown> | StreamReply>;
 
 function send(
-  res: Response,
+  res: Res,
   response: SentResponse & { contentType?: string; headers?: Record<string, string> },
 ): void {
-  if (response.headers) res.set(response.headers);
-  if (response.contentType === undefined) res.status(response.status).json(response.body);
-  else res.status(response.status).type(response.contentType).send(response.body);
+  for (const [name, value] of Object.entries(response.headers ?? {})) res.setHeader(name, value);
+  if (response.contentType === undefined) sendJson(res, response.status, response.body);
+  else sendText(res, response.status, response.contentType, String(response.body));
 }
 
 /** Whether the contract gives the operation an `Idempotency-Key` header. */
@@ -249,7 +310,7 @@ function declaresIdempotencyKey(operation: { parameters?: unknown[] }): boolean 
 function dispatch(handler: AnyHandler, deps: AppDeps) {
   return async (
     request: { params: unknown; query: unknown; body: unknown },
-    req: Request,
+    req: Req,
   ): Promise<
     (SentResponse & { contentType?: string; headers?: Record<string, string> }) | StreamReply
   > => {
@@ -295,6 +356,7 @@ export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
     close: async () => {
       // Open event streams would hold the server's close: they end first.
       await deps.executionEvents.close();
+      await deps.installedPlugins.close();
       await listening.close();
     },
   };

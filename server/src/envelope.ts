@@ -1,6 +1,7 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Pagination } from '../../core/src/db/paging.js';
 import type { Problem } from '../../core/src/errors.js';
+import { sendJson } from './respond.js';
 
 /** The body of every response except `/health`. */
 export interface Envelope<T> {
@@ -65,11 +66,11 @@ export function errorEnvelope(problems: readonly Problem[], requestId?: string):
  * id, so that whoever reports it points at its log lines.
  */
 export function sendErrorEnvelope(
-  res: Response,
+  res: ServerResponse,
   status: number,
   problems: readonly Problem[],
   headers: Record<string, string> = {},
 ): void {
   const requestId = status >= 500 ? res.req.requestId : undefined;
-  res.status(status).set(headers).json(errorEnvelope(problems, requestId));
+  sendJson(res, status, errorEnvelope(problems, requestId), headers);
 }

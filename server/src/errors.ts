@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
+import type { Req, Res } from './request-context.js';
 import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
@@ -111,15 +112,20 @@ export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError |
 
 /**
  * The one place that renders errors: every failure leaves as the envelope. Unknown errors are
- * logged with their stack under an id and the client sees only the id.
+ * logged with their stack under an id and the client sees only the id. A failure after the
+ * response started (a stream) can only end the connection.
  */
-export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorRequestHandler {
-  return (error: unknown, req, res, next) => {
+export function renderError(
+  logger: Logger,
+  bodyLimitBytes: number,
+): (error: unknown, req: Req, res: Res) => void {
+  return (error, req, res) => {
+    const httpError = toHttpError(error, bodyLimitBytes);
     if (res.headersSent) {
-      next(error);
+      if (!httpError) logger.error({ err: error, requestId: req.requestId }, 'unhandled error');
+      req.socket.destroy();
       return;
     }
-    const httpError = toHttpError(error, bodyLimitBytes);
     if (httpError) {
       sendErrorEnvelope(res, httpError.status, httpError.problems, httpError.headers);
       return;
@@ -131,4 +137,10 @@ export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorReque
     );
     sendErrorEnvelope(res, 500, [{ code: 'internal', message: `Internal error (id ${errorId}).` }]);
   };
+}
+
+/** {@link renderError} as Express' error middleware (the documentation pages are Express'). */
+export function renderErrors(logger: Logger, bodyLimitBytes: number): ErrorRequestHandler {
+  const render = renderError(logger, bodyLimitBytes);
+  return (error: unknown, req, res, _next) => render(error, req, res);
 }

@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import type { Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import type { Database } from '../../core/src/db/tables.js';
@@ -9,9 +8,11 @@ import type { Logger } from '../../core/src/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
+import type { InstalledPlugins } from './plugins/installed-plugins.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
 import type { Readiness } from '../../core/src/observability/readiness.js';
 import type { Tracing } from '../../core/src/observability/tracing.js';
+import type { Req, Res } from './request-context.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */
 export interface AppDeps {
@@ -22,6 +23,8 @@ export interface AppDeps {
   catalog: PluginCatalog;
   /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
   executionEvents: ExecutionEventHub;
+  /** The installed plugins as definitions are checked against them (kept in step by PostgreSQL). */
+  installedPlugins: InstalledPlugins;
   /** What `/metrics` shows; `noMetrics` unless `Metrics.Enabled`. */
   metrics: Metrics;
   /** What `/readyz` asks. */
@@ -95,7 +98,7 @@ export interface RawReply<B> {
  * its input (errors thrown before are rendered as usual): the function that writes the stream.
  */
 export interface StreamReply {
-  stream(res: Response): Promise<void>;
+  stream(res: Res): Promise<void>;
 }
 
 type Streams<O extends OperationId> = operations[O]['responses'] extends {
@@ -123,7 +126,8 @@ export interface HandlerContext<O extends OperationId> {
   deps: AppDeps;
   /** The request's logger: its lines carry the `requestId` and `operationId`. */
   log: Logger;
-  req: Request;
+  /** The HTTP request (Node's), for what the input does not carry: headers, its path. */
+  req: Req;
 }
 
 export type Handler<O extends OperationId> = (context: HandlerContext<O>) => Promise<Reply<O>>;

@@ -158,3 +158,61 @@ describe('createOpenApiBackend routing', () => {
     }
   });
 });
+
+describe('checkRequest', () => {
+  it('finds what openapi-backend’s validateRequest finds, and coerces the same parameters', async () => {
+    const api = await createOpenApiBackend(openApiDocument()).init();
+    const ids = ['0b6f4f8e-3c1a-4e0b-9a51-6f3f2a9c1d10', 'not-a-uuid', 'x%201', ''];
+    const queries: Record<string, string | string[]>[] = [
+      {},
+      { page: '2', pageSize: '10' },
+      { page: '0', pageSize: 'many' },
+      { page: ['1', '2'] },
+      { includeTasks: 'true', after: ids[0]! },
+      { status: 'Running', extra: '1' },
+    ];
+    const headers: Record<string, string>[] = [
+      {},
+      { 'content-type': 'application/json', 'idempotency-key': 'key-1' },
+      { 'content-type': 'application/json; charset=utf-8', 'last-event-id': 'abc' },
+    ];
+    const bodies: unknown[] = [
+      undefined,
+      null,
+      {},
+      [],
+      { definition: '{"name":"n","tasks":[]}' },
+      { definition: 1, extra: true },
+      { workflowId: ids[0], inputs: { a: 1 } },
+      { name: 'n', type: 'Manual', properties: {} },
+    ];
+    let compared = 0;
+    for (const operation of api.router.getOperations()) {
+      for (const id of ids) {
+        const path = operation.path.replace(/\{[^}]+\}/g, id);
+        for (const query of queries) {
+          for (const header of headers) {
+            for (const body of bodies) {
+              const request = (): Request => ({
+                method: operation.method,
+                path,
+                headers: { authorization: 'Basic eDp5', ...header },
+                query: structuredClone(query),
+                body: structuredClone(body),
+              });
+              const mine = api.checkRequest(request(), operation);
+              const library = api.validator.validateRequest(request(), operation);
+              expect(mine.errors, `${operation.operationId} ${path}`).toEqual(library.errors);
+              if (!library.errors) {
+                expect(mine.params).toEqual(library.coerced?.params ?? {});
+                expect(mine.query).toEqual(library.coerced?.query ?? {});
+              }
+              compared++;
+            }
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+});

@@ -9,9 +9,11 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import parseUrl from 'parseurl';
 import type { Logger } from '../../core/src/logging.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
+import type { AuthUser } from './auth/user.js';
 import { HttpError } from './errors.js';
 
 /**
@@ -32,20 +34,35 @@ export interface MatchedOperation {
   path: string;
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
+// The API serves requests on Node's own request objects (Express only serves the documentation
+// pages): what the pipeline learns about a request lives on it.
+declare module 'http' {
+  interface IncomingMessage {
     /** The request's id: the caller's valid `X-Request-Id`, or a UUID made for it. */
     requestId: string;
+    /** The URL's path, as received (percent-encoded, no query string): Express' `req.path`. */
+    path: string;
     /** The operation of the contract the request matched, once routed. */
     operation?: MatchedOperation;
+    /** Set once the request is authenticated; absent on public operations. */
+    user?: AuthUser;
+    /** The parsed JSON body, when the request has one. */
+    body?: unknown;
   }
 }
 
+/** A request as the pipeline holds it. */
+export type Req = IncomingMessage;
+/** Its response. */
+export type Res = ServerResponse;
+/** The next step of a request (or the error that ends it). */
+export type Next = (error?: unknown) => void;
+
 /** Requests whose `X-Request-Id` is unusable: refused (400) once the caller is authenticated. */
-const badRequestIds = new WeakMap<Request, string>();
+const badRequestIds = new WeakMap<Req, string>();
 
 /** 400 when the request's `X-Request-Id` is unusable (it got a new id, sent back with the 400). */
-export function rejectBadRequestId(req: Request): void {
+export function rejectBadRequestId(req: Req): void {
   const given = badRequestIds.get(req);
   if (given === undefined) return;
   const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
@@ -58,12 +75,12 @@ export function rejectBadRequestId(req: Request): void {
   ]);
 }
 
-const loggers = new WeakMap<Request, Logger>();
+const loggers = new WeakMap<Req, Logger>();
 
 const unTraced = new Set(['/livez', '/readyz', '/metrics']);
 
 /** The request's logger: every line carries its `requestId` (and its operation, once routed). */
-export function requestLogger(req: Request, base: Logger): Logger {
+export function requestLogger(req: Req, base: Logger): Logger {
   let logger = loggers.get(req);
   if (!logger) {
     logger = base.child({ requestId: req.requestId, operationId: req.operation?.operationId });
@@ -72,14 +89,37 @@ export function requestLogger(req: Request, base: Logger): Logger {
   return logger;
 }
 
+/**
+ * The first step of every request: its id and path, then, once it is answered, its log line and
+ * metrics (and its span's end). Calls `next` inside the request's span when tracing.
+ */
 export function requestContext(deps: {
   logger: Logger;
   metrics: Metrics;
   tracer?: Tracer;
-}): RequestHandler {
+}): (req: Req, res: Res, next: () => void) => void {
   const { logger, metrics, tracer } = deps;
+  const answered = (req: Req, status: number, started: bigint) => {
+    const operation = req.operation?.operationId ?? 'other';
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.observeRequest(operation, status, seconds);
+    // The line is built only when it will be written (APIs usually run at level warn).
+    if (status < 500 && !logger.isLevelEnabled('info')) return;
+    const line = {
+      requestId: req.requestId,
+      operationId: req.operation?.operationId,
+      method: req.method,
+      path: req.path,
+      status,
+      durationMs: Math.round(seconds * 1e5) / 100,
+      user: req.user?.name ?? null,
+    };
+    if (status >= 500) logger.error(line, 'request');
+    else logger.info(line, 'request');
+  };
   return (req, res, next) => {
     const started = process.hrtime.bigint();
+    req.path = parseUrl(req)?.pathname ?? '/';
     const given = req.headers['x-request-id'];
     if (typeof given === 'string' && requestIdPattern.test(given)) {
       req.requestId = given;
@@ -88,26 +128,7 @@ export function requestContext(deps: {
       if (given !== undefined) badRequestIds.set(req, String(given));
     }
     res.setHeader(requestIdHeader, req.requestId);
-
-    res.on('finish', () => {
-      const status = res.statusCode;
-      const operation = req.operation?.operationId ?? 'other';
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.observeRequest(operation, status, seconds);
-      // The line is built only when it will be written (APIs usually run at level warn).
-      if (status < 500 && !logger.isLevelEnabled('info')) return;
-      const line = {
-        requestId: req.requestId,
-        operationId: req.operation?.operationId,
-        method: req.method,
-        path: req.originalUrl.split('?')[0],
-        status,
-        durationMs: Math.round(seconds * 1e5) / 100,
-        user: req.user?.name ?? null,
-      };
-      if (status >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
-    });
+    res.on('finish', () => answered(req, res.statusCode, started));
 
     // Probes and scrapes come every few seconds and say nothing about a run: no spans.
     if (!tracer || unTraced.has(req.path)) {
@@ -116,7 +137,7 @@ export function requestContext(deps: {
     }
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const span = tracer.startSpan(
-      req.method,
+      req.method ?? 'GET',
       {
         kind: SpanKind.SERVER,
         attributes: {
@@ -133,7 +154,7 @@ export function requestContext(deps: {
 }
 
 /** Named `GET /workflows/{workflowId}` (the route template, never the raw path), as OpenTelemetry's HTTP conventions say. */
-function endServerSpan(span: Span, req: Request, status: number, finished: boolean): void {
+function endServerSpan(span: Span, req: Req, status: number, finished: boolean): void {
   if (req.operation) {
     span.updateName(`${req.method} ${req.operation.path}`);
     span.setAttribute('http.route', req.operation.path);

@@ -25,7 +25,7 @@ export function requestValueProblems(
 ): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
   for (const [name, value] of pathParameters(request.path, operation.path)) {
-    const problem = unstorableCharacter(value);
+    const problem = value === null ? malformedEscape : unstorableCharacter(value);
     if (problem !== null) problems.push({ path: ['path', name], problem });
   }
   for (const [name, value] of Object.entries(request.query)) {
@@ -43,11 +43,16 @@ export function requestValueProblems(
   return problems;
 }
 
-/** `{name}` segments of the operation's path template with the request's decoded values. */
-function pathParameters(path: string, template: string): Array<[string, string]> {
+const malformedEscape = 'must be percent-encoded UTF-8 (it holds a malformed %-escape)';
+
+/**
+ * `{name}` segments of the operation's path template with the request's decoded values (null
+ * for a segment whose %-escapes do not decode).
+ */
+function pathParameters(path: string, template: string): Array<[string, string | null]> {
   if (!path.includes('%')) return []; // raw NULs cannot be sent; only %00 can
   const segments = path.split('/');
-  const parameters: Array<[string, string]> = [];
+  const parameters: Array<[string, string | null]> = [];
   template.split('/').forEach((part, index) => {
     const name = /^\{(.+)\}$/.exec(part)?.[1];
     const segment = segments[index];
@@ -56,10 +61,10 @@ function pathParameters(path: string, template: string): Array<[string, string]>
   return parameters;
 }
 
-function decoded(segment: string): string {
+function decoded(segment: string): string | null {
   try {
     return decodeURIComponent(segment);
   } catch {
-    return segment; // malformed escapes are the validator's to report
+    return null;
   }
 }

@@ -225,6 +225,59 @@ describe('routing and errors', () => {
   });
 });
 
+describe('HTTP as Express answered it', () => {
+  it('sends JSON with its charset, length and a weak ETag, and 304 to a client that has it', async () => {
+    const first = await fetch(`${trellis.baseUrl}/version`);
+    const text = await first.text();
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(first.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^W\/"[0-9a-f]+-[A-Za-z0-9+/]+"$/);
+    const again = await fetch(`${trellis.baseUrl}/version`, {
+      headers: { 'If-None-Match': etag! },
+    });
+    // generatedAtUtc changes every millisecond: the same ETag only when the body is the same.
+    if (again.headers.get('etag') === etag) {
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+    } else {
+      expect(again.status).toBe(200);
+    }
+    const stale = await fetch(`${trellis.baseUrl}/version`, {
+      headers: { 'If-None-Match': 'W/"0-stale"' },
+    });
+    expect(stale.status).toBe(200);
+  });
+
+  it('answers HEAD without a body, and a failure the same way', async () => {
+    const head = await fetch(`${trellis.baseUrl}/version`, { method: 'HEAD' });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET, OPTIONS');
+    expect(await head.text()).toBe('');
+  });
+
+  it('answers a documentation path it does not serve as any unknown route (404 envelope)', async () => {
+    const response = await sendRaw(trellis.baseUrl, 'GET', '/docs/no-such-asset.js', { as: null });
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({
+      data: null,
+      messages: ['No route matches GET /docs/no-such-asset.js.'],
+    });
+  });
+
+  it('reads the query string as Express did (repeated names are lists) and refuses a malformed path escape', async () => {
+    // Another instance: the request log test below looks for this one's GET /workflows.
+    const paged = await sendRaw(healthy.baseUrl, 'GET', '/workflows?page=1&pageSize=2');
+    expect(paged.status).toBe(200);
+    expect(paged.body).toMatchObject({ pagination: { page: 1, pageSize: 2 } });
+    const repeated = await sendRaw(healthy.baseUrl, 'GET', '/workflows?page=1&page=2');
+    expect(repeated.status).toBe(400);
+    const malformed = await sendRaw(healthy.baseUrl, 'GET', '/workflows/%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toMatchObject({ data: null, succeeded: false });
+  });
+});
+
 describe('request logs', () => {
   it('writes one line per request with method, path, status, duration and user, never credentials', async () => {
     const client = trellis.client({ basic: { ...users.workflow } });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -350,10 +351,22 @@ describe('log lists', () => {
       { after: second!.id, pageSize: 10 },
     );
     expect(task.items.map((entry) => entry.message)).toEqual(['a2']);
-    // An entry of another list is no cursor for this one.
+    // An entry of another list is no cursor for this one, nor is an id of nothing; the last
+    // entry is: the list ends there.
     await expect(
       logRepository.listExecutionLogs(db, execution.id, { after: second!.id, pageSize: 10 }),
     ).rejects.toMatchObject({ code: 'invalid' });
+    await expect(
+      logRepository.listExecutionLogs(db, execution.id, { after: randomUUID(), pageSize: 10 }),
+    ).rejects.toMatchObject({ code: 'invalid' });
+    const last = everything.items.at(-1)!;
+    const ended = await logRepository.listExecutionLogs(
+      db,
+      execution.id,
+      { after: last.id, pageSize: 10 },
+      { includeTasks: true },
+    );
+    expect(ended.items).toEqual([]);
 
     // The plans: an index range scan from the cursor, no sort, however deep the page.
     const plans = await db.transaction().execute(async (trx) => {

@@ -8,6 +8,7 @@ import {
 import { Invalid } from '../errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
+import { preparedQuery } from './prepared.js';
 import { storableText } from './storable-text.js';
 import type { Database, LogEntryRow, LogLevel } from './tables.js';
 
@@ -138,6 +139,59 @@ function inScope<O>(
   return scope.includeTasks ? own : own.where('taskExecutionId', 'is', null);
 }
 
+/**
+ * The entries of a list after one of them, in one statement: the cursor entry's `seq` is a
+ * subquery (found by its primary key), then an index range scan from it, so a page costs the
+ * same at any depth. An unknown cursor gives no rows, as the end of the list does.
+ */
+function entriesAfter(db: Kysely<Database>, scope: LogScope, after: string, limit: number) {
+  return inScope(db.selectFrom('logEntry').select(viewColumns), scope)
+    .where('seq', '>', (eb) =>
+      inScope(eb.selectFrom('logEntry').select('seq'), scope).where('id', '=', after),
+    )
+    .orderBy('seq')
+    .limit(limit);
+}
+
+type AfterValues = { executionId: string; after: string; limit: number };
+
+// Prepared (built and compiled once): clients following a long run page through it.
+const pagesAfter = {
+  own: preparedQuery((db, values: AfterValues) =>
+    entriesAfter(
+      db,
+      { executionId: values.executionId, includeTasks: false },
+      values.after,
+      values.limit,
+    ),
+  ),
+  all: preparedQuery((db, values: AfterValues) =>
+    entriesAfter(
+      db,
+      { executionId: values.executionId, includeTasks: true },
+      values.after,
+      values.limit,
+    ),
+  ),
+  // A task's entries are found by the task alone.
+  task: preparedQuery((db, values: { taskExecutionId: string; after: string; limit: number }) =>
+    entriesAfter(
+      db,
+      { executionId: '', taskExecutionId: values.taskExecutionId },
+      values.after,
+      values.limit,
+    ),
+  ),
+};
+
+function pageAfter(db: Kysely<Database>, scope: LogScope, after: string, limit: number) {
+  if ('taskExecutionId' in scope) {
+    return pagesAfter.task(db, { taskExecutionId: scope.taskExecutionId, after, limit });
+  }
+  const values = { executionId: scope.executionId, after, limit };
+  return scope.includeTasks ? pagesAfter.all(db, values) : pagesAfter.own(db, values);
+}
+
 async function listLogs(
   db: Kysely<Database>,
   scope: LogScope,
@@ -146,17 +200,17 @@ async function listLogs(
   const query = inScope(db.selectFrom('logEntry').select(viewColumns), scope).orderBy('seq');
   if ('page' in slice) return paginate(query, slice.page);
   if (!('after' in slice)) return paginate(query);
-  const after = isUuid(slice.after)
-    ? await inScope(db.selectFrom('logEntry').select('seq'), scope)
-        .where('id', '=', slice.after)
-        .executeTakeFirst()
-    : undefined;
-  if (!after) {
-    throw new Invalid(
-      `query.after: must be the id of an entry of this list (${slice.after} is not)`,
-    );
+  const unknownCursor = () =>
+    new Invalid(`query.after: must be the id of an entry of this list (${slice.after} is not)`);
+  if (!isUuid(slice.after)) throw unknownCursor();
+  const items = await pageAfter(db, scope, slice.after, slice.pageSize);
+  // No entries: the end of the list, or a cursor that is not one of its entries.
+  if (items.length === 0) {
+    const cursor = await inScope(db.selectFrom('logEntry').select('seq'), scope)
+      .where('id', '=', slice.after)
+      .executeTakeFirst();
+    if (!cursor) throw unknownCursor();
   }
-  const items = await query.where('seq', '>', after.seq).limit(slice.pageSize).execute();
   return {
     items,
     pagination: { page: 1, pageSize: slice.pageSize, totalCount: items.length, totalPages: 1 },

@@ -15,6 +15,7 @@ import * as authFailures from './migrations/2026-11-25T03-00-00-auth-failures.js
 import * as resetRuns from './migrations/2026-11-26T10-00-00-reset-runs.js';
 import * as workflowRevisions from './migrations/2026-11-26T20-00-00-workflow-revisions.js';
 import * as webhookTriggers from './migrations/2026-11-26T21-00-00-webhook-triggers.js';
+import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plugin-change-notifications.js';
 import type { Database } from './tables.js';
 
 /**
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T10-00-00-reset-runs': resetRuns,
   '2026-11-26T20-00-00-workflow-revisions': workflowRevisions,
   '2026-11-26T21-00-00-webhook-triggers': webhookTriggers,
+  '2026-11-26T30-00-00-plugin-change-notifications': pluginChangeNotifications,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

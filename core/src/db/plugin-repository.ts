@@ -3,6 +3,7 @@ import { Conflict } from '../errors.js';
 import { compareTypeAndVersion } from '../plugins/package.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
+import { preparedQuery } from './prepared.js';
 import type { Database, NewPlugin, PluginRow } from './tables.js';
 
 /**
@@ -10,6 +11,9 @@ import type { Database, NewPlugin, PluginRow } from './tables.js';
  * the bytes out, since lists and lookups never need them. Types match case-insensitively
  * (`net/http` finds `Net/Http`); versions match exactly.
  */
+
+/** The channel PostgreSQL notifies on every change to the installed plugins (see the migration). */
+export const pluginChangesChannel = 'trellis_plugins';
 
 /** An installed plugin without its package bytes. */
 export type InstalledPlugin = Omit<PluginRow, 'package'>;
@@ -57,17 +61,26 @@ export async function findByTypeVersion(
   type: string,
   version: string,
 ): Promise<InstalledPlugin | undefined> {
-  return db
+  const [row] = await selectByTypeVersion(db, { type, version });
+  return row;
+}
+
+const selectByTypeVersion = preparedQuery((db, values: { type: string; version: string }) =>
+  db
     .selectFrom('plugin')
     .select(summaryColumns)
-    .where(sameType(type))
-    .where('version', '=', version)
-    .executeTakeFirst();
-}
+    .where(sameType(values.type))
+    .where('version', '=', values.version),
+);
+
+// Prepared: adding a workflow looks its plugins up on every request.
+const selectByType = preparedQuery((db, values: { type: string }) =>
+  db.selectFrom('plugin').select(summaryColumns).where(sameType(values.type)),
+);
 
 /** Every installed version of a type, oldest version first. */
 export async function listByType(db: Kysely<Database>, type: string): Promise<InstalledPlugin[]> {
-  return list(db, { type });
+  return (await selectByType(db, { type })).sort(compareTypeAndVersion);
 }
 
 /** The installed version of a type with the highest semver, if any. */

@@ -5,10 +5,3 @@ export interface AuthUser {
   name: string;
   roles: Role[];
 }
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set once the request is authenticated; absent on public operations. */
-    user?: AuthUser;
-  }
-}

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import {
   hasEnded,
@@ -39,7 +39,7 @@ export function eventFrame(event: ExecutionEvent): string {
  * is full, so a slow client holds at most one page here; a client that goes away ends
  * everything (the follower, the timers) at once.
  */
-export async function streamExecutionEvents(res: Response, options: EventStreamOptions) {
+export async function streamExecutionEvents(res: ServerResponse, options: EventStreamOptions) {
   const { db, executionId, log } = options;
   const gone = new AbortController();
   res.once('close', () => gone.abort());

@@ -276,8 +276,8 @@ export const executionHandlers = {
     const execution = await findExecution(deps, params);
     // Validated against the contract: digits only. The header (what EventSource sends when it
     // reconnects) wins over the query parameter (what it was first opened with).
-    const header = req.get('Last-Event-ID');
-    const after = header !== undefined ? Number(header) : (query.lastEventId ?? 0);
+    const header = req.headers['last-event-id'];
+    const after = typeof header === 'string' ? Number(header) : (query.lastEventId ?? 0);
     const { HeartbeatMilliseconds, PollIntervalMilliseconds } = deps.config.Server.Events;
     return {
       stream: async (res) => {

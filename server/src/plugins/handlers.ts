@@ -59,6 +59,7 @@ export const pluginHandlers = {
       type: body.Type,
       version: body.Version,
     });
+    deps.installedPlugins.changed();
     return confirmation(`Plugin "${plugin.type}" ${plugin.version} was installed.`);
   },
 
@@ -67,6 +68,7 @@ export const pluginHandlers = {
       type: body.Type,
       version: body.Version,
     });
+    deps.installedPlugins.changed();
     return confirmation(
       changed
         ? `Plugin "${plugin.type}" was updated to ${plugin.version}.`
@@ -76,6 +78,7 @@ export const pluginHandlers = {
 
   uninstallPlugin: async ({ deps, body }) => {
     await uninstallPlugin(deps.db, { type: body.Type, version: body.Version });
+    deps.installedPlugins.changed();
     return confirmation(`Plugin "${body.Type}" ${body.Version} was uninstalled.`);
   },
 } satisfies Partial<HandlerMap>;

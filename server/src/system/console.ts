@@ -36,6 +36,11 @@ function secure(res: Response): void {
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** Whether `path` is the console's (`/ui` and below), served by `consoleRoutes`. */
+export function isConsolePath(path: string): boolean {
+  return path === '/ui' || path.startsWith('/ui/');
+}
+
 /**
  * The web console at `/ui`: its page for `/ui` and every path below it (the console routes on
  * the client), and its content-hashed assets under `/ui/assets/`, cached for good. Outside the

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import express from 'express';
-import type { RequestHandler } from 'express';
+import type { Express } from 'express';
 import { openApiJson, readOpenApiYaml } from '../openapi.js';
 
 const require = createRequire(import.meta.url);
@@ -38,11 +38,21 @@ const initializer = `window.onload = function () {
 };
 `;
 
+/** Whether a request path may be one of the documentation routes (Express decides which). */
+export function isDocumentationPath(path: string): boolean {
+  const lower = path.toLowerCase();
+  return lower.startsWith('/docs') || lower.startsWith('/openapi.');
+}
+
 /**
  * The public documentation routes, outside the spec: `/openapi.json`, `/openapi.yaml` and an
- * interactive reference at `/docs` served entirely from local assets (works offline).
+ * interactive reference at `/docs` served entirely from local assets (works offline). An Express
+ * app of its own (static files, content types); a request none of them serves goes to the
+ * callback it is called with.
  */
-export function documentationRoutes(): RequestHandler {
+export function documentationApp(): Express {
+  const app = express();
+  app.disable('x-powered-by');
   const router = express.Router();
   const yaml = readOpenApiYaml();
   router.get('/openapi.json', (_req, res) => {
@@ -60,11 +70,6 @@ export function documentationRoutes(): RequestHandler {
     res.type('application/javascript').send(initializer);
   });
   router.use('/docs', express.static(swaggerUiDirectory, { index: false }));
-  // API requests pass by without walking the documentation routes (Express matches paths
-  // case-insensitively, so the router still decides among these).
-  return (req, res, next) => {
-    const path = req.path.toLowerCase();
-    if (path.startsWith('/docs') || path.startsWith('/openapi.')) router(req, res, next);
-    else next();
-  };
+  app.use(router);
+  return app;
 }

@@ -11,7 +11,7 @@ import { checkHealth } from './health.js';
  */
 export const systemHandlers = {
   getHealth: async ({ deps, req }) => {
-    if (!deps.config.HealthCheck.Enabled) throw routeNotFound(req.method, req.path);
+    if (!deps.config.HealthCheck.Enabled) throw routeNotFound(req.method ?? 'GET', req.path);
     const report = await checkHealth(deps);
     return { raw: report, status: report.Status === 'Healthy' ? 200 : 503 };
   },
@@ -22,7 +22,7 @@ export const systemHandlers = {
     return { raw: report, status: report.status === 'ok' ? 200 : 503 };
   },
   getMetrics: async ({ deps, req }) => {
-    if (!deps.metrics.enabled) throw routeNotFound(req.method, req.path);
+    if (!deps.metrics.enabled) throw routeNotFound(req.method ?? 'GET', req.path);
     const { contentType, text } = await deps.metrics.scrape();
     return { raw: text, contentType };
   },

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
@@ -68,15 +68,21 @@ function unsigned(error: WebhookVerificationError): HttpError {
   );
 }
 
+/** A request header's value (the first, if it came more than once). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** Verifies a delivery's Standard Webhooks signature over the body's bytes (5-minute tolerance). */
-async function verifySignature(deps: AppDeps, trigger: WorkflowTriggerRow, req: Request) {
+async function verifySignature(deps: AppDeps, trigger: WorkflowTriggerRow, req: IncomingMessage) {
   if (trigger.secret === null) throw new Error(`Webhook trigger ${trigger.id} has no secret`);
   const keys = await secretKeys(deps.config);
   const secret = keys.decrypt('secret', trigger.secret).value as string;
   const headers = Object.fromEntries(
     ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [
       name,
-      req.get(name) ?? '',
+      header(req, name) ?? '',
     ]),
   );
   try {
@@ -125,7 +131,7 @@ class Redelivered extends Error {}
  * and, for a trigger that signs, its signature holds: 404 (the same answer whatever the reason),
  * 429 or 401 otherwise.
  */
-async function acceptDelivery(deps: AppDeps, triggerId: string, req: Request) {
+async function acceptDelivery(deps: AppDeps, triggerId: string, req: IncomingMessage) {
   const trigger = await triggerRepository.findAnywhere(deps.db, triggerId);
   if (!trigger || trigger.type !== 'Webhook' || trigger.status !== 'Active') {
     throw hookNotFound(triggerId);
@@ -149,7 +155,7 @@ async function earlierExecution(deps: AppDeps, triggerId: string, webhookId: str
 export const webhookHandlers = {
   deliverWebhook: async ({ deps, params, body, req, log }) => {
     const { trigger, workflow } = await acceptDelivery(deps, params.triggerId, req);
-    const webhookId = req.get('webhook-id') ?? null;
+    const webhookId = header(req, 'webhook-id') ?? null;
     const startDeps = withExecutionLog(deps, log);
     // The body is the inputs, and messages name its fields as such (`body.region`).
     const options = {

@@ -8,21 +8,24 @@ import { limited, parseDefinition } from '../../../core/src/definition/parse.js'
 import { checkReferences } from '../../../core/src/definition/references.js';
 import type { TaskType, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
+import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 
 /**
  * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
  * DAG checks within the configured `limits`, then that every plugin and configuration it names
  * exists and that each task's parameters fit its plugin's parameter schema. 400 with one message
- * per problem; nothing is stored when there is any.
+ * per problem; nothing is stored when there is any. Plugins are looked up in `plugins` (the API
+ * process's view of them) when given, else in the database.
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
   text: string,
   limits: DefinitionLimits,
+  plugins?: InstalledPlugins,
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text, limits);
   if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
-  const installed = installedLookups(db);
+  const installed = installedLookups(db, plugins);
   const problems = [
     ...(await checkReferences(parsed.definition, {
       plugin: async (type, version) => (await installed.plugin(type, version)) !== undefined,
@@ -40,7 +43,7 @@ export async function validateWorkflowDefinition(
 }
 
 /** The installed plugins and configurations one definition names, each looked up once. */
-function installedLookups(db: Kysely<Database>) {
+function installedLookups(db: Kysely<Database>, plugins: InstalledPlugins | undefined) {
   const answers = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
     if (!answers.has(key)) answers.set(key, ask());
@@ -48,9 +51,11 @@ function installedLookups(db: Kysely<Database>) {
   };
   const plugin = (type: string, version?: string) =>
     once(`plugin\u0000${type.toLowerCase()}\u0000${version ?? ''}`, () =>
-      version === undefined
-        ? pluginRepository.latestByType(db, type)
-        : pluginRepository.findByTypeVersion(db, type, version),
+      plugins
+        ? plugins.find(type, version)
+        : version === undefined
+          ? pluginRepository.latestByType(db, type)
+          : pluginRepository.findByTypeVersion(db, type, version),
     );
   const configuration = (name: string) =>
     once(`configuration\u0000${name}`, () => configurationRepository.findByName(db, name));

@@ -50,6 +50,7 @@ async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: 
     deps.db,
     body.definition,
     deps.config.Definitions,
+    deps.installedPlugins,
   );
   const row = await workflowRepository.insert(deps.db, {
     name: definition.name,
@@ -130,6 +131,7 @@ export const workflowHandlers = {
       deps.db,
       body.definition,
       deps.config.Definitions,
+      deps.installedPlugins,
     );
     const row = await deps.db.transaction().execute(async (trx) => {
       const updated = await workflowRepository.update(trx, existing.id, {
