@@ -11,7 +11,6 @@ import {
   ApplicationFailureCategory,
   CancelledFailure,
 } from '@temporalio/common';
-import { isConnectionError } from '../../../core/src/db/database.js';
 import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
@@ -200,13 +199,6 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
       plugin = await taskPlugin(db, task.type);
       attemptOf.plugin = plugin.type;
-      // Which package runs the task is looked up in PostgreSQL (then cached). Looked up here, a
-      // database outage is retried by Temporal like every other step of the attempt, instead of
-      // failing the task as the plugin's own error would.
-      await runner.installedManifest(plugin.type, plugin.version).catch((error: unknown) => {
-        if (isConnectionError(error)) throw error;
-        // Anything else (a package that does not load...) is the attempt's to report, below.
-      });
     } catch (error) {
       const cause =
         isExpressionError(error) || isNonRetryable(error)
