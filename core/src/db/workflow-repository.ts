@@ -9,7 +9,7 @@ import type { Database, WorkflowRevisionRow, WorkflowRow } from './tables.js';
 /**
  * Stored workflows: the definition text as the client sent it, named by the definition's name.
  * Every definition a workflow has had is kept as a numbered revision (1 when added, one more at
- * each update), written in the same transaction as the workflow row.
+ * each update), written in the same statement or transaction as the workflow row.
  */
 
 export interface WorkflowInput {
@@ -102,21 +102,44 @@ async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<v
     .execute();
 }
 
+/**
+ * The workflow row and its revision 1 in one statement (a data-modifying CTE is atomic): one round
+ * trip where a transaction took four, on the path every `POST /workflows/Add` takes.
+ */
+const insertWithRevision = preparedQuery(
+  (db, values: { id: string; name: string; definition: string }) =>
+    db
+      .with('added', (db) =>
+        db
+          .insertInto('workflow')
+          .values({
+            id: values.id,
+            name: values.name,
+            definition: values.definition,
+            revision: 1,
+            modifiedDate: sql<Date>`now()`,
+          })
+          .returningAll(),
+      )
+      .with('kept', (db) =>
+        db
+          .insertInto('workflowRevision')
+          .columns(['workflowId', 'revision', 'name', 'definition', 'createdAt'])
+          .expression(
+            db.selectFrom('added').select(['id', 'revision', 'name', 'definition', 'modifiedDate']),
+          ),
+      )
+      .selectFrom('added')
+      .selectAll(),
+);
+
 /** Stores a new workflow as its revision 1; `Conflict` when the name is taken. */
 export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
-  return inTransaction(db, async (trx) => {
-    const row = await translateConstraintErrors(
-      () =>
-        trx
-          .insertInto('workflow')
-          .values({ id: newId(), ...input, revision: 1, modifiedDate: sql<Date>`now()` })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      { unique: duplicateName(input.name) },
-    );
-    await insertRevision(trx, row);
-    return row;
-  });
+  const [row] = await translateConstraintErrors(
+    () => insertWithRevision(db, { id: newId(), name: input.name, definition: input.definition }),
+    { unique: duplicateName(input.name) },
+  );
+  return row!;
 }
 
 /**
