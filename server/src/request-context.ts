@@ -58,6 +58,12 @@ export type Res = ServerResponse;
 /** The next step of a request (or the error that ends it). */
 export type Next = (error?: unknown) => void;
 
+/** A request header's value (the first, if it came more than once); `name` in lower case. */
+export function header(req: Req, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 /** Requests whose `X-Request-Id` is unusable: refused (400) once the caller is authenticated. */
 const badRequestIds = new WeakMap<Req, string>();
 

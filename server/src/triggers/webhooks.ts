@@ -16,6 +16,7 @@ import {
 } from '../executions/start-execution.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
+import { header } from '../request-context.js';
 import { secretKeys } from '../secret-keys.js';
 
 /** What an id that names no Active Webhook trigger answers: the same whatever the reason. */
@@ -66,12 +67,6 @@ function unsigned(error: WebhookVerificationError): HttpError {
     ],
     challenge,
   );
-}
-
-/** A request header's value (the first, if it came more than once). */
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Verifies a delivery's Standard Webhooks signature over the body's bytes (5-minute tolerance). */
