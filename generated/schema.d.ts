@@ -433,7 +433,8 @@ export interface paths {
         };
         /**
          * List a workflow's executions
-         * @description Lists a workflow's executions, newest first, optionally filtered by status.
+         * @description Lists a workflow's executions, newest first, optionally filtered by status. Pages by number
+         *     (`page`, `pageSize`) or after a given execution (`after`, `pageSize`), not both (400).
          */
         get: operations["listExecutions"];
         put?: never;
@@ -4488,6 +4489,12 @@ export interface operations {
                 page?: components["parameters"]["PagingParameters.page"];
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
+                /**
+                 * @description Only the executions after this one (its `id`) in the list's order, `pageSize` of them:
+                 *     keyset paging, as fast deep into a long history of runs as at its start. Not with `page`;
+                 *     the answer then has no `pagination`, and a page shorter than `pageSize` is the last one.
+                 */
+                after?: components["schemas"]["Uuid"];
             };
             header?: never;
             path: {

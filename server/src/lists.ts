@@ -1,5 +1,6 @@
-import type { Paged, Pagination } from '../../core/src/db/paging.js';
+import type { Paged, Pagination, Slice } from '../../core/src/db/paging.js';
 import { isPageRequested, normalizePage } from '../../core/src/db/paging.js';
+import { Invalid } from '../../core/src/errors.js';
 
 interface PagingQuery {
   page?: number;
@@ -19,6 +20,33 @@ export function listReply<T, D>(
 ): { data: D[]; pagination?: Pagination } {
   const data = paged.items.map(toData);
   return isPageRequested(query) ? { data, pagination: paged.pagination } : { data };
+}
+
+/** The query of a list with keyset paging beside numbered pages (`after`: an item's id). */
+export interface CursorPagingQuery extends PagingQuery {
+  after?: string;
+}
+
+/** Which part of a list the query asks for: the items after one, a numbered page, or all. */
+export function requestedSlice(query: CursorPagingQuery): Slice {
+  if (query.after === undefined) {
+    const page = requestedPage(query);
+    return page ? { page } : {};
+  }
+  if (query.page !== undefined) {
+    throw new Invalid('query.after: cannot be combined with page (use one way of paging)');
+  }
+  return { after: query.after, pageSize: normalizePage(query).pageSize };
+}
+
+/** A list reply to a query that may page by cursor: with `after`, no `pagination`. */
+export function cursorListReply<T, D>(
+  paged: Paged<T>,
+  query: CursorPagingQuery,
+  toData: (item: T) => D,
+): { data: D[]; pagination?: Pagination } {
+  if (query.after !== undefined) return { data: paged.items.map(toData) };
+  return listReply(paged, query, toData);
 }
 
 /** Pages a list already in memory (small lists sorted in code, like installed plugins). */

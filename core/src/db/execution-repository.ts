@@ -1,8 +1,10 @@
 import { sql, type Kysely, type Updateable, type WhereInterface } from 'kysely';
 import { newId, isUuid } from './ids.js';
+import { Invalid } from '../errors.js';
 import { cancelPendingApprovals, closedApproval } from './approval-repository.js';
 import { appendLogs, logValues, withLogsReturning, type NewLogEntry } from './log-repository.js';
-import { paginate, type Page, type Paged } from './paging.js';
+import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
+import { preparedQuery } from './prepared.js';
 import type {
   Database,
   ExecutionStatus,
@@ -140,18 +142,80 @@ export type ExecutionSummary = Pick<
   'id' | 'status' | 'executionStart' | 'executionEnd'
 >;
 
-/** A workflow's executions, newest first, optionally of one status. */
-export async function list(
-  db: Kysely<Database>,
-  workflowId: string,
-  options: { status?: ExecutionStatus; page?: Page } = {},
-): Promise<Paged<ExecutionSummary>> {
+type ExecutionsAfter = { workflowId: string; after: string; limit: number };
+
+/**
+ * A workflow's executions after one of them (newest first), in one statement: the cursor's start
+ * and id come from a subquery by primary key, then an index range scan from them, so a page costs
+ * the same at any depth. A cursor that is not one of the workflow's executions gives no rows.
+ */
+function executionsAfter(db: Kysely<Database>, values: ExecutionsAfter, status?: ExecutionStatus) {
   let query = db
     .selectFrom('workflowExecution')
     .select(['id', 'status', 'executionStart', 'executionEnd'])
-    .where('workflowId', '=', workflowId);
-  if (options.status) query = query.where('status', '=', options.status);
-  return paginate(query.orderBy('executionStart', 'desc').orderBy('id', 'desc'), options.page);
+    .where('workflowId', '=', values.workflowId);
+  if (status !== undefined) query = query.where('status', '=', status);
+  return query
+    .where(
+      (eb) =>
+        sql<boolean>`(${eb.ref('executionStart')}, ${eb.ref('id')}) < (${eb
+          .selectFrom('workflowExecution as cursor')
+          .select(['cursor.executionStart', 'cursor.id'])
+          .where('cursor.id', '=', values.after)
+          .where('cursor.workflowId', '=', values.workflowId)})`,
+    )
+    .orderBy('executionStart', 'desc')
+    .orderBy('id', 'desc')
+    .limit(values.limit);
+}
+
+// Prepared (built and compiled once): clients page through long histories of runs.
+const pagesAfter = {
+  all: preparedQuery((db, values: ExecutionsAfter) => executionsAfter(db, values)),
+  ofStatus: preparedQuery((db, values: ExecutionsAfter & { status: ExecutionStatus }) =>
+    executionsAfter(db, values, values.status),
+  ),
+};
+
+/**
+ * A workflow's executions, newest first (ties by id), optionally of one status: a numbered page,
+ * the executions after a given one, or all of them.
+ */
+export async function list(
+  db: Kysely<Database>,
+  workflowId: string,
+  options: { status?: ExecutionStatus; slice?: Slice } = {},
+): Promise<Paged<ExecutionSummary>> {
+  const { status, slice = {} } = options;
+  if (!('after' in slice)) {
+    let query = db
+      .selectFrom('workflowExecution')
+      .select(['id', 'status', 'executionStart', 'executionEnd'])
+      .where('workflowId', '=', workflowId);
+    if (status) query = query.where('status', '=', status);
+    const ordered = query.orderBy('executionStart', 'desc').orderBy('id', 'desc');
+    return paginate(ordered, 'page' in slice ? slice.page : undefined);
+  }
+  const unknownCursor = () =>
+    new Invalid(
+      `query.after: must be the id of an execution of this workflow (${slice.after} is not)`,
+    );
+  if (!isUuid(slice.after)) throw unknownCursor();
+  const values = { workflowId, after: slice.after, limit: slice.pageSize };
+  const items = status
+    ? await pagesAfter.ofStatus(db, { ...values, status })
+    : await pagesAfter.all(db, values);
+  // No executions: the end of the list, or a cursor that is not one of the workflow's.
+  if (items.length === 0) {
+    const cursor = await db
+      .selectFrom('workflowExecution')
+      .select('id')
+      .where('id', '=', slice.after)
+      .where('workflowId', '=', workflowId)
+      .executeTakeFirst();
+    if (!cursor) throw unknownCursor();
+  }
+  return keysetPage(items, slice.pageSize);
 }
 
 /** Whether a workflow has executions that have not finished. */

@@ -7,7 +7,7 @@ import {
 } from 'kysely';
 import { Invalid } from '../errors.js';
 import { isUuid, newId } from './ids.js';
-import { paginate, type Page, type Paged } from './paging.js';
+import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
 import { preparedQuery } from './prepared.js';
 import { storableText } from './storable-text.js';
 import type { Database, LogEntryRow, LogLevel } from './tables.js';
@@ -119,12 +119,8 @@ const viewColumns = [
   'exception',
 ] as const;
 
-/**
- * Which part of a log list to read: a numbered page (offset paging, with a total count), the
- * entries after a given one (keyset paging: an index range scan whose cost does not grow with
- * how deep the page is), or everything.
- */
-export type LogSlice = { page: Page } | { after: string; pageSize: number } | Record<string, never>;
+/** Which part of a log list to read (`Slice`: a numbered page, the entries after one, or all). */
+export type LogSlice = Slice;
 
 /** Where a list's entries are: an execution's own, an execution's and its tasks', or one task's. */
 type LogScope =
@@ -211,10 +207,7 @@ async function listLogs(
       .executeTakeFirst();
     if (!cursor) throw unknownCursor();
   }
-  return {
-    items,
-    pagination: { page: 1, pageSize: slice.pageSize, totalCount: items.length, totalPages: 1 },
-  };
+  return keysetPage(items, slice.pageSize);
 }
 
 /**

@@ -104,8 +104,8 @@ describe('migrations', () => {
     const definitions = rows.map((row) => row.indexdef.replace(/^.* USING btree /, ''));
     expect(definitions).toEqual(
       expect.arrayContaining([
-        '(workflow_id, execution_start DESC)',
-        '(workflow_id, status, execution_start DESC)',
+        '(workflow_id, execution_start DESC, id DESC)',
+        '(workflow_id, status, execution_start DESC, id DESC)',
         '(execution_id, "position")',
         '(execution_id, seq)',
         '(task_execution_id, seq)',

@@ -9,6 +9,18 @@ export type Pagination = { page: number; pageSize: number; totalCount: number; t
 
 export type Paged<T> = { items: T[]; pagination: Pagination };
 
+/**
+ * Which part of a list to read: a numbered page (offset paging, with a total count), the items
+ * after a given one (keyset paging: an index range scan whose cost does not grow with how deep
+ * the page is), or everything.
+ */
+export type Slice = { page: Page } | { after: string; pageSize: number } | Record<string, never>;
+
+/** The answer to a keyset page: no count (counting would cost what the cursor saves). */
+export function keysetPage<T>(items: T[], pageSize: number): Paged<T> {
+  return { items, pagination: { page: 1, pageSize, totalCount: items.length, totalPages: 1 } };
+}
+
 export const defaultPageSize = 100;
 export const maxPageSize = 1000;
 

@@ -6,14 +6,13 @@ import * as taskExecutionRepository from '../../../core/src/db/task-execution-re
 import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
-import { normalizePage, type Paged } from '../../../core/src/db/paging.js';
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
-import { listReply, requestedPage } from '../lists.js';
+import { cursorListReply, listReply, requestedPage, requestedSlice } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { streamExecutionEvents } from './event-stream.js';
 import { startExecution, withExecutionLog } from './start-execution.js';
@@ -142,39 +141,15 @@ function toLogEntry(entry: logRepository.LogEntryView) {
   };
 }
 
-interface LogListQuery {
-  page?: number;
-  pageSize?: number;
-  after?: string;
-}
-
-/** Which part of a log list the query asks for: entries after one, a numbered page, or all. */
-function logSlice(query: LogListQuery): logRepository.LogSlice {
-  if (query.after === undefined) {
-    const page = requestedPage(query);
-    return page ? { page } : {};
-  }
-  if (query.page !== undefined) {
-    throw new Invalid('query.after: cannot be combined with page (use one way of paging)');
-  }
-  return { after: query.after, pageSize: normalizePage(query).pageSize };
-}
-
-/** A log list's reply: with `after`, no `pagination` (counting would cost what the cursor saves). */
-function logListReply(paged: Paged<logRepository.LogEntryView>, query: LogListQuery) {
-  if (query.after !== undefined) return { data: paged.items.map(toLogEntry) };
-  return listReply(paged, query, toLogEntry);
-}
-
 /** `/workflows/{workflowId}/executions`: runs, their tasks and logs (approvals: ../approvals/). */
 export const executionHandlers = {
   listExecutions: async ({ deps, params, query }) => {
     await findWorkflow(deps, params.workflowId);
     const paged = await executionRepository.list(deps.db, params.workflowId, {
       ...(query.status ? { status: query.status } : {}),
-      ...(requestedPage(query) ? { page: requestedPage(query) } : {}),
+      slice: requestedSlice(query),
     });
-    return listReply(paged, query, (row) => ({
+    return cursorListReply(paged, query, (row) => ({
       id: row.id,
       status: row.status,
       executionStart: row.executionStart.toISOString(),
@@ -266,10 +241,15 @@ export const executionHandlers = {
 
   listExecutionLogs: async ({ deps, params, query }) => {
     const execution = await findExecution(deps, params);
-    const paged = await logRepository.listExecutionLogs(deps.db, execution.id, logSlice(query), {
-      includeTasks: query.includeTasks === true,
-    });
-    return logListReply(paged, query);
+    const paged = await logRepository.listExecutionLogs(
+      deps.db,
+      execution.id,
+      requestedSlice(query),
+      {
+        includeTasks: query.includeTasks === true,
+      },
+    );
+    return cursorListReply(paged, query, toLogEntry);
   },
 
   streamExecutionEvents: async ({ deps, params, query, req, log }) => {
@@ -334,7 +314,7 @@ export const executionHandlers = {
 
   listTaskLogs: async ({ deps, params, query }) => {
     const task = await findTask(deps, params);
-    const paged = await logRepository.listTaskLogs(deps.db, task, logSlice(query));
-    return logListReply(paged, query);
+    const paged = await logRepository.listTaskLogs(deps.db, task, requestedSlice(query));
+    return cursorListReply(paged, query, toLogEntry);
   },
 } satisfies Partial<HandlerMap>;
