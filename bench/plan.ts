@@ -6,6 +6,8 @@ export interface Plan {
   dag: { rounds: number; layers: number; width: number; parallelism: number };
   /** `entries` for numbered pages, `cursorEntries` for cursor pages at depth. */
   logs: { entries: number; cursorEntries: number; samples: number; pageSize: number };
+  /** A workflow's execution list: `executions` of them, pages of `pageSize`. */
+  lists: { executions: number; samples: number; pageSize: number };
 }
 
 const shared = {
@@ -19,6 +21,7 @@ export const quickPlan: Plan = {
   exec: { rounds: 3, executionsPerRound: 100, inFlight: 50, latencySamples: 30 },
   dag: { rounds: 1, ...shared.dag },
   logs: { samples: 100, cursorEntries: 1_000_000, ...shared.logs },
+  lists: { executions: 100_000, samples: 100, pageSize: 100 },
 };
 
 export const fullPlan: Plan = {
@@ -27,4 +30,5 @@ export const fullPlan: Plan = {
   exec: { rounds: 5, executionsPerRound: 300, inFlight: 50, latencySamples: 100 },
   dag: { rounds: 3, ...shared.dag },
   logs: { samples: 300, cursorEntries: 1_000_000, ...shared.logs },
+  lists: { executions: 100_000, samples: 300, pageSize: 100 },
 };

@@ -17,6 +17,7 @@ export interface Results {
   dag_history_events: number;
   logs_read_ms: number;
   logs_page_p50_ms_1m: number;
+  executions_page_p50_ms_100k: number;
   cores: number;
   date: string;
 }
