@@ -8,6 +8,8 @@ export interface Plan {
   logs: { entries: number; cursorEntries: number; samples: number; pageSize: number };
   /** A workflow's execution list: `executions` of them, pages of `pageSize`. */
   lists: { executions: number; samples: number; pageSize: number };
+  /** Starts of `npm start` and of a worker, each measured `rounds` times. */
+  startup: { rounds: number };
 }
 
 const shared = {
@@ -22,6 +24,7 @@ export const quickPlan: Plan = {
   dag: { rounds: 1, ...shared.dag },
   logs: { samples: 100, cursorEntries: 1_000_000, ...shared.logs },
   lists: { executions: 100_000, samples: 100, pageSize: 100 },
+  startup: { rounds: 3 },
 };
 
 export const fullPlan: Plan = {
@@ -31,4 +34,5 @@ export const fullPlan: Plan = {
   dag: { rounds: 3, ...shared.dag },
   logs: { samples: 300, cursorEntries: 1_000_000, ...shared.logs },
   lists: { executions: 100_000, samples: 300, pageSize: 100 },
+  startup: { rounds: 5 },
 };

@@ -18,6 +18,8 @@ export interface Results {
   logs_read_ms: number;
   logs_page_p50_ms_1m: number;
   executions_page_p50_ms_100k: number;
+  startup_first_request_ms: number;
+  startup_worker_poll_ms: number;
   cores: number;
   date: string;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -21,6 +21,7 @@ import { benchmarkLists } from './lists.js';
 import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
 import { summarizeProfiles } from './profile.js';
+import { benchmarkStartup } from './startup.js';
 import { printTable, writeResults, type BenchOutcome, type Results } from './report.js';
 
 const benchmarks = {
@@ -29,6 +30,7 @@ const benchmarks = {
   dag: (env, plan) => benchmarkDag(env, plan.dag),
   logs: (env, plan) => benchmarkLogs(env, plan.logs),
   lists: (env, plan) => benchmarkLists(env, plan.lists),
+  startup: (env, plan) => benchmarkStartup(env, plan.startup),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 
