@@ -150,6 +150,37 @@ export function createTrellis(
         throw error;
       });
 
+    async function startEmbeddedTemporal() {
+      logger.info(
+        'starting the embedded Temporal dev server (set Temporal.Address to use a cluster)',
+      );
+      const cli = await findTemporalCli({ logger, env: process.env });
+      checkpoint();
+      return startDevServer({
+        cliPath: cli.path,
+        // 0: any free port, as for Server.Port.
+        port: config.Temporal.Port || undefined,
+        uiPort: config.Temporal.UiPort || undefined,
+        dbFile: path.join(config.DataDirectory, 'temporal.db'),
+        namespace: config.Temporal.Namespace,
+        logger,
+      });
+    }
+
+    // The embedded Temporal dev server is a process of its own: it starts while the database
+    // opens, migrates and installs the built-in plugins, which saves a start the time of the
+    // shorter of the two. Stopped after everything that uses it (registered first).
+    const embeddedTemporal =
+      !config.Temporal.Address && !options.temporal ? startEmbeddedTemporal() : undefined;
+    if (embeddedTemporal) {
+      // Awaited below; a failure before then is reported there, not as an unhandled rejection.
+      embeddedTemporal.catch(() => {});
+      started('Temporal dev server', async () => {
+        const devServer = await embeddedTemporal.catch(() => undefined);
+        await devServer?.stop();
+      });
+    }
+
     const databaseUrl = config.Database.Url;
     logger.info(
       databaseUrl
@@ -184,22 +215,8 @@ export function createTrellis(
     let temporalUi: string | null = null;
     // Trellis's own sockets, which plugins must not reach.
     const endpoints: { host: string; port: number }[] = [];
-    if (!temporalAddress && !options.temporal) {
-      logger.info(
-        'starting the embedded Temporal dev server (set Temporal.Address to use a cluster)',
-      );
-      const cli = await findTemporalCli({ logger, env: process.env });
-      checkpoint();
-      const devServer = await startDevServer({
-        cliPath: cli.path,
-        // 0: any free port, as for Server.Port.
-        port: config.Temporal.Port || undefined,
-        uiPort: config.Temporal.UiPort || undefined,
-        dbFile: path.join(config.DataDirectory, 'temporal.db'),
-        namespace: config.Temporal.Namespace,
-        logger,
-      });
-      started('Temporal dev server', () => devServer.stop());
+    if (embeddedTemporal) {
+      const devServer = await embeddedTemporal;
       temporalAddress = devServer.address;
       temporalUi = devServer.uiUrl;
       endpoints.push(...devServer.endpoints);
