@@ -79,24 +79,34 @@ export async function streamExecutionEvents(res: ServerResponse, options: EventS
   );
 
   let cursor = options.after;
+  /** Sends every event after the cursor; `done` once the final one went out or the client left. */
+  const sendNew = async (): Promise<{ sent: number; done: boolean }> => {
+    let sent = 0;
+    for (;;) {
+      const events = await readEvents(db, executionId, cursor, pageSize);
+      for (const event of events) {
+        if (follower.ended) return { sent, done: true };
+        await write(eventFrame(event));
+        cursor = event.id;
+        sent++;
+        if (isTerminal(event)) return { sent, done: true };
+      }
+      if (events.length < pageSize) return { sent, done: false };
+    }
+  };
   try {
     await write(`retry: ${retryMs}\n: events of execution ${executionId}\n\n`);
     while (await follower.wait(options.pollIntervalMs)) {
-      let sent = 0;
-      for (;;) {
-        const events = await readEvents(db, executionId, cursor, pageSize);
-        for (const event of events) {
-          if (follower.ended) return;
-          await write(eventFrame(event));
-          cursor = event.id;
-          if (isTerminal(event)) return;
-        }
-        sent += events.length;
-        if (events.length < pageSize) break;
-      }
+      const { sent, done } = await sendNew();
+      if (done) return;
       // Nothing after the cursor, and the run is over: the client resumed at or past its final
-      // event, and nothing will ever come. Without this the response would never end.
-      if (sent === 0 && (await hasEnded(db, executionId))) return;
+      // event, and nothing will ever come. Without this the response would never end. The run
+      // may also have ended between the read and this check: its last events commit with its
+      // end, so they are visible now, and go out before the response ends.
+      if (sent === 0 && (await hasEnded(db, executionId))) {
+        const last = await sendNew();
+        if (last.done || last.sent === 0) return;
+      }
     }
   } catch (error) {
     // The client reconnects with its Last-Event-ID and gets the rest.
