@@ -10,6 +10,8 @@ export interface Plan {
   lists: { executions: number; samples: number; pageSize: number };
   /** Starts of `npm start` and of a worker, each measured `rounds` times. */
   startup: { rounds: number };
+  /** `watchers` SSE clients following `runs` concurrent runs of `tasks` delays in a chain. */
+  streams: { watchers: number; runs: number; tasks: number; taskMilliseconds: number };
 }
 
 const shared = {
@@ -25,6 +27,7 @@ export const quickPlan: Plan = {
   logs: { samples: 100, cursorEntries: 1_000_000, ...shared.logs },
   lists: { executions: 100_000, samples: 100, pageSize: 100 },
   startup: { rounds: 3 },
+  streams: { watchers: 500, runs: 50, tasks: 5, taskMilliseconds: 300 },
 };
 
 export const fullPlan: Plan = {
@@ -35,4 +38,5 @@ export const fullPlan: Plan = {
   logs: { samples: 300, cursorEntries: 1_000_000, ...shared.logs },
   lists: { executions: 100_000, samples: 300, pageSize: 100 },
   startup: { rounds: 5 },
+  streams: { watchers: 500, runs: 50, tasks: 10, taskMilliseconds: 300 },
 };

@@ -20,6 +20,8 @@ export interface Results {
   executions_page_p50_ms_100k: number;
   startup_first_request_ms: number;
   startup_worker_poll_ms: number;
+  streams_delivered: number;
+  streams_delay_p99_ms: number;
   cores: number;
   date: string;
 }

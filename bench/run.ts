@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -22,6 +22,7 @@ import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
 import { summarizeProfiles } from './profile.js';
 import { benchmarkStartup } from './startup.js';
+import { benchmarkStreams } from './streams.js';
 import { printTable, writeResults, type BenchOutcome, type Results } from './report.js';
 
 const benchmarks = {
@@ -31,6 +32,7 @@ const benchmarks = {
   logs: (env, plan) => benchmarkLogs(env, plan.logs),
   lists: (env, plan) => benchmarkLists(env, plan.lists),
   startup: (env, plan) => benchmarkStartup(env, plan.startup),
+  streams: (env, plan) => benchmarkStreams(env, plan.streams),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 
