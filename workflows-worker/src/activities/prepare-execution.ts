@@ -9,6 +9,7 @@ import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
+import { admitExecution, type SlotKey, type Waiting } from './concurrency.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -18,24 +19,28 @@ import { quickTasks } from './task-plugin.js';
 /** What the workflow prepares with: its own input, and its run id when an operator reset it. */
 export type PrepareInput = ExecutionInput & { run?: string };
 
-export type PrepareResult = (
-  | { ok: true; run: RunDefinition }
-  /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
-  | {
-      ok: false;
-      executionId: string;
-      message: string;
-      /** The execution's status (absent in histories from before it was said: Failed). */
-      status?: 'Completed' | 'Failed' | 'Canceled';
-    }
-) & {
-  /**
-   * The namespace has the `TrellisStatus` search attribute, so the run keeps it current.
-   * Decided here, in the activity's result, so that a replay decides the same. Absent in
-   * histories recorded before it existed.
-   */
-  statusAttribute?: true;
-};
+export type PrepareResult =
+  /** `slot`: the concurrency slot the run holds (absent without a limit). */
+  (
+    | { ok: true; run: RunDefinition; slot?: SlotKey }
+    /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
+    | {
+        ok: false;
+        executionId: string;
+        message: string;
+        /** The execution's status (absent in histories from before it was said: Failed). */
+        status?: 'Completed' | 'Failed' | 'Canceled';
+        /** Not yet: the execution waits Pending for a concurrency slot (concurrency.ts). */
+        queued?: Waiting;
+      }
+  ) & {
+    /**
+     * The namespace has the `TrellisStatus` search attribute, so the run keeps it current.
+     * Decided here, in the activity's result, so that a replay decides the same. Absent in
+     * histories recorded before it existed.
+     */
+    statusAttribute?: true;
+  };
 
 /**
  * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
@@ -84,7 +89,10 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       temporalWorkflowId,
       ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
       ...(problems === undefined
-        ? { status: 'Running' }
+        ? {
+            status:
+              parsed.ok && parsed.definition.configuration?.concurrency ? 'Pending' : 'Running',
+          }
         : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
@@ -131,7 +139,10 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       };
     }
     try {
-      return { ok: true, run: await prepare(execution, input.run), ...statusAttribute };
+      const admission = await admitExecution(deps, definitions, execution);
+      if (!admission.ok) return { ...admission, ...statusAttribute };
+      const slot = admission.slot ? { slot: admission.slot } : {};
+      return { ok: true, run: await prepare(execution, input.run), ...slot, ...statusAttribute };
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;
