@@ -4,7 +4,10 @@
  * shows them, prove that runs with the same key never overlap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/src/logging.js';
+import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
+import { recoverExecutions } from '../../server/src/executions/recover-executions.js';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
@@ -253,6 +256,35 @@ describe('configuration.concurrency', () => {
     for (const id of [first, next])
       expect((await finished(workflowId, id)).status).toBe('Completed');
     expectNoOverlap(await Promise.all([first, next].map((id) => workOf(workflowId, id))));
+  });
+
+  it('a queued run that is never woken still starts: its timer asks again', async () => {
+    const workflowId = await addWorkflow(trellis.admin, limited('Queue', 60_000));
+    const holder = await executeFor(trellis.admin, workflowId, 'acme');
+    await eventually(async () => expect((await workOf(workflowId, holder)).status).toBe('Running'));
+    const queued = await executeFor(trellis.admin, workflowId, 'acme');
+    await waitingMessage(workflowId, queued);
+    // The holder's run is terminated from Temporal: it ends without waking anyone, and
+    // recovery records its end (which releases its slot).
+    await trellis.temporal.client.workflow.getHandle(executionWorkflowId(holder)).terminate('test');
+    const report = await recoverExecutions(
+      {
+        db: trellis.db,
+        client: trellis.temporal.client,
+        config: trellis.config,
+        logger: createLogger({ Level: 'silent' }),
+      },
+      { graceMs: 0 },
+    );
+    expect(report.finished).toContain(holder);
+    await eventually(
+      async () => expect((await workOf(workflowId, queued)).status).toBe('Running'),
+      60_000,
+    );
+    await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+      params: { path: { workflowId, executionId: queued } },
+    });
+    expect((await finished(workflowId, queued)).status).toBe('Canceled');
   });
 
   it('a rerun obeys the same limit', async () => {
