@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/src/logging.js';
-import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { executionWorkflowId, scheduleId } from '../../core/src/temporal/ids.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { recoverExecutions } from '../../server/src/executions/recover-executions.js';
 import { expectFailure } from '../api/api-error.js';
@@ -306,6 +306,43 @@ describe('configuration.concurrency', () => {
     expectNoOverlap(
       await Promise.all([running, rerun.executionId].map((id) => workOf(workflowId, id))),
     );
+  });
+
+  it('a run a schedule fires obeys the same limit', async () => {
+    const workflowId = await addWorkflow(trellis.admin, limited('Queue', 1500));
+    const running = await executeFor(trellis.admin, workflowId, 'acme');
+    await eventually(async () =>
+      expect((await workOf(workflowId, running)).status).toBe('Running'),
+    );
+    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      // Once a year: the test fires it by hand.
+      body: {
+        workflowId,
+        type: 'TimeBased',
+        status: 'Active',
+        properties: { cron: '0 0 1 1 *', inputs: { customer: 'acme' } },
+      },
+    });
+    await trellis.temporal.client.schedule.getHandle(scheduleId(triggerId)).trigger();
+    const fired = await eventually(async () => {
+      const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+      });
+      const other = executions.find((execution) => execution.id !== running);
+      expect(other).toBeDefined();
+      return other!.id;
+    });
+    expect(await waitingMessage(workflowId, fired)).toBe(
+      `Waiting for a concurrency slot: 1 of 1 taken for key 'acme' by execution ${running}.`,
+    );
+    for (const id of [running, fired]) {
+      expect((await finished(workflowId, id)).status).toBe('Completed');
+    }
+    expectNoOverlap(await Promise.all([running, fired].map((id) => workOf(workflowId, id))));
+    await trellis.admin.DELETE('/workflows/{workflowId}/triggers/{triggerId}', {
+      params: { path: { workflowId, triggerId } },
+    });
   });
 
   it('without a key, every run of the workflow shares the limit', async () => {

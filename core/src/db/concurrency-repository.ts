@@ -32,8 +32,11 @@ export interface Preemption {
 export type Admission =
   /** The execution holds a slot: it may run. `waited` when it was queued before. */
   | { outcome: 'admitted'; waited: boolean }
-  /** It waits in line, Pending, with `message` saying for what; cancel `preempt` first. */
-  | { outcome: 'queued'; message: string; preempt: Preemption[] }
+  /**
+   * It waits in line, Pending, with `message` saying for what; cancel `preempt` first. `joined`:
+   * it joined the line now (not asked again while in it).
+   */
+  | { outcome: 'queued'; message: string; preempt: Preemption[]; joined: boolean }
   /** It ended (CancelNew, Fail), or had ended before it asked. */
   | {
       outcome: 'ended';
@@ -144,14 +147,14 @@ export async function admit(db: Kysely<Database>, request: SlotRequest): Promise
     const free = request.limit - holders.length;
     if (mine?.preempted) {
       const message = `Canceled to free a concurrency slot for a newer execution (${taken(request, holders)}; onLimit CancelOldest).`;
-      return { outcome: 'queued', message, preempt: [] };
+      return { outcome: 'queued', message, preempt: [], joined: false };
     }
     const position = mine ? line.indexOf(mine) : line.length;
     if (position < free) return take();
     if (mine) {
       const message = waitingMessage(request, holders, position);
       await setMessage(trx, request.executionId, message);
-      return { outcome: 'queued', message, preempt: [] };
+      return { outcome: 'queued', message, preempt: [], joined: false };
     }
     switch (request.onLimit) {
       case 'CancelNew':
@@ -187,6 +190,7 @@ export async function admit(db: Kysely<Database>, request: SlotRequest): Promise
         return {
           outcome: 'queued',
           message,
+          joined: true,
           preempt: victims.map(({ executionId, temporalWorkflowId }) => ({
             executionId,
             temporalWorkflowId,
@@ -197,7 +201,7 @@ export async function admit(db: Kysely<Database>, request: SlotRequest): Promise
         await insertSlot(trx, request, { holding: false, at });
         const message = waitingMessage(request, holders, position);
         await setMessage(trx, request.executionId, message);
-        return { outcome: 'queued', message, preempt: [] };
+        return { outcome: 'queued', message, preempt: [], joined: true };
       }
     }
   });

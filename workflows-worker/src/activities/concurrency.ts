@@ -103,10 +103,15 @@ export async function admitExecution(
       }
       return { ok: true, slot };
     case 'queued':
-      logger.info(
-        { ...context, preempt: admission.preempt.map((victim) => victim.executionId) },
-        'execution waits for a concurrency slot',
-      );
+      if (admission.joined) {
+        logger.info(
+          { ...context, preempt: admission.preempt.map((victim) => victim.executionId) },
+          'execution waits for a concurrency slot',
+        );
+      } else {
+        // Asked again while in line (woken, or its timer): nothing new to say.
+        logger.debug(context, 'execution still waits for a concurrency slot');
+      }
       await log(deps, execution.id, 'concurrency:queued', 'Info', admission.message, at);
       return {
         ok: false,
