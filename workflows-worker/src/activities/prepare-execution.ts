@@ -19,28 +19,31 @@ import { quickTasks } from './task-plugin.js';
 /** What the workflow prepares with: its own input, and its run id when an operator reset it. */
 export type PrepareInput = ExecutionInput & { run?: string };
 
-export type PrepareResult =
-  /** `slot`: the concurrency slot the run holds (absent without a limit). */
-  (
-    | { ok: true; run: RunDefinition; slot?: SlotKey }
-    /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
-    | {
-        ok: false;
-        executionId: string;
-        message: string;
-        /** The execution's status (absent in histories from before it was said: Failed). */
-        status?: 'Completed' | 'Failed' | 'Canceled';
-        /** Not yet: the execution waits Pending for a concurrency slot (concurrency.ts). */
-        queued?: Waiting;
-      }
-  ) & {
-    /**
-     * The namespace has the `TrellisStatus` search attribute, so the run keeps it current.
-     * Decided here, in the activity's result, so that a replay decides the same. Absent in
-     * histories recorded before it existed.
-     */
-    statusAttribute?: true;
-  };
+export type PrepareResult = (
+  | {
+      ok: true;
+      run: RunDefinition;
+      /** The concurrency slot the run holds (absent without a limit). */
+      slot?: SlotKey;
+    }
+  /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
+  | {
+      ok: false;
+      executionId: string;
+      message: string;
+      /** The execution's status (absent in histories from before it was said: Failed). */
+      status?: 'Completed' | 'Failed' | 'Canceled';
+      /** Not yet: the execution waits Pending for a concurrency slot (concurrency.ts). */
+      queued?: Waiting;
+    }
+) & {
+  /**
+   * The namespace has the `TrellisStatus` search attribute, so the run keeps it current.
+   * Decided here, in the activity's result, so that a replay decides the same. Absent in
+   * histories recorded before it existed.
+   */
+  statusAttribute?: true;
+};
 
 /**
  * The first step of every run: find (or, for a schedule's fire, create) the execution, mark it
@@ -89,10 +92,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       temporalWorkflowId,
       ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
       ...(problems === undefined
-        ? {
-            status:
-              parsed.ok && parsed.definition.configuration?.concurrency ? 'Pending' : 'Running',
-          }
+        ? { status: initialStatus(parsed) }
         : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
@@ -211,4 +211,9 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     }
     return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
   }
+}
+
+/** A run under a concurrency limit is Pending until it has its slot (concurrency.ts). */
+function initialStatus(parsed: ReturnType<typeof parseDefinition>): 'Pending' | 'Running' {
+  return parsed.ok && parsed.definition.configuration?.concurrency ? 'Pending' : 'Running';
 }
