@@ -1143,6 +1143,30 @@ export interface components {
          * @enum {string}
          */
         "Definition.BackoffStrategy": "Fixed" | "Linear" | "Exponential" | "Jitter";
+        /**
+         * @description A limit on the workflow's executions that run at the same time. PostgreSQL keeps the slots, so
+         *     the limit holds across processes; a run that ends frees its slot as its end is recorded.
+         */
+        "Definition.ConcurrencyLimit": {
+            /**
+             * Format: int32
+             * @description How many executions with the same key may be Running or Paused at once.
+             */
+            limit: number;
+            /**
+             * @description What groups executions under one limit: an expression over the run's inputs only
+             *     (`Inputs('customer')`, or text such as `tenant-$[Inputs('customer')]`); its value, as text,
+             *     is the key. Without it every execution of the workflow shares one limit.
+             */
+            key?: string;
+            /** @description What happens to a new execution when `limit` executions with its key already run. */
+            onLimit: components["schemas"]["Definition.ConcurrencyOnLimit"];
+        };
+        /**
+         * @description What a new execution does when the concurrency limit of its key is reached.
+         * @enum {string}
+         */
+        "Definition.ConcurrencyOnLimit": "Queue" | "CancelNew" | "CancelOldest" | "Fail";
         /** @description The name of a plugin configuration. */
         "Definition.ConfigurationName": string;
         /** @description What happens when a task fails. */
@@ -1283,6 +1307,11 @@ export interface components {
             timeoutMilliseconds?: number;
             /** @description The error handling of every task that does not set its own. */
             errorHandling?: components["schemas"]["Definition.ErrorHandling"];
+            /**
+             * @description How many executions of this workflow (with the same `key`) may be Running or Paused at once,
+             *     across every API and worker process, and what happens to one that would exceed it.
+             */
+            concurrency?: components["schemas"]["Definition.ConcurrencyLimit"];
         };
         /** @description A workflow: a named DAG of tasks with optional variables and workflow-wide settings. */
         "Definition.WorkflowDefinition": {
@@ -1428,6 +1457,11 @@ export interface components {
             /** @description The definition text the execution runs (a snapshot taken at start). */
             workflow: string;
             status: components["schemas"]["ExecutionStatus"];
+            /**
+             * @description What the execution says of its status: why it ended, or what a `Pending` one waits for (a
+             *     concurrency slot); empty when nothing.
+             */
+            message: string;
             /** @description The inputs the run was given, with the definition's defaults filled in. */
             inputs: {
                 [key: string]: unknown;

@@ -10,9 +10,12 @@ import {
   decideApproval,
   definition,
   delay,
+  eventually,
+  execute,
   noop,
   start,
   statuses,
+  tasksOf,
 } from './engine-support.js';
 
 let trellis: Trellis;
@@ -79,5 +82,33 @@ describe('the engine on PGlite', () => {
     expect(seen).toEqual(
       expect.arrayContaining(['Wait Running', 'Wait Completed', 'After Completed']),
     );
+  });
+
+  it('keeps a concurrency limit: the second run waits Pending for the slot', async () => {
+    const { workflowId, executionId: first } = await start(
+      trellis.admin,
+      definition([{ name: 'Wait', ...delay(1000) }], {
+        configuration: { concurrency: { limit: 1, onLimit: 'Queue' } },
+      }),
+    );
+    await trellis.admin.waitForExecution(workflowId, first, { until: ['Running'] });
+    const second = await execute(trellis.admin, workflowId);
+    const detail = () =>
+      trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}', {
+        params: { path: { workflowId, executionId: second } },
+      });
+    await eventually(async () =>
+      expect(await detail()).toMatchObject({
+        status: 'Pending',
+        message: `Waiting for a concurrency slot: 1 of 1 taken by execution ${first}.`,
+      }),
+    );
+    for (const id of [first, second]) {
+      expect((await trellis.admin.waitForExecution(workflowId, id)).status).toBe('Completed');
+    }
+    const [a, b] = await Promise.all(
+      [first, second].map(async (id) => (await tasksOf(trellis.admin, workflowId, id)).Wait!),
+    );
+    expect(Date.parse(a!.endTime!)).toBeLessThanOrEqual(Date.parse(b!.startTime!));
   });
 });

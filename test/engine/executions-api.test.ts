@@ -42,6 +42,7 @@ describe('executions API', () => {
         'executionId',
         'executionStart',
         'inputs',
+        'message',
         'outputs',
         'rerunOf',
         'revision',

@@ -30,6 +30,7 @@ import {
   definition,
   delay,
   eventually,
+  execute,
   noop,
   start,
   untilStatuses,
@@ -52,9 +53,34 @@ type Scenario = {
    * run's history is the one recorded.
    */
   resetToStart?: true;
+  /**
+   * Another run of the same workflow starts first and holds its concurrency slot; the recorded
+   * run starts behind it (the definition sets `configuration.concurrency`).
+   */
+  behindHolder?: true;
   /** The status of the recorded run. */
   expected: string;
 };
+
+/** Starts a run that takes the workflow's concurrency slot, then the run to record. */
+async function startBehindHolder(
+  trellis: Trellis,
+  def: Definition,
+): Promise<{ workflowId: string; executionId: string }> {
+  const holder = await start(trellis.admin, def);
+  await trellis.admin.waitForExecution(holder.workflowId, holder.executionId, {
+    until: ['Running'],
+    timeoutMs: 20_000,
+  });
+  const executionId = await execute(trellis.admin, holder.workflowId);
+  return { workflowId: holder.workflowId, executionId };
+}
+
+/** A workflow whose runs go one at a time: its one task waits `milliseconds`. */
+const oneAtATime = (onLimit: string, milliseconds: number) =>
+  definition([{ name: 'Work', ...delay(milliseconds) }], {
+    configuration: { concurrency: { limit: 1, onLimit } },
+  });
 
 async function decideFirstApproval(
   trellis: Trellis,
@@ -399,6 +425,36 @@ const scenarios: Scenario[] = [
       ),
     expected: 'Failed',
   },
+  {
+    name: 'concurrency-queued',
+    definition: () => oneAtATime('Queue', 500),
+    behindHolder: true,
+    expected: 'Completed',
+  },
+  {
+    name: 'concurrency-canceled-in-queue',
+    definition: () => oneAtATime('Queue', 3000),
+    behindHolder: true,
+    drive: async (trellis, { workflowId, executionId }) => {
+      await eventually(async () => {
+        const execution = await trellis.admin.GET(
+          '/workflows/{workflowId}/executions/{executionId}',
+          { params: { path: { workflowId, executionId } } },
+        );
+        expect(execution.message).toMatch(/^Waiting for a concurrency slot/);
+      });
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    expected: 'Canceled',
+  },
+  {
+    name: 'concurrency-cancel-oldest',
+    definition: () => oneAtATime('CancelOldest', 1000),
+    behindHolder: true,
+    expected: 'Completed',
+  },
 ];
 
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);
@@ -423,7 +479,9 @@ describe.runIf(recording)('recording histories', () => {
 
   for (const scenario of scenarios) {
     it(`records ${scenario.name}`, async () => {
-      const first = await start(trellis.admin, scenario.definition());
+      const first = scenario.behindHolder
+        ? await startBehindHolder(trellis, scenario.definition())
+        : await start(trellis.admin, scenario.definition());
       const { workflowId } = first;
       await scenario.drive?.(trellis, first);
       let executionId = first.executionId;

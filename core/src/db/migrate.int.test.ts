@@ -41,6 +41,7 @@ describe('migrations', () => {
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
       'auth_failure',
+      'concurrency_slot',
       'execution_event',
       'execution_event_sequence',
       'idempotency_key',
@@ -90,6 +91,17 @@ describe('migrations', () => {
       parameters_schema: 'jsonb',
       output_schema: 'jsonb',
     });
+    expect(await columns('concurrency_slot')).toEqual({
+      execution_id: 'uuid',
+      workflow_id: 'uuid',
+      key: 'text',
+      slot_limit: 'integer',
+      holding: 'boolean',
+      preempted: 'boolean',
+      seq: 'bigint',
+      queued_at: 'timestamp with time zone',
+      held_at: 'timestamp with time zone null',
+    });
     expect(await columns('auth_failure')).toEqual({
       key: 'text',
       failures: 'integer',
@@ -119,6 +131,7 @@ describe('migrations', () => {
         '(workflow_id, revision)',
         '(trigger_id, webhook_id)',
         '(execution_id)',
+        '(workflow_id, key, seq)',
       ]),
     );
   });

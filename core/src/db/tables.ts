@@ -256,6 +256,25 @@ export interface AuthFailureTable {
   lockedUntil: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+/**
+ * An execution holding a slot of its workflow's concurrency key, or waiting in line for one
+ * (`configuration.concurrency`); the row goes when the execution ends.
+ */
+export interface ConcurrencySlotTable {
+  executionId: string;
+  workflowId: string;
+  key: string;
+  /** The limit of the execution's own definition. */
+  slotLimit: number;
+  holding: boolean;
+  /** Chosen to be canceled by a newer execution (`onLimit: CancelOldest`). */
+  preempted: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The order of the queue. */
+  seq: ColumnType<string, never, never>;
+  queuedAt: ColumnType<Date, Date | string | undefined, Date | string>;
+  heldAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface Database {
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
@@ -271,6 +290,7 @@ export interface Database {
   authFailure: AuthFailureTable;
   executionEvent: ExecutionEventTable;
   executionEventSequence: ExecutionEventSequenceTable;
+  concurrencySlot: ConcurrencySlotTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;

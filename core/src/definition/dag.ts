@@ -10,6 +10,7 @@ import {
   referencedInputs,
   referencedTasks,
 } from './expressions.js';
+import { checkConcurrency } from './concurrency.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -63,6 +64,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
   );
   problems.push(...checkInputDeclarations(definition));
+  problems.push(...checkConcurrency(definition));
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {
     const path = ['outputs', name];
     const problem = checkOutputExpression(text);

@@ -378,6 +378,42 @@ export function referencedInputs(text: string): string[] {
   return referencedNames(text, 'Inputs');
 }
 
+/**
+ * The functions an expression calls (`Outputs`, `Inputs`, ...), as spelled canonically; takes
+ * what {@link referencedTasks} takes. For parts of a definition that may read only some sources.
+ */
+export function calledFunctions(text: string): string[] {
+  const called = new Set<string>();
+  const visit = (node: Node): void => {
+    if (node.type === 'CallExpression') {
+      const callee = (node as jsep.CallExpression).callee;
+      if (callee.type === 'Identifier') {
+        const identifier = callee as jsep.Identifier;
+        called.add(functionName(identifier) ?? identifier.name);
+      }
+    }
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) {
+        for (const item of value) if (isNode(item)) visit(item);
+      } else if (isNode(value)) visit(value);
+    }
+  };
+  for (const expression of expressionsOf(text)) {
+    try {
+      visit(parseExpression(expression));
+    } catch {
+      // What does not parse is reported by the checks.
+    }
+  }
+  return [...called];
+}
+
+function expressionsOf(text: string): string[] {
+  return text.includes('$[')
+    ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
+    : [text];
+}
+
 function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
   const names = new Set<string>();
   const expressions = text.includes('$[')

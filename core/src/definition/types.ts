@@ -6,6 +6,8 @@
  */
 export type {
   BackoffStrategy,
+  ConcurrencyLimit,
+  ConcurrencyOnLimit,
   ErrorHandling,
   ErrorStrategy,
   ExecutionCondition,

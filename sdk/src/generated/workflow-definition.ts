@@ -31,6 +31,13 @@ export type BackoffStrategy = 'Fixed' | 'Linear' | 'Exponential' | 'Jitter';
  */
 export type TaskName = string;
 /**
+ * What a new execution does when the concurrency limit of its key is reached.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "ConcurrencyOnLimit".
+ */
+export type ConcurrencyOnLimit = 'Queue' | 'CancelNew' | 'CancelOldest' | 'Fail';
+/**
  * What carries a task out. A string names a plugin configuration (`/config`); an object names a
  * plugin type (`<group>/<name>`) and optionally its version and inline settings.
  *
@@ -160,6 +167,11 @@ export interface WorkflowConfiguration {
    * The error handling of every task that does not set its own.
    */
   errorHandling?: ErrorHandling;
+  /**
+   * How many executions of this workflow (with the same `key`) may be Running or Paused at once,
+   * across every API and worker process, and what happens to one that would exceed it.
+   */
+  concurrency?: ConcurrencyLimit;
 }
 /**
  * What happens when a task fails.
@@ -208,6 +220,29 @@ export interface RetryPolicy {
    * The growth factor of `Exponential` (and the step multiplier of `Linear`).
    */
   backoffCoefficient?: number;
+}
+/**
+ * A limit on the workflow's executions that run at the same time. PostgreSQL keeps the slots, so
+ * the limit holds across processes; a run that ends frees its slot as its end is recorded.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "ConcurrencyLimit".
+ */
+export interface ConcurrencyLimit {
+  /**
+   * How many executions with the same key may be Running or Paused at once.
+   */
+  limit: number;
+  /**
+   * What groups executions under one limit: an expression over the run's inputs only
+   * (`Inputs('customer')`, or text such as `tenant-$[Inputs('customer')]`); its value, as text,
+   * is the key. Without it every execution of the workflow shares one limit.
+   */
+  key?: string;
+  /**
+   * What happens to a new execution when `limit` executions with its key already run.
+   */
+  onLimit: ConcurrencyOnLimit;
 }
 /**
  * One node of the DAG: what to run, when, and what to do when it fails.

@@ -165,6 +165,7 @@ export const executionHandlers = {
         executionId: execution.id,
         workflow: execution.definition,
         status: execution.status,
+        message: execution.message,
         inputs: execution.inputs,
         outputs: execution.status === 'Completed' ? (execution.outputs ?? {}) : null,
         rerunOf: execution.rerunOf,

@@ -79,7 +79,7 @@ export interface StartOptions {
 /**
  * Executes a workflow (DESIGN.md §7, "Start"): records the execution (`recordExecution`) and
  * starts its Temporal run (`startExecutionWorkflow`). The execution is Running from the start,
- * as the API promises.
+ * as the API promises (Pending under a concurrency limit, until its run has a slot).
  *
  * Temporal unavailable: 503, and the execution is recorded Failed with the reason rather than
  * left Running with nothing behind it. A process that dies between the two steps leaves the
@@ -195,7 +195,8 @@ export async function recordExecution(
     inputs: inputs.inputs,
     ...(rerun ? { rerun } : {}),
     temporalWorkflowId: executionWorkflowId(executionId),
-    status: 'Running',
+    // Under a concurrency limit the run is Pending until it has its slot (its run decides).
+    status: definition.configuration?.concurrency ? 'Pending' : 'Running',
     executionStart: new Date(),
   });
   if (rerun) await logReusedTasks(db, execution.id, rerun.reused);

@@ -8,6 +8,7 @@
  */
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import { noMetrics } from '../../../core/src/observability/metrics.js';
+import { concurrencyActivities } from './concurrency.js';
 import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
@@ -17,6 +18,7 @@ import { recordProgressActivity } from './record-progress.js';
 import { runTaskActivity } from './run-task.js';
 
 export type { ActivityDeps } from './deps.js';
+export type { LeaveInput, Preemption, SlotKey, Waiting } from './concurrency.js';
 export type { OutputsResult } from './evaluate-outputs.js';
 export type { PrepareInput, PrepareResult } from './prepare-execution.js';
 export type { OutputsInput } from './evaluate-outputs.js';
@@ -46,6 +48,7 @@ export function createActivities(given: ActivityDeps) {
     recordProgress: recordProgressActivity(deps, definitions),
     runTaskAttempt: runTaskActivity(deps, definitions),
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
+    ...concurrencyActivities(deps),
   };
 }
 

@@ -9,6 +9,7 @@ import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
+import { admitExecution, type SlotKey, type Waiting } from './concurrency.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -19,7 +20,12 @@ import { quickTasks } from './task-plugin.js';
 export type PrepareInput = ExecutionInput & { run?: string };
 
 export type PrepareResult = (
-  | { ok: true; run: RunDefinition }
+  | {
+      ok: true;
+      run: RunDefinition;
+      /** The concurrency slot the run holds (absent without a limit). */
+      slot?: SlotKey;
+    }
   /** Nothing to run: the execution already finished, or a scheduled fire found it invalid. */
   | {
       ok: false;
@@ -27,6 +33,8 @@ export type PrepareResult = (
       message: string;
       /** The execution's status (absent in histories from before it was said: Failed). */
       status?: 'Completed' | 'Failed' | 'Canceled';
+      /** Not yet: the execution waits Pending for a concurrency slot (concurrency.ts). */
+      queued?: Waiting;
     }
 ) & {
   /**
@@ -84,7 +92,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       temporalWorkflowId,
       ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
       ...(problems === undefined
-        ? { status: 'Running' }
+        ? { status: initialStatus(parsed) }
         : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
@@ -131,7 +139,10 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       };
     }
     try {
-      return { ok: true, run: await prepare(execution, input.run), ...statusAttribute };
+      const admission = await admitExecution(deps, definitions, execution);
+      if (!admission.ok) return { ...admission, ...statusAttribute };
+      const slot = admission.slot ? { slot: admission.slot } : {};
+      return { ok: true, run: await prepare(execution, input.run), ...slot, ...statusAttribute };
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;
@@ -200,4 +211,9 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     }
     return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
   }
+}
+
+/** A run under a concurrency limit is Pending until it has its slot (concurrency.ts). */
+function initialStatus(parsed: ReturnType<typeof parseDefinition>): 'Pending' | 'Running' {
+  return parsed.ok && parsed.definition.configuration?.concurrency ? 'Pending' : 'Running';
 }

@@ -71,6 +71,7 @@ import {
 } from './error-handling.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
+import { releasedSlot, waitForSlot } from './concurrency.js';
 
 /**
  * At most this many tasks run at once, whatever `degreeOfParallelism` says (and when it says
@@ -180,7 +181,9 @@ export async function trellisExecution(input: ExecutionInput): Promise<Execution
     );
   // A cancel that arrives while the run prepares (the API's, right after it started the run)
   // lets the preparation finish, so that the run records its end as for any other cancel.
-  const prepared = await (ui ? CancellationScope.nonCancellable(prepare) : prepare());
+  const again = () => (ui ? CancellationScope.nonCancellable(prepare) : prepare());
+  // In line for a concurrency slot: waits until the run has it (or ended).
+  const prepared = await waitForSlot(await again(), again, signals);
   const executionId = prepared.ok ? prepared.run.executionId : prepared.executionId;
   const statusAttribute = ui && prepared.statusAttribute === true;
   const scheduled = 'scheduled' in input ? [{ key: TrellisExecutionId, value: executionId }] : [];
@@ -203,6 +206,7 @@ export async function trellisExecution(input: ExecutionInput): Promise<Execution
     run,
     initialAttributes: scheduled,
   }).execute();
+  await releasedSlot(prepared.slot);
   return ui ? end(outcome, root, true) : outcome;
 }
 

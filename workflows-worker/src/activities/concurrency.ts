@@ -1,0 +1,206 @@
+/**
+ * The activities' side of `configuration.concurrency` (issue 14): the admission a run passes
+ * before it is marked Running (in `prepareExecution`), what a run that waited in line records
+ * when it is canceled there, and who is next in line once a slot may have freed. The decisions
+ * are PostgreSQL's (core/src/db/concurrency-repository.ts).
+ */
+import * as concurrencyRepository from '../../../core/src/db/concurrency-repository.js';
+import type { Preemption } from '../../../core/src/db/concurrency-repository.js';
+import { appendLogs } from '../../../core/src/db/log-repository.js';
+import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
+import { concurrencyKey } from '../../../core/src/definition/concurrency.js';
+import type { DefinitionCache } from './definitions.js';
+import type { EngineDeps } from './deps.js';
+
+export type { Preemption } from '../../../core/src/db/concurrency-repository.js';
+
+/** The key whose slots a run holds or waits for. */
+export interface SlotKey {
+  workflowId: string;
+  key: string;
+}
+
+/** A run waiting in line: what it waits for, and whom it cancels first (CancelOldest). */
+export interface Waiting {
+  message: string;
+  preempt: Preemption[];
+  slot: SlotKey;
+}
+
+/** The admission's answer, in `prepareExecution`'s words. */
+export type AdmissionResult =
+  | { ok: true; slot?: SlotKey }
+  | { ok: false; executionId: string; message: string; queued: Waiting }
+  | {
+      ok: false;
+      executionId: string;
+      message: string;
+      status: 'Completed' | 'Failed' | 'Canceled';
+    };
+
+/** The most characters a key may have: keys are compared and shown in messages. */
+export const MAX_KEY_LENGTH = 500;
+
+/**
+ * Passes an execution through its definition's concurrency limit: one without a limit passes.
+ * Logs when it starts waiting and when it gets its slot after waiting.
+ */
+export async function admitExecution(
+  deps: EngineDeps,
+  definitions: DefinitionCache,
+  execution: WorkflowExecutionRow,
+): Promise<AdmissionResult> {
+  const { db, logger } = deps;
+  const loaded = await definitions.of(execution);
+  const concurrency = loaded.definition.configuration?.concurrency;
+  if (concurrency === undefined) return { ok: true };
+  const at = new Date();
+  let key: string;
+  try {
+    key = concurrencyKey(concurrency, execution.inputs);
+    if (key.length > MAX_KEY_LENGTH) {
+      throw new Error(`it is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`);
+    }
+  } catch (error) {
+    const message = `Failed: the concurrency key (configuration.concurrency.key) could not be taken: ${(error as Error).message}`;
+    const ended = await concurrencyRepository.finishWaiting(db, execution.id, {
+      status: 'Failed',
+      message,
+      at,
+    });
+    if (ended)
+      deps.executionLog.finished({
+        executionId: execution.id,
+        status: 'Failed',
+        message,
+        at,
+        ...ended,
+      });
+    return { ok: false, executionId: execution.id, message, status: 'Failed' };
+  }
+  const slot = { workflowId: execution.workflowId, key };
+  const admission = await concurrencyRepository.admit(db, {
+    executionId: execution.id,
+    workflowId: execution.workflowId,
+    key,
+    limit: concurrency.limit,
+    onLimit: concurrency.onLimit,
+    at,
+  });
+  const context = { executionId: execution.id, workflowId: execution.workflowId, key };
+  switch (admission.outcome) {
+    case 'admitted':
+      if (admission.waited) {
+        logger.info(context, 'execution got a concurrency slot after waiting');
+        await log(
+          deps,
+          execution.id,
+          'concurrency:admitted',
+          'Info',
+          'Got a concurrency slot.',
+          at,
+        );
+      }
+      return { ok: true, slot };
+    case 'queued':
+      if (admission.joined) {
+        logger.info(
+          { ...context, preempt: admission.preempt.map((victim) => victim.executionId) },
+          'execution waits for a concurrency slot',
+        );
+      } else {
+        // Asked again while in line (woken, or its timer): nothing new to say.
+        logger.debug(context, 'execution still waits for a concurrency slot');
+      }
+      await log(deps, execution.id, 'concurrency:queued', 'Info', admission.message, at);
+      return {
+        ok: false,
+        executionId: execution.id,
+        message: admission.message,
+        queued: { message: admission.message, preempt: admission.preempt, slot },
+      };
+    case 'ended':
+      if (admission.ended) {
+        logger.info(
+          { ...context, status: admission.status },
+          'execution refused by its concurrency limit',
+        );
+        deps.executionLog.finished({
+          executionId: execution.id,
+          status: admission.status,
+          message: admission.message,
+          at,
+          ...admission.ended,
+        });
+      }
+      return {
+        ok: false,
+        executionId: execution.id,
+        message: admission.message,
+        status: admission.status,
+      };
+  }
+}
+
+async function log(
+  deps: EngineDeps,
+  executionId: string,
+  dedupeKey: string,
+  level: 'Info' | 'Warning',
+  message: string,
+  at: Date,
+): Promise<void> {
+  await appendLogs(deps.db, [
+    { executionId, taskExecutionId: null, dedupeKey, level, message, timeStamp: at },
+  ]);
+}
+
+export interface LeaveInput {
+  executionId: string;
+  /** Who canceled it, for its message. */
+  requestedBy?: string;
+}
+
+/** The activities of the concurrency limit, run as local activities by the workflow. */
+export function concurrencyActivities(deps: EngineDeps) {
+  const { db, executionLog } = deps;
+  return {
+    /** Ends a run canceled while it waited in line: Canceled, its place in line given up. */
+    async leaveConcurrencyQueue(input: LeaveInput): Promise<{
+      status: 'Completed' | 'Failed' | 'Canceled';
+      message: string;
+    }> {
+      const at = new Date();
+      const message = `Canceled${input.requestedBy ? ` by ${input.requestedBy}` : ''} while waiting for a concurrency slot.`;
+      const ended = await concurrencyRepository.finishWaiting(db, input.executionId, {
+        status: 'Canceled',
+        message,
+        at,
+      });
+      if (ended) {
+        executionLog.finished({
+          executionId: input.executionId,
+          status: 'Canceled',
+          message,
+          at,
+          ...ended,
+        });
+        return { status: 'Canceled', message };
+      }
+      // It ended meanwhile (its run is the only writer, so hardly): say how.
+      const row = await db
+        .selectFrom('workflowExecution')
+        .select(['status', 'message'])
+        .where('id', '=', input.executionId)
+        .executeTakeFirst();
+      const status =
+        row?.status === 'Completed' || row?.status === 'Failed' ? row.status : 'Canceled';
+      return { status, message: row?.message || message };
+    },
+
+    /** The runs first in line for the key's free slots: the workflow wakes them. */
+    async nextInLine(slot: SlotKey): Promise<Preemption[]> {
+      return concurrencyRepository.nextInLine(db, slot.workflowId, slot.key);
+    },
+  };
+}
