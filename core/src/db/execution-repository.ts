@@ -47,6 +47,8 @@ export interface NewExecution {
   revision?: number | null;
   /** The execution this one reruns, and the tasks it takes over from it. */
   rerun?: { of: string; reused: ReusedTasks };
+  /** The execution and task that start this one as a subworkflow. */
+  parent?: { executionId: string; taskExecutionId: string; taskName: string };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -80,6 +82,13 @@ export async function createExecutionWithTasks(
         inputs: JSON.stringify(input.inputs ?? {}),
         rerunOf: input.rerun?.of ?? null,
         revision: input.revision ?? null,
+        ...(input.parent
+          ? {
+              parentExecutionId: input.parent.executionId,
+              parentTaskExecutionId: input.parent.taskExecutionId,
+              parentTaskName: input.parent.taskName,
+            }
+          : {}),
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()

@@ -132,7 +132,7 @@ describe('parseDefinition', () => {
     ]);
     expect(errorsOf({ name: 'W', tasks: [{}] })).toEqual([
       'tasks[0].name: is required',
-      'tasks[0].type: is required',
+      'tasks[0]: must have type or workflow',
     ]);
   });
 
