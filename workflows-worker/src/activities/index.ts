@@ -15,6 +15,7 @@ import { prepareExecutionActivity } from './prepare-execution.js';
 import { createRunClaims } from './reset-runs.js';
 import { recordProgressActivity } from './record-progress.js';
 import { runTaskActivity } from './run-task.js';
+import { subworkflowActivities } from './subworkflows.js';
 
 export type { ActivityDeps } from './deps.js';
 export type { OutputsResult } from './evaluate-outputs.js';
@@ -30,6 +31,7 @@ export type {
 } from './record-progress.js';
 export { taskFailedType } from './run-task.js';
 export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';
+export type { SubworkflowAttemptInput, SubworkflowStart } from './subworkflows.js';
 
 /** The activity implementations, bound to one worker's database, runner and logger. */
 export function createActivities(given: ActivityDeps) {
@@ -46,6 +48,7 @@ export function createActivities(given: ActivityDeps) {
     recordProgress: recordProgressActivity(deps, definitions),
     runTaskAttempt: runTaskActivity(deps, definitions),
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
+    ...subworkflowActivities(deps, definitions),
   };
 }
 
