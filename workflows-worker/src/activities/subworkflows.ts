@@ -9,6 +9,7 @@
  * decides what follows, and a retry starts a new child.
  */
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import { derivedId } from '../../../core/src/db/ids.js';
 import { appendLogs, type NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
@@ -30,7 +31,7 @@ import {
   type Failure,
 } from './run-task.js';
 
-/** One attempt of a subworkflow task: the child it starts gets this execution id. */
+/** One attempt of a subworkflow task and the execution id of the child it started. */
 export interface SubworkflowAttemptInput extends AttemptInput {
   childExecutionId: string;
 }
@@ -39,6 +40,12 @@ export interface SubworkflowAttemptInput extends AttemptInput {
 export type SubworkflowStart =
   | {
       status: 'Start';
+      /**
+       * Derived from the task, the attempt and the run (not random in the workflow: Temporal's
+       * tracing interceptors draw from the workflow's random numbers too), so that a retry of
+       * this step creates the same child.
+       */
+      childExecutionId: string;
       workflowId: string;
       workflowName: string;
       revision: number;
@@ -108,8 +115,9 @@ async function orFail<T>(
 export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionCache) {
   const { db, claimRun } = deps;
 
-  async function startSubworkflow(input: SubworkflowAttemptInput): Promise<SubworkflowStart> {
-    const { executionId, taskExecutionId: taskId, attempt, run, childExecutionId } = input;
+  async function startSubworkflow(input: AttemptInput): Promise<SubworkflowStart> {
+    const { executionId, taskExecutionId: taskId, attempt, run } = input;
+    const childExecutionId = derivedId(`subworkflow:${taskId}:${attempt}:${run ?? ''}`);
     await claimRun(executionId, run);
     const { log, record, failed, logs } = attemptRecorder(deps, input, 'start:');
     const loaded = await orFail(() => definitions.get(executionId), failed);
@@ -135,6 +143,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     if (existing) {
       return {
         status: 'Start',
+        childExecutionId,
         workflowId: existing.workflowId,
         workflowName: existing.workflowName,
         revision: existing.revision ?? 0,
@@ -216,6 +225,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     await appendLogs(db, logs.splice(0));
     return {
       status: 'Start',
+      childExecutionId,
       workflowId: workflow.id,
       workflowName: workflow.name,
       revision: workflow.revision,

@@ -20,7 +20,6 @@ import {
   patched,
   proxyLocalActivities,
   sleep,
-  uuid4,
 } from '@temporalio/workflow';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
@@ -63,14 +62,14 @@ export async function runSubworkflowAttempt(
   input: AttemptInput,
   timeoutMilliseconds: number | undefined,
 ): Promise<AttemptResult> {
-  const childExecutionId = uuid4();
-  const attempt: SubworkflowAttemptInput = { ...input, childExecutionId };
   const label = `Task ${input.taskName}: attempt ${input.attempt}`;
   // Not cancellable: once the child's row may exist, the code below sees to it.
   const start = await CancellationScope.nonCancellable(() =>
-    subworkflowSteps(`${label}: check and record the subworkflow`).startSubworkflow(attempt),
+    subworkflowSteps(`${label}: check and record the subworkflow`).startSubworkflow(input),
   );
   if (start.status === 'Skipped') return start;
+  const { childExecutionId } = start;
+  const attempt: SubworkflowAttemptInput = { ...input, childExecutionId };
 
   const child = new CancellationScope();
   let timedOut = false;
