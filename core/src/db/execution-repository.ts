@@ -253,7 +253,17 @@ export async function listActiveExecutions(
           .whereRef('l.executionId', '=', 'e.id')
           .where('l.dedupeKey', '=', executionPreparedLogKey),
       );
-      return options.prepared ? prepared : eb.not(prepared);
+      if (options.prepared) return prepared;
+      // A subworkflow's run is started by its parent's run, which closes the row itself when it
+      // never starts it: while the parent is active, the child's row is not recovery's to start.
+      const parentActive = eb.exists(
+        eb
+          .selectFrom('workflowExecution as p')
+          .select(sql<number>`1`.as('one'))
+          .whereRef('p.id', '=', 'e.parentExecutionId')
+          .where('p.status', 'in', ACTIVE_EXECUTION),
+      );
+      return eb.and([eb.not(prepared), eb.not(parentActive)]);
     })
     .orderBy('e.executionStart')
     .orderBy('e.id')
