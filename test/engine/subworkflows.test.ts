@@ -185,6 +185,44 @@ describe('subworkflows', () => {
     expect(described.status.name).toBe('CANCELLED');
   });
 
+  it("the task's timeout cancels the child; canceling the child alone fails the task", async () => {
+    const childId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Wait', ...delay(60_000) }]),
+    );
+    const parentId = await addWorkflow(
+      trellis.admin,
+      definition([
+        { name: 'Slow', workflow: childId, timeoutMilliseconds: 1500 },
+        { name: 'Handle', type: noop, runOnFailureOf: ['Slow'] },
+      ]),
+    );
+    const timedOutId = await execute(trellis.admin, parentId);
+    expect((await waitFor(parentId, timedOutId)).status).toBe('Completed');
+    const slow = (await tasksOf(trellis.admin, parentId, timedOutId)).Slow!;
+    expect(slow.status).toBe('Failed');
+    expect(slow.message).toMatch(
+      /^Failed: Timed out after 1500 ms: Subworkflow ".+" \(execution .+\) was canceled\.$/,
+    );
+    const [timedOutChild] = await executionsOf(childId);
+    expect(timedOutChild!.status).toBe('Canceled');
+
+    const canceledId = await execute(trellis.admin, parentId);
+    const child = await eventually(async () => {
+      const runs = await executionsOf(childId);
+      const running = runs.find((run) => run.id !== timedOutChild!.id);
+      expect(running).toBeDefined();
+      return running!;
+    });
+    await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+      params: { path: { workflowId: childId, executionId: child.id } },
+    });
+    expect((await waitFor(parentId, canceledId)).status).toBe('Completed');
+    expect((await tasksOf(trellis.admin, parentId, canceledId)).Slow!.message).toMatch(
+      /^Failed: Subworkflow ".+" \(execution .+\) ended Canceled: Canceled by admin\.$/,
+    );
+  });
+
   it("a failing child fails the task with the child's message; a retry starts a new child", async () => {
     const childId = await addWorkflow(
       trellis.admin,
