@@ -1258,14 +1258,32 @@ export interface components {
              */
             backoffCoefficient?: number;
         };
-        /** @description One node of the DAG: what to run, when, and what to do when it fails. */
+        /**
+         * @description One node of the DAG: what to run, when, and what to do when it fails. A task runs a plugin
+         *     (`type`) or another workflow (`workflow`): exactly one of the two.
+         */
         "Definition.TaskDefinition": {
             /** @description The task's name, unique in the workflow; expressions refer to it as `Outputs('name')`. */
             name: string;
             /** @description What the task does, for people. */
             description?: string;
-            /** @description What carries the task out: a plugin configuration's name, or a plugin (and version). */
-            type: components["schemas"]["Definition.TaskType"];
+            /**
+             * @description What carries the task out: a plugin configuration's name, or a plugin (and version). Every
+             *     task has either this or `workflow`.
+             */
+            type?: components["schemas"]["Definition.TaskType"];
+            /**
+             * @description The id of a stored workflow the task runs as a subworkflow: a child execution of that
+             *     workflow's current revision, whose `outputs` become the task's output.
+             */
+            workflow?: components["schemas"]["Definition.WorkflowId"];
+            /**
+             * @description The inputs of the subworkflow (with `workflow`), checked against the inputs it declares when
+             *     the child starts; strings may hold `$[ ... ]` expressions, resolved like `parameters`.
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
             /** @description Tasks that must complete (or be skipped by their condition) before this one is ready. */
             dependencies?: components["schemas"]["Definition.TaskName"][];
             /** @description Tasks whose failure makes this one ready: it runs when any of them fails. */
@@ -1348,6 +1366,11 @@ export interface components {
              */
             $schema?: string;
         };
+        /**
+         * Format: uuid
+         * @description The id of a stored workflow (a UUID).
+         */
+        "Definition.WorkflowId": string;
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
         /**
@@ -1477,6 +1500,15 @@ export interface components {
              *     null for a run started before revisions were kept from a definition changed since.
              */
             revision: number | null;
+            /**
+             * @description The execution whose task started this one as a subworkflow (a task with `workflow`); null
+             *     for a run started any other way.
+             */
+            parentExecutionId: components["schemas"]["Uuid"] | null;
+            /** @description The workflow of `parentExecutionId`; null without a parent. */
+            parentWorkflowId: components["schemas"]["Uuid"] | null;
+            /** @description The name of the parent execution's task that started this one; null without a parent. */
+            parentTaskName: string | null;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -1879,6 +1911,13 @@ export interface components {
             message: string;
             /** @description The JSON value the task's plugin returned; null when it did not complete (not run, failed, skipped). */
             output: unknown | null;
+            /**
+             * @description A subworkflow task's child execution (its latest attempt's; a retry starts a new one): an
+             *     ordinary execution of `childWorkflowId`. Null for a plugin task, or before it started one.
+             */
+            childExecutionId: components["schemas"]["Uuid"] | null;
+            /** @description The workflow of `childExecutionId`; null when there is none. */
+            childWorkflowId: components["schemas"]["Uuid"] | null;
             /** @description When the task started; null before it does. */
             startTime: string | null;
             /** @description When the task finished; null until it does. */

@@ -24,6 +24,32 @@ function refsWithoutSiblings(node: Json): Json {
   return { ...siblings, allOf: [{ $ref }] };
 }
 
+/**
+ * A `oneOf` whose branches only require keys ("exactly one of `type` or `workflow`"; each branch
+ * names its key in `properties` too, as Ajv's strict mode wants) says nothing about shapes: json-schema-to-typescript would intersect the type with an open
+ * `{[k: string]: unknown}`, accepting any key. The keys stay optional in the types and the
+ * schema enforces the choice.
+ */
+function withoutRequiredChoices(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withoutRequiredChoices);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(node)) {
+    const choice =
+      key === 'oneOf' &&
+      Array.isArray(value) &&
+      value.every(
+        (branch) =>
+          typeof branch === 'object' &&
+          branch !== null &&
+          !Array.isArray(branch) &&
+          Object.keys(branch).every((keyword) => ['properties', 'required'].includes(keyword)),
+      );
+    if (!choice) out[key] = withoutRequiredChoices(value);
+  }
+  return out;
+}
+
 const [source, target] = process.argv.slice(2);
 if (!source || !target) {
   console.error('usage: tsx scripts/definition-types.ts <schema.json> <output.d.ts>');
@@ -34,7 +60,7 @@ const emitted = JSON.parse(readFileSync(source, 'utf8')) as { [key: string]: Jso
 // The root type is named by its title; `$id` (a file name) would name it `WorkflowDefinitionSchemaJson`.
 const { $id: _id, ...root } = emitted;
 const schema = refsWithoutSiblings(
-  withAdditionalProperties({ ...root, title: 'WorkflowDefinition' }),
+  withoutRequiredChoices(withAdditionalProperties({ ...root, title: 'WorkflowDefinition' })),
 );
 
 const text = await compile(schema as JSONSchema, 'WorkflowDefinition', {

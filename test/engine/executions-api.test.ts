@@ -44,6 +44,9 @@ describe('executions API', () => {
         'inputs',
         'message',
         'outputs',
+        'parentExecutionId',
+        'parentTaskName',
+        'parentWorkflowId',
         'rerunOf',
         'revision',
         'status',
@@ -55,6 +58,12 @@ describe('executions API', () => {
     expect(finished.inputs).toEqual({});
     expect(finished.outputs).toEqual({});
     expect(finished.rerunOf).toBeNull();
+    // Not started by another execution's task (a subworkflow's would name it).
+    expect(finished).toMatchObject({
+      parentExecutionId: null,
+      parentWorkflowId: null,
+      parentTaskName: null,
+    });
     // The definition text as it was when the run started.
     expect(JSON.parse(finished.workflow)).toEqual(def);
     expect(finished.executionStart).toBe(started.data.startedAt);
@@ -100,8 +109,18 @@ describe('executions API', () => {
       { params: { path: { workflowId, executionId, taskExecutionId: tasks[0]!.id } } },
     );
     expect(Object.keys(detail).sort()).toEqual(
-      ['endTime', 'id', 'message', 'output', 'startTime', 'status'].sort(),
+      [
+        'childExecutionId',
+        'childWorkflowId',
+        'endTime',
+        'id',
+        'message',
+        'output',
+        'startTime',
+        'status',
+      ].sort(),
     );
+    expect(detail).toMatchObject({ childExecutionId: null, childWorkflowId: null });
     const [entry] = await trellis.admin.GET(
       '/workflows/{workflowId}/executions/{executionId}/logs',
       {

@@ -25,6 +25,7 @@ import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
+  addWorkflow,
   approvalsOncePaused,
   decideApproval,
   definition,
@@ -43,7 +44,9 @@ const recording = process.env.TRELLIS_RECORD_HISTORIES === '1';
 
 type Scenario = {
   name: string;
-  definition: () => Definition;
+  /** Workflows stored first (subworkflows the definition calls), by key; it gets their ids. */
+  workflows?: Record<string, () => Definition>;
+  definition: (workflowIds: Record<string, string>) => Definition;
   /** Drives the run from outside (approve, reject, cancel) before it ends. */
   drive?: (trellis: Trellis, ids: { workflowId: string; executionId: string }) => Promise<void>;
   /** Once the run has ended, rerun it so; the rerun's history is the one recorded. */
@@ -449,6 +452,74 @@ const scenarios: Scenario[] = [
     },
     expected: 'Canceled',
   },
+  // Subworkflows (the `subworkflows` patch): a child that completes, one that fails and is
+  // retried (a new child) before a handler runs, and a parent canceled while its child runs.
+  {
+    name: 'subworkflows',
+    workflows: {
+      doubler: () =>
+        definition(
+          [
+            {
+              name: 'Double',
+              type: { plugin: 'Data/Json' },
+              parameters: { expression: 'count * 2', input: { count: "$[Inputs('count')]" } },
+            },
+          ],
+          {
+            inputs: { count: { type: 'integer', required: true } },
+            outputs: { doubled: "Outputs('Double').result" },
+          },
+        ),
+      broken: () =>
+        definition([
+          {
+            name: 'Break',
+            type: { plugin: 'Data/Json' },
+            parameters: { expression: '$error("broken")' },
+          },
+        ]),
+    },
+    definition: ({ doubler, broken }) =>
+      definition([
+        { name: 'Call', workflow: doubler, inputs: { count: 21 } },
+        {
+          name: 'CallBroken',
+          workflow: broken,
+          errorHandling: {
+            strategy: 'Retry',
+            retryPolicy: { maxRetries: 1, initialDelayMilliseconds: 10 },
+          },
+        },
+        { name: 'Handle', type: noop, runOnFailureOf: ['CallBroken'] },
+        { name: 'After', type: noop, dependencies: ['Call'] },
+      ]),
+    expected: 'Completed',
+  },
+  {
+    name: 'subworkflow-canceled',
+    workflows: {
+      waiting: () =>
+        definition([
+          { name: 'Wait', ...delay(60_000) },
+          { name: 'After', type: noop, dependencies: ['Wait'] },
+        ]),
+    },
+    definition: ({ waiting }) =>
+      definition([
+        { name: 'Call', workflow: waiting },
+        { name: 'After', type: noop, dependencies: ['Call'] },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      await untilStatuses(trellis.admin, workflowId, executionId, { Call: 'Running' });
+      // Let the child start its own task before the cancel reaches it.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    expected: 'Canceled',
+  },
   {
     name: 'concurrency-cancel-oldest',
     definition: () => oneAtATime('CancelOldest', 1000),
@@ -479,9 +550,13 @@ describe.runIf(recording)('recording histories', () => {
 
   for (const scenario of scenarios) {
     it(`records ${scenario.name}`, async () => {
+      const workflowIds: Record<string, string> = {};
+      for (const [key, stored] of Object.entries(scenario.workflows ?? {})) {
+        workflowIds[key] = await addWorkflow(trellis.admin, stored());
+      }
       const first = scenario.behindHolder
-        ? await startBehindHolder(trellis, scenario.definition())
-        : await start(trellis.admin, scenario.definition());
+        ? await startBehindHolder(trellis, scenario.definition(workflowIds))
+        : await start(trellis.admin, scenario.definition(workflowIds));
       const { workflowId } = first;
       await scenario.drive?.(trellis, first);
       let executionId = first.executionId;

@@ -72,6 +72,7 @@ describe('buildConfig', () => {
         MaxDependencies: 20_000,
         MaxNameLength: 200,
         MaxStringLength: 65_536,
+        MaxSubworkflowDepth: 10,
       },
       Logging: { Level: 'info', Format: 'auto' },
       Startup: { WaitSeconds: 60 },

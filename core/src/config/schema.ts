@@ -52,6 +52,8 @@ export const definitionLimitDefaults = {
   MaxNameLength: 200,
   /** Any other key or string, in UTF-16 code units. */
   MaxStringLength: 65_536,
+  /** Subworkflows nested in a run: a run this many levels below its root starts no child. */
+  MaxSubworkflowDepth: 10,
 } as const;
 
 /** Deepest nesting the code that walks definitions and bodies is known to handle. */
@@ -224,6 +226,11 @@ export const configSchema = Type.Object(
       MaxStringLength: Type.Integer({
         minimum: 256,
         default: definitionLimitDefaults.MaxStringLength,
+      }),
+      MaxSubworkflowDepth: Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: definitionLimitDefaults.MaxSubworkflowDepth,
       }),
     }),
     Logging: section({

@@ -49,6 +49,8 @@ export interface NewExecution {
   revision?: number | null;
   /** The execution this one reruns, and the tasks it takes over from it. */
   rerun?: { of: string; reused: ReusedTasks };
+  /** The execution and task that start this one as a subworkflow. */
+  parent?: { executionId: string; taskExecutionId: string; taskName: string };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -82,6 +84,13 @@ export async function createExecutionWithTasks(
         inputs: JSON.stringify(input.inputs ?? {}),
         rerunOf: input.rerun?.of ?? null,
         revision: input.revision ?? null,
+        ...(input.parent
+          ? {
+              parentExecutionId: input.parent.executionId,
+              parentTaskExecutionId: input.parent.taskExecutionId,
+              parentTaskName: input.parent.taskName,
+            }
+          : {}),
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()
@@ -308,7 +317,17 @@ export async function listActiveExecutions(
           .whereRef('l.executionId', '=', 'e.id')
           .where('l.dedupeKey', '=', executionPreparedLogKey),
       );
-      return options.prepared ? prepared : eb.not(prepared);
+      if (options.prepared) return prepared;
+      // A subworkflow's run is started by its parent's run, which closes the row itself when it
+      // never starts it: while the parent is active, the child's row is not recovery's to start.
+      const parentActive = eb.exists(
+        eb
+          .selectFrom('workflowExecution as p')
+          .select(sql<number>`1`.as('one'))
+          .whereRef('p.id', '=', 'e.parentExecutionId')
+          .where('p.status', 'in', ACTIVE_EXECUTION),
+      );
+      return eb.and([eb.not(prepared), eb.not(parentActive)]);
     })
     .orderBy('e.executionStart')
     .orderBy('e.id')

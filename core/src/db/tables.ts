@@ -137,6 +137,12 @@ export interface WorkflowExecutionTable {
    * (Temporal UI or CLI); null while the execution's first run writes it.
    */
   temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The execution whose task started this one as a subworkflow; null for any other run. */
+  parentExecutionId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** That task's row. */
+  parentTaskExecutionId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** That task's name. */
+  parentTaskName: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {

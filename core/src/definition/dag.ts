@@ -131,12 +131,15 @@ function checkTaskExpressions(
     if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
     else checkReads(path, condition);
   }
-  forEachString(task.parameters, ['tasks', index, 'parameters'], (path, text) => {
-    if (!text.includes('$[')) return;
-    const problem = checkTemplate(text, maxDepth);
-    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
-    else checkReads(path, text);
-  });
+  // A subworkflow's `inputs` hold expressions as a plugin's `parameters` do.
+  for (const field of ['parameters', 'inputs'] as const) {
+    forEachString(task[field], ['tasks', index, field], (path, text) => {
+      if (!text.includes('$[')) return;
+      const problem = checkTemplate(text, maxDepth);
+      if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+      else checkReads(path, text);
+    });
+  }
   return problems;
 }
 

@@ -89,6 +89,7 @@ export async function checkTaskParameters(
 ): Promise<string[]> {
   const problems = await Promise.all(
     definition.tasks.map(async (task, index) => {
+      if (task.type === undefined) return []; // a subworkflow: its inputs are checked on their own
       const schema = await parametersSchema(task.type);
       if (schema === undefined) return [];
       const at = `${formatPath(['tasks', index])} "${task.name}"`;

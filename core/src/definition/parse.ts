@@ -23,6 +23,7 @@ import {
   type DefinitionLimits,
 } from './limits.js';
 import { DEFINITION_ROOT } from './location.js';
+import { checkSubworkflowTasks } from './subworkflows.js';
 import type { WorkflowDefinition } from './types.js';
 
 export type ParseResult =
@@ -81,6 +82,7 @@ export function validateDefinition(
     const definition = canonical.value;
     errors.push(...describeProblems(sizeProblems(definition, limits), messageStyle));
     if (errors.length === 0) errors.push(...checkGraph(definition, limits.MaxDepth));
+    if (errors.length === 0) errors.push(...checkSubworkflowTasks(definition));
     if (errors.length === 0) return { ok: true, definition };
   }
   return { ok: false, errors: limited(errors) };

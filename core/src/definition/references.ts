@@ -32,6 +32,7 @@ export async function checkReferences(
     definition.tasks.map(async (task, index) => {
       const at = formatPath(['tasks', index, 'type']);
       const { type } = task;
+      if (type === undefined) return null; // a subworkflow (subworkflow-references.ts)
       if (typeof type === 'string') {
         const exists = await once(`configuration\u0000${type}`, () => lookup.configuration(type));
         return exists

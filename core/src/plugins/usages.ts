@@ -78,10 +78,12 @@ type TaskTypeReference = string | { plugin: string; version?: string };
 export function taskTypes(definitionText: string): TaskTypeReference[] {
   const parsed = parseDefinition(definitionText);
   if (parsed.ok) {
-    return parsed.definition.tasks.map((task) =>
-      typeof task.type === 'string'
-        ? task.type
-        : pinnedReference(task.type.plugin, task.type.version),
+    return parsed.definition.tasks.flatMap(({ type }) =>
+      type === undefined
+        ? [] // a subworkflow uses no plugin itself
+        : typeof type === 'string'
+          ? [type]
+          : [pinnedReference(type.plugin, type.version)],
     );
   }
   let definition: unknown;

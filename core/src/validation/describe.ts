@@ -64,6 +64,8 @@ function defaultSentence(root: string) {
 
 interface Described extends ValidationProblem {
   pointer: string;
+  /** Where in the schema the error arose (absent for problems found beside Ajv). */
+  schemaPath?: string;
   /** With a `type` error: the type the value is not. */
   wrongType?: string;
 }
@@ -76,6 +78,21 @@ interface Described extends ValidationProblem {
 function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Described[] {
   const described: Described[] = [];
   for (const error of errors) {
+    const keys = error.keyword === 'oneOf' ? requiredChoice(error.schema) : null;
+    if (keys !== null) {
+      // `oneOf` of branches that only require a key: "exactly one of these keys", said so.
+      const branch = `${error.schemaPath}/`;
+      const kept = described.filter((d) => !d.schemaPath?.startsWith(branch));
+      described.splice(0, described.length, ...kept);
+      const both = Array.isArray((error.params as { passingSchemas?: unknown }).passingSchemas);
+      const list = keys.join(' or ');
+      described.push({
+        pointer: error.instancePath,
+        path: pointerSegments(error.instancePath),
+        problem: both ? `must have only one of ${list}, not both` : `must have ${list}`,
+      });
+      continue;
+    }
     if (error.keyword !== 'anyOf') {
       described.push(describeError(error, style));
       continue;
@@ -101,11 +118,28 @@ function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Descri
   return described;
 }
 
+/**
+ * The keys of a `oneOf` whose every branch only requires one key (and names it in `properties`),
+ * or null for any other `oneOf`. Needs an Ajv with `verbose`, which gives errors their schema.
+ */
+function requiredChoice(branches: unknown): string[] | null {
+  if (!Array.isArray(branches) || branches.length < 2) return null;
+  const keys: string[] = [];
+  for (const branch of branches as unknown[]) {
+    const { required, ...rest } = (branch ?? {}) as { required?: unknown };
+    if (!Array.isArray(required) || required.length !== 1) return null;
+    if (Object.keys(rest).some((keyword) => keyword !== 'properties')) return null;
+    keys.push(String(required[0]));
+  }
+  return keys;
+}
+
 function describeError(error: ErrorObject, style: MessageStyle): Described {
   const params = error.params as Record<string, unknown>;
   const at = (path: PathSegment[], problem: string, wrongType?: string): Described => ({
     pointer: toPointer(path),
     path,
+    schemaPath: error.schemaPath,
     problem,
     ...(wrongType === undefined ? {} : { wrongType }),
   });

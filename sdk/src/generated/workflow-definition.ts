@@ -53,6 +53,13 @@ export type TaskType = ConfigurationName | PluginReference;
  */
 export type ConfigurationName = string;
 /**
+ * The id of a stored workflow (a UUID).
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "WorkflowId".
+ */
+export type WorkflowId = string;
+/**
  * The decision an approval takes when no one decides in time.
  *
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
@@ -245,7 +252,8 @@ export interface ConcurrencyLimit {
   onLimit: ConcurrencyOnLimit;
 }
 /**
- * One node of the DAG: what to run, when, and what to do when it fails.
+ * One node of the DAG: what to run, when, and what to do when it fails. A task runs a plugin
+ * (`type`) or another workflow (`workflow`): exactly one of the two.
  *
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
  * via the `definition` "TaskDefinition".
@@ -260,9 +268,20 @@ export interface TaskDefinition {
    */
   description?: string;
   /**
-   * What carries the task out: a plugin configuration's name, or a plugin (and version).
+   * What carries the task out: a plugin configuration's name, or a plugin (and version). Every
+   * task has either this or `workflow`.
    */
-  type: TaskType;
+  type?: TaskType;
+  /**
+   * The id of a stored workflow the task runs as a subworkflow: a child execution of that
+   * workflow's current revision, whose `outputs` become the task's output.
+   */
+  workflow?: WorkflowId;
+  /**
+   * The inputs of the subworkflow (with `workflow`), checked against the inputs it declares when
+   * the child starts; strings may hold `$[ ... ]` expressions, resolved like `parameters`.
+   */
+  inputs?: RecordUnknown;
   /**
    * Tasks that must complete (or be skipped by their condition) before this one is ready.
    */

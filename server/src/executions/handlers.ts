@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
@@ -159,6 +160,10 @@ export const executionHandlers = {
 
   getExecution: async ({ deps, params }) => {
     const execution = await findExecution(deps, params);
+    const parent = execution.parentExecutionId;
+    const parentWorkflowId = parent
+      ? await subworkflowRepository.workflowIdOf(deps.db, parent)
+      : null;
     return {
       data: {
         workflowId: execution.workflowId,
@@ -170,6 +175,9 @@ export const executionHandlers = {
         outputs: execution.status === 'Completed' ? (execution.outputs ?? {}) : null,
         rerunOf: execution.rerunOf,
         revision: execution.revision,
+        parentExecutionId: parent,
+        parentWorkflowId: parentWorkflowId ?? null,
+        parentTaskName: execution.parentTaskName,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
@@ -301,12 +309,15 @@ export const executionHandlers = {
 
   getExecutionTask: async ({ deps, params }) => {
     const task = await findTask(deps, params);
+    const child = await subworkflowRepository.latestChildOf(deps.db, task.id);
     return {
       data: {
         id: task.id,
         status: task.status,
         message: task.message,
         output: task.status === 'Completed' ? (task.output ?? null) : null,
+        childExecutionId: child?.id ?? null,
+        childWorkflowId: child?.workflowId ?? null,
         startTime: iso(task.startTime),
         endTime: iso(task.endTime),
       },

@@ -162,7 +162,9 @@ export async function recordExecution(
   const text = snapshot.definition;
   let definition;
   try {
-    definition = await validateWorkflowDefinition(db, text, config.Definitions);
+    definition = await validateWorkflowDefinition(db, text, config.Definitions, undefined, {
+      id: workflow.id,
+    });
   } catch (error) {
     // The messages point into the stored definition, not into this request's body.
     if (error instanceof Invalid) {

@@ -9,6 +9,7 @@ import { checkReferences } from '../../../core/src/definition/references.js';
 import type { TaskType, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
 import type { InstalledPlugins } from '../plugins/installed-plugins.js';
+import { checkCalledWorkflows } from './called-workflows.js';
 
 /**
  * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
@@ -22,6 +23,8 @@ export async function validateWorkflowDefinition(
   text: string,
   limits: DefinitionLimits,
   plugins?: InstalledPlugins,
+  /** The stored workflow the definition is for (none on add): its calls may not cycle back. */
+  self?: { id: string },
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text, limits);
   if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
@@ -35,6 +38,7 @@ export async function validateWorkflowDefinition(
       parsed.definition,
       async (type) => (await installed.taskPlugin(type))?.parametersSchema,
     )),
+    ...(await checkCalledWorkflows(db, parsed.definition, self, limits)),
   ];
   if (problems.length > 0) {
     throw new Invalid(limited(problems).map((problem) => `body.definition: ${problem}`));

@@ -132,6 +132,7 @@ export const workflowHandlers = {
       body.definition,
       deps.config.Definitions,
       deps.installedPlugins,
+      { id: existing.id },
     );
     const row = await deps.db.transaction().execute(async (trx) => {
       const updated = await workflowRepository.update(trx, existing.id, {

@@ -95,6 +95,8 @@ function loadedDefinition(
   const reads = new Map(
     definition.tasks.map((task) => {
       const texts = stringsIn(task.parameters);
+      stringsIn(task.inputs, texts); // a subworkflow's
+
       if (task.executionCondition) texts.push(task.executionCondition.expression);
       return [task.name, [...new Set(texts.flatMap(referencedTasks))]];
     }),

@@ -16,6 +16,7 @@ import { prepareExecutionActivity } from './prepare-execution.js';
 import { createRunClaims } from './reset-runs.js';
 import { recordProgressActivity } from './record-progress.js';
 import { runTaskActivity } from './run-task.js';
+import { subworkflowActivities } from './subworkflows.js';
 
 export type { ActivityDeps } from './deps.js';
 export type { LeaveInput, Preemption, SlotKey, Waiting } from './concurrency.js';
@@ -32,6 +33,7 @@ export type {
 } from './record-progress.js';
 export { taskFailedType } from './run-task.js';
 export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';
+export type { SubworkflowAttemptInput, SubworkflowStart } from './subworkflows.js';
 
 /** The activity implementations, bound to one worker's database, runner and logger. */
 export function createActivities(given: ActivityDeps) {
@@ -49,6 +51,7 @@ export function createActivities(given: ActivityDeps) {
     runTaskAttempt: runTaskActivity(deps, definitions),
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
     ...concurrencyActivities(deps),
+    ...subworkflowActivities(deps, definitions),
   };
 }
 

@@ -60,7 +60,55 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 const RUNNING_MARK_DELAY_MS = 250;
 
 /** Why an attempt did not complete. */
-type Failure = { message: string; retryable: boolean; exception?: string };
+export type Failure = { message: string; retryable: boolean; exception?: string };
+
+/**
+ * What a failed attempt leads to, as `onFailure` planned it (a failure no retry can fix is not
+ * retried), and the message and level the task records and logs.
+ */
+export function attemptFailure(
+  plan: FailurePlan,
+  attempt: number,
+  failure: Failure,
+): { outcome: TaskFailedDetails['outcome']; message: string; level: LogLevel } {
+  if (plan.outcome === 'Retrying' && failure.retryable) {
+    return {
+      outcome: 'Retrying',
+      message: `Attempt ${attempt} failed: ${failure.message} Retrying in ${plan.delayMilliseconds} ms (retry ${plan.retry} of ${plan.maxRetries}).`,
+      level: 'Warning',
+    };
+  }
+  if (plan.outcome === 'Skipped') {
+    return {
+      outcome: 'Skipped',
+      message: `Skipped after a failure (error strategy Skip): ${failure.message}`,
+      level: 'Warning',
+    };
+  }
+  return {
+    outcome: 'Failed',
+    message:
+      attempt > 1
+        ? `Failed after ${attempt} attempts: ${failure.message}`
+        : `Failed: ${failure.message}`,
+    level: 'Error',
+  };
+}
+
+/** The non-retryable `TaskFailed` failure of an attempt that recorded `outcome`. */
+export function taskFailedError(
+  outcome: TaskFailedDetails['outcome'],
+  message: string,
+): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: taskFailedType,
+    message,
+    nonRetryable: true,
+    // An expected outcome the workflow handles, not a worker problem: logged at debug level.
+    category: ApplicationFailureCategory.BENIGN,
+    details: [{ outcome } satisfies TaskFailedDetails],
+  });
+}
 
 class AttemptTimeout extends Error {
   constructor(readonly milliseconds: number) {
@@ -126,33 +174,10 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     };
 
     const failed = async (failure: Failure): Promise<never> => {
-      const plan = input.onFailure;
-      const outcome = plan.outcome === 'Retrying' && !failure.retryable ? 'Failed' : plan.outcome;
-      let message: string;
-      let level: LogLevel;
-      if (outcome === 'Retrying' && plan.outcome === 'Retrying') {
-        message = `Attempt ${attempt} failed: ${failure.message} Retrying in ${plan.delayMilliseconds} ms (retry ${plan.retry} of ${plan.maxRetries}).`;
-        level = 'Warning';
-      } else if (outcome === 'Skipped') {
-        message = `Skipped after a failure (error strategy Skip): ${failure.message}`;
-        level = 'Warning';
-      } else {
-        message =
-          attempt > 1
-            ? `Failed after ${attempt} attempts: ${failure.message}`
-            : `Failed: ${failure.message}`;
-        level = 'Error';
-      }
+      const { outcome, message, level } = attemptFailure(input.onFailure, attempt, failure);
       log(level, message, failure.exception);
       await record(outcome, message);
-      throw ApplicationFailure.create({
-        type: taskFailedType,
-        message,
-        nonRetryable: true,
-        // An expected outcome the workflow handles, not a worker problem: logged at debug level.
-        category: ApplicationFailureCategory.BENIGN,
-        details: [{ outcome } satisfies TaskFailedDetails],
-      });
+      throw taskFailedError(outcome, message);
     };
 
     let loaded;
@@ -198,6 +223,12 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     let plugin: TaskPlugin;
     try {
       parameters = resolveValue(task.parameters ?? {}, scope) as Record<string, unknown>;
+      if (task.type === undefined) {
+        // Only a run from before subworkflows gets here with one: it cannot start a child.
+        throw ApplicationFailure.nonRetryable(
+          `Task '${task.name}' runs a workflow, which this run cannot start.`,
+        );
+      }
       plugin = await taskPlugin(db, task.type);
       attemptOf.plugin = plugin.type;
       // Which package runs the task is looked up in PostgreSQL (then cached). Looked up here, a

@@ -43,13 +43,12 @@ export async function quickTasks(
 ): Promise<Set<string>> {
   const byType = new Map<string, Promise<boolean>>();
   const quick = await Promise.all(
-    tasks.map((task) => {
-      const key = JSON.stringify(
-        typeof task.type === 'string' ? task.type : [task.type.plugin, task.type.version],
-      );
+    tasks.map(({ type }) => {
+      if (type === undefined) return Promise.resolve(false); // a subworkflow runs no plugin
+      const key = JSON.stringify(typeof type === 'string' ? type : [type.plugin, type.version]);
       let answer = byType.get(key);
       if (!answer) {
-        answer = isQuick(db, runner, task.type);
+        answer = isQuick(db, runner, type);
         byType.set(key, answer);
       }
       return answer;

@@ -72,6 +72,7 @@ import {
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 import { releasedSlot, waitForSlot } from './concurrency.js';
+import { runSubworkflowAttempt, startsSubworkflows } from './subworkflow.js';
 
 /**
  * At most this many tasks run at once, whatever `degreeOfParallelism` says (and when it says
@@ -774,7 +775,10 @@ class ExecutionRun implements ApprovalDesk {
         attemptSummary(task.name, attempt, onFailure),
       );
       try {
-        const result = await activities.runTaskAttempt(input);
+        const result =
+          task.subworkflow && startsSubworkflows()
+            ? await runSubworkflowAttempt(input, task.timeoutMilliseconds)
+            : await activities.runTaskAttempt(input);
         this.states.set(
           task.name,
           result.status === 'Skipped'

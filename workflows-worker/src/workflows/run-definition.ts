@@ -35,6 +35,11 @@ export interface RunTask {
    * Completed and does not run. Absent in histories recorded before reruns existed.
    */
   reused?: true;
+  /**
+   * The task runs a workflow (`workflow`) as a child workflow (subworkflow.ts). Absent in
+   * histories recorded before subworkflows existed.
+   */
+  subworkflow?: true;
 }
 
 export interface RunDefinition {
@@ -89,6 +94,7 @@ export function toRunDefinition(
         ...approvalTimeout(task),
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
         ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
+        ...(task.workflow !== undefined ? { subworkflow: true as const } : {}),
       };
     }),
   };

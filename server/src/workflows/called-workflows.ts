@@ -1,0 +1,32 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../core/src/db/tables.js';
+import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
+import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
+import { parseDefinition } from '../../../core/src/definition/parse.js';
+import {
+  checkWorkflowCalls,
+  workflowCalls,
+  type CalledWorkflow,
+} from '../../../core/src/definition/subworkflows.js';
+import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
+
+/**
+ * The problems of a definition's subworkflow tasks against the stored workflows: a called
+ * workflow that does not exist, a call that cycles back to `self` (subworkflows.ts). Each called
+ * workflow's current definition is read once; one that no longer parses calls nothing.
+ */
+export async function checkCalledWorkflows(
+  db: Kysely<Database>,
+  definition: WorkflowDefinition,
+  self: { id: string } | undefined,
+  limits: DefinitionLimits,
+): Promise<string[]> {
+  if (workflowCalls(definition).length === 0) return [];
+  return checkWorkflowCalls(definition, self, async (id): Promise<CalledWorkflow | undefined> => {
+    const row = await workflowRepository.findDefinitionById(db, id);
+    if (!row) return undefined;
+    const parsed = parseDefinition(row.definition, limits);
+    const calls = parsed.ok ? workflowCalls(parsed.definition).map((call) => call.workflowId) : [];
+    return { name: row.name, calls };
+  });
+}

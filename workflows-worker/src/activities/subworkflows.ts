@@ -1,0 +1,312 @@
+/**
+ * The activities of a subworkflow task (a task with `workflow`): `startSubworkflow` checks what
+ * the child needs (the task's condition, its resolved inputs against the called workflow's
+ * declared inputs, the nesting depth) and creates the child's execution row, before the
+ * workflow starts the child as a Temporal child workflow; `finishSubworkflow` records the task's
+ * outcome from the child's row once the child ended; `closeSubworkflow` ends a child row whose
+ * run never started (the parent was canceled first). Each attempt records itself as a plugin's
+ * does (run-task.ts): its failures come back as `TaskFailed`, so the task's error handling
+ * decides what follows, and a retry starts a new child.
+ */
+import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import { derivedId } from '../../../core/src/db/ids.js';
+import { appendLogs, type NewLogEntry } from '../../../core/src/db/log-repository.js';
+import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
+import type { LogLevel } from '../../../core/src/db/tables.js';
+import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
+import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import { resolveInputs } from '../../../core/src/definition/inputs.js';
+import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
+import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
+import type { EngineDeps } from './deps.js';
+import { permanentCause } from './permanent-failures.js';
+import { runKey } from './reset-runs.js';
+import {
+  attemptFailure,
+  taskFailedError,
+  type AttemptInput,
+  type AttemptResult,
+  type Failure,
+} from './run-task.js';
+
+/** One attempt of a subworkflow task and the execution id of the child it started. */
+export interface SubworkflowAttemptInput extends AttemptInput {
+  childExecutionId: string;
+}
+
+/** The child to start, or the task skipped by its condition. */
+export type SubworkflowStart =
+  | {
+      status: 'Start';
+      /**
+       * Derived from the task, the attempt and the run (not random in the workflow: Temporal's
+       * tracing interceptors draw from the workflow's random numbers too), so that a retry of
+       * this step creates the same child.
+       */
+      childExecutionId: string;
+      workflowId: string;
+      workflowName: string;
+      revision: number;
+    }
+  | Extract<AttemptResult, { status: 'Skipped' }>;
+
+/** The attempt's log and its writes, keyed by attempt like a plugin attempt's. */
+function attemptRecorder(deps: EngineDeps, input: AttemptInput, keyPrefix: string) {
+  const { executionId, taskExecutionId: taskId, attempt, run } = input;
+  const logs: NewLogEntry[] = [];
+  const log = (level: LogLevel, message: string) => {
+    logs.push({
+      executionId,
+      taskExecutionId: taskId,
+      dedupeKey: runKey(run, `${taskId}:${attempt}:${keyPrefix}${logs.length}`),
+      level,
+      message,
+      exception: null,
+      timeStamp: new Date(),
+    });
+  };
+  const record = async (
+    status: taskExecutionRepository.AttemptOutcome['status'],
+    message: string,
+    output?: unknown,
+  ) => {
+    await taskExecutionRepository.recordAttempt(
+      deps.db,
+      {
+        id: taskId,
+        attempt,
+        status,
+        message,
+        at: new Date(),
+        ...(output !== undefined ? { output } : {}),
+        ...(run !== undefined ? { run } : {}),
+      },
+      logs.splice(0),
+    );
+  };
+  const failed = async (failure: Failure): Promise<never> => {
+    const { outcome, message, level } = attemptFailure(input.onFailure, attempt, failure);
+    log(level, message);
+    await record(outcome, message);
+    throw taskFailedError(outcome, message);
+  };
+  return { log, record, failed, logs };
+}
+
+/** Runs `step`; an error no retry can fix fails the attempt with its cause (not retried). */
+async function orFail<T>(
+  step: () => Promise<T>,
+  failed: (failure: Failure) => Promise<never>,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    const cause =
+      error instanceof Error && error.name === 'ExpressionError'
+        ? error.message
+        : permanentCause(error);
+    if (cause === null) throw error;
+    return failed({ message: cause, retryable: false });
+  }
+}
+
+export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionCache) {
+  const { db, claimRun } = deps;
+
+  async function startSubworkflow(input: AttemptInput): Promise<SubworkflowStart> {
+    const { executionId, taskExecutionId: taskId, attempt, run } = input;
+    const childExecutionId = derivedId(`subworkflow:${taskId}:${attempt}:${run ?? ''}`);
+    await claimRun(executionId, run);
+    const { log, record, failed, logs } = attemptRecorder(deps, input, 'start:');
+    const loaded = await orFail(() => definitions.get(executionId), failed);
+    const task = await orFail(async () => taskOf(loaded, input.taskName), failed);
+    const calledId = task.workflow;
+    if (calledId === undefined) {
+      return failed({ message: 'The task calls no workflow.', retryable: false });
+    }
+    const scope = await orFail(() => expressionScope(db, loaded, task.name), failed);
+    const condition = task.executionCondition?.expression;
+    if (input.evaluateCondition && condition !== undefined) {
+      const holds = await orFail(async () => evaluateCondition(condition, scope), failed);
+      if (!holds) {
+        const message = `Skipped: the condition ${condition} is false.`;
+        log('Info', message);
+        await record('Skipped', message);
+        return { status: 'Skipped', message };
+      }
+    }
+
+    // A retry of this step after the child's row was written starts that same child.
+    const existing = await executionRepository.findExecution(db, childExecutionId);
+    if (existing) {
+      return {
+        status: 'Start',
+        childExecutionId,
+        workflowId: existing.workflowId,
+        workflowName: existing.workflowName,
+        revision: existing.revision ?? 0,
+      };
+    }
+
+    await taskExecutionRepository.markTaskRunning(db, {
+      id: taskId,
+      attempt,
+      at: new Date(),
+      ...(run !== undefined ? { run } : {}),
+    });
+    log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
+    const inputs = await orFail(
+      async () => resolveValue(task.inputs ?? {}, scope) as Record<string, unknown>,
+      failed,
+    );
+
+    const maxDepth = deps.config.Definitions.MaxSubworkflowDepth;
+    const chain = await subworkflowRepository.chainOf(db, executionId, maxDepth + 1);
+    const workflow = await workflowRepository.findById(db, calledId);
+    if (!workflow) {
+      return failed({
+        message: `Workflow ${calledId} does not exist (deleted since this definition was stored).`,
+        retryable: false,
+      });
+    }
+    if (chain.length > maxDepth) {
+      const names = [...chain.map((link) => link.workflowName), workflow.name];
+      return failed({
+        message: `Subworkflows nest deeper than ${maxDepth} levels (Definitions.MaxSubworkflowDepth): ${names.join(' → ')}.`,
+        retryable: false,
+      });
+    }
+    const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
+    if (!parsed.ok) {
+      return failed({
+        message: `Workflow "${workflow.name}" has an invalid definition: ${parsed.errors.join('; ')}.`,
+        retryable: false,
+      });
+    }
+    const resolved = resolveInputs(parsed.definition, inputs, ['inputs']);
+    if (!resolved.ok) {
+      return failed({
+        message: `Workflow "${workflow.name}" does not take these inputs: ${resolved.problems.join('; ')}.`,
+        retryable: false,
+      });
+    }
+
+    await orFail(
+      () =>
+        executionRepository.createExecutionWithTasks(db, {
+          id: childExecutionId,
+          workflowId: workflow.id,
+          workflowName: workflow.name,
+          definition: workflow.definition,
+          revision: workflow.revision,
+          taskNames: parsed.definition.tasks.map((child) => child.name),
+          inputs: resolved.inputs,
+          temporalWorkflowId: executionWorkflowId(childExecutionId),
+          parent: { executionId, taskExecutionId: taskId, taskName: task.name },
+          status: 'Running',
+        }),
+      failed,
+    );
+    definitions.put(
+      {
+        id: childExecutionId,
+        workflowId: workflow.id,
+        workflowName: workflow.name,
+        inputs: resolved.inputs,
+      },
+      parsed.definition,
+    );
+    log(
+      'Info',
+      `Started subworkflow "${workflow.name}" (revision ${workflow.revision}): execution ${childExecutionId}.`,
+    );
+    await appendLogs(db, logs.splice(0));
+    return {
+      status: 'Start',
+      childExecutionId,
+      workflowId: workflow.id,
+      workflowName: workflow.name,
+      revision: workflow.revision,
+    };
+  }
+
+  /**
+   * Records the task's attempt from the child's row, once the child's run has ended (canceled
+   * after `timedOutAfter` milliseconds, the task's timeout, when given).
+   */
+  async function finishSubworkflow(
+    input: SubworkflowAttemptInput & { timedOutAfter?: number },
+  ): Promise<AttemptResult> {
+    const { executionId, childExecutionId, run } = input;
+    await claimRun(executionId, run);
+    const { log, record, failed } = attemptRecorder(deps, input, 'finish:');
+    let child = await executionRepository.findExecution(db, childExecutionId);
+    if (child && executionRepository.isExecutionActive(child.status)) {
+      // Its run ended without recording how (terminated from Temporal): it ran no further.
+      const message = 'Failed: its Temporal run ended without recording an outcome.';
+      await executionRepository.finishAbandonedExecution(
+        db,
+        childExecutionId,
+        { status: 'Failed', message, at: new Date() },
+        'engine:subworkflow-abandoned',
+      );
+      child = await executionRepository.findExecution(db, childExecutionId);
+    }
+    if (!child) {
+      return failed({
+        message: `Subworkflow execution ${childExecutionId} no longer exists.`,
+        retryable: true,
+      });
+    }
+    const name = `Subworkflow "${child.workflowName}" (execution ${child.id})`;
+    if (child.status !== 'Completed' && input.timedOutAfter !== undefined) {
+      return failed({
+        message: `Timed out after ${input.timedOutAfter} ms: ${name} was canceled.`,
+        retryable: true,
+      });
+    }
+    if (child.status !== 'Completed') {
+      const said = [
+        child.message.trim(),
+        // What its failed tasks said: the child's own message only names them.
+        ...(await subworkflowRepository.failedTasksOf(db, child.id, 3)).map(
+          (task) => `${task.name} said: ${task.message}`,
+        ),
+      ].filter((text) => text !== '');
+      return failed({
+        message: `${name} ended ${child.status}${said.length > 0 ? `: ${said.join(' ')}` : '.'}`,
+        retryable: true,
+      });
+    }
+    const seconds = child.executionEnd
+      ? ` in ${child.executionEnd.getTime() - child.executionStart.getTime()} ms`
+      : '';
+    const message = `Completed: ${name} completed${seconds}.`;
+    log('Info', message);
+    await orFail(() => record('Completed', message, child.outputs ?? {}), failed);
+    return { status: 'Completed' };
+  }
+
+  /**
+   * Ends the row of a child whose run never started (its parent was canceled first): Canceled,
+   * with its tasks. A child whose run started has ended by then and keeps its own outcome.
+   */
+  async function closeSubworkflow(input: { childExecutionId: string }): Promise<void> {
+    const child = await executionRepository.findExecution(db, input.childExecutionId);
+    if (!child || !executionRepository.isExecutionActive(child.status)) return;
+    await executionRepository.finishAbandonedExecution(
+      db,
+      child.id,
+      {
+        status: 'Canceled',
+        message: 'Canceled: its parent execution was canceled before it started.',
+        at: new Date(),
+      },
+      'engine:subworkflow-closed',
+    );
+  }
+
+  return { startSubworkflow, finishSubworkflow, closeSubworkflow };
+}

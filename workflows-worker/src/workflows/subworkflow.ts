@@ -1,0 +1,126 @@
+/**
+ * One attempt of a subworkflow task (a task with `workflow`), under the `subworkflows` patch: an
+ * activity checks the task's inputs against the called workflow and creates the child's
+ * execution row, the child runs as a Temporal child workflow of this run (the same
+ * `trellisExecution` type, so an ordinary Trellis execution with its own tasks and logs), and an
+ * activity records the task's outcome from the child's row: Completed with the child's
+ * `outputs`, or failed with the child's message (the task's error handling then decides, and a
+ * retry starts a new child).
+ *
+ * Canceling this run cancels the child (its cancel is awaited, so it has ended Canceled before
+ * this run records its own end); so does the task's timeout. A child whose run never started
+ * (the cancel came first) has its row closed Canceled.
+ */
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  patched,
+  proxyLocalActivities,
+  sleep,
+} from '@temporalio/workflow';
+import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
+import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
+import {
+  TrellisExecutionId,
+  TrellisWorkflowId,
+  TrellisWorkflowName,
+} from '../../../core/src/temporal/search-attributes.js';
+import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
+import type {
+  AttemptInput,
+  AttemptResult,
+  SubworkflowAttemptInput,
+  TrellisActivities,
+} from '../activities/index.js';
+import type { trellisExecution } from './execution-workflow.js';
+
+/** The patch under which a task with `workflow` runs its workflow as a child workflow. */
+export const subworkflowsPatch = 'subworkflows';
+
+/** Whether this run starts subworkflows (asked once a task with `workflow` runs). */
+export function startsSubworkflows(): boolean {
+  return patched(subworkflowsPatch);
+}
+
+/** Checks and records around the child: short database work, retried until it answers. */
+function subworkflowSteps(summary: string) {
+  return proxyLocalActivities<TrellisActivities>({
+    summary,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+  });
+}
+
+/**
+ * Runs one attempt: resolves like a plugin attempt (`Completed`, `Skipped`), or throws the
+ * `TaskFailed` failure the attempt recorded, or the cancellation of the run.
+ */
+export async function runSubworkflowAttempt(
+  input: AttemptInput,
+  timeoutMilliseconds: number | undefined,
+): Promise<AttemptResult> {
+  const label = `Task ${input.taskName}: attempt ${input.attempt}`;
+  // Not cancellable: once the child's row may exist, the code below sees to it.
+  const start = await CancellationScope.nonCancellable(() =>
+    subworkflowSteps(`${label}: check and record the subworkflow`).startSubworkflow(input),
+  );
+  if (start.status === 'Skipped') return start;
+  const { childExecutionId } = start;
+  const attempt: SubworkflowAttemptInput = { ...input, childExecutionId };
+
+  const child = new CancellationScope();
+  let timedOut = false;
+  const timer = new CancellationScope();
+  if (timeoutMilliseconds !== undefined) {
+    timer
+      .run(() => sleep(timeoutMilliseconds, { summary: `${label}: subworkflow timeout` }))
+      .then(
+        () => {
+          timedOut = true;
+          child.cancel();
+        },
+        () => {}, // canceled: the child ended first
+      );
+  }
+  try {
+    await child.run(() =>
+      executeChild<typeof trellisExecution>(executionWorkflowType, {
+        workflowId: executionWorkflowId(childExecutionId),
+        args: [{ executionId: childExecutionId } satisfies ExecutionInput],
+        // The child ends with its parent, Canceled, whatever ends the parent.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        typedSearchAttributes: [
+          { key: TrellisWorkflowId, value: start.workflowId },
+          { key: TrellisWorkflowName, value: start.workflowName },
+          { key: TrellisExecutionId, value: childExecutionId },
+        ],
+        staticSummary: runSummary(start.workflowName),
+        staticDetails: runDetails({
+          workflowId: start.workflowId,
+          workflowName: start.workflowName,
+          executionId: childExecutionId,
+        }),
+      }),
+    );
+  } catch (error) {
+    if (isCancellation(error) && CancellationScope.current().consideredCancelled) {
+      await CancellationScope.nonCancellable(() =>
+        subworkflowSteps(`${label}: close the subworkflow`).closeSubworkflow({ childExecutionId }),
+      );
+      throw error;
+    }
+    // The child ended Failed or Canceled (or timed out): its row says how, below.
+  } finally {
+    timer.cancel();
+  }
+  return subworkflowSteps(`${label}: record the subworkflow's outcome`).finishSubworkflow({
+    ...attempt,
+    ...(timedOut && timeoutMilliseconds !== undefined
+      ? { timedOutAfter: timeoutMilliseconds }
+      : {}),
+  });
+}
