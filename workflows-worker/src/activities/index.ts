@@ -11,6 +11,7 @@ import { noMetrics } from '../../../core/src/observability/metrics.js';
 import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
+import { forEachActivities } from './foreach.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
 import { createRunClaims } from './reset-runs.js';
 import { recordProgressActivity } from './record-progress.js';
@@ -20,6 +21,7 @@ export type { ActivityDeps } from './deps.js';
 export type { OutputsResult } from './evaluate-outputs.js';
 export type { PrepareInput, PrepareResult } from './prepare-execution.js';
 export type { OutputsInput } from './evaluate-outputs.js';
+export type { ForEachEnd, ForEachFinish, ForEachStart, ForEachTaskInput } from './foreach.js';
 export type {
   ApprovalOutcome,
   DecisionClaim,
@@ -46,6 +48,7 @@ export function createActivities(given: ActivityDeps) {
     recordProgress: recordProgressActivity(deps, definitions),
     runTaskAttempt: runTaskActivity(deps, definitions),
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
+    ...forEachActivities(deps, definitions),
   };
 }
 

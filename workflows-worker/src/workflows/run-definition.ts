@@ -35,6 +35,11 @@ export interface RunTask {
    * Completed and does not run. Absent in histories recorded before reruns existed.
    */
   reused?: true;
+  /**
+   * The task runs once per item (foreach.ts), at most `parallelism` at once when it says.
+   * Absent for every other task.
+   */
+  forEach?: { parallelism?: number };
 }
 
 export interface RunDefinition {
@@ -89,6 +94,14 @@ export function toRunDefinition(
         ...approvalTimeout(task),
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
         ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
+        ...(task.forEach
+          ? {
+              forEach:
+                task.forEach.parallelism !== undefined
+                  ? { parallelism: task.forEach.parallelism }
+                  : {},
+            }
+          : {}),
       };
     }),
   };
