@@ -28,9 +28,9 @@ afterAll(async () => {
 
 /** Every task of the run, in the order the API lists them. */
 async function allTasks(workflowId: string, executionId: string): Promise<TaskView[]> {
-  return (await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
+  return trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
     params: { path: { workflowId, executionId } },
-  })) as TaskView[];
+  });
 }
 
 async function outputOf(workflowId: string, executionId: string, taskExecutionId: string) {

@@ -35,6 +35,8 @@ export interface ForEachFinish extends ForEachTaskInput {
   /** All items ended Completed or Skipped; one failed for good (`failedIndex`); canceled. */
   outcome: 'Completed' | 'Failed' | 'Canceled';
   failedIndex?: number;
+  /** Failed for another reason than an item (a chunk's workflow failed): why. */
+  reason?: string;
 }
 
 export type ForEachEnd = { status: 'Completed' | 'Failed' | 'Canceled'; message: string };
@@ -56,7 +58,11 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
     return entry;
   }
 
-  async function fail(input: ForEachTaskInput, message: string): Promise<ForEachStart> {
+  async function fail(
+    input: ForEachTaskInput,
+    message: string,
+    key = 'start',
+  ): Promise<ForEachStart> {
     await taskExecutionRepository.recordAttempt(
       db,
       {
@@ -67,7 +73,7 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
         at: new Date(),
         ...(input.run !== undefined ? { run: input.run } : {}),
       },
-      [taskLog(input, 'start', 'Error', message)],
+      [taskLog(input, key, 'Error', message)],
     );
     return { ok: false, message };
   }
@@ -161,6 +167,16 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
       });
       return { status: 'Canceled', message };
     }
+    if (input.outcome === 'Failed' && input.reason !== undefined) {
+      await itemRepository.endUnfinishedItems(db, input.taskExecutionId, {
+        status: 'Skipped',
+        message: 'Skipped: the task failed.',
+        at,
+      });
+      const message = `Failed: ${input.reason}`;
+      await fail(input, message, 'end');
+      return { status: 'Failed', message };
+    }
     if (input.outcome === 'Failed') {
       const failed = itemTaskName(input.taskName, input.failedIndex ?? 0);
       await itemRepository.endUnfinishedItems(db, input.taskExecutionId, {
@@ -192,7 +208,7 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
       const cause = permanentCause(error);
       if (cause === null) throw error;
       const failed = `Failed: the items' outputs could not be stored: ${cause}`;
-      await fail(input, failed);
+      await fail(input, failed, 'end');
       return { status: 'Failed', message: failed };
     }
     return { status: 'Completed', message };

@@ -107,7 +107,17 @@ export async function runForEach(of: ForEachTask): Promise<TaskState | null> {
     });
     return { status: end.status === 'Completed' ? 'Completed' : 'Failed' };
   } catch (error) {
-    if (!isCancellation(error)) throw error;
+    if (!isCancellation(error)) {
+      // Not expected (a chunk's workflow failed, not an item): fail the task rather than the
+      // run's workflow task.
+      const reason = error instanceof Error ? error.message : String(error);
+      await bookkeeping(`Task ${task.name}: record the forEach failure`).finishForEach({
+        ...taskInput,
+        outcome: 'Failed',
+        reason: `the items could not run: ${reason}`,
+      });
+      return { status: 'Failed' };
+    }
     await CancellationScope.nonCancellable(() =>
       bookkeeping(`Task ${task.name}: cancel the unfinished items`).finishForEach({
         ...taskInput,
