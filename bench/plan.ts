@@ -6,11 +6,14 @@ export interface Plan {
   dag: { rounds: number; layers: number; width: number; parallelism: number };
   /** `entries` for numbered pages, `cursorEntries` for cursor pages at depth. */
   logs: { entries: number; cursorEntries: number; samples: number; pageSize: number };
+  /** One forEach task over `items` items, `parallelism` at once (`--only=foreach`). */
+  foreach: { rounds: number; items: number; parallelism: number };
 }
 
 const shared = {
   dag: { layers: 20, width: 100, parallelism: 100 },
   logs: { entries: 100_000, pageSize: 100 },
+  foreach: { items: 10_000, parallelism: 100 },
 } as const;
 
 export const quickPlan: Plan = {
@@ -19,6 +22,7 @@ export const quickPlan: Plan = {
   exec: { rounds: 3, executionsPerRound: 100, inFlight: 50, latencySamples: 30 },
   dag: { rounds: 1, ...shared.dag },
   logs: { samples: 100, cursorEntries: 1_000_000, ...shared.logs },
+  foreach: { rounds: 1, ...shared.foreach },
 };
 
 export const fullPlan: Plan = {
@@ -27,4 +31,5 @@ export const fullPlan: Plan = {
   exec: { rounds: 5, executionsPerRound: 300, inFlight: 50, latencySamples: 100 },
   dag: { rounds: 3, ...shared.dag },
   logs: { samples: 300, cursorEntries: 1_000_000, ...shared.logs },
+  foreach: { rounds: 2, ...shared.foreach },
 };

@@ -17,6 +17,9 @@ export interface Results {
   dag_history_events: number;
   logs_read_ms: number;
   logs_page_p50_ms_1m: number;
+  foreach_10000_s: number;
+  foreach_history_events: number;
+  foreach_chunk_history_events: number;
   cores: number;
   date: string;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,foreach] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -17,6 +17,7 @@ import { benchmarkApi } from './api.js';
 import { benchmarkDag } from './dag.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import { benchmarkExecutions } from './exec.js';
+import { benchmarkForEach } from './foreach.js';
 import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
 import { summarizeProfiles } from './profile.js';
@@ -27,6 +28,7 @@ const benchmarks = {
   exec: (env, plan) => benchmarkExecutions(env, plan.exec),
   dag: (env, plan) => benchmarkDag(env, plan.dag),
   logs: (env, plan) => benchmarkLogs(env, plan.logs),
+  foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 
