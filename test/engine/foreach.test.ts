@@ -212,6 +212,24 @@ describe('forEach', () => {
     );
   });
 
+  it('fails the task clearly past 10,000 items, creating none', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([{ name: 'Many', type: noop, forEach: { items: "Variables('ids')" } }], {
+        variables: { ids: Array.from({ length: 10_001 }, (_, i) => i) },
+      }),
+    );
+    expect(execution.status).toBe('Failed');
+    const tasks = await allTasks(workflowId, executionId);
+    expect(tasks.map((task) => [task.name, task.status, task.message])).toEqual([
+      [
+        'Many',
+        'Failed',
+        'Failed: forEach.items yields 10001 items, more than the 10000 a forEach task may run.',
+      ],
+    ]);
+  });
+
   it('retries a failing item, then fails the task naming it; the rest are skipped or canceled', async () => {
     const { workflowId, executionId, execution } = await run(
       trellis,
