@@ -175,6 +175,46 @@ describe('forEach', () => {
     ]);
   });
 
+  it("keeps to the workflow's degreeOfParallelism; an item skipped by its error strategy gives null", async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition(
+        [
+          {
+            name: 'Each',
+            type: { plugin: 'Flow/Delay' },
+            forEach: { items: '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]', parallelism: 50 },
+            parameters: { milliseconds: '$[Item() == 1 ? 5000 : 150]' },
+            timeoutMilliseconds: 1000,
+            errorHandling: { strategy: 'Skip' },
+          },
+        ],
+        { configuration: { degreeOfParallelism: 3 } },
+      ),
+    );
+    expect(execution.status).toBe('Completed');
+    const tasks = await allTasks(workflowId, executionId);
+    const items = tasks.slice(1);
+    expect(items.map((task) => task.status)).toEqual([
+      'Completed',
+      'Skipped',
+      ...Array.from({ length: 10 }, () => 'Completed'),
+    ]);
+    expect(items[1]!.message).toBe(
+      'Skipped after a failure (error strategy Skip): Timed out after 1000 ms.',
+    );
+    const most = mostAtOnce(
+      items.map((task) => ({ start: Date.parse(task.startTime!), end: Date.parse(task.endTime!) })),
+    );
+    expect(most).toBeLessThanOrEqual(3);
+    expect(most).toBeGreaterThanOrEqual(2);
+    const output = (await outputOf(workflowId, executionId, tasks[0]!.id)) as unknown[];
+    expect(output).toHaveLength(12);
+    expect(output[1]).toBeNull();
+    expect(output[0]).toEqual({ delayedMilliseconds: 150 });
+    expect(tasks[0]!.message).toBe('Completed: 12 items (1 skipped).');
+  });
+
   it('completes with an empty array over no items', async () => {
     const { workflowId, executionId, execution } = await run(
       trellis,
