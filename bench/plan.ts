@@ -12,11 +12,14 @@ export interface Plan {
   startup: { rounds: number };
   /** `watchers` SSE clients following `runs` concurrent runs of `tasks` delays in a chain. */
   streams: { watchers: number; runs: number; tasks: number; taskMilliseconds: number };
+  /** One forEach task over `items` items, `parallelism` at once (`--only=foreach`). */
+  foreach: { rounds: number; items: number; parallelism: number };
 }
 
 const shared = {
   dag: { layers: 20, width: 100, parallelism: 100 },
   logs: { entries: 100_000, pageSize: 100 },
+  foreach: { items: 10_000, parallelism: 100 },
 } as const;
 
 export const quickPlan: Plan = {
@@ -28,6 +31,7 @@ export const quickPlan: Plan = {
   lists: { executions: 100_000, samples: 100, pageSize: 100 },
   startup: { rounds: 3 },
   streams: { watchers: 500, runs: 50, tasks: 5, taskMilliseconds: 300 },
+  foreach: { rounds: 1, ...shared.foreach },
 };
 
 export const fullPlan: Plan = {
@@ -39,4 +43,5 @@ export const fullPlan: Plan = {
   lists: { executions: 100_000, samples: 300, pageSize: 100 },
   startup: { rounds: 5 },
   streams: { watchers: 500, runs: 50, tasks: 10, taskMilliseconds: 300 },
+  foreach: { rounds: 2, ...shared.foreach },
 };

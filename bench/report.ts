@@ -22,6 +22,9 @@ export interface Results {
   startup_worker_poll_ms: number;
   streams_delivered: number;
   streams_delay_p99_ms: number;
+  foreach_10000_s: number;
+  foreach_history_events: number;
+  foreach_chunk_history_events: number;
   cores: number;
   date: string;
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -18,6 +18,7 @@ import { benchmarkDag } from './dag.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import { benchmarkExecutions } from './exec.js';
 import { benchmarkLists } from './lists.js';
+import { benchmarkForEach } from './foreach.js';
 import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
 import { summarizeProfiles } from './profile.js';
@@ -33,6 +34,7 @@ const benchmarks = {
   lists: (env, plan) => benchmarkLists(env, plan.lists),
   startup: (env, plan) => benchmarkStartup(env, plan.startup),
   streams: (env, plan) => benchmarkStreams(env, plan.streams),
+  foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 

@@ -1188,6 +1188,26 @@ export interface components {
             /** @description An expression such as `Outputs('Fetch').status == 200`, with or without the `$[ ]` wrapper. */
             expression: string;
         };
+        /**
+         * @description A task that runs once per item (README, "foreach"). Each item is an entry of the run's task
+         *     list named `Task[i]`, with its own status, attempts, output and logs; the task's own output is
+         *     the array of the items' outputs in order (null for a skipped item). A list may hold at most
+         *     10,000 items. Cannot be combined with `manualApproval`.
+         */
+        "Definition.ForEach": {
+            /**
+             * @description An expression that yields the array to iterate over, bare (`Outputs('List').ids`) or
+             *     wrapped in one `$[ ]`; evaluated once, when the task starts. Anything but an array fails
+             *     the task.
+             */
+            items: string;
+            /**
+             * Format: int32
+             * @description How many items may run at once (at most 1,000, and never more than the workflow's
+             *     `degreeOfParallelism`); 10 when absent.
+             */
+            parallelism?: number;
+        };
         /** @description One input a run takes. */
         "Definition.InputDeclaration": {
             /** @description The JSON type the value must have. */
@@ -1303,6 +1323,12 @@ export interface components {
             timeoutMilliseconds?: number;
             /** @description Asks a person to approve before the task runs. */
             manualApproval?: components["schemas"]["Definition.ManualApproval"];
+            /**
+             * @description Runs the task once per item of a list: `$[Item()]` and `$[Index()]` in its parameters and
+             *     its condition read the item and its position. The task's output is the array of the items'
+             *     outputs, in order.
+             */
+            forEach?: components["schemas"]["Definition.ForEach"];
         };
         /** @description The name of another task in the same workflow. */
         "Definition.TaskName": string;

@@ -67,3 +67,19 @@ export async function manyLocalNoOps(tasks: number, parallelism: number): Promis
   };
   await Promise.all(Array.from({ length: Math.min(tasks, parallelism) }, lane));
 }
+
+/**
+ * `tasks` regular no-op activities, at most `parallelism` at once, all in one workflow: what a
+ * forEach task's items would cost a single history if they ran in the run's own workflow (the
+ * `foreach` benchmark measures it to show why they run in chunk workflows instead).
+ */
+export async function manyNoOps(tasks: number, parallelism: number): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks) {
+      next++;
+      await regular.noop();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(tasks, parallelism) }, lane));
+}

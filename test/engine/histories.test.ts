@@ -22,6 +22,7 @@ import { tracingWorkerOptions } from '../../core/src/observability/temporal-trac
 import { startTracing } from '../../core/src/observability/tracing.js';
 import { findTemporalCli } from '../../core/src/temporal/cli.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { forEachChunkWorkflowId } from '../../workflows-worker/src/workflows/foreach.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
@@ -34,6 +35,7 @@ import {
   execute,
   noop,
   start,
+  tasksOf,
   untilStatuses,
   type Definition,
 } from './engine-support.js';
@@ -63,6 +65,11 @@ type Scenario = {
   behindHolder?: true;
   /** The status of the recorded run. */
   expected: string;
+  /**
+   * The forEach tasks whose chunk workflows (children of the run) are recorded too, each as
+   * `<scenario>-<task>-<from>.json`.
+   */
+  forEachChunks?: Array<{ task: string; from: number }>;
 };
 
 /** Starts a run that takes the workflow's concurrency slot, then the run to record. */
@@ -415,6 +422,61 @@ const scenarios: Scenario[] = [
     expected: 'Completed',
   },
   {
+    // forEach tasks (the `foreach` patch): the run evaluates the items, runs each chunk of them
+    // as a child workflow and records the task's end. Quick items are local activities, the
+    // others regular ones; one item is skipped by its condition, and one times out twice (a
+    // retry), which fails its task and skips the items not yet run.
+    name: 'foreach',
+    definition: () =>
+      definition([
+        { name: 'List', type: noop, parameters: { ids: ['a', 'b', 'c', 'd'] } },
+        {
+          name: 'Quick',
+          type: noop,
+          dependencies: ['List'],
+          forEach: { items: "Outputs('List').ids", parallelism: 2 },
+          executionCondition: { expression: "Item() != 'c'" },
+          parameters: { id: '$[Item()]', at: '$[Index()]' },
+        },
+        {
+          name: 'Slow',
+          type: { plugin: 'Flow/Delay' },
+          dependencies: ['Quick'],
+          forEach: { items: "Outputs('Quick')" },
+          parameters: { milliseconds: '$[Item() == null ? 2000 : 10]' },
+          timeoutMilliseconds: 300,
+          errorHandling: {
+            strategy: 'Retry',
+            retryPolicy: { maxRetries: 1, initialDelayMilliseconds: 10 },
+          },
+        },
+        { name: 'Report', type: noop, dependencies: ['Slow'] },
+      ]),
+    forEachChunks: [
+      { task: 'Quick', from: 0 },
+      { task: 'Slow', from: 0 },
+    ],
+    expected: 'Failed',
+  },
+  {
+    name: 'foreach-canceled',
+    definition: () =>
+      definition([
+        { name: 'Each', ...delay(60_000), forEach: { items: '[1, 2, 3]', parallelism: 2 } },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      await untilStatuses(trellis.admin, workflowId, executionId, {
+        'Each[0]': 'Running',
+        'Each[1]': 'Running',
+      });
+      await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+        params: { path: { workflowId, executionId } },
+      });
+    },
+    forEachChunks: [{ task: 'Each', from: 0 }],
+    expected: 'Canceled',
+  },
+  {
     name: 'workflow-timeout',
     definition: () =>
       definition(
@@ -606,23 +668,37 @@ describe.runIf(recording)('recording histories', () => {
       }
       expect(finished.status).toBe(scenario.expected);
       // The CLI writes the standard proto3 JSON that `temporal workflow show` users know.
-      const { stdout } = await promisify(execFile)(
-        temporalCli,
-        [
-          'workflow',
-          'show',
-          '--output',
-          'json',
-          '--workflow-id',
-          temporalWorkflowId,
-          '--address',
-          trellis.config.Temporal.Address!,
-          '--namespace',
-          trellis.config.Temporal.Namespace,
-        ],
-        { maxBuffer: 64 * 1024 * 1024 },
-      );
-      await writeFile(historyFile(scenario.name), stdout);
+      const show = async (id: string) =>
+        (
+          await promisify(execFile)(
+            temporalCli,
+            [
+              'workflow',
+              'show',
+              '--output',
+              'json',
+              '--workflow-id',
+              id,
+              '--address',
+              trellis.config.Temporal.Address!,
+              '--namespace',
+              trellis.config.Temporal.Namespace,
+            ],
+            { maxBuffer: 64 * 1024 * 1024 },
+          )
+        ).stdout;
+      await writeFile(historyFile(scenario.name), await show(temporalWorkflowId));
+      if (scenario.forEachChunks) {
+        const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+        for (const { task, from } of scenario.forEachChunks) {
+          const chunk = forEachChunkWorkflowId(tasks[task]!.id, from);
+          await client.workflow
+            .getHandle(chunk)
+            .result()
+            .catch(() => undefined);
+          await writeFile(historyFile(`${scenario.name}-${task}-${from}`), await show(chunk));
+        }
+      }
     });
   }
 });
@@ -630,7 +706,12 @@ describe.runIf(recording)('recording histories', () => {
 describe('replaying recorded histories', () => {
   it('has a recorded history of every scenario', () => {
     const missing = scenarios
-      .map((scenario) => scenario.name)
+      .flatMap((scenario) => [
+        scenario.name,
+        ...(scenario.forEachChunks ?? []).map(
+          ({ task, from }) => `${scenario.name}-${task}-${from}`,
+        ),
+      ])
       .filter((name) => !existsSync(historyFile(name)));
     expect(
       missing,

@@ -16,6 +16,7 @@ import * as resetRuns from './migrations/2026-11-26T10-00-00-reset-runs.js';
 import * as workflowRevisions from './migrations/2026-11-26T20-00-00-workflow-revisions.js';
 import * as webhookTriggers from './migrations/2026-11-26T21-00-00-webhook-triggers.js';
 import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plugin-change-notifications.js';
+import * as foreachItems from './migrations/2026-11-27T10-00-00-foreach-items.js';
 import * as subworkflows from './migrations/2026-11-27T20-00-00-subworkflows.js';
 import * as concurrencySlots from './migrations/2026-11-27T30-00-00-concurrency-slots.js';
 import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T20-00-00-workflow-revisions': workflowRevisions,
   '2026-11-26T21-00-00-webhook-triggers': webhookTriggers,
   '2026-11-26T30-00-00-plugin-change-notifications': pluginChangeNotifications,
+  '2026-11-27T10-00-00-foreach-items': foreachItems,
   '2026-11-27T20-00-00-subworkflows': subworkflows,
   '2026-11-27T30-00-00-concurrency-slots': concurrencySlots,
   '2026-11-27T50-00-00-execution-list-keys': executionListKeys,

@@ -165,6 +165,12 @@ export interface TaskExecutionTable {
    * (Temporal UI or CLI); null while the execution's first run writes it.
    */
   temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An item of a forEach task (`Task[3]`): that task's row; null for the definition's tasks. */
+  foreachTaskId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An item's position in its task's list (null for the definition's tasks). */
+  itemIndex: ColumnType<number | null, number | null | undefined, number | null>;
+  /** An item's value, read by `Item()` (JSON; null for the definition's tasks). */
+  item: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface ApprovalTable {

@@ -80,7 +80,10 @@ export async function cancelUnfinishedTasks(
     .execute();
 }
 
-export type TaskSummary = Omit<TaskExecutionRow, 'output' | 'temporalRunId'>;
+/** Columns only the engine reads: the writer of a reset run, a forEach item's own fields. */
+type EngineColumns = 'temporalRunId' | 'foreachTaskId' | 'itemIndex' | 'item';
+
+export type TaskSummary = Omit<TaskExecutionRow, 'output' | EngineColumns>;
 
 const taskColumns = [
   'id',
@@ -95,7 +98,7 @@ const taskColumns = [
   'endTime',
 ] as const;
 
-/** An execution's tasks in definition order. */
+/** An execution's tasks in definition order, each forEach task's items right after it. */
 export async function listTasks(
   db: Kysely<Database>,
   executionId: string,
@@ -105,7 +108,8 @@ export async function listTasks(
     .selectFrom('taskExecution')
     .select(taskColumns)
     .where('executionId', '=', executionId)
-    .orderBy('position');
+    .orderBy('position')
+    .orderBy(sql`item_index nulls first`);
   return paginate(query, page);
 }
 
@@ -114,7 +118,7 @@ export async function findTask(
   db: Kysely<Database>,
   executionId: string,
   taskExecutionId: string,
-): Promise<Omit<TaskExecutionRow, 'temporalRunId'> | undefined> {
+): Promise<Omit<TaskExecutionRow, EngineColumns> | undefined> {
   if (!isUuid(taskExecutionId)) return undefined;
   return db
     .selectFrom('taskExecution')

@@ -8,9 +8,11 @@ import {
   checkOutputExpression,
   checkTemplate,
   referencedInputs,
+  referencedItemFunctions,
   referencedTasks,
 } from './expressions.js';
 import { checkConcurrency } from './concurrency.js';
+import { checkForEachTasks } from './foreach.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -65,6 +67,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
   );
   problems.push(...checkInputDeclarations(definition));
   problems.push(...checkConcurrency(definition));
+  problems.push(...checkForEachTasks(definition));
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {
     const path = ['outputs', name];
     const problem = checkOutputExpression(text);
@@ -120,9 +123,17 @@ function checkTaskExpressions(
   inputs: object,
 ): string[] {
   const problems: string[] = [];
-  const checkReads = (path: PathSegment[], text: string) => {
-    problems.push(...readProblems(path, text, names, inputs, task.name));
+  const checkReads = (path: PathSegment[], text: string, item = task.forEach !== undefined) => {
+    problems.push(...readProblems(path, text, names, inputs, task.name, item));
   };
+
+  const items = task.forEach?.items;
+  if (items !== undefined) {
+    const path = ['tasks', index, 'forEach', 'items'];
+    const problem = checkExpression(items, maxDepth);
+    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    else checkReads(path, items, false);
+  }
 
   const condition = task.executionCondition?.expression;
   if (condition !== undefined) {
@@ -143,15 +154,26 @@ function checkTaskExpressions(
   return problems;
 }
 
-/** What an expression reads that does not exist: undeclared inputs, unknown tasks, itself. */
+/**
+ * What an expression reads that does not exist: undeclared inputs, unknown tasks, itself, an
+ * item outside a forEach task's parameters and condition (`item` false).
+ */
 function readProblems(
   path: PathSegment[],
   text: string,
   names: ReadonlyMap<string, number>,
   inputs: object,
   self?: string,
+  item = false,
 ): string[] {
   const problems: string[] = [];
+  if (!item) {
+    for (const name of referencedItemFunctions(text)) {
+      problems.push(
+        `${formatPath(path)}: ${name}() is valid only in a forEach task's parameters and executionCondition`,
+      );
+    }
+  }
   for (const name of referencedInputs(text)) {
     if (!Object.hasOwn(inputs, name)) {
       problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);

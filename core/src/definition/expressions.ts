@@ -2,7 +2,8 @@
  * Workflow expressions: `$[ ... ]` templates inside strings, and conditions.
  *
  * Parsing is jsep's; evaluation is a small interpreter over jsep's AST that only knows literals,
- * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, member access, and the operators below. There is no
+ * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, a forEach task's `Item()` and `Index()`,
+ * member access, and the operators below. There is no
  * `eval`, no `Function`, no identifier lookup in any global scope, and member access reads only
  * own properties of plain data, so nothing outside the scope can be reached.
  *
@@ -22,6 +23,8 @@ export interface ExpressionScope {
   variables: Record<string, unknown>;
   /** The run's resolved inputs; absent reads as none. */
   inputs?: Record<string, unknown>;
+  /** The item a forEach task's run is for: what `Item()` and `Index()` read. */
+  item?: { value: unknown; index: number };
 }
 
 /** An expression failed while being evaluated (bad operand types, a forbidden property). */
@@ -85,6 +88,10 @@ const BINARY_OPERATORS = new Set([
 const UNARY_OPERATORS = new Set(['!', '-', '+']);
 const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables', inputs: 'Inputs' } as const;
 type FunctionName = (typeof FUNCTIONS)[keyof typeof FUNCTIONS];
+/** The functions of a forEach task's item, called without arguments. */
+const ITEM_FUNCTIONS = { item: 'Item', index: 'Index' } as const;
+export type ItemFunctionName = (typeof ITEM_FUNCTIONS)[keyof typeof ITEM_FUNCTIONS];
+const CALLABLE = "Outputs('Task'), Inputs('name'), Variables('key'), Item() and Index()";
 
 // ---------------------------------------------------------------------------------------------
 // Templates: finding `$[ ... ]` in a string
@@ -250,11 +257,13 @@ function findUnsupported(node: Node): string | null {
     }
     case 'CallExpression': {
       const call = node as jsep.CallExpression;
-      const name =
-        call.callee.type === 'Identifier' ? functionName(call.callee as jsep.Identifier) : null;
-      if (name === null) {
-        return "only Outputs('Task'), Inputs('name') and Variables('key') can be called";
+      const callee = call.callee.type === 'Identifier' ? (call.callee as jsep.Identifier) : null;
+      const itemFunction = callee === null ? null : itemFunctionName(callee);
+      if (itemFunction !== null) {
+        return call.arguments.length > 0 ? `${itemFunction}() takes no arguments` : null;
       }
+      const name = callee === null ? null : functionName(callee);
+      if (name === null) return `only ${CALLABLE} can be called`;
       const [argument, ...extra] = call.arguments;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
         return `${name}(...) takes one quoted name, e.g. ${name}('name')`;
@@ -263,9 +272,12 @@ function findUnsupported(node: Node): string | null {
     }
     case 'Identifier': {
       const name = (node as jsep.Identifier).name;
+      if (itemFunctionName(node as jsep.Identifier) !== null) {
+        return `${name} must be called: ${name}()`;
+      }
       return functionName(node as jsep.Identifier) !== null
         ? `${name} must be called, e.g. ${name}('name')`
-        : `unknown name '${name}' (use Outputs('Task'), Inputs('name') or Variables('key'))`;
+        : `unknown name '${name}' (use ${CALLABLE})`;
     }
     case 'ThisExpression':
       return "'this' is not supported";
@@ -294,6 +306,14 @@ function isForbiddenLiteral(node: Node): boolean {
 function functionName(identifier: jsep.Identifier): FunctionName | null {
   const key = identifier.name.toLowerCase();
   return Object.hasOwn(FUNCTIONS, key) ? FUNCTIONS[key as keyof typeof FUNCTIONS] : null;
+}
+
+/** `Item`/`Index`, matched case-insensitively like the other functions. */
+function itemFunctionName(identifier: jsep.Identifier): ItemFunctionName | null {
+  const key = identifier.name.toLowerCase();
+  return Object.hasOwn(ITEM_FUNCTIONS, key)
+    ? ITEM_FUNCTIONS[key as keyof typeof ITEM_FUNCTIONS]
+    : null;
 }
 
 /**
@@ -416,19 +436,57 @@ function expressionsOf(text: string): string[] {
 
 function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
   const names = new Set<string>();
+  for (const ast of parsedExpressions(text)) collectCalls(ast, source, names);
+  return [...names];
+}
+
+/**
+ * The item functions (`Item()`, `Index()`) a condition or template calls, like
+ * {@link referencedTasks}: valid only in a forEach task's parameters and condition.
+ */
+export function referencedItemFunctions(text: string): ItemFunctionName[] {
+  const found = new Set<ItemFunctionName>();
+  for (const ast of parsedExpressions(text)) {
+    visitNodes(ast, (node) => {
+      if (node.type !== 'CallExpression') return;
+      const callee = (node as jsep.CallExpression).callee;
+      const name =
+        callee.type === 'Identifier' ? itemFunctionName(callee as jsep.Identifier) : null;
+      if (name !== null) found.add(name);
+    });
+  }
+  return [...found];
+}
+
+/** The syntax trees of a condition or template's expressions; what does not parse is left out. */
+function parsedExpressions(text: string): Node[] {
   const expressions = text.includes('$[')
     ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
     : [text];
+  const trees: Node[] = [];
   for (const expression of expressions) {
-    let ast: Node;
     try {
-      ast = parseExpression(expression);
+      trees.push(parseExpression(expression));
     } catch {
-      continue;
+      // reported by the checks
     }
-    collectCalls(ast, source, names);
   }
-  return [...names];
+  return trees;
+}
+
+function visitNodes(root: Node, visit: (node: Node) => void): void {
+  const stack: Node[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    visit(node);
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) {
+        for (const item of value) if (isNode(item)) stack.push(item);
+      } else if (isNode(value)) {
+        stack.push(value);
+      }
+    }
+  }
 }
 
 function splitTemplateOrEmpty(text: string): TemplatePart[] {
@@ -527,6 +585,14 @@ export function evaluateOutputExpression(text: string, scope: ExpressionScope): 
 
 /** Evaluates a condition (bare, or wrapped in one `$[ ]`) to a boolean by its truthiness. */
 export function evaluateCondition(expression: string, scope: ExpressionScope): boolean {
+  return truthy(evaluateWrapped(expression, scope));
+}
+
+/**
+ * Evaluates one expression written as a condition is (bare, or wrapped in one `$[ ]`) to its
+ * raw value: a forEach task's `items`.
+ */
+export function evaluateWrapped(expression: string, scope: ExpressionScope): unknown {
   let bare: string;
   try {
     bare = unwrapCondition(expression);
@@ -536,7 +602,7 @@ export function evaluateCondition(expression: string, scope: ExpressionScope): b
       `${(error as Error).message}: ${JSON.stringify(expression)}`,
     );
   }
-  return bounded(bare, () => truthy(evaluateWithin(bare, scope, new Budget())));
+  return bounded(bare, () => evaluateWithin(bare, scope, new Budget()));
 }
 
 /** Evaluates one bare expression (the text inside `$[ ]`) to its raw value. */
@@ -612,6 +678,14 @@ class Evaluator {
   }
 
   private call(node: jsep.CallExpression): unknown {
+    const itemFunction = itemFunctionName(node.callee as jsep.Identifier);
+    if (itemFunction !== null) {
+      const { item } = this.scope;
+      if (item === undefined) {
+        throw this.error(`${itemFunction}() has a value only in a run of a forEach task's item`);
+      }
+      return itemFunction === 'Item' ? (item.value ?? null) : item.index;
+    }
     const name = functionName(node.callee as jsep.Identifier);
     const key = String((node.arguments[0] as jsep.Literal).value);
     const source =

@@ -310,6 +310,12 @@ export interface TaskDefinition {
    * Asks a person to approve before the task runs.
    */
   manualApproval?: ManualApproval;
+  /**
+   * Runs the task once per item of a list: `$[Item()]` and `$[Index()]` in its parameters and
+   * its condition read the item and its position. The task's output is the array of the items'
+   * outputs, in order.
+   */
+  forEach?: ForEach;
 }
 /**
  * A plugin named by type and version, with optional inline settings.
@@ -368,4 +374,26 @@ export interface ManualApproval {
    * The decision applied when `timeoutMilliseconds` passes first. Needs `timeoutMilliseconds`.
    */
   onTimeout?: ApprovalTimeoutAction;
+}
+/**
+ * A task that runs once per item (README, "foreach"). Each item is an entry of the run's task
+ * list named `Task[i]`, with its own status, attempts, output and logs; the task's own output is
+ * the array of the items' outputs in order (null for a skipped item). A list may hold at most
+ * 10,000 items. Cannot be combined with `manualApproval`.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "ForEach".
+ */
+export interface ForEach {
+  /**
+   * An expression that yields the array to iterate over, bare (`Outputs('List').ids`) or
+   * wrapped in one `$[ ]`; evaluated once, when the task starts. Anything but an array fails
+   * the task.
+   */
+  items: string;
+  /**
+   * How many items may run at once (at most 1,000, and never more than the workflow's
+   * `degreeOfParallelism`); 10 when absent.
+   */
+  parallelism?: number;
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
+import { itemValue } from '../../../core/src/db/foreach-item-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
@@ -98,6 +99,7 @@ function loadedDefinition(
       stringsIn(task.inputs, texts); // a subworkflow's
 
       if (task.executionCondition) texts.push(task.executionCondition.expression);
+      if (task.forEach) texts.push(task.forEach.items);
       return [task.name, [...new Set(texts.flatMap(referencedTasks))]];
     }),
   );
@@ -126,18 +128,26 @@ function stringsIn(value: unknown, found: string[] = []): string[] {
   return found;
 }
 
-/** What a task's expressions may read: the outputs it refers to, the inputs and variables. */
+/**
+ * What a task's expressions may read: the outputs it refers to, the inputs and variables, and
+ * for an item of a forEach task (its row and index) the item.
+ */
 export async function expressionScope(
   db: Kysely<Database>,
   loaded: LoadedDefinition,
   taskName: string,
+  item?: { taskExecutionId: string; index: number },
 ): Promise<ExpressionScope> {
   const names = loaded.reads.get(taskName) ?? [];
-  const outputs = await taskExecutionRepository.taskOutputs(db, loaded.execution.id, names);
+  const [outputs, value] = await Promise.all([
+    taskExecutionRepository.taskOutputs(db, loaded.execution.id, names),
+    item && itemValue(db, item.taskExecutionId),
+  ]);
   return {
     outputs,
     variables: loaded.definition.variables ?? {},
     inputs: loaded.execution.inputs,
+    ...(item ? { item: { value, index: item.index } } : {}),
   };
 }
 

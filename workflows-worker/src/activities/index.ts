@@ -12,6 +12,7 @@ import { concurrencyActivities } from './concurrency.js';
 import { DefinitionCache } from './definitions.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
+import { forEachActivities } from './foreach.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
 import { createRunClaims } from './reset-runs.js';
 import { recordProgressActivity } from './record-progress.js';
@@ -23,6 +24,7 @@ export type { LeaveInput, Preemption, SlotKey, Waiting } from './concurrency.js'
 export type { OutputsResult } from './evaluate-outputs.js';
 export type { PrepareInput, PrepareResult } from './prepare-execution.js';
 export type { OutputsInput } from './evaluate-outputs.js';
+export type { ForEachEnd, ForEachFinish, ForEachStart, ForEachTaskInput } from './foreach.js';
 export type {
   ApprovalOutcome,
   DecisionClaim,
@@ -52,6 +54,7 @@ export function createActivities(given: ActivityDeps) {
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
     ...concurrencyActivities(deps),
     ...subworkflowActivities(deps, definitions),
+    ...forEachActivities(deps, definitions),
   };
 }
 

@@ -41,6 +41,11 @@ export interface AttemptInput {
   onFailure: FailurePlan;
   /** The run's id when an operator reset it from Temporal (reset-runs.ts). */
   run?: string;
+  /**
+   * An item of a forEach task: its index (`taskExecutionId` is the item's row). Absent for every
+   * other task.
+   */
+  item?: number;
 }
 
 export type AttemptResult = { status: 'Completed' } | { status: 'Skipped'; message: string };
@@ -193,7 +198,12 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
 
     let scope;
     try {
-      scope = await expressionScope(db, loaded, task.name);
+      scope = await expressionScope(
+        db,
+        loaded,
+        task.name,
+        input.item === undefined ? undefined : { taskExecutionId: taskId, index: input.item },
+      );
       const condition = task.executionCondition?.expression;
       if (
         input.evaluateCondition &&

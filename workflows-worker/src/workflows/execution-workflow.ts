@@ -69,6 +69,7 @@ import {
   mergeErrorHandling,
   type FailurePlan,
 } from './error-handling.js';
+import { foreachPatch, runForEach } from './foreach.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 import { releasedSlot, waitForSlot } from './concurrency.js';
@@ -152,7 +153,11 @@ function bookkeeping(summary: string) {
  *   for them, except that they do not heartbeat: when this worker dies the workflow task times
  *   out, and the worker that resumes the run runs the same attempt again.
  */
-function attemptActivities(task: RunTask, workflowTimeout: number | undefined, summary: string) {
+export function attemptActivities(
+  task: RunTask,
+  workflowTimeout: number | undefined,
+  summary: string,
+) {
   const limit = task.timeoutMilliseconds ?? workflowTimeout;
   const options = {
     summary,
@@ -755,6 +760,18 @@ class ExecutionRun implements ApprovalDesk {
   private async runTask(task: RunTask, evaluateCondition: boolean): Promise<void> {
     const handling = this.handling.get(task.name) ?? { strategy: 'Abort' };
     const { run } = this.features;
+    if (task.forEach && patched(foreachPatch)) {
+      const state = await runForEach({
+        executionId: this.executionId,
+        task,
+        handling,
+        runParallelism: this.parallelism,
+        workflowTimeout: this.run.timeoutMilliseconds,
+        run,
+      });
+      if (state) this.states.set(task.name, state);
+      return;
+    }
     for (let attempt = 1; ; attempt++) {
       const onFailure = failurePlan(handling, attempt, Math.random);
       const input: AttemptInput = {
@@ -945,7 +962,7 @@ class ExecutionRun implements ApprovalDesk {
  * The outcome a failed attempt recorded, or null when the error is not a task failure. A
  * regular activity's failure arrives wrapped in an ActivityFailure, a local activity's as is.
  */
-function taskFailure(error: unknown): TaskFailedDetails['outcome'] | null {
+export function taskFailure(error: unknown): TaskFailedDetails['outcome'] | null {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (!(failure instanceof ApplicationFailure) || failure.type !== 'TaskFailed') return null;
   const details = failure.details?.[0] as TaskFailedDetails | undefined;
@@ -956,7 +973,7 @@ function taskFailure(error: unknown): TaskFailedDetails['outcome'] | null {
  * What the Temporal UI shows for a task's attempt: the task's name and the attempt (Temporal's
  * own attempt count is the retries of this same attempt after a worker or database failure).
  */
-function attemptSummary(taskName: string, attempt: number, onFailure: FailurePlan): string {
+export function attemptSummary(taskName: string, attempt: number, onFailure: FailurePlan): string {
   // A failure of the last attempt the error strategy allows fails the task: that is the total.
   const total =
     onFailure.outcome === 'Retrying' ? onFailure.maxRetries + 1 : attempt > 1 ? attempt : 0;

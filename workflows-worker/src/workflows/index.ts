@@ -1,2 +1,3 @@
-/** The workflows the worker bundles: Trellis has one, the DAG interpreter. */
+/** The workflows the worker bundles: the DAG interpreter, and a forEach task's chunk of items. */
 export { trellisExecution } from './execution-workflow.js';
+export { trellisForEachChunk } from './foreach.js';

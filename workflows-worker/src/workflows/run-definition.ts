@@ -40,6 +40,11 @@ export interface RunTask {
    * histories recorded before subworkflows existed.
    */
   subworkflow?: true;
+  /**
+   * The task runs once per item (foreach.ts), at most `parallelism` at once when it says.
+   * Absent for every other task.
+   */
+  forEach?: { parallelism?: number };
 }
 
 export interface RunDefinition {
@@ -95,6 +100,14 @@ export function toRunDefinition(
         ...(quickTasks.has(task.name) ? { quick: true as const } : {}),
         ...(reusedTasks.has(task.name) ? { reused: true as const } : {}),
         ...(task.workflow !== undefined ? { subworkflow: true as const } : {}),
+        ...(task.forEach
+          ? {
+              forEach:
+                task.forEach.parallelism !== undefined
+                  ? { parallelism: task.forEach.parallelism }
+                  : {},
+            }
+          : {}),
       };
     }),
   };
