@@ -47,6 +47,8 @@ export interface NewExecution {
   revision?: number | null;
   /** The execution this one reruns, and the tasks it takes over from it. */
   rerun?: { of: string; reused: ReusedTasks };
+  /** The user who started the run; none for scheduled and webhook runs. */
+  startedBy?: string | null;
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -80,6 +82,7 @@ export async function createExecutionWithTasks(
         inputs: JSON.stringify(input.inputs ?? {}),
         rerunOf: input.rerun?.of ?? null,
         revision: input.revision ?? null,
+        startedBy: input.startedBy ?? null,
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()

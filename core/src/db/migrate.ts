@@ -16,6 +16,7 @@ import * as resetRuns from './migrations/2026-11-26T10-00-00-reset-runs.js';
 import * as workflowRevisions from './migrations/2026-11-26T20-00-00-workflow-revisions.js';
 import * as webhookTriggers from './migrations/2026-11-26T21-00-00-webhook-triggers.js';
 import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plugin-change-notifications.js';
+import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-approvals-that-reach-people.js';
 import type { Database } from './tables.js';
 
 /**
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T20-00-00-workflow-revisions': workflowRevisions,
   '2026-11-26T21-00-00-webhook-triggers': webhookTriggers,
   '2026-11-26T30-00-00-plugin-change-notifications': pluginChangeNotifications,
+  '2026-11-27T40-00-00-approvals-that-reach-people': approvalsThatReachPeople,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -10,6 +10,7 @@ import {
   referencedInputs,
   referencedTasks,
 } from './expressions.js';
+import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -63,6 +64,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     ...checkErrorHandling(definition.configuration?.errorHandling, ['configuration'], unknownTask),
   );
   problems.push(...checkInputDeclarations(definition));
+  problems.push(...checkApprovalReads(definition));
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {
     const path = ['outputs', name];
     const problem = checkOutputExpression(text);
@@ -162,7 +164,8 @@ function readProblems(
   return problems;
 }
 
-function forEachString(
+/** Visits every string inside a JSON value, with its path. */
+export function forEachString(
   value: unknown,
   path: PathSegment[],
   visit: (path: PathSegment[], text: string) => void,

@@ -22,6 +22,10 @@ export interface ExpressionScope {
   variables: Record<string, unknown>;
   /** The run's resolved inputs; absent reads as none. */
   inputs?: Record<string, unknown>;
+  /** Decisions on approvals by task name (`Approval('Task')`); absent reads as none. */
+  approvals?: Record<string, unknown>;
+  /** The decision on the task's own approval (`Approval()`); absent reads as null. */
+  approval?: unknown;
 }
 
 /** An expression failed while being evaluated (bad operand types, a forbidden property). */
@@ -83,7 +87,12 @@ const BINARY_OPERATORS = new Set([
   ...['+', '-', '*', '/', '%'],
 ]);
 const UNARY_OPERATORS = new Set(['!', '-', '+']);
-const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables', inputs: 'Inputs' } as const;
+const FUNCTIONS = {
+  outputs: 'Outputs',
+  variables: 'Variables',
+  inputs: 'Inputs',
+  approval: 'Approval',
+} as const;
 type FunctionName = (typeof FUNCTIONS)[keyof typeof FUNCTIONS];
 
 // ---------------------------------------------------------------------------------------------
@@ -253,9 +262,11 @@ function findUnsupported(node: Node): string | null {
       const name =
         call.callee.type === 'Identifier' ? functionName(call.callee as jsep.Identifier) : null;
       if (name === null) {
-        return "only Outputs('Task'), Inputs('name') and Variables('key') can be called";
+        return "only Outputs('Task'), Inputs('name'), Variables('key') and Approval('Task') can be called";
       }
       const [argument, ...extra] = call.arguments;
+      // `Approval()`: the decision on the task's own approval.
+      if (name === 'Approval' && argument === undefined) return null;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
         return `${name}(...) takes one quoted name, e.g. ${name}('name')`;
       }
@@ -378,7 +389,15 @@ export function referencedInputs(text: string): string[] {
   return referencedNames(text, 'Inputs');
 }
 
-function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
+/**
+ * The tasks whose approval decisions are read through `Approval('...')`, like
+ * {@link referencedTasks}; `Approval()` (the task's own) is the empty name `''`.
+ */
+export function referencedApprovals(text: string): string[] {
+  return referencedNames(text, 'Approval');
+}
+
+function referencedNames(text: string, source: 'Outputs' | 'Inputs' | 'Approval'): string[] {
   const names = new Set<string>();
   const expressions = text.includes('$[')
     ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
@@ -409,10 +428,10 @@ function collectCalls(node: Node, source: FunctionName, names: Set<string>): voi
     const argument = call.arguments[0];
     if (
       call.callee.type === 'Identifier' &&
-      functionName(call.callee as jsep.Identifier) === source &&
-      argument?.type === 'Literal'
+      functionName(call.callee as jsep.Identifier) === source
     ) {
-      names.add(String((argument as jsep.Literal).value));
+      if (argument?.type === 'Literal') names.add(String((argument as jsep.Literal).value));
+      else if (argument === undefined) names.add('');
     }
     return;
   }
@@ -577,7 +596,9 @@ class Evaluator {
 
   private call(node: jsep.CallExpression): unknown {
     const name = functionName(node.callee as jsep.Identifier);
+    if (name === 'Approval' && node.arguments.length === 0) return this.scope.approval ?? null;
     const key = String((node.arguments[0] as jsep.Literal).value);
+    if (name === 'Approval') return ownValue(this.scope.approvals ?? {}, key);
     const source =
       name === 'Outputs'
         ? this.scope.outputs

@@ -74,6 +74,8 @@ export interface StartOptions {
   rerun?: { of: WorkflowExecutionRow; fromTask?: string };
   /** Run this revision of the workflow instead of its current definition. */
   revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
+  /** The user who starts the run (approvers may exclude them from its approvals). */
+  startedBy?: string;
 }
 
 /**
@@ -194,6 +196,7 @@ export async function recordExecution(
     triggerId: options.triggerId ?? null,
     inputs: inputs.inputs,
     ...(rerun ? { rerun } : {}),
+    startedBy: options.startedBy ?? null,
     temporalWorkflowId: executionWorkflowId(executionId),
     status: 'Running',
     executionStart: new Date(),

@@ -7,6 +7,7 @@ import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
+import { taskDecisionScope } from './approval-scope.js';
 
 /**
  * The definition an execution runs, parsed from its snapshot once per worker process: the
@@ -131,11 +132,15 @@ export async function expressionScope(
   taskName: string,
 ): Promise<ExpressionScope> {
   const names = loaded.reads.get(taskName) ?? [];
-  const outputs = await taskExecutionRepository.taskOutputs(db, loaded.execution.id, names);
+  const [outputs, decisions] = await Promise.all([
+    taskExecutionRepository.taskOutputs(db, loaded.execution.id, names),
+    taskDecisionScope(db, loaded, taskName),
+  ]);
   return {
     outputs,
     variables: loaded.definition.variables ?? {},
     inputs: loaded.execution.inputs,
+    ...decisions,
   };
 }
 

@@ -40,12 +40,14 @@ import {
   approveUpdate,
   canceledWhileRunning,
   cancelSignal,
+  decisionExtras,
   decisionMessage,
   decisionRefusals,
   pendingApprovalsQuery,
   rejectSignal,
   rejectUpdate,
   stateQuery,
+  type DecisionExtras,
   type DecisionResult,
   type DecisionSignal,
   type DecisionUpdate,
@@ -259,6 +261,8 @@ interface Decision {
   reason?: string;
   /** An update (the API's or Temporal's), a signal (likewise), or the approval's timeout. */
   source: 'update' | 'signal' | 'timeout';
+  /** An update's inputs and channel, passed on to the record as they came. */
+  extras?: DecisionExtras;
 }
 
 /** What the decision updates ask of the run, once it exists. */
@@ -339,11 +343,13 @@ class Signals {
     if (!desk) throw notWaitingFor(input.approvalId);
     const decidedBy = input.decidedBy?.trim();
     const reason = input.reason?.trim();
+    const extras = decisionExtras(input);
     return desk.settle(input.approvalId, {
       approved,
       decidedBy: decidedBy ? decidedBy : unnamedDecider,
       ...(reason ? { reason } : {}),
       source: 'update',
+      ...(Object.keys(extras).length > 0 ? { extras } : {}),
     });
   }
 }
@@ -672,6 +678,7 @@ class ExecutionRun implements ApprovalDesk {
           source: decision.source,
           ...(decision.source !== 'timeout' ? { decidedBy: decision.decidedBy } : {}),
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+          ...decision.extras,
         });
         continue;
       }
