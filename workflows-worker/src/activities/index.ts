@@ -9,6 +9,7 @@
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import { noMetrics } from '../../../core/src/observability/metrics.js';
 import { DefinitionCache } from './definitions.js';
+import { deliverNotificationActivity } from './deliver-notification.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
 import { prepareExecutionActivity } from './prepare-execution.js';
@@ -46,6 +47,7 @@ export function createActivities(given: ActivityDeps) {
     recordProgress: recordProgressActivity(deps, definitions),
     runTaskAttempt: runTaskActivity(deps, definitions),
     evaluateOutputs: evaluateOutputsActivity(deps, definitions),
+    deliverNotification: deliverNotificationActivity(deps),
   };
 }
 

@@ -10,6 +10,7 @@ import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import type { DefinitionCache } from './definitions.js';
+import { notifyTargets } from './deliver-notification.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
@@ -198,6 +199,10 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
         triggerId: execution.triggerId,
       });
     }
-    return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
+    const notify = notifyTargets(deps.config);
+    return {
+      ...toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused),
+      ...(notify ? { notify } : {}),
+    };
   }
 }

@@ -71,6 +71,7 @@ import {
   mergeErrorHandling,
   type FailurePlan,
 } from './error-handling.js';
+import { Notifications } from './notifications.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 
@@ -423,6 +424,7 @@ class ExecutionRun implements ApprovalDesk {
   private timedOut = false;
   private logCount = 0;
   private pending: Omit<ProgressInput, 'executionId'> = { tasks: [], approvals: [], logs: [] };
+  private readonly notifications: Notifications;
 
   constructor(
     private readonly run: RunDefinition,
@@ -430,6 +432,7 @@ class ExecutionRun implements ApprovalDesk {
     private readonly features: RunFeatures,
   ) {
     this.executionId = run.executionId;
+    this.notifications = new Notifications(run.executionId, run.notify);
     this.tasks = new Map(run.tasks.map((task) => [task.name, task]));
     const sources = failureSources(run.tasks, run.errorHandling);
     this.planner = new DagPlanner(
@@ -613,6 +616,12 @@ class ExecutionRun implements ApprovalDesk {
       this.ending = true;
       await this.flush();
       if (this.features.ui) this.showStatus(outcome.status);
+      if (outcome.status !== 'Canceled') {
+        this.notifications.send(
+          outcome.status === 'Completed' ? 'ExecutionCompleted' : 'ExecutionFailed',
+        );
+      }
+      await this.notifications.settled();
       return { executionId: this.executionId, ...outcome };
     });
   }
@@ -911,6 +920,7 @@ class ExecutionRun implements ApprovalDesk {
       if ('approvalId' in approval) {
         this.approvalTasks.set(approval.approvalId, approval.taskName);
         this.armApprovalTimeout(approval.approvalId, approval.taskName);
+        this.notifications.send('ApprovalRequested', approval.approvalId);
       } else {
         this.states.set(
           approval.taskName,
