@@ -42,6 +42,10 @@ beforeAll(async () => {
         event: JSON.parse(body) as NotificationPayload,
       };
       requests.push(received);
+      if (req.url === '/always-failing') {
+        res.writeHead(503).end('down');
+        return;
+      }
       const id = String(req.headers['webhook-id']);
       const count = refused.get(id) ?? 0;
       if (count < failFirst) {
@@ -54,7 +58,8 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/trellis`;
+  const origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const url = `${origin}/hooks/trellis`;
   trellis = await startTrellis({
     worker: true,
     config: {
@@ -65,8 +70,10 @@ beforeAll(async () => {
             Events: ['ApprovalRequested', 'ExecutionCompleted', 'ExecutionFailed'],
             Secret: secret,
           },
+          { Url: `${origin}/always-failing`, Events: ['ExecutionFailed'], Secret: secret },
         ],
         PublicUrl: 'https://trellis.example.test/',
+        MaxAttempts: 3,
       },
     },
   });
@@ -166,7 +173,7 @@ describe('notifications', () => {
     expect(paged).toHaveLength(2);
   });
 
-  it('decides through the link once; forged, used and expired links are refused', async () => {
+  it('decides through the link once; forged and used links are refused', async () => {
     failFirst = 0;
     const { workflowId, executionId } = await start(trellis.admin, gated());
     const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
@@ -253,7 +260,7 @@ describe('notifications', () => {
     }, 30_000);
   });
 
-  it('refuses an expired link', async () => {
+  it('refuses an expired link; tells of the failed run, giving up on a webhook that keeps failing', async () => {
     const { workflowId, executionId } = await start(trellis.admin, gated());
     const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
     const { token } = await approvalLinkToken(trellis.db, {
@@ -279,8 +286,34 @@ describe('notifications', () => {
       { params: { path: { workflowId, executionId } } },
     );
     expect(still).toMatchObject({ status: 'Pending' });
-    await trellis.admin.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
-      params: { path: { workflowId, executionId } },
-    });
+    // Rejected: the run fails, and both webhooks are told; the one that keeps failing is given
+    // up after MaxAttempts, each attempt in the log.
+    await trellis.admin.POST(
+      '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
+      {
+        params: { path: { workflowId, executionId, approvalId: approval!.id } },
+        body: { reason: 'No.' },
+      },
+    );
+    await eventually(async () => {
+      const failed = delivered.find(
+        (item) =>
+          item.event.type === 'ExecutionFailed' && item.event.data.executionId === executionId,
+      );
+      expect(failed?.event.data).toMatchObject({ status: 'Failed' });
+    }, 30_000);
+    const attempts = await eventually(async () => {
+      const log = await trellis.admin.GET('/notifications/deliveries', {
+        params: { query: { executionId } },
+      });
+      const failing = log.filter((row) => row.url.endsWith('/always-failing'));
+      expect(failing.map((row) => row.outcome)).toEqual(['Abandoned', 'Failed', 'Failed']);
+      return failing;
+    }, 30_000);
+    expect(attempts.map((row) => [row.event, row.attempt, row.statusCode])).toEqual([
+      ['ExecutionFailed', 3, 503],
+      ['ExecutionFailed', 2, 503],
+      ['ExecutionFailed', 1, 503],
+    ]);
   });
 });
