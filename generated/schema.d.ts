@@ -27,6 +27,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/approvals/decide/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an approval link
+         * @description The approval a link decides, with its form. A browser (`Accept: text/html`) is answered with
+         *     the console's decision page instead. A forged or malformed token is 403, an expired or used
+         *     one 410; a decided approval is 409.
+         */
+        get: operations["readApprovalLink"];
+        put?: never;
+        /**
+         * Decide through an approval link
+         * @description Decides the approval through the link, once: recorded as decided through the notification's
+         *     link (`decidedVia: Link`). Inputs are validated like approve's (400 naming the field, nothing
+         *     decided, the link still usable). A second use is 410.
+         */
+        post: operations["decideApprovalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -191,6 +219,27 @@ export interface paths {
          *     Temporal worker's own metrics and Node's. 404 unless `Metrics.Enabled`.
          */
         get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notification deliveries
+         * @description Lists delivery attempts, newest first: one per attempt to deliver an event to a webhook,
+         *     optionally of one event (`eventId`) or one execution.
+         */
+        get: operations["listNotificationDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -882,6 +931,31 @@ export interface components {
             decidedBy: string | null;
             /** @description Why: the reason the approver gave, or what the system did; null when none was given. */
             reason: string | null;
+            /**
+             * @description The values given with the approval (declared by `manualApproval.inputs`, defaults filled
+             *     in); null until approved, and for approvals that declare none.
+             */
+            inputs?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description How the decision was made: `Api` (approve or reject, the console too), `Link` (an approval
+             *     link sent by a notification), `Temporal` (an update or signal sent from Temporal directly),
+             *     `System` (timed out, or the execution ended first). Null while pending.
+             */
+            decidedVia?: components["schemas"]["DecisionChannel"] | null;
+            /** @description The notification event whose approval link decided it (`decidedVia: Link`); else null. */
+            decidedViaNotification?: string | null;
+            /** @description The values an approver gives (`manualApproval.inputs`), for a form; empty when none. */
+            form?: {
+                [key: string]: components["schemas"]["Definition.InputDeclaration"];
+            };
+            /** @description Who may decide (`manualApproval.approvers`); null when anyone who may call approve may. */
+            approvers?: components["schemas"]["Definition.Approvers"] | null;
+            /** @description Whether the caller may decide this approval, by `approvers` (whatever its status). */
+            callerMayDecide?: boolean;
+            /** @description Who may decide, in words, when the caller may not; null when the caller may. */
+            callerRefusal?: string | null;
         };
         /** @description The `data` of an `approval` event: an approval was requested or decided. */
         ApprovalChangedData: {
@@ -915,6 +989,62 @@ export interface components {
         ApprovalDecisionRequest: {
             /** @description Why, for the record: shown in the approval and written to the task's log. */
             reason?: string;
+            /**
+             * @description The values `manualApproval.inputs` declares (approve only), validated like a run's inputs:
+             *     each problem is a 400 naming the input, and nothing is decided.
+             */
+            inputs?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A decision through an approval link. */
+        ApprovalLinkDecision: {
+            decision: components["schemas"]["LinkDecision"];
+            /** @description Why, for the record. */
+            reason?: string;
+            /** @description The values `manualApproval.inputs` declares (with `Approve`), validated like a run's inputs. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The response envelope wrapping every JSON response except `/health`. */
+        ApprovalLinkResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ApprovalLinkView"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description What an approval link shows: the approval it decides, and its form. */
+        ApprovalLinkView: {
+            /** @description The approval's id. */
+            approvalId: components["schemas"]["Uuid"];
+            workflowId: components["schemas"]["Uuid"];
+            workflowName: string;
+            executionId: components["schemas"]["Uuid"];
+            taskName: string;
+            /** @description The definition's `manualApproval.comment`; empty when none. */
+            comment: string;
+            status: components["schemas"]["ApprovalStatus"];
+            /** Format: date-time */
+            requestedAt: string;
+            /** @description The values an approver gives (`manualApproval.inputs`); empty when none. */
+            form: {
+                [key: string]: components["schemas"]["Definition.InputDeclaration"];
+            };
+            /**
+             * Format: date-time
+             * @description When the link stops working.
+             */
+            expiresAt: string;
         };
         /** @description The envelope of an execution's approvals. */
         ApprovalListResponse: {
@@ -1134,10 +1264,29 @@ export interface components {
             pagination?: components["schemas"]["Pagination"];
         };
         /**
+         * @description How an approval was decided.
+         * @enum {string}
+         */
+        DecisionChannel: "Api" | "Link" | "Temporal" | "System";
+        /**
          * @description The decision an approval takes when no one decides in time.
          * @enum {string}
          */
         "Definition.ApprovalTimeoutAction": "Approve" | "Reject";
+        /**
+         * @description A Trellis role, as an approver.
+         * @enum {string}
+         */
+        "Definition.ApproverRole": "admin" | "config" | "plugins" | "workflow";
+        /** @description Who may decide an approval: a holder of one of `roles`, or one of `users`. */
+        "Definition.Approvers": {
+            /** @description Trellis roles whose holders may decide. */
+            roles?: components["schemas"]["Definition.ApproverRole"][];
+            /** @description User names that may decide. */
+            users?: string[];
+            /** @description Whether the user who started the run may decide it too (default false). */
+            allowSelfApproval?: boolean;
+        };
         /**
          * @description How the delay between retries grows.
          * @enum {string}
@@ -1241,6 +1390,16 @@ export interface components {
             timeoutMilliseconds?: number;
             /** @description The decision applied when `timeoutMilliseconds` passes first. Needs `timeoutMilliseconds`. */
             onTimeout?: components["schemas"]["Definition.ApprovalTimeoutAction"];
+            /**
+             * @description The values the approver gives with an approval, by name (the shape of the workflow's
+             *     `inputs`): validated like a run's inputs, read by the gated task as `Approval().inputs.name`
+             *     and by later tasks as `Approval('Task').inputs.name`.
+             */
+            inputs?: {
+                [key: string]: components["schemas"]["Definition.InputDeclaration"];
+            };
+            /** @description Who may decide; without it anyone who may call approve or reject (the run's starter too). */
+            approvers?: components["schemas"]["Definition.Approvers"];
         };
         /** @description A plugin named by type and version, with optional inline settings. */
         "Definition.PluginReference": {
@@ -1397,6 +1556,11 @@ export interface components {
          * @description The id of a stored workflow (a UUID).
          */
         "Definition.WorkflowId": string;
+        /**
+         * @description How one attempt to deliver a notification went.
+         * @enum {string}
+         */
+        DeliveryOutcome: "Delivered" | "Failed" | "Abandoned";
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
         /**
@@ -1665,6 +1829,11 @@ export interface components {
         JsonSchema: {
             [key: string]: unknown;
         };
+        /**
+         * @description What a link decides.
+         * @enum {string}
+         */
+        LinkDecision: "Approve" | "Reject";
         /** @description `/livez`: the process is alive. */
         Liveness: {
             /**
@@ -1725,6 +1894,56 @@ export interface components {
             /** @description The `data:` line: JSON of a `LogEntry`. */
             data: string;
         };
+        /** @description One attempt to deliver one notification event to one webhook. */
+        NotificationDelivery: {
+            /** @description The attempt's id. */
+            id: components["schemas"]["Uuid"];
+            /** @description The event's `webhook-id`: the same on every attempt of the event. */
+            eventId: string;
+            event: components["schemas"]["NotificationEvent"];
+            /** @description The webhook's URL. */
+            url: string;
+            /** @description The execution the event is about. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description The approval an `ApprovalRequested` event is about; else null. */
+            approvalId: components["schemas"]["Uuid"] | null;
+            /**
+             * Format: int32
+             * @description 1 for the first attempt.
+             */
+            attempt: number;
+            outcome: components["schemas"]["DeliveryOutcome"];
+            /** @description The receiver's HTTP status; null when it could not be reached. */
+            statusCode: number | null;
+            /** @description What went wrong; null when delivered. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the attempt was made.
+             */
+            attemptedAt: string;
+        };
+        /** @description The response envelope wrapping every JSON response except `/health`. */
+        NotificationDeliveryListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["NotificationDelivery"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description What a notification tells: a run waits for a person, failed, or completed.
+         * @enum {string}
+         */
+        NotificationEvent: "ApprovalRequested" | "ExecutionFailed" | "ExecutionCompleted";
         /** @description Where a page sits in the whole list. */
         Pagination: {
             /**
@@ -2475,6 +2694,230 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    readApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalLinkResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The link has expired or was used already. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    decideApprovalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalLinkDecision"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The link has expired or was used already. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3271,6 +3714,97 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only the attempts of this event. */
+                eventId?: string;
+                /** @description Only the attempts of events about this execution. */
+                executionId?: components["schemas"]["Uuid"];
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationDeliveryListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, or
+             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

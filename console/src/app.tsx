@@ -2,6 +2,7 @@
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApprovalsPage } from './pages/approvals.js';
+import { DecidePage } from './pages/decide.js';
 import { EditorPage } from './pages/editor.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
@@ -16,9 +17,13 @@ const temporalWorkflows =
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const path = usePath();
   useEffect(() => {
     void restoreSession().then(setSession);
   }, []);
+  // An approval link's page needs no sign-in: the link's token is the credential.
+  const link = match('/decide/:token', path);
+  if (link?.token) return <DecidePage token={link.token} />;
   if (session === undefined)
     return (
       <p class="muted" role="status">

@@ -103,7 +103,8 @@ function readTask(task: Json): GraphTask {
   };
 }
 
-function readInputs(value: unknown): Record<string, InputDeclaration> {
+/** Declared inputs (a definition's, an approval's form), read leniently like the rest. */
+export function readInputs(value: unknown): Record<string, InputDeclaration> {
   const inputs: Record<string, InputDeclaration> = {};
   if (!isObject(value)) return inputs;
   for (const [name, declaration] of Object.entries(value)) {

@@ -40,6 +40,11 @@ export function clientFor(credentials: Credentials): TrellisClient {
   });
 }
 
+/** A client without credentials, for the public calls (an approval link's). */
+export function anonymousClient(): TrellisClient {
+  return createTrellisClient({ baseUrl: location.origin, fetch: fetchWithoutBrowserCredentials });
+}
+
 /** Checks the credentials and starts a session; rejects with what to tell the user. */
 export async function signIn(credentials: Credentials, remember: boolean): Promise<Session> {
   const client = clientFor(credentials);

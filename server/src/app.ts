@@ -258,7 +258,7 @@ export function createApp(deps: AppDeps): RequestListener {
     }
   };
   const afterBody = (req: Req, res: Res) => {
-    if (!isDocumentationPath(req.path) && !isConsolePath(req.path)) {
+    if (!isDocumentationPath(req.path) && !isConsolePath(req.path, req.headers.accept)) {
       serve(req, res);
       return;
     }

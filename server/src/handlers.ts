@@ -1,8 +1,10 @@
 import { accountHandlers } from './account/handlers.js';
 import { approvalHandlers } from './approvals/handlers.js';
+import { approvalLinkHandlers } from './approvals/links.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
 import type { HandlerMap } from './handler.js';
+import { notificationHandlers } from './notifications/handlers.js';
 import { pluginHandlers } from './plugins/handlers.js';
 import { systemHandlers } from './system/handlers.js';
 import { triggerHandlers } from './triggers/handlers.js';
@@ -16,6 +18,8 @@ export const handlers = {
   ...triggerHandlers,
   ...executionHandlers,
   ...approvalHandlers,
+  ...approvalLinkHandlers,
+  ...notificationHandlers,
   ...systemHandlers,
   ...accountHandlers,
 } satisfies HandlerMap;

@@ -7,19 +7,20 @@
  * checked with axe-core (no serious or critical violation) and saved as a screenshot under
  * test-results/console/ (not in git); the page's Content-Security-Policy must never be violated.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTrellis, users, type Trellis } from '../support/harness.js';
+import { startTrellis, type Trellis } from '../support/harness.js';
+import {
+  browserAvailable,
+  hasChromium,
+  launchBrowser,
+  newContext,
+  noChromium,
+  openTab as openTabIn,
+  record,
+  signIn,
+} from './browser.js';
 
-const chromiumPath = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium';
-const hasChromium = existsSync(chromiumPath);
-const inCi = !['', '0', 'false'].includes(process.env.CI ?? '');
-const noChromium = `No Chromium at ${chromiumPath}: install it (apt-get install chromium) or set TRELLIS_CHROMIUM`;
-const screenshots = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
 const temporalUi = 'http://127.0.0.1:8233';
 
 let trellis: Trellis;
@@ -29,35 +30,15 @@ let context: BrowserContext;
 const problems: string[] = [];
 
 beforeAll(async () => {
-  if (!hasChromium) {
-    if (inCi) throw new Error(`${noChromium}. CI must have it.`);
-    console.warn(`Skipping the console's browser test. ${noChromium}.`);
-    return;
-  }
-  await mkdir(screenshots, { recursive: true });
+  if (!browserAvailable()) return;
   const started = await Promise.allSettled([
     startTrellis({ worker: true, config: { Temporal: { UiUrl: temporalUi } } }).then(
       (running) => (trellis = running),
     ),
-    chromium
-      .launch({
-        executablePath: chromiumPath,
-        headless: true,
-        args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage'],
-      })
-      .then((launched) => (browser = launched)),
+    launchBrowser().then((launched) => (browser = launched)),
   ]);
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Injected by the browser itself (not as an inline script, which the policy refuses): axe, and
-  // a listener for policy violations.
-  const axe = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-  await context.addInitScript({ content: axe });
-  await context.addInitScript({
-    content:
-      "document.addEventListener('securitypolicyviolation', (event) => " +
-      "console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI));",
-  });
+  context = await newContext(browser);
 }, 180_000);
 afterAll(async () => {
   await context?.close();
@@ -69,55 +50,7 @@ beforeEach((test) => {
   problems.length = 0;
 });
 
-async function openTab(): Promise<Page> {
-  const page = await context.newPage();
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // A failed sign-in is a 401 the console shows; the browser logs the response as an error.
-    if (message.type() === 'error' && !/status of 401/.test(message.text())) {
-      problems.push(`console: ${message.text()}`);
-    }
-  });
-  return page;
-}
-
-/** Saves the page as test-results/console/<name>.png and checks it with axe. */
-async function record(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${screenshots}${name}.png`, fullPage: true });
-  const violations = await page.evaluate(async () => {
-    // In the page: axe (injected by the context) and the page's document.
-    const { axe, document } = globalThis as unknown as {
-      axe: { run: (context: unknown, options: object) => Promise<AxeResults> };
-      document: unknown;
-    };
-    const results = await axe.run(document, {
-      runOnly: {
-        type: 'tag',
-        values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
-      },
-    });
-    return results.violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact,
-      help: violation.help,
-      nodes: violation.nodes.slice(0, 3).map((node) => node.target.join(' ')),
-    }));
-  });
-  const serious = violations.filter((violation) =>
-    ['serious', 'critical'].includes(violation.impact ?? ''),
-  );
-  expect(serious, `${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
-}
-
-interface AxeResults {
-  violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
-}
-
-async function signIn(page: Page, password: string = users.admin.password): Promise<void> {
-  await page.getByLabel('User name', { exact: true }).fill(users.admin.username);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+const openTab = (): Promise<Page> => openTabIn(context, problems);
 
 const suffix = Date.now().toString(36);
 const workflowName = `ConsoleDemo-${suffix}`;

@@ -91,6 +91,13 @@ describe('GET /approvals', () => {
       decidedAt: null,
       decidedBy: null,
       reason: null,
+      inputs: null,
+      decidedVia: null,
+      decidedViaNotification: null,
+      form: {},
+      approvers: null,
+      callerMayDecide: true,
+      callerRefusal: null,
     });
     // One that times out says when, and what it will decide.
     expect(pending[2]).toMatchObject({ taskName: 'Sign', onTimeout: 'Reject' });

@@ -9,6 +9,8 @@
  * or for a new scenario.
  */
 import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -63,6 +65,8 @@ type Scenario = {
    * run starts behind it (the definition sets `configuration.concurrency`).
    */
   behindHolder?: true;
+  /** Recorded on a Trellis whose worker notifies a webhook of every event (`Notifications`). */
+  notify?: true;
   /** The status of the recorded run. */
   expected: string;
   /**
@@ -477,6 +481,33 @@ const scenarios: Scenario[] = [
     expected: 'Canceled',
   },
   {
+    // Notifications (patch `notifications`): the approval request and the run's end are
+    // delivered by activities beside the run; the approval carries inputs a later task reads.
+    name: 'notifications-approval-with-inputs',
+    notify: true,
+    definition: () =>
+      definition([
+        gate('Gate', [], { inputs: { amount: { type: 'integer', required: true } } }),
+        {
+          name: 'After',
+          type: noop,
+          dependencies: ['Gate'],
+          parameters: { amount: "$[Approval('Gate').inputs.amount]" },
+        },
+      ]),
+    drive: async (trellis, { workflowId, executionId }) => {
+      const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+      await trellis.admin.POST(
+        '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
+        {
+          params: { path: { workflowId, executionId, approvalId: approval!.id } },
+          body: { reason: 'Budgeted.', inputs: { amount: 12 } },
+        },
+      );
+    },
+    expected: 'Completed',
+  },
+  {
     name: 'workflow-timeout',
     definition: () =>
       definition(
@@ -593,12 +624,41 @@ const scenarios: Scenario[] = [
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);
 
 describe.runIf(recording)('recording histories', () => {
-  let trellis: Trellis;
+  let plain: Trellis;
+  let notifying: Trellis | undefined;
+  let receiver: http.Server | undefined;
   let connection: Connection;
   let temporalCli: string;
 
+  /** A Trellis notifying a local receiver that accepts every event (started when first needed). */
+  async function withNotifications(): Promise<Trellis> {
+    if (notifying) return notifying;
+    receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    notifying = await startTrellis({
+      worker: true,
+      config: {
+        Notifications: {
+          Webhooks: [
+            {
+              Url: `http://127.0.0.1:${port}/events`,
+              Events: ['ApprovalRequested', 'ExecutionCompleted', 'ExecutionFailed'],
+              Secret: `whsec_${Buffer.from('recorded-histories-secret').toString('base64')}`,
+            },
+          ],
+        },
+      },
+    });
+    return notifying;
+  }
+
   beforeAll(async () => {
-    trellis = await startTrellis({ worker: true });
+    plain = await startTrellis({ worker: true });
+    const trellis = plain;
     connection = await Connection.connect({ address: trellis.config.Temporal.Address! });
     await mkdir(historiesDirectory, { recursive: true });
     temporalCli = (
@@ -607,11 +667,14 @@ describe.runIf(recording)('recording histories', () => {
   });
   afterAll(async () => {
     await connection?.close();
-    await trellis?.stop();
+    await plain?.stop();
+    await notifying?.stop();
+    await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve(undefined)));
   });
 
   for (const scenario of scenarios) {
     it(`records ${scenario.name}`, async () => {
+      const trellis = scenario.notify ? await withNotifications() : plain;
       const workflowIds: Record<string, string> = {};
       for (const [key, stored] of Object.entries(scenario.workflows ?? {})) {
         workflowIds[key] = await addWorkflow(trellis.admin, stored());

@@ -22,38 +22,68 @@ export interface InputsFormProps {
   onSubmit: (inputs: Record<string, unknown>) => Promise<void>;
 }
 
-export function InputsForm({ declarations, submitLabel, onSubmit }: InputsFormProps) {
+/**
+ * The state of a form generated from declared inputs: its fields and texts, the problems found
+ * before sending (by field) and after (the server's 400, by field where it names one).
+ */
+export function useInputsForm(declarations: Record<string, InputDeclaration>, idPrefix = 'input') {
+  const fieldId = (name: string) => `${idPrefix}-${name.replace(/[^\w-]/g, '_')}`;
   const fields = useMemo(() => inputFields(declarations), [declarations]);
   const [texts, setTexts] = useState<Record<string, string>>(() =>
     Object.fromEntries(fields.map((field) => [field.name, initialText(field)])),
   );
   const [fieldProblems, setFieldProblems] = useState<Record<string, string>>({});
+  return {
+    fields,
+    /** The values, or null when a field cannot be read (its problem shown, the field focused). */
+    read(): Record<string, unknown> | null {
+      const { inputs, problems } = readInputs(fields, texts);
+      setFieldProblems(problems);
+      const first = Object.keys(problems)[0];
+      if (first === undefined) return inputs;
+      document.getElementById(fieldId(first))?.focus();
+      return null;
+    },
+    /** Shows a failed call's messages beside their fields; returns the rest. */
+    failed(error: unknown): string[] {
+      const messages = messagesOf(error);
+      if (!(error instanceof TrellisApiError) || error.status !== 400) return messages;
+      const { byInput, others } = splitServerMessages(
+        messages,
+        fields.map((field) => field.name),
+      );
+      setFieldProblems(byInput);
+      return others;
+    },
+    /** The fields, to render inside a form. */
+    rendered: fields.map((field) => (
+      <Field
+        key={field.name}
+        id={fieldId(field.name)}
+        field={field}
+        text={texts[field.name] ?? ''}
+        problem={fieldProblems[field.name]}
+        onText={(text) => setTexts((before) => ({ ...before, [field.name]: text }))}
+      />
+    )),
+  };
+}
+
+export function InputsForm({ declarations, submitLabel, onSubmit }: InputsFormProps) {
+  const form = useInputsForm(declarations);
   const [formProblems, setFormProblems] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    const { inputs, problems } = readInputs(fields, texts);
-    setFieldProblems(problems);
     setFormProblems([]);
-    const first = Object.keys(problems)[0];
-    if (first !== undefined) {
-      document.getElementById(fieldId(first))?.focus();
-      return;
-    }
+    const inputs = form.read();
+    if (inputs === null) return;
     setBusy(true);
     try {
       await onSubmit(inputs);
     } catch (error) {
-      const messages = messagesOf(error);
-      if (error instanceof TrellisApiError && error.status === 400) {
-        const { byInput, others } = splitServerMessages(
-          messages,
-          fields.map((field) => field.name),
-        );
-        setFieldProblems(byInput);
-        setFormProblems(others);
-      } else setFormProblems(messages);
+      setFormProblems(form.failed(error));
     } finally {
       setBusy(false);
     }
@@ -61,16 +91,8 @@ export function InputsForm({ declarations, submitLabel, onSubmit }: InputsFormPr
 
   return (
     <form class="inputs-form" onSubmit={(event) => void submit(event)} noValidate>
-      {fields.length === 0 && <p class="muted">This workflow declares no inputs.</p>}
-      {fields.map((field) => (
-        <Field
-          key={field.name}
-          field={field}
-          text={texts[field.name] ?? ''}
-          problem={fieldProblems[field.name]}
-          onText={(text) => setTexts((before) => ({ ...before, [field.name]: text }))}
-        />
-      ))}
+      {form.fields.length === 0 && <p class="muted">This workflow declares no inputs.</p>}
+      {form.rendered}
       <Problems messages={formProblems} title="The run was not started:" />
       <button type="submit" class="primary" disabled={busy}>
         {busy ? 'Starting…' : submitLabel}
@@ -79,17 +101,15 @@ export function InputsForm({ declarations, submitLabel, onSubmit }: InputsFormPr
   );
 }
 
-const fieldId = (name: string) => `input-${name.replace(/[^\w-]/g, '_')}`;
-
 interface FieldProps {
+  id: string;
   field: InputField;
   text: string;
   problem: string | undefined;
   onText: (text: string) => void;
 }
 
-function Field({ field, text, problem, onText }: FieldProps) {
-  const id = fieldId(field.name);
+function Field({ id, field, text, problem, onText }: FieldProps) {
   const hint = [
     field.description,
     'default' in field && field.default !== undefined

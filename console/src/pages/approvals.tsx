@@ -5,7 +5,7 @@
 import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { Loading, Pager, shortId, useLoad } from '../components/common.js';
-import { DecisionForm, type Decision } from '../components/decision.js';
+import { DecisionForm, decideAsUser, type Decision } from '../components/decision.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 
@@ -84,8 +84,8 @@ export function ApprovalsPage({ client }: { client: TrellisClient }) {
                       </p>
                       {approval.comment && <blockquote>{approval.comment}</blockquote>}
                       <DecisionForm
-                        client={client}
                         approval={approval}
+                        send={decideAsUser(client, approval)}
                         onDecided={onDecided(approval.taskName, workflow)}
                       />
                     </li>

@@ -7,7 +7,7 @@ import type { ExecutionDetail, ExecutionEvent, TrellisClient } from '@trellis/sd
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Loading, messagesOf, Problems, shortId, useLoad } from '../components/common.js';
 import { DagView } from '../components/dag-view.js';
-import { DecisionForm } from '../components/decision.js';
+import { DecisionForm, decideAsUser } from '../components/decision.js';
 import { StatusBadge } from '../components/status.js';
 import { parseDefinitionText, type GraphDefinition } from '../definition.js';
 import { durationBetween, formatDateTime } from '../format.js';
@@ -256,8 +256,8 @@ function Run({
                 {approval.comment && <> — {approval.comment}</>}
               </p>
               <DecisionForm
-                client={client}
                 approval={approval}
+                send={decideAsUser(client, approval)}
                 onDecided={() => approvals.reload()}
               />
             </div>

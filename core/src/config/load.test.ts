@@ -78,6 +78,12 @@ describe('buildConfig', () => {
       Startup: { WaitSeconds: 60 },
       Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },
       Telemetry: { ServiceName: 'trellis', SampleRatio: 1 },
+      Notifications: {
+        Webhooks: [],
+        LinkTtlMinutes: 1440,
+        MaxAttempts: 10,
+        TimeoutMilliseconds: 10_000,
+      },
     });
   });
 
@@ -152,6 +158,31 @@ describe('buildConfig', () => {
         /^Temporal\.UiUrl: must be an http\(s\) URL/,
       );
     }
+  });
+
+  it('takes notification webhooks and names a bad one', () => {
+    const webhook = {
+      Url: 'https://hooks.example.com/trellis',
+      Events: ['ApprovalRequested' as const],
+      Secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    };
+    expect(buildConfig({ Notifications: { Webhooks: [webhook] } }).Notifications.Webhooks).toEqual([
+      webhook,
+    ]);
+    expect(
+      configError(() =>
+        buildConfig({ Notifications: { Webhooks: [{ ...webhook, Secret: 'plain' }] } }),
+      ).message,
+    ).toMatch(/^Notifications\.Webhooks\[0\]\.Secret: must be a Standard Webhooks secret/);
+    expect(
+      configError(() =>
+        buildConfig({
+          Notifications: {
+            Webhooks: [{ ...webhook, Events: ['Whenever' as 'ApprovalRequested'] }],
+          },
+        }),
+      ).message,
+    ).toMatch(/^Notifications\.Webhooks\[0\]\.Events\[0\]/);
   });
 
   it('rejects ports out of range', () => {

@@ -11,6 +11,13 @@ import Type, { type Static } from 'typebox';
 /** Every role a user or token may hold (DESIGN.md §5). */
 export const roles = ['admin', 'config', 'plugins', 'workflow'] as const;
 
+/** What a notification may tell (`Notifications.Webhooks[].Events`). */
+export const notificationEvents = [
+  'ApprovalRequested',
+  'ExecutionFailed',
+  'ExecutionCompleted',
+] as const;
+
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const;
 
 export const logFormats = ['auto', 'json', 'pretty'] as const;
@@ -254,6 +261,43 @@ export const configSchema = Type.Object(
       Host: nonEmptyString('127.0.0.1'),
       /** 0 picks a free port. 9464 is the port OpenTelemetry's Prometheus exporters default to. */
       WorkerPort: port(9464),
+    }),
+    /**
+     * Notifications (README, "Approvals"): events POSTed to webhooks, signed with Standard
+     * Webhooks headers, retried with backoff by the worker, logged per attempt.
+     */
+    Notifications: section({
+      Webhooks: Type.Array(
+        Type.Object(
+          {
+            /** Where the events are POSTed. */
+            Url: shaped('^https?://[^\\s]+$', 'an http(s) URL'),
+            /** The events sent there. */
+            Events: Type.Array(Type.Enum(notificationEvents, { type: 'string' }), {
+              minItems: 1,
+              uniqueItems: true,
+            }),
+            /** The Standard Webhooks signing secret (`whsec_` and base64), shared with the receiver. */
+            Secret: shaped(
+              '^whsec_[A-Za-z0-9+/=]{16,}$',
+              'a Standard Webhooks secret (whsec_ and base64)',
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { default: [] },
+      ),
+      /**
+       * The API's URL as receivers reach it, for approval links (`https://trellis.example.com`).
+       * Absent: `http://<Server.Host>:<Server.Port>`.
+       */
+      PublicUrl: Type.Optional(shaped('^https?://[^\\s]+$', 'an http(s) URL')),
+      /** How long an approval link works. */
+      LinkTtlMinutes: Type.Integer({ minimum: 1, default: 1440 }),
+      /** Attempts per event and webhook before it is abandoned (with backoff: 1 s, 2 s, 4 s … 1 min). */
+      MaxAttempts: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+      /** How long one attempt waits for the receiver's answer. */
+      TimeoutMilliseconds: Type.Integer({ minimum: 100, default: 10_000 }),
     }),
     /** OpenTelemetry traces (README, "Operating Trellis"); off unless `OtlpEndpoint` is set. */
     Telemetry: section({

@@ -3,11 +3,13 @@ import { Conflict, NotFound } from '../errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import { storableText } from './storable-text.js';
+import type { Approvers, InputDeclaration } from '../definition/types.js';
 import type {
   ApprovalRow,
   ApprovalStatus,
   ApprovalTimeoutAction,
   Database,
+  DecisionChannel,
   ExecutionStatus,
 } from './tables.js';
 
@@ -23,8 +25,8 @@ export const systemDecider = 'system';
 /** Who decided an approval through a signal sent to the run from Temporal directly. */
 export const temporalDecider = 'temporal';
 
-/** An approval with the workflow its execution belongs to. */
-export type ApprovalView = ApprovalRow & { workflowId: string };
+/** An approval with the workflow its execution belongs to, and who started that. */
+export type ApprovalView = ApprovalRow & { workflowId: string; startedBy: string | null };
 
 /** A decision: the approval moves from Pending to one of these. */
 export type Decision = Extract<ApprovalStatus, 'Approved' | 'Rejected'>;
@@ -46,6 +48,9 @@ export async function createApproval(
     at?: Date;
     /** The reset run that asks (see `RunWriter` in execution-repository.ts). */
     run?: string | undefined;
+    /** `manualApproval.inputs` and `manualApproval.approvers`, as declared. */
+    form?: Record<string, InputDeclaration> | undefined;
+    approvers?: Approvers | undefined;
   },
 ): Promise<ApprovalRow> {
   const requestedAt = input.at ?? new Date();
@@ -65,6 +70,8 @@ export async function createApproval(
       timesOutAt,
       onTimeout: input.timeout?.onTimeout ?? null,
       temporalRunId: input.run ?? null,
+      form: input.form ? JSON.stringify(input.form) : null,
+      approvers: input.approvers ? JSON.stringify(input.approvers) : null,
     })
     .onConflict((oc) =>
       input.run === undefined
@@ -80,6 +87,9 @@ export async function createApproval(
               decidedAt: null,
               decidedBy: null,
               reason: null,
+              inputs: null,
+              decidedVia: null,
+              decidedViaNotification: null,
               temporalRunId: input.run,
             })
             .where('approval.temporalRunId', 'is distinct from', input.run),
@@ -100,7 +110,7 @@ function approvalViews(db: Kysely<Database>) {
     .selectFrom('approval')
     .innerJoin('workflowExecution', 'workflowExecution.id', 'approval.executionId')
     .selectAll('approval')
-    .select('workflowExecution.workflowId');
+    .select(['workflowExecution.workflowId', 'workflowExecution.startedBy']);
 }
 
 /** An execution's approvals, oldest first. */
@@ -138,6 +148,12 @@ interface DecisionInput {
   decidedBy: string;
   /** Why; blank counts as none. */
   reason?: string | undefined;
+  /** The values given with an approval (validated against `manualApproval.inputs`). */
+  inputs?: Record<string, unknown> | undefined;
+  /** How it was decided. */
+  via?: DecisionChannel | undefined;
+  /** The notification event whose approval link decided it. */
+  notification?: string | undefined;
   at?: Date;
 }
 
@@ -155,6 +171,9 @@ async function decideIfPending(
       decidedBy: input.decidedBy,
       decidedAt: input.at ?? new Date(),
       reason,
+      inputs: input.inputs !== undefined ? JSON.stringify(input.inputs) : null,
+      decidedVia: input.via ?? null,
+      decidedViaNotification: input.notification ?? null,
     })
     .where('id', '=', input.approvalId)
     .where('executionId', '=', input.executionId)
@@ -247,6 +266,9 @@ export async function undoApprovalDecision(
       decidedBy: sql`case when ${ended} then ${systemDecider} end`,
       decidedAt: sql`case when ${ended} then now() end`,
       reason: sql`case when ${ended} then ${undeliveredReason} end`,
+      decidedVia: sql`case when ${ended} then 'System' end`,
+      decidedViaNotification: null,
+      inputs: null,
     })
     .where('id', '=', approvalId)
     .execute();
@@ -265,6 +287,7 @@ export function closedApproval(outcome: { status: ExecutionStatus; message: stri
     decidedBy: systemDecider,
     decidedAt: outcome.at,
     reason: closedReason(outcome.status, outcome.message),
+    decidedVia: 'System' as const,
   };
 }
 
@@ -295,4 +318,51 @@ export async function countWaitingApprovals(db: Kysely<Database>): Promise<numbe
     .where('e.status', 'in', ['Pending', 'Running', 'Paused'])
     .executeTakeFirstOrThrow();
   return Number(count);
+}
+
+/** What `Approval('Task')` and `Approval()` read: the decision on a task's approval. */
+export interface DecisionView {
+  status: ApprovalStatus;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
+  inputs: Record<string, unknown>;
+}
+
+/** The decisions on the approvals of an execution's tasks, by task name (those asked for). */
+export async function decisionsByTask(
+  db: Kysely<Database>,
+  executionId: string,
+  taskNames: readonly string[],
+): Promise<Record<string, DecisionView>> {
+  if (taskNames.length === 0) return {};
+  const rows = await db
+    .selectFrom('approval')
+    .select(['taskName', 'status', 'decidedBy', 'decidedAt', 'reason', 'inputs'])
+    .where('executionId', '=', executionId)
+    .where('taskName', 'in', [...taskNames])
+    .execute();
+  const decisions: Record<string, DecisionView> = {};
+  for (const row of rows) {
+    decisions[row.taskName] = {
+      status: row.status,
+      decidedBy: row.decidedBy,
+      decidedAt: row.decidedAt?.toISOString() ?? null,
+      reason: row.reason,
+      inputs: row.inputs ?? {},
+    };
+  }
+  return decisions;
+}
+
+/** An approval by its id alone (an approval link names only that), with its workflow's name. */
+export async function findApprovalById(
+  db: Kysely<Database>,
+  approvalId: string,
+): Promise<(ApprovalView & { workflowName: string }) | undefined> {
+  if (!isUuid(approvalId)) return undefined;
+  return approvalViews(db)
+    .select('workflowExecution.workflowName')
+    .where('approval.id', '=', approvalId)
+    .executeTakeFirst();
 }

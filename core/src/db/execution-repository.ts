@@ -51,6 +51,8 @@ export interface NewExecution {
   rerun?: { of: string; reused: ReusedTasks };
   /** The execution and task that start this one as a subworkflow. */
   parent?: { executionId: string; taskExecutionId: string; taskName: string };
+  /** The user who started the run; none for scheduled and webhook runs. */
+  startedBy?: string | null;
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -91,6 +93,7 @@ export async function createExecutionWithTasks(
               parentTaskName: input.parent.taskName,
             }
           : {}),
+        startedBy: input.startedBy ?? null,
       })
       .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
       .returningAll()

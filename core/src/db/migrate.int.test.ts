@@ -40,14 +40,17 @@ describe('migrations', () => {
     );
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
+      'approval_link',
       'auth_failure',
       'concurrency_slot',
       'execution_event',
       'execution_event_sequence',
       'idempotency_key',
       'log_entry',
+      'notification_delivery',
       'plugin',
       'plugin_configuration',
+      'server_secret',
       'task_execution',
       'webhook_delivery',
       'workflow',

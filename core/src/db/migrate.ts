@@ -19,6 +19,7 @@ import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plu
 import * as foreachItems from './migrations/2026-11-27T10-00-00-foreach-items.js';
 import * as subworkflows from './migrations/2026-11-27T20-00-00-subworkflows.js';
 import * as concurrencySlots from './migrations/2026-11-27T30-00-00-concurrency-slots.js';
+import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-approvals-that-reach-people.js';
 import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
 import type { Database } from './tables.js';
 
@@ -45,6 +46,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T10-00-00-foreach-items': foreachItems,
   '2026-11-27T20-00-00-subworkflows': subworkflows,
   '2026-11-27T30-00-00-concurrency-slots': concurrencySlots,
+  '2026-11-27T40-00-00-approvals-that-reach-people': approvalsThatReachPeople,
   '2026-11-27T50-00-00-execution-list-keys': executionListKeys,
 };
 

@@ -1,5 +1,6 @@
 import type { LogLevel, PluginSpecification } from '@trellis/plugin-kit';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Approvers, InputDeclaration } from '../definition/types.js';
 
 /**
  * The database schema as Kysely sees it. Migrations in `migrations/` create exactly this;
@@ -143,6 +144,8 @@ export interface WorkflowExecutionTable {
   parentTaskExecutionId: ColumnType<string | null, string | null | undefined, string | null>;
   /** That task's name. */
   parentTaskName: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The user who started the run; null for scheduled, webhook and older runs. */
+  startedBy: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface TaskExecutionTable {
@@ -202,6 +205,61 @@ export interface ApprovalTable {
    * (Temporal UI or CLI); null while the execution's first run writes it.
    */
   temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The values given with the approval (`manualApproval.inputs`), JSON; null when none. */
+  inputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** How it was decided; null while pending. */
+  decidedVia: ColumnType<
+    DecisionChannel | null,
+    DecisionChannel | null | undefined,
+    DecisionChannel | null
+  >;
+  /** The notification event whose approval link decided it. */
+  decidedViaNotification: ColumnType<string | null, string | null | undefined, string | null>;
+  /** `manualApproval.inputs` as declared when asked for (JSON); null when none. */
+  form: ColumnType<
+    Record<string, InputDeclaration> | null,
+    string | null | undefined,
+    string | null
+  >;
+  /** `manualApproval.approvers` as declared when asked for (JSON); null: anyone may decide. */
+  approvers: ColumnType<Approvers | null, string | null | undefined, string | null>;
+}
+
+/** How an approval was decided. */
+export type DecisionChannel = 'Api' | 'Link' | 'Temporal' | 'System';
+
+/** What a notification tells. */
+export type NotificationEvent = 'ApprovalRequested' | 'ExecutionFailed' | 'ExecutionCompleted';
+
+/** One attempt to deliver a notification event to a webhook. */
+export interface NotificationDeliveryTable {
+  id: string;
+  seq: Generated<string>;
+  eventId: string;
+  event: NotificationEvent;
+  url: string;
+  executionId: string;
+  approvalId: string | null;
+  attempt: number;
+  outcome: 'Delivered' | 'Failed' | 'Abandoned';
+  statusCode: number | null;
+  error: string | null;
+  attemptedAt: Timestamp;
+}
+
+/** An approval link sent with a notification: decides its approval once, until it expires. */
+export interface ApprovalLinkTable {
+  id: string;
+  approvalId: string;
+  eventId: string;
+  expiresAt: Timestamp;
+  usedAt: Timestamp | null;
+}
+
+/** Secrets the server keeps in the database, shared by every process (the links' HMAC key). */
+export interface ServerSecretTable {
+  name: string;
+  value: string;
 }
 
 export interface LogEntryTable {
@@ -303,6 +361,9 @@ export interface Database {
   executionEvent: ExecutionEventTable;
   executionEventSequence: ExecutionEventSequenceTable;
   concurrencySlot: ConcurrencySlotTable;
+  notificationDelivery: NotificationDeliveryTable;
+  approvalLink: ApprovalLinkTable;
+  serverSecret: ServerSecretTable;
 }
 
 export type PluginRow = Selectable<PluginTable>;

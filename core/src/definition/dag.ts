@@ -13,6 +13,7 @@ import {
 } from './expressions.js';
 import { checkConcurrency } from './concurrency.js';
 import { checkForEachTasks } from './foreach.js';
+import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -68,6 +69,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
   problems.push(...checkInputDeclarations(definition));
   problems.push(...checkConcurrency(definition));
   problems.push(...checkForEachTasks(definition));
+  problems.push(...checkApprovalReads(definition));
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {
     const path = ['outputs', name];
     const problem = checkOutputExpression(text);
@@ -189,7 +191,8 @@ function readProblems(
   return problems;
 }
 
-function forEachString(
+/** Visits every string inside a JSON value, with its path. */
+export function forEachString(
   value: unknown,
   path: PathSegment[],
   visit: (path: PathSegment[], text: string) => void,

@@ -172,7 +172,7 @@ describe('safety', () => {
   it('has no access to globals, calls or assignments', () => {
     expect(checkExpression('process')).toMatch(/unknown name 'process'/);
     expect(checkExpression('globalThis.process.exit()')).toMatch(
-      /only Outputs\('Task'\), Inputs\('name'\), Variables\('key'\), Item\(\) and Index\(\) can be called/,
+      /only Outputs\('Task'\), Inputs\('name'\), Variables\('key'\), Approval\('Task'\), Item\(\) and Index\(\) can be called/,
     );
     expect(checkExpression("Outputs('A').toString()")).toMatch(/can be called/);
     expect(checkExpression('this')).toMatch(/'this' is not supported/);

@@ -2,7 +2,8 @@
  * Workflow expressions: `$[ ... ]` templates inside strings, and conditions.
  *
  * Parsing is jsep's; evaluation is a small interpreter over jsep's AST that only knows literals,
- * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, a forEach task's `Item()` and `Index()`,
+ * `Outputs('Task')`, `Inputs('name')`, `Variables('key')`, `Approval('Task')`, a forEach task's
+ * `Item()` and `Index()`,
  * member access, and the operators below. There is no
  * `eval`, no `Function`, no identifier lookup in any global scope, and member access reads only
  * own properties of plain data, so nothing outside the scope can be reached.
@@ -25,6 +26,10 @@ export interface ExpressionScope {
   inputs?: Record<string, unknown>;
   /** The item a forEach task's run is for: what `Item()` and `Index()` read. */
   item?: { value: unknown; index: number };
+  /** Decisions on approvals by task name (`Approval('Task')`); absent reads as none. */
+  approvals?: Record<string, unknown>;
+  /** The decision on the task's own approval (`Approval()`); absent reads as null. */
+  approval?: unknown;
 }
 
 /** An expression failed while being evaluated (bad operand types, a forbidden property). */
@@ -86,12 +91,18 @@ const BINARY_OPERATORS = new Set([
   ...['+', '-', '*', '/', '%'],
 ]);
 const UNARY_OPERATORS = new Set(['!', '-', '+']);
-const FUNCTIONS = { outputs: 'Outputs', variables: 'Variables', inputs: 'Inputs' } as const;
+const FUNCTIONS = {
+  outputs: 'Outputs',
+  variables: 'Variables',
+  inputs: 'Inputs',
+  approval: 'Approval',
+} as const;
 type FunctionName = (typeof FUNCTIONS)[keyof typeof FUNCTIONS];
 /** The functions of a forEach task's item, called without arguments. */
 const ITEM_FUNCTIONS = { item: 'Item', index: 'Index' } as const;
 export type ItemFunctionName = (typeof ITEM_FUNCTIONS)[keyof typeof ITEM_FUNCTIONS];
-const CALLABLE = "Outputs('Task'), Inputs('name'), Variables('key'), Item() and Index()";
+const CALLABLE =
+  "Outputs('Task'), Inputs('name'), Variables('key'), Approval('Task'), Item() and Index()";
 
 // ---------------------------------------------------------------------------------------------
 // Templates: finding `$[ ... ]` in a string
@@ -265,6 +276,8 @@ function findUnsupported(node: Node): string | null {
       const name = callee === null ? null : functionName(callee);
       if (name === null) return `only ${CALLABLE} can be called`;
       const [argument, ...extra] = call.arguments;
+      // `Approval()`: the decision on the task's own approval.
+      if (name === 'Approval' && argument === undefined) return null;
       if (argument?.type !== 'Literal' || typeof argument.value !== 'string' || extra.length > 0) {
         return `${name}(...) takes one quoted name, e.g. ${name}('name')`;
       }
@@ -434,7 +447,15 @@ function expressionsOf(text: string): string[] {
     : [text];
 }
 
-function referencedNames(text: string, source: 'Outputs' | 'Inputs'): string[] {
+/**
+ * The tasks whose approval decisions are read through `Approval('...')`, like
+ * {@link referencedTasks}; `Approval()` (the task's own) is the empty name `''`.
+ */
+export function referencedApprovals(text: string): string[] {
+  return referencedNames(text, 'Approval');
+}
+
+function referencedNames(text: string, source: 'Outputs' | 'Inputs' | 'Approval'): string[] {
   const names = new Set<string>();
   for (const ast of parsedExpressions(text)) collectCalls(ast, source, names);
   return [...names];
@@ -503,10 +524,10 @@ function collectCalls(node: Node, source: FunctionName, names: Set<string>): voi
     const argument = call.arguments[0];
     if (
       call.callee.type === 'Identifier' &&
-      functionName(call.callee as jsep.Identifier) === source &&
-      argument?.type === 'Literal'
+      functionName(call.callee as jsep.Identifier) === source
     ) {
-      names.add(String((argument as jsep.Literal).value));
+      if (argument?.type === 'Literal') names.add(String((argument as jsep.Literal).value));
+      else if (argument === undefined) names.add('');
     }
     return;
   }
@@ -687,7 +708,9 @@ class Evaluator {
       return itemFunction === 'Item' ? (item.value ?? null) : item.index;
     }
     const name = functionName(node.callee as jsep.Identifier);
+    if (name === 'Approval' && node.arguments.length === 0) return this.scope.approval ?? null;
     const key = String((node.arguments[0] as jsep.Literal).value);
+    if (name === 'Approval') return ownValue(this.scope.approvals ?? {}, key);
     const source =
       name === 'Outputs'
         ? this.scope.outputs

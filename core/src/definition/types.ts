@@ -5,6 +5,7 @@
  * Types only: Temporal workflow code imports this module.
  */
 export type {
+  Approvers,
   BackoffStrategy,
   ConcurrencyLimit,
   ConcurrencyOnLimit,

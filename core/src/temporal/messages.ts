@@ -65,6 +65,25 @@ export interface DecisionUpdate {
   decidedBy?: string;
   /** Why, as the decider said. */
   reason?: string;
+  /** The values given with an approval, validated by the API against `manualApproval.inputs`. */
+  inputs?: Record<string, unknown>;
+  /** How the decision was made: the API, or an approval link; `Temporal` when absent. */
+  via?: 'Api' | 'Link';
+  /** The notification event whose approval link decided (with `via: 'Link'`). */
+  notification?: string;
+}
+
+/** What a decision carries besides yes or no, passed on as it came (an update's extras). */
+export type DecisionExtras = Pick<DecisionUpdate, 'inputs' | 'via' | 'notification'>;
+
+/** The extras of a decision update that are well-formed (one sent by hand may carry anything). */
+export function decisionExtras(input: DecisionUpdate): DecisionExtras {
+  const { inputs, via, notification } = input;
+  return {
+    ...(typeof inputs === 'object' && inputs !== null && !Array.isArray(inputs) ? { inputs } : {}),
+    ...(via === 'Api' || via === 'Link' ? { via } : {}),
+    ...(typeof notification === 'string' ? { notification } : {}),
+  };
 }
 
 /** What a decision update answers: the approval as it was recorded. */

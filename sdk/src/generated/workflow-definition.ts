@@ -66,6 +66,13 @@ export type WorkflowId = string;
  * via the `definition` "ApprovalTimeoutAction".
  */
 export type ApprovalTimeoutAction = 'Approve' | 'Reject';
+/**
+ * A Trellis role, as an approver.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "ApproverRole".
+ */
+export type ApproverRole = 'admin' | 'config' | 'plugins' | 'workflow';
 
 /**
  * A workflow: a named DAG of tasks with optional variables and workflow-wide settings.
@@ -374,6 +381,36 @@ export interface ManualApproval {
    * The decision applied when `timeoutMilliseconds` passes first. Needs `timeoutMilliseconds`.
    */
   onTimeout?: ApprovalTimeoutAction;
+  /**
+   * The values the approver gives with an approval, by name (the shape of the workflow's
+   * `inputs`): validated like a run's inputs, read by the gated task as `Approval().inputs.name`
+   * and by later tasks as `Approval('Task').inputs.name`.
+   */
+  inputs?: RecordInputDeclaration;
+  /**
+   * Who may decide; without it anyone who may call approve or reject (the run's starter too).
+   */
+  approvers?: Approvers;
+}
+/**
+ * Who may decide an approval: a holder of one of `roles`, or one of `users`.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "Approvers".
+ */
+export interface Approvers {
+  /**
+   * Trellis roles whose holders may decide.
+   */
+  roles?: ApproverRole[];
+  /**
+   * User names that may decide.
+   */
+  users?: string[];
+  /**
+   * Whether the user who started the run may decide it too (default false).
+   */
+  allowSelfApproval?: boolean;
 }
 /**
  * A task that runs once per item (README, "foreach"). Each item is an entry of the run's task

@@ -4,14 +4,19 @@ import * as approvalRepository from '../../../core/src/db/approval-repository.js
 import type { ApprovalView } from '../../../core/src/db/approval-repository.js';
 import type { ApprovalRow, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Conflict, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { resolveInputs } from '../../../core/src/definition/inputs.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
 import {
   approveSignal,
   approveUpdate,
   decisionRefusals,
   rejectSignal,
   rejectUpdate,
+  type DecisionExtras,
 } from '../../../core/src/temporal/messages.js';
+import type { AuthUser } from '../auth/user.js';
+import { HttpError } from '../errors.js';
+import { decisionRefusal } from './approvers.js';
 import {
   assertActive,
   findExecution,
@@ -24,7 +29,9 @@ import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { workflowNotFound } from '../workflows/handlers.js';
 
-function toApproval(approval: ApprovalView) {
+/** An approval as the API shows it to `user`: whether they may decide it too. */
+export function toApproval(approval: ApprovalView, user?: AuthUser) {
+  const refusal = user ? decisionRefusal(approval, user, approval.startedBy) : null;
   return {
     id: approval.id,
     workflowId: approval.workflowId,
@@ -39,7 +46,64 @@ function toApproval(approval: ApprovalView) {
     decidedAt: iso(approval.decidedAt),
     decidedBy: approval.decidedBy,
     reason: approval.reason,
+    inputs: approval.inputs,
+    decidedVia: approval.decidedVia,
+    decidedViaNotification: approval.decidedViaNotification,
+    form: approval.form ?? {},
+    approvers: approval.approvers,
+    callerMayDecide: refusal === null,
+    callerRefusal: refusal,
   };
+}
+
+/** What a decision carries besides yes or no, and who decides it. */
+export interface DecisionRequest {
+  decidedBy: string;
+  reason?: string | undefined;
+  /** The values given with an approval, as the request gave them (validated here). */
+  inputs?: Record<string, unknown> | undefined;
+  /** Where the request carries `inputs`, for messages. */
+  inputsAt?: readonly string[];
+  /** The user deciding, checked against the approval's approvers; none for an approval link. */
+  user?: AuthUser;
+  /** An approval link's notification event. */
+  link?: string;
+}
+
+/**
+ * The checks of a decision before it reaches the run: the caller is one of the approvers (403
+ * naming who may), and an approval's inputs are the declared ones (400 naming each problem).
+ * Nothing is decided when one fails. Returns the values to record, defaults filled in.
+ */
+export function checkDecision(
+  approval: Pick<ApprovalRow, 'id' | 'taskName' | 'approvers' | 'form'>,
+  execution: Pick<WorkflowExecutionRow, 'startedBy'>,
+  decision: approvalRepository.Decision,
+  request: DecisionRequest,
+): Record<string, unknown> | undefined {
+  if (request.user) {
+    const refusal = decisionRefusal(approval, request.user, execution.startedBy);
+    if (refusal !== null) throw new HttpError(403, refusal);
+  }
+  const at = request.inputsAt ?? ['body', 'inputs'];
+  if (decision === 'Rejected') {
+    if (request.inputs !== undefined && Object.keys(request.inputs).length > 0) {
+      throw new Invalid(`${at.join('.')}: only an approval takes inputs, not a rejection`);
+    }
+    return undefined;
+  }
+  if (!approval.form && request.inputs === undefined) return undefined;
+  const resolved = resolveInputs({ inputs: approval.form ?? {} }, request.inputs, at);
+  if (!resolved.ok) {
+    throw new Invalid(
+      approval.form
+        ? resolved.problems
+        : resolved.problems.map((problem) =>
+            problem.replace('the workflow declares none', 'the approval declares none'),
+          ),
+    );
+  }
+  return resolved.inputs;
 }
 
 /**
@@ -53,19 +117,37 @@ async function decide(
   deps: AppDeps,
   params: { workflowId: string; executionId: string; approvalId: string },
   decision: approvalRepository.Decision,
-  decidedBy: string,
-  reason: string | undefined,
+  request: DecisionRequest,
 ): Promise<{ id: string; taskName: string }> {
   const execution = await findExecution(deps, params);
+  return decideFor(deps, execution, params.approvalId, decision, request);
+}
+
+/** Decides an approval of a known execution (the API's decisions and approval links). */
+export async function decideFor(
+  deps: AppDeps,
+  execution: WorkflowExecutionRow,
+  approvalId: string,
+  decision: approvalRepository.Decision,
+  request: DecisionRequest,
+): Promise<{ id: string; taskName: string }> {
+  const { decidedBy, reason } = request;
   // Say what the client most needs: unknown approval, no longer pending, or the run is over.
-  const approval = await pendingApproval(deps, execution.id, params.approvalId);
+  const approval = await pendingApproval(deps, execution.id, approvalId);
+  const inputs = checkDecision(approval, execution, decision, request);
   assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
   const client = temporalClient(deps);
   const trimmed = reason?.trim();
+  const extras: DecisionExtras = {
+    via: request.link !== undefined ? 'Link' : 'Api',
+    ...(inputs !== undefined ? { inputs } : {}),
+    ...(request.link !== undefined ? { notification: request.link } : {}),
+  };
   const update = {
     approvalId: approval.id,
     decidedBy,
     ...(trimmed ? { reason: trimmed } : {}),
+    ...extras,
   };
   let decided;
   try {
@@ -83,7 +165,7 @@ async function decide(
       );
     }
     if (isMissingUpdateHandler(error)) {
-      return decideBySignal(deps, execution, approval.id, decision, decidedBy, reason);
+      return decideBySignal(deps, execution, approval.id, decision, decidedBy, reason, extras);
     }
     throw await refused(deps, execution.id, approval.id, error.cause);
   }
@@ -159,6 +241,7 @@ async function decideBySignal(
   decision: approvalRepository.Decision,
   decidedBy: string,
   reason: string | undefined,
+  extras: DecisionExtras,
 ): Promise<ApprovalRow> {
   const approval = await approvalRepository.decideApproval(deps.db, {
     executionId: execution.id,
@@ -166,6 +249,7 @@ async function decideBySignal(
     decision,
     decidedBy,
     reason,
+    ...extras,
   });
   const signal = {
     approvalId: approval.id,
@@ -186,17 +270,17 @@ async function decideBySignal(
 
 /** Approvals: an execution's (`/workflows/.../approvals`), everyone's (`/approvals`), decisions. */
 export const approvalHandlers = {
-  listApprovals: async ({ deps, params, query }) => {
+  listApprovals: async ({ deps, params, query, user }) => {
     const execution = await findExecution(deps, params);
     const paged = await approvalRepository.listApprovals(
       deps.db,
       execution.id,
       requestedPage(query),
     );
-    return listReply(paged, query, toApproval);
+    return listReply(paged, query, (approval) => toApproval(approval, user));
   },
 
-  listAllApprovals: async ({ deps, query }) => {
+  listAllApprovals: async ({ deps, query, user }) => {
     if (query.workflowId !== undefined) {
       const workflow = await workflowRepository.findById(deps.db, query.workflowId);
       if (!workflow) throw workflowNotFound(query.workflowId);
@@ -207,16 +291,26 @@ export const approvalHandlers = {
       ...(query.workflowId !== undefined ? { workflowId: query.workflowId } : {}),
       ...(page ? { page } : {}),
     });
-    return listReply(paged, query, toApproval);
+    return listReply(paged, query, (approval) => toApproval(approval, user));
   },
 
   approveApproval: async ({ deps, params, body, user }) => {
-    const approval = await decide(deps, params, 'Approved', user.name, body?.reason);
+    const approval = await decide(deps, params, 'Approved', {
+      decidedBy: user.name,
+      reason: body?.reason,
+      inputs: body?.inputs,
+      user,
+    });
     return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was approved.`);
   },
 
   rejectApproval: async ({ deps, params, body, user }) => {
-    const approval = await decide(deps, params, 'Rejected', user.name, body?.reason);
+    const approval = await decide(deps, params, 'Rejected', {
+      decidedBy: user.name,
+      reason: body?.reason,
+      inputs: body?.inputs,
+      user,
+    });
     return confirmation(`Approval "${approval.id}" of task "${approval.taskName}" was rejected.`);
   },
 } satisfies Partial<HandlerMap>;

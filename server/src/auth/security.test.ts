@@ -13,6 +13,8 @@ function seedRolesOf(path: string): string[] {
   if (path.startsWith('/plugins')) return ['plugins'];
   if (path.startsWith('/workflows') || path === '/approvals') return ['workflow'];
   if (path === '/me') return ['config', 'plugins', 'workflow'];
+  // Notifications' delivery log: admin only.
+  if (path.startsWith('/notifications')) return [];
   return ['none: only /config, /plugins, /workflows, /approvals and /me are protected'];
 }
 
@@ -39,14 +41,16 @@ describe('accessByOperation', () => {
     }
     // The seed's public endpoints, the definition schema editors fetch without credentials,
     // what orchestrators and Prometheus ask (probes, metrics), and webhook deliveries (which a
-    // trigger's signature guards instead).
+    // trigger's signature guards instead), and approval links (whose token is the credential).
     expect(publicOperations.sort()).toEqual([
+      'get /approvals/decide/{token}',
       'get /health',
       'get /livez',
       'get /metrics',
       'get /readyz',
       'get /schemas/workflow-definition.json',
       'get /version',
+      'post /approvals/decide/{token}',
       'post /hooks/{triggerId}',
     ]);
     expect(access.size).toBeGreaterThan(30);

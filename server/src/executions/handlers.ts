@@ -184,7 +184,7 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body, query, log }) => {
+  executeWorkflow: async ({ deps, params, body, query, log, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
     const revision =
@@ -194,6 +194,7 @@ export const executionHandlers = {
     const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
       ...(revision ? { revision } : {}),
+      startedBy: user.name,
     });
     const end =
       query.waitSeconds === undefined ? {} : await waitForRunEnd(deps, started, query.waitSeconds);
@@ -203,7 +204,7 @@ export const executionHandlers = {
     };
   },
 
-  rerunExecution: async ({ deps, params, body, log }) => {
+  rerunExecution: async ({ deps, params, body, log, user }) => {
     const workflow = await findWorkflow(deps, params.workflowId);
     const original = await findExecution(deps, params);
     if (executionRepository.isExecutionActive(original.status)) {
@@ -215,6 +216,7 @@ export const executionHandlers = {
     const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body?.inputs ? { inputs: body.inputs } : {}),
       rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },
+      startedBy: user.name,
     });
     return {
       data: started,

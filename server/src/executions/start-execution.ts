@@ -74,6 +74,8 @@ export interface StartOptions {
   rerun?: { of: WorkflowExecutionRow; fromTask?: string };
   /** Run this revision of the workflow instead of its current definition. */
   revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
+  /** The user who starts the run (approvers may exclude them from its approvals). */
+  startedBy?: string;
 }
 
 /**
@@ -196,6 +198,7 @@ export async function recordExecution(
     triggerId: options.triggerId ?? null,
     inputs: inputs.inputs,
     ...(rerun ? { rerun } : {}),
+    startedBy: options.startedBy ?? null,
     temporalWorkflowId: executionWorkflowId(executionId),
     // Under a concurrency limit the run is Pending until it has its slot (its run decides).
     status: definition.configuration?.concurrency ? 'Pending' : 'Running',

@@ -36,9 +36,21 @@ function secure(res: Response): void {
 const escapeAttribute = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** Whether `path` is the console's (`/ui` and below), served by `consoleRoutes`. */
-export function isConsolePath(path: string): boolean {
-  return path === '/ui' || path.startsWith('/ui/');
+/** Where approval links point (`/approvals/decide/{token}`, in the contract). */
+const approvalLinkPath = /^\/approvals\/decide\/([^/]+)$/;
+
+/**
+ * Whether the request is the console's: `/ui` and below, served by `consoleRoutes`, and a browser
+ * opening an approval link (it asks for HTML; API clients get the link's JSON from the API).
+ */
+export function isConsolePath(path: string, accept?: string): boolean {
+  return (
+    path === '/ui' || path.startsWith('/ui/') || (approvalLinkPath.test(path) && wantsHtml(accept))
+  );
+}
+
+function wantsHtml(accept: string | undefined): boolean {
+  return accept !== undefined && /\btext\/html\b/.test(accept);
 }
 
 /**
@@ -97,9 +109,14 @@ export function consoleRoutes(config: TrellisConfig): RequestHandler {
         ),
     );
   });
+  // A browser opening an approval link gets the console's decision page for it.
+  router.get('/approvals/decide/:token', (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(303, `/ui/decide/${encodeURIComponent(String(req.params.token))}`);
+  });
   // API requests pass by without walking these routes.
   return (req, res, next) => {
-    if (req.path === '/ui' || req.path.startsWith('/ui/')) router(req, res, next);
+    if (isConsolePath(req.path, req.headers.accept)) router(req, res, next);
     else next();
   };
 }

@@ -8,6 +8,7 @@ import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
+import { taskDecisionScope } from './approval-scope.js';
 
 /**
  * The definition an execution runs, parsed from its snapshot once per worker process: the
@@ -139,15 +140,17 @@ export async function expressionScope(
   item?: { taskExecutionId: string; index: number },
 ): Promise<ExpressionScope> {
   const names = loaded.reads.get(taskName) ?? [];
-  const [outputs, value] = await Promise.all([
+  const [outputs, value, decisions] = await Promise.all([
     taskExecutionRepository.taskOutputs(db, loaded.execution.id, names),
     item && itemValue(db, item.taskExecutionId),
+    taskDecisionScope(db, loaded, taskName),
   ]);
   return {
     outputs,
     variables: loaded.definition.variables ?? {},
     inputs: loaded.execution.inputs,
     ...(item ? { item: { value, index: item.index } } : {}),
+    ...decisions,
   };
 }
 

@@ -5,6 +5,7 @@ import {
   ExpressionError,
   referencedTasks,
 } from '../../../core/src/definition/expressions.js';
+import { approvalReads, decisionScope } from './approval-scope.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 
@@ -28,10 +29,12 @@ export function evaluateOutputsActivity(deps: EngineDeps, definitions: Definitio
     const loaded = await definitions.get(input.executionId);
     const declared = Object.entries(loaded.definition.outputs ?? {});
     const names = [...new Set(declared.flatMap(([, text]) => referencedTasks(text)))];
+    const texts = declared.map(([, text]) => text);
     const scope = {
       outputs: await taskExecutionRepository.taskOutputs(db, input.executionId, names),
       variables: loaded.definition.variables ?? {},
       inputs: loaded.execution.inputs,
+      ...(await decisionScope(db, input.executionId, approvalReads(texts))),
     };
     const outputs: Record<string, unknown> = {};
     for (const [name, text] of declared) {

@@ -10,6 +10,7 @@ import { createExecutionLog } from '../../../core/src/observability/execution-lo
 import { noMetrics } from '../../../core/src/observability/metrics.js';
 import { concurrencyActivities } from './concurrency.js';
 import { DefinitionCache } from './definitions.js';
+import { deliverNotificationActivity } from './deliver-notification.js';
 import type { ActivityDeps, EngineDeps } from './deps.js';
 import { evaluateOutputsActivity } from './evaluate-outputs.js';
 import { forEachActivities } from './foreach.js';
@@ -55,6 +56,7 @@ export function createActivities(given: ActivityDeps) {
     ...concurrencyActivities(deps),
     ...subworkflowActivities(deps, definitions),
     ...forEachActivities(deps, definitions),
+    deliverNotification: deliverNotificationActivity(deps),
   };
 }
 

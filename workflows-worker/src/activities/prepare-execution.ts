@@ -11,6 +11,7 @@ import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import { admitExecution, type SlotKey, type Waiting } from './concurrency.js';
 import type { DefinitionCache } from './definitions.js';
+import { notifyTargets } from './deliver-notification.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
@@ -209,7 +210,11 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
         triggerId: execution.triggerId,
       });
     }
-    return toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused);
+    const notify = notifyTargets(deps.config);
+    return {
+      ...toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused),
+      ...(notify ? { notify } : {}),
+    };
   }
 }
 

@@ -37,6 +37,10 @@ export interface DecisionClaim {
    */
   decidedBy?: string;
   reason?: string;
+  /** The values given with an approval; how, and through which notification's link. */
+  inputs?: Record<string, unknown>;
+  via?: 'Api' | 'Link';
+  notification?: string;
 }
 
 /** The decision an approval holds once a claim was settled: the first one recorded counts. */
@@ -148,6 +152,8 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         : {}),
       at,
       run,
+      form: task.manualApproval?.inputs,
+      approvers: task.manualApproval?.approvers,
     });
     const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
     await taskExecutionRepository.applyTaskTransitions(
@@ -180,6 +186,9 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
           ? approvalRepository.systemDecider
           : (claim.decidedBy ?? approvalRepository.temporalDecider),
       reason: claim.reason,
+      ...(claim.approved && claim.inputs ? { inputs: claim.inputs } : {}),
+      via: claim.source === 'timeout' ? 'System' : (claim.via ?? 'Temporal'),
+      ...(claim.notification !== undefined ? { notification: claim.notification } : {}),
       at,
     });
     const status = approval?.status ?? 'Pending';

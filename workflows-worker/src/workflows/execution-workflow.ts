@@ -40,12 +40,14 @@ import {
   approveUpdate,
   canceledWhileRunning,
   cancelSignal,
+  decisionExtras,
   decisionMessage,
   decisionRefusals,
   pendingApprovalsQuery,
   rejectSignal,
   rejectUpdate,
   stateQuery,
+  type DecisionExtras,
   type DecisionResult,
   type DecisionSignal,
   type DecisionUpdate,
@@ -70,6 +72,7 @@ import {
   type FailurePlan,
 } from './error-handling.js';
 import { foreachPatch, runForEach } from './foreach.js';
+import { Notifications } from './notifications.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 import { releasedSlot, waitForSlot } from './concurrency.js';
@@ -269,6 +272,8 @@ interface Decision {
   reason?: string;
   /** An update (the API's or Temporal's), a signal (likewise), or the approval's timeout. */
   source: 'update' | 'signal' | 'timeout';
+  /** An update's inputs and channel, passed on to the record as they came. */
+  extras?: DecisionExtras;
 }
 
 /** What the decision updates ask of the run, once it exists. */
@@ -349,11 +354,13 @@ class Signals {
     if (!desk) throw notWaitingFor(input.approvalId);
     const decidedBy = input.decidedBy?.trim();
     const reason = input.reason?.trim();
+    const extras = decisionExtras(input);
     return desk.settle(input.approvalId, {
       approved,
       decidedBy: decidedBy ? decidedBy : unnamedDecider,
       ...(reason ? { reason } : {}),
       source: 'update',
+      ...(Object.keys(extras).length > 0 ? { extras } : {}),
     });
   }
 }
@@ -427,6 +434,7 @@ class ExecutionRun implements ApprovalDesk {
   private timedOut = false;
   private logCount = 0;
   private pending: Omit<ProgressInput, 'executionId'> = { tasks: [], approvals: [], logs: [] };
+  private readonly notifications: Notifications;
 
   constructor(
     private readonly run: RunDefinition,
@@ -434,6 +442,7 @@ class ExecutionRun implements ApprovalDesk {
     private readonly features: RunFeatures,
   ) {
     this.executionId = run.executionId;
+    this.notifications = new Notifications(run.executionId, run.notify);
     this.tasks = new Map(run.tasks.map((task) => [task.name, task]));
     const sources = failureSources(run.tasks, run.errorHandling);
     this.planner = new DagPlanner(
@@ -617,6 +626,12 @@ class ExecutionRun implements ApprovalDesk {
       this.ending = true;
       await this.flush();
       if (this.features.ui) this.showStatus(outcome.status);
+      if (outcome.status !== 'Canceled') {
+        this.notifications.send(
+          outcome.status === 'Completed' ? 'ExecutionCompleted' : 'ExecutionFailed',
+        );
+      }
+      await this.notifications.settled();
       return { executionId: this.executionId, ...outcome };
     });
   }
@@ -682,6 +697,7 @@ class ExecutionRun implements ApprovalDesk {
           source: decision.source,
           ...(decision.source !== 'timeout' ? { decidedBy: decision.decidedBy } : {}),
           ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+          ...decision.extras,
         });
         continue;
       }
@@ -929,6 +945,7 @@ class ExecutionRun implements ApprovalDesk {
       if ('approvalId' in approval) {
         this.approvalTasks.set(approval.approvalId, approval.taskName);
         this.armApprovalTimeout(approval.approvalId, approval.taskName);
+        this.notifications.send('ApprovalRequested', approval.approvalId);
       } else {
         this.states.set(
           approval.taskName,

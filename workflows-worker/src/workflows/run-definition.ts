@@ -4,6 +4,7 @@
  * (activities read them from the execution's snapshot), so history stays small however big the
  * definition's data is. Pure: built by an activity, read by the workflow.
  */
+import type { NotifyTargets } from '../../../core/src/notifications/events.js';
 import type {
   ErrorHandling,
   TaskDefinition,
@@ -58,6 +59,8 @@ export interface RunDefinition {
    * histories recorded before outputs existed.
    */
   outputs?: true;
+  /** The webhooks the run notifies (`Notifications.Webhooks`); absent when none. */
+  notify?: NotifyTargets;
 }
 
 /**

@@ -1,0 +1,33 @@
+import * as notificationRepository from '../../../core/src/db/notification-repository.js';
+import type { DeliveryRow } from '../../../core/src/db/notification-repository.js';
+import type { HandlerMap } from '../handler.js';
+import { listReply, requestedPage } from '../lists.js';
+
+function toDelivery(row: DeliveryRow) {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    event: row.event,
+    url: row.url,
+    executionId: row.executionId,
+    approvalId: row.approvalId,
+    attempt: row.attempt,
+    outcome: row.outcome,
+    statusCode: row.statusCode,
+    error: row.error,
+    attemptedAt: row.attemptedAt.toISOString(),
+  };
+}
+
+/** Notifications: the delivery log (`GET /notifications/deliveries`, admin). */
+export const notificationHandlers = {
+  listNotificationDeliveries: async ({ deps, query }) => {
+    const page = requestedPage(query);
+    const paged = await notificationRepository.listDeliveries(deps.db, {
+      ...(query.eventId !== undefined ? { eventId: query.eventId } : {}),
+      ...(query.executionId !== undefined ? { executionId: query.executionId } : {}),
+      ...(page ? { page } : {}),
+    });
+    return listReply(paged, query, toDelivery);
+  },
+} satisfies Partial<HandlerMap>;
