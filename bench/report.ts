@@ -20,8 +20,9 @@ export interface Results {
   executions_page_p50_ms_100k: number;
   startup_first_request_ms: number;
   startup_worker_poll_ms: number;
-  streams_delivered: number;
-  streams_delay_p99_ms: number;
+  startup_ready_s: number;
+  sse_500_delivered: number;
+  sse_500_p99_ms: number;
   foreach_10000_s: number;
   foreach_history_events: number;
   foreach_chunk_history_events: number;

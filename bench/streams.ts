@@ -2,9 +2,9 @@
  * Live streams at scale: `watchers` Server-Sent Events clients on the one API process following
  * `runs` concurrent executions (`watchers / runs` on each), each run a chain of `Flow/Delay`
  * tasks so its events come over a few seconds, as a real run's do.
- * - `streams_delivered`: 1 when every watcher received every event of its execution, in order
+ * - `sse_500_delivered`: 1 when every watcher received every event of its execution, in order
  *   (checked against `execution_event` in PostgreSQL once the runs ended), else 0;
- * - `streams_delay_p99_ms`: p99 of the delay from an event's recording (`at`: the time of its
+ * - `sse_500_p99_ms`: p99 of the delay from an event's recording (`at`: the time of its
  *   transaction, at or before its commit, so the delay is if anything overstated) to its arrival
  *   at a client, over the events recorded after that client connected; target ≤ 250 ms;
  * - the API process's CPU time and resident memory per watcher over the phase (`/proc`).
@@ -95,8 +95,8 @@ export async function benchmarkStreams(
 
   return {
     results: {
-      streams_delivered: incomplete.length === 0 ? 1 : 0,
-      streams_delay_p99_ms: round(p99, 1),
+      sse_500_delivered: incomplete.length === 0 ? 1 : 0,
+      sse_500_p99_ms: round(p99, 1),
     },
     rows: [
       {

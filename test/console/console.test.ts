@@ -77,14 +77,18 @@ function definition(firstDependency: string): string {
           type: { plugin: 'Flow/Log' },
           dependencies: [firstDependency],
           parameters: { message: 'approved' },
-          manualApproval: { enabled: true, comment: 'Greet them?' },
+          manualApproval: {
+            enabled: true,
+            comment: 'Greet them?',
+            inputs: { note: { type: 'string', required: true, description: 'A word for them.' } },
+          },
         },
         {
           name: 'Greet',
           type: { plugin: 'Flow/Log' },
           dependencies: ['Approve'],
           executionCondition: { expression: "Inputs('greet')" },
-          parameters: { message: "Hello, $[Inputs('who')]!" },
+          parameters: { message: "Hello, $[Inputs('who')]! $[Approval('Approve').inputs.note]" },
         },
         {
           name: 'Apologise',
@@ -222,6 +226,8 @@ describe('the console', () => {
       new RegExp(`Approve in ${workflowName}Run ${executionId.slice(0, 8)} · waiting`),
     );
     await record(inbox, '06-approvals');
+    // The gate's form, from its declared inputs: what the person enters, a later task reads.
+    await card.getByLabel(/^note/).fill('Welcome aboard.');
     await card.getByLabel('Reason for Approve').fill('Looks right.');
     await card.getByRole('button', { name: 'Approve' }).click();
     await inbox.getByRole('status').getByText(`Approved Approve of ${workflowName}.`).waitFor();
@@ -233,7 +239,7 @@ describe('the console', () => {
     await node(page, 'Apologise').and(page.locator('[data-status="Skipped"]')).waitFor();
     await page.locator('h1 .badge[data-status="Completed"]').waitFor();
     await page.locator('.timeline').getByText('Approved by admin: Looks right.').waitFor();
-    await page.locator('.timeline').getByText('Hello, console!').waitFor();
+    await page.locator('.timeline').getByText('Hello, console! Welcome aboard.').waitFor();
     expect(page.url()).toBe(runUrl);
     expect(
       await page.evaluate(
