@@ -11,6 +11,13 @@ import type { Logger } from '../../../core/src/logging.js';
 export interface ExecutionEventHub {
   /** Follows one execution until `signal` aborts or the hub closes. */
   follow(executionId: string, signal?: AbortSignal): ExecutionFollower;
+  /**
+   * Runs `read` for a follower of an execution, sharing it with the followers that ask for the
+   * same `key` while it runs: 500 streams of 50 runs make 50 queries a notification, not 500. A
+   * read started before a notification is never shared with one asked for after it, so a
+   * follower woken by a notification gets what it announced.
+   */
+  shared<T>(executionId: string, key: string, read: () => Promise<T>): Promise<T>;
   /** Ends every follower (their `wait` resolves `false`); the API closes it before it stops. */
   close(): Promise<void>;
 }
@@ -32,17 +39,25 @@ export interface ExecutionFollower {
 
 export function createExecutionEventHub(listen: Listen, logger: Logger): ExecutionEventHub {
   const followers = new Map<string, Set<Follower>>();
+  /** Notifications seen per followed execution, and gaps (which may hide any), so far. */
+  const notified = new Map<string, number>();
+  let gaps = 0;
+  /** Reads under way, by execution, notifications seen when they started, and key. */
+  const reads = new Map<string, Promise<unknown>>();
   const closing = new AbortController();
   let listening: Promise<() => Promise<void>> | undefined;
 
   const wakeAll = () => {
+    gaps += 1;
     for (const set of followers.values()) for (const follower of set) follower.wake();
   };
   const startListening = () =>
     (listening ??= listen(executionEventsChannel, {
       onNotify: (executionId) => {
         const set = followers.get(executionId);
-        if (set) for (const follower of set) follower.wake();
+        if (!set) return;
+        notified.set(executionId, (notified.get(executionId) ?? 0) + 1);
+        for (const follower of set) follower.wake();
       },
       // Notifications may have been missed while there was no connection: everyone reads again.
       onGap: wakeAll,
@@ -56,12 +71,26 @@ export function createExecutionEventHub(listen: Listen, logger: Logger): Executi
       set.add(follower);
       follower.onEnd(() => {
         set.delete(follower);
-        if (set.size === 0 && followers.get(executionId) === set) followers.delete(executionId);
+        if (set.size === 0 && followers.get(executionId) === set) {
+          followers.delete(executionId);
+          notified.delete(executionId);
+        }
       });
       void startListening().catch((error: unknown) =>
         logger.warn({ err: error }, 'cannot listen for execution events; streams poll'),
       );
       return follower;
+    },
+    shared<T>(executionId: string, key: string, read: () => Promise<T>): Promise<T> {
+      const at = `${executionId}\n${notified.get(executionId) ?? 0}\n${gaps}\n${key}`;
+      let running = reads.get(at) as Promise<T> | undefined;
+      if (!running) {
+        running = read();
+        reads.set(at, running);
+        const done = () => reads.delete(at);
+        running.then(done, done);
+      }
+      return running;
     },
     async close() {
       closing.abort();

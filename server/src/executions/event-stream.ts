@@ -83,7 +83,10 @@ export async function streamExecutionEvents(res: ServerResponse, options: EventS
   const sendNew = async (): Promise<{ sent: number; done: boolean }> => {
     let sent = 0;
     for (;;) {
-      const events = await readEvents(db, executionId, cursor, pageSize);
+      const after = cursor;
+      const events = await options.hub.shared(executionId, `${after}`, () =>
+        readEvents(db, executionId, after, pageSize),
+      );
       for (const event of events) {
         if (follower.ended) return { sent, done: true };
         await write(eventFrame(event));
