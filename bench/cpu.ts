@@ -22,3 +22,10 @@ export async function processCpuMicros(pid: number): Promise<number> {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1e6) / ticksPerSecond;
 }
+
+/** The process's resident memory in bytes (`VmRSS` of `/proc/<pid>/status`); 0 where unknown. */
+export async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+  return kib === undefined ? 0 : Number(kib) * 1024;
+}

@@ -15,6 +15,9 @@ export interface Results {
   dag_2000_s: number;
   dag_overhead_ms_per_task: number;
   dag_history_events: number;
+  dag_10000_s: number;
+  dag_10000_ratio: number;
+  dag_10000_history_events: number;
   logs_read_ms: number;
   logs_page_p50_ms_1m: number;
   executions_page_p50_ms_100k: number;
@@ -23,6 +26,9 @@ export interface Results {
   startup_ready_s: number;
   sse_500_delivered: number;
   sse_500_p99_ms: number;
+  soak_stuck_runs: number;
+  soak_p99_growth: number;
+  soak_rss_growth_pct: number;
   foreach_10000_s: number;
   foreach_history_events: number;
   foreach_chunk_history_events: number;

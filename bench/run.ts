@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { benchmarkApi } from './api.js';
-import { benchmarkDag } from './dag.js';
+import { benchmarkDag, benchmarkDag10k } from './dag.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import { benchmarkExecutions } from './exec.js';
 import { benchmarkLists } from './lists.js';
@@ -22,6 +22,7 @@ import { benchmarkForEach } from './foreach.js';
 import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
 import { summarizeProfiles } from './profile.js';
+import { benchmarkSoak } from './soak.js';
 import { benchmarkStartup } from './startup.js';
 import { benchmarkStreams } from './streams.js';
 import { printTable, writeResults, type BenchOutcome, type Results } from './report.js';
@@ -30,10 +31,12 @@ const benchmarks = {
   api: (env, plan) => benchmarkApi(env, plan.api),
   exec: (env, plan) => benchmarkExecutions(env, plan.exec),
   dag: (env, plan) => benchmarkDag(env, plan.dag),
+  dag10k: (env, plan) => benchmarkDag10k(env, plan.dag10k),
   logs: (env, plan) => benchmarkLogs(env, plan.logs),
   lists: (env, plan) => benchmarkLists(env, plan.lists),
   startup: (env, plan) => benchmarkStartup(env, plan.startup),
   streams: (env, plan) => benchmarkStreams(env, plan.streams),
+  soak: (env, plan) => benchmarkSoak(env, plan.soak),
   foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;

@@ -11,10 +11,9 @@
  * The clients run in the benchmark's process on the same two cores: their own parsing competes
  * with the API for the CPU, which the delays include.
  */
-import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
-import { processCpuMicros } from './cpu.js';
+import { processCpuMicros, residentBytes } from './cpu.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome } from './report.js';
@@ -186,11 +185,4 @@ function watch(env: BenchEnvironment, workflowId: string, executionId: string): 
     }
   })();
   return watcher;
-}
-
-/** The process's resident memory in bytes (`VmRSS` of `/proc/<pid>/status`). */
-async function residentBytes(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kib = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
-  return kib === undefined ? 0 : Number(kib) * 1024;
 }
