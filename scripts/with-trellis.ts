@@ -12,8 +12,10 @@
  * fails or Trellis stops on its own; TRELLIS_KEEP_SCRATCH=1 keeps the scratch folder.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { appendFileSync, createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +44,12 @@ if ((await run([process.execPath, '--input-type=module', '-e', buildIfStale], pr
 }
 
 const scratch = await mkdtemp(path.join(tmpdir(), 'trellis-contract-'));
+// Approval links: a client cannot make a link's token (it is the credential), so the server
+// notifies a receiver here of every approval it asks for, and the command finds the tokens in
+// a file (TRELLIS_APPROVAL_LINKS, one a line, newest last).
+const linksFile = path.join(scratch, 'approval-links.txt');
+await writeFile(linksFile, '');
+const receiver = await receiveApprovalLinks(linksFile);
 const config = {
   // Any free port: the banner says which.
   Server: { Port: 0 },
@@ -65,6 +73,15 @@ const config = {
       FailedLoginsPerAddress: 1_000_000,
       RequestsPerUserPerMinute: 1_000_000,
     },
+  },
+  Notifications: {
+    Webhooks: [
+      {
+        Url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`,
+        Events: ['ApprovalRequested'],
+        Secret: `whsec_${Buffer.from('contract-checks-receiver').toString('base64')}`,
+      },
+    ],
   },
   Logging: { Level: 'info', Format: 'json' },
 };
@@ -90,6 +107,7 @@ try {
     TRELLIS_URL: url,
     TRELLIS_USER: user.name,
     TRELLIS_PASSWORD: user.password,
+    TRELLIS_APPROVAL_LINKS: linksFile,
   });
   if (trellis.exitCode !== null) {
     console.error(`with-trellis: Trellis stopped during the run (exit ${trellis.exitCode})`);
@@ -99,11 +117,33 @@ try {
   console.error(`with-trellis: ${(error as Error).message}`);
 } finally {
   await stop(trellis);
+  await new Promise((resolve) => receiver.close(resolve));
   log.end();
   if (exitCode !== 0) await printLogTail(logFile);
   if (!process.env.TRELLIS_KEEP_SCRATCH) await rm(scratch, { recursive: true, force: true });
 }
 process.exit(exitCode);
+
+/** A receiver of notification events that writes each approval link's token to `file`. */
+async function receiveApprovalLinks(file: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      try {
+        const event = JSON.parse(body) as { data?: { approval?: { link?: { url?: unknown } } } };
+        const url = event.data?.approval?.link?.url;
+        if (typeof url === 'string') appendFileSync(file, `${url.split('/').at(-1)}\n`);
+      } catch {
+        // Not an event with a link: nothing to keep.
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
 
 /** The API URL from the banner (`  API          http://127.0.0.1:41234`). */
 function apiUrl(child: ChildProcess, timeoutMs: number): Promise<string> {

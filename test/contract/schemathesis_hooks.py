@@ -58,6 +58,14 @@ still goes through every check.
    TimeBased trigger for a preview, an Active one for a backfill, an Active Webhook trigger
    without signature for a delivery), made when there is none.
 
+8. Approval links. A link's token is its credential, made by the server and sent only to the
+   notification webhooks, so the fuzzer can never draw one. `scripts/with-trellis.ts` configures
+   a webhook of its own and writes every approval link's token to a file
+   (`TRELLIS_APPROVAL_LINKS`). In half the positive cases of an operation on a link, the token
+   is the newest one not used yet, of an approval still waiting (the hooks start a waiting run
+   when there is none), and a decision through it carries no `inputs` (the hooks' approvals
+   declare none).
+
 And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
 least once, so that no success path goes untested unnoticed.
 """
@@ -202,6 +210,8 @@ class Trellis:
         self.session.auth = (os.environ["TRELLIS_USER"], os.environ["TRELLIS_PASSWORD"])
         # The workflow whose triggers the hooks use (section 7), made on first use.
         self.triggering: str | None = None
+        # Approval link tokens spent or found unusable (section 8).
+        self.used_links: set[str] = set()
 
     def call(self, method: str, path: str, body: Any = None) -> requests.Response:
         return self.session.request(method, f"{self.base_url}{path}", json=body, timeout=30)
@@ -254,6 +264,32 @@ class Trellis:
             time.sleep(0.1)
             pending = self.pending()
         return pending
+
+    def fresh_link(self, use: bool) -> str:
+        """The token of the newest approval link not used yet whose approval still waits; `use`
+        marks it used (a decision spends it)."""
+        pending = {approval["id"] for approval in self.waiting_approvals()}
+        deadline = time.monotonic() + 15
+        while True:
+            for token in reversed(self.link_tokens()):
+                if token in self.used_links:
+                    continue
+                view = self.call("GET", f"/approvals/decide/{token}")
+                if view.status_code == 200 and view.json()["data"]["approvalId"] in pending:
+                    if use:
+                        self.used_links.add(token)
+                    return token
+                self.used_links.add(token)
+            if time.monotonic() > deadline:
+                raise AssertionError("No approval link arrived within 15 s of a waiting run")
+            self.start_waiting_run()
+            time.sleep(0.5)
+            pending = {approval["id"] for approval in self.pending()}
+
+    @staticmethod
+    def link_tokens() -> list[str]:
+        with open(os.environ["TRELLIS_APPROVAL_LINKS"], encoding="utf-8") as file:
+            return [line.strip() for line in file if line.strip()]
 
     def pending(self) -> list[dict[str, Any]]:
         return self.data("GET", "/approvals?status=Pending&pageSize=50")
@@ -366,6 +402,9 @@ class Shape:
         self.time_range = {"from", "to"} <= set(properties)
         # A webhook delivery: its body is the run's inputs.
         self.webhook = operation.path.startswith("/hooks/")
+        # An approval link's page and decision (section 8).
+        self.link = operation.path.startswith("/approvals/decide/")
+        self.link_decides = self.link and operation.method.upper() == "POST"
         # Operations on one trigger: which trigger the operation can succeed on.
         self.on_trigger: str | None = None
         if "triggerId" in path_parameters:
@@ -387,6 +426,7 @@ class Shape:
             or self.time_range
             or self.webhook
             or self.on_trigger
+            or self.link
         )
 
 
@@ -444,6 +484,11 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
             use_existing_trigger(case)
         if shape.webhook and drawn["empty"]:
             case.body = {}
+        if drawn["link"]:
+            token = trellis_of(operation).fresh_link(use=shape.link_decides)
+            case.path_parameters = {**(case.path_parameters or {}), "token": token}
+            if isinstance(case.body, dict):
+                case.body = {key: value for key, value in case.body.items() if key != "inputs"}
         if isinstance(case.body, dict):
             body = {**case.body, **dict(zip(shape.definitions, drawn["definitions"]))}
             if drawn["echo"]:
@@ -474,6 +519,7 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
             "trigger": st.one_of(st.none(), triggers) if shape.trigger else st.just(None),
             "in_range": maybe(shape.time_range),
             "empty": maybe(shape.webhook),
+            "link": maybe(shape.link),
         }
     ).map(completed)
 
