@@ -55,6 +55,7 @@ async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
   const baselineSeconds: number[] = [];
   const histories: number[] = [];
   const historyBytes: number[] = [];
+  const runs: { runId: string; status: string; historyLength: number }[] = [];
   for (let index = 0; index < plan.rounds; index++) {
     let started = performance.now();
     const { executionId } = await env.admin.POST('/workflows/{workflowId}/executions', {
@@ -68,6 +69,12 @@ async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
     const description = await handle.describe();
     histories.push(description.historyLength);
     historyBytes.push(Number(description.raw.workflowExecutionInfo?.historySizeBytes ?? 0));
+    // Every Temporal run the execution had (one, unless something ended the first early).
+    for await (const run of env.temporal.workflow.list({
+      query: `WorkflowId = '${executionWorkflowId(executionId)}'`,
+    })) {
+      runs.push({ runId: run.runId, status: run.status.name, historyLength: run.historyLength });
+    }
 
     started = performance.now();
     await env.temporal.workflow.execute('manyLocalNoOps', {
@@ -101,6 +108,7 @@ async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
     baselineSeconds: baseline,
     historyEvents: histories,
     historyBytes,
+    runs,
   };
   return { taskCount, ours, histories, rows, details, seconds, baselineSeconds };
 }

@@ -1,4 +1,4 @@
-/** How much each benchmark measures: `--quick` (under 5 minutes on 2 cores) or the full run. */
+/** How much each benchmark measures: `--quick` (about 9 minutes on 2 cores) or the full run. */
 export interface Plan {
   mode: 'quick' | 'full';
   api: { rounds: number; seconds: number; warmupSeconds: number; connections: number };
