@@ -5,45 +5,13 @@
  * not decide shows why, its buttons disabled; and an approval link opens the console's decision
  * page, which decides without signing in, once.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { approvalLinkToken } from '../../core/src/notifications/approval-links.js';
 import { approvalsOncePaused, start } from '../engine/engine-support.js';
-import { startTrellis, type Trellis } from '../support/harness.js';
-import {
-  browserAvailable,
-  hasChromium,
-  launchBrowser,
-  newContext,
-  noChromium,
-  openTab,
-  record,
-  signIn,
-} from './browser.js';
+import { record, signIn, useConsoleSession } from './browser.js';
 
-let trellis: Trellis;
-let browser: Browser;
-let context: BrowserContext;
-const problems: string[] = [];
-
-beforeAll(async () => {
-  if (!browserAvailable()) return;
-  const started = await Promise.allSettled([
-    startTrellis({ worker: true }).then((running) => (trellis = running)),
-    launchBrowser().then((launched) => (browser = launched)),
-  ]);
-  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-  context = await newContext(browser);
-}, 180_000);
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await trellis?.stop();
-});
-beforeEach((test) => {
-  if (!hasChromium) test.skip(noChromium);
-  problems.length = 0;
-});
+const session = useConsoleSession({ worker: true });
 
 const suffix = Date.now().toString(36);
 
@@ -80,7 +48,7 @@ function payment(name: string, approvers?: Record<string, unknown>) {
 }
 
 async function pendingApproval(ids: { workflowId: string; executionId: string }) {
-  const [approval] = await trellis.admin.GET(
+  const [approval] = await session.trellis.admin.GET(
     '/workflows/{workflowId}/executions/{executionId}/approvals',
     { params: { path: ids } },
   );
@@ -88,12 +56,17 @@ async function pendingApproval(ids: { workflowId: string; executionId: string })
 }
 
 async function reportOf(ids: { workflowId: string; executionId: string }) {
-  await trellis.admin.waitForExecution(ids.workflowId, ids.executionId, { timeoutMs: 30_000 });
-  const tasks = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
-    params: { path: ids },
+  await session.trellis.admin.waitForExecution(ids.workflowId, ids.executionId, {
+    timeoutMs: 30_000,
   });
+  const tasks = await session.trellis.admin.GET(
+    '/workflows/{workflowId}/executions/{executionId}/tasks',
+    {
+      params: { path: ids },
+    },
+  );
   const report = tasks.find((task) => task.name === 'Report')!;
-  const detail = await trellis.admin.GET(
+  const detail = await session.trellis.admin.GET(
     '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}',
     { params: { path: { ...ids, taskExecutionId: report.id } } },
   );
@@ -102,16 +75,16 @@ async function reportOf(ids: { workflowId: string; executionId: string }) {
 
 describe('approvals in the console', () => {
   it('approves from the inbox with the generated form, and shows who may decide', async () => {
-    const mine = await start(trellis.admin, payment(`Payment-${suffix}`));
+    const mine = await start(session.trellis.admin, payment(`Payment-${suffix}`));
     const theirs = await start(
-      trellis.admin,
+      session.trellis.admin,
       payment(`Guarded-${suffix}`, { users: ['treasurer'] }),
     );
-    await approvalsOncePaused(trellis.admin, mine.workflowId, mine.executionId);
-    await approvalsOncePaused(trellis.admin, theirs.workflowId, theirs.executionId);
+    await approvalsOncePaused(session.trellis.admin, mine.workflowId, mine.executionId);
+    await approvalsOncePaused(session.trellis.admin, theirs.workflowId, theirs.executionId);
 
-    const page: Page = await openTab(context, problems);
-    await page.goto(`${trellis.baseUrl}/ui/approvals`);
+    const page: Page = await session.openTab();
+    await page.goto(`${session.trellis.baseUrl}/ui/approvals`);
     await signIn(page);
     await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
 
@@ -149,20 +122,27 @@ describe('approvals in the console', () => {
       inputs: { amount: 4200, note: 'none' },
       decidedVia: 'Api',
     });
-    expect(problems).toEqual([]);
+    expect(session.problems).toEqual([]);
     await page.close();
   });
 
   it('decides through an approval link on the console page, once, without signing in', async () => {
-    const ids = await start(trellis.admin, payment(`Linked-${suffix}`, { users: ['treasurer'] }));
-    const [approval] = await approvalsOncePaused(trellis.admin, ids.workflowId, ids.executionId);
-    const { token } = await approvalLinkToken(trellis.db, {
+    const ids = await start(
+      session.trellis.admin,
+      payment(`Linked-${suffix}`, { users: ['treasurer'] }),
+    );
+    const [approval] = await approvalsOncePaused(
+      session.trellis.admin,
+      ids.workflowId,
+      ids.executionId,
+    );
+    const { token } = await approvalLinkToken(session.trellis.db, {
       eventId: `msg_console_${suffix}`,
       approvalId: approval!.id,
       expiresAt: new Date(Date.now() + 3_600_000),
     });
-    const page = await openTab(context, problems);
-    await page.goto(`${trellis.baseUrl}/approvals/decide/${token}`);
+    const page = await session.openTab();
+    await page.goto(`${session.trellis.baseUrl}/approvals/decide/${token}`);
     expect(new URL(page.url()).pathname).toBe(`/ui/decide/${token}`);
     await page.getByRole('heading', { name: 'Decide an approval', level: 1 }).waitFor();
     await page.getByText('How much may we pay?').waitFor();
@@ -179,9 +159,9 @@ describe('approvals in the console', () => {
     });
 
     // Used: the page says so.
-    await page.goto(`${trellis.baseUrl}/ui/decide/${token}`);
+    await page.goto(`${session.trellis.baseUrl}/ui/decide/${token}`);
     await page.getByText('This approval link was used already').waitFor();
-    expect(problems).toEqual([]);
+    expect(session.problems).toEqual([]);
     await page.close();
   });
 });

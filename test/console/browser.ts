@@ -9,8 +9,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
-import { users } from '../support/harness.js';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { startTrellis, users, type StartOptions, type Trellis } from '../support/harness.js';
 
 const chromiumPath = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(chromiumPath);
@@ -101,4 +101,53 @@ export async function signIn(page: Page, password: string = users.admin.password
   await page.getByLabel('User name', { exact: true }).fill(users.admin.username);
   await page.getByLabel('Password', { exact: true }).fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** What a console test file works with: a Trellis, a browser context, and what its pages report. */
+export interface ConsoleSession {
+  readonly trellis: Trellis;
+  readonly context: BrowserContext;
+  /** Errors the pages logged and policy violations they reported; empty at each test's start. */
+  readonly problems: string[];
+  /** A new tab of the context, whose problems go to `problems`. */
+  openTab(): Promise<Page>;
+}
+
+/**
+ * Starts a Trellis (`options`, given to the harness) beside headless Chromium for the test file,
+ * and stops both after it; without Chromium its tests are skipped (in CI they fail instead).
+ */
+export function useConsoleSession(options: StartOptions): ConsoleSession {
+  let trellis: Trellis | undefined;
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  const problems: string[] = [];
+  beforeAll(async () => {
+    if (!browserAvailable()) return;
+    const started = await Promise.allSettled([
+      startTrellis(options).then((running) => (trellis = running)),
+      launchBrowser().then((launched) => (browser = launched)),
+    ]);
+    for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+    context = await newContext(browser!);
+  }, 180_000);
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await trellis?.stop();
+  });
+  beforeEach((test) => {
+    if (!hasChromium) test.skip(noChromium);
+    problems.length = 0;
+  });
+  return {
+    get trellis() {
+      return trellis!;
+    },
+    get context() {
+      return context!;
+    },
+    problems,
+    openTab: () => openTab(context!, problems),
+  };
 }

@@ -7,50 +7,15 @@
  * checked with axe-core (no serious or critical violation) and saved as a screenshot under
  * test-results/console/ (not in git); the page's Content-Security-Policy must never be violated.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTrellis, type Trellis } from '../support/harness.js';
-import {
-  browserAvailable,
-  hasChromium,
-  launchBrowser,
-  newContext,
-  noChromium,
-  openTab as openTabIn,
-  record,
-  signIn,
-} from './browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { record, signIn, useConsoleSession } from './browser.js';
 
 const temporalUi = 'http://127.0.0.1:8233';
 
-let trellis: Trellis;
-let browser: Browser;
-let context: BrowserContext;
-/** Errors the pages logged and policy violations they reported; both must stay empty. */
-const problems: string[] = [];
+const session = useConsoleSession({ worker: true, config: { Temporal: { UiUrl: temporalUi } } });
 
-beforeAll(async () => {
-  if (!browserAvailable()) return;
-  const started = await Promise.allSettled([
-    startTrellis({ worker: true, config: { Temporal: { UiUrl: temporalUi } } }).then(
-      (running) => (trellis = running),
-    ),
-    launchBrowser().then((launched) => (browser = launched)),
-  ]);
-  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
-  context = await newContext(browser);
-}, 180_000);
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await trellis?.stop();
-});
-beforeEach((test) => {
-  if (!hasChromium) test.skip(noChromium);
-  problems.length = 0;
-});
-
-const openTab = (): Promise<Page> => openTabIn(context, problems);
+const openTab = (): Promise<Page> => session.openTab();
 
 const suffix = Date.now().toString(36);
 const workflowName = `ConsoleDemo-${suffix}`;
@@ -109,7 +74,7 @@ describe('the console', () => {
   it('adds a workflow, runs it from its inputs, follows it live and approves it from the inbox', async () => {
     // Enough workflows for two pages, and one a search finds.
     for (let index = 1; index <= 22; index += 1) {
-      await trellis.admin.POST('/workflows/Add', {
+      await session.trellis.admin.POST('/workflows/Add', {
         body: {
           definition: {
             name: `Report-${suffix}-${String(index).padStart(2, '0')}`,
@@ -120,7 +85,7 @@ describe('the console', () => {
     }
 
     const page = await openTab();
-    await page.goto(`${trellis.baseUrl}/ui`);
+    await page.goto(`${session.trellis.baseUrl}/ui`);
     await page.getByRole('heading', { name: 'Sign in to Trellis' }).waitFor();
     await signIn(page, 'not-the-password');
     await page.getByRole('alert').getByText('These credentials were not accepted').waitFor();
@@ -129,7 +94,7 @@ describe('the console', () => {
 
     // Workflows: paged, searchable.
     await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
-    expect(page.url()).toBe(`${trellis.baseUrl}/ui/workflows`);
+    expect(page.url()).toBe(`${session.trellis.baseUrl}/ui/workflows`);
     await page.getByText(/Page 1 of 2/).waitFor();
     await record(page, '02-workflows');
     await page.getByLabel('Search by name').fill(`Report-${suffix}-07`);
@@ -154,7 +119,7 @@ describe('the console', () => {
     await record(page, '03-editor-problems');
     await page.getByRole('button', { name: 'Add workflow' }).click();
     expect(page.url(), 'nothing is saved while there are problems').toBe(
-      `${trellis.baseUrl}/ui/workflows/new`,
+      `${session.trellis.baseUrl}/ui/workflows/new`,
     );
     await editor.fill(definition('Wait'));
     await problemsBox.getByText('No problems found.').waitFor();
@@ -217,7 +182,7 @@ describe('the console', () => {
 
     // The inbox, in another tab (its own sign-in: credentials stay in their tab).
     const inbox = await openTab();
-    await inbox.goto(`${trellis.baseUrl}/ui/approvals`);
+    await inbox.goto(`${session.trellis.baseUrl}/ui/approvals`);
     await signIn(inbox);
     await inbox.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
     const card = inbox.locator('li.card').filter({ hasText: workflowName });
@@ -274,7 +239,7 @@ describe('the console', () => {
     const rerunOf = page.getByRole('link', { name: executionId.slice(0, 8) });
     await expect(rerunOf.getAttribute('href')).resolves.toBe(new URL(runUrl).pathname);
 
-    expect(problems).toEqual([]);
+    expect(session.problems).toEqual([]);
     await page.close();
   });
 });
