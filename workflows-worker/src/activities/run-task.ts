@@ -11,7 +11,6 @@ import {
   ApplicationFailureCategory,
   CancelledFailure,
 } from '@temporalio/common';
-import { isConnectionError } from '../../../core/src/db/database.js';
 import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
@@ -241,13 +240,6 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       }
       plugin = await taskPlugin(db, task.type);
       attemptOf.plugin = plugin.type;
-      // Which package runs the task is looked up in PostgreSQL (then cached). Looked up here, a
-      // database outage is retried by Temporal like every other step of the attempt, instead of
-      // failing the task as the plugin's own error would.
-      await runner.installedManifest(plugin.type, plugin.version).catch((error: unknown) => {
-        if (isDatabaseOutage(error)) throw error;
-        // Anything else (a package that does not load...) is the attempt's to report, below.
-      });
     } catch (error) {
       const cause =
         isExpressionError(error) || isNonRetryable(error)
@@ -444,15 +436,6 @@ function rejectWhenAborted(signal: AbortSignal): Promise<never> {
     if (signal.aborted) reject(signal.reason as Error);
     else signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
   });
-}
-
-/**
- * The database cannot be reached now: a retry will do. Not a file that is missing, which a
- * connection error's ENOENT (a Unix socket not there yet) would also match: no retry fixes that.
- */
-function isDatabaseOutage(error: unknown): boolean {
-  const syscall = (error as { syscall?: unknown } | null)?.syscall;
-  return isConnectionError(error) && (syscall === undefined || syscall === 'connect');
 }
 
 function isExpressionError(error: unknown): error is Error {
