@@ -30,6 +30,8 @@ const sdkSourceForCli = {
 
 export default defineConfig({
   test: {
+    // The default report, then one plain closing line with the counts (closing-line-reporter.ts).
+    reporters: ['default', './test/support/closing-line-reporter.ts'],
     projects: [
       {
         plugins: [sdkSourceForCli],
