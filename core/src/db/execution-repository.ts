@@ -16,7 +16,10 @@ import {
   cancelUnfinishedTasks,
   insertPendingTasks,
   reopenTasks,
+  rosterColumn,
+  rosterOf,
   type ReusedTasks,
+  type TaskRoster,
 } from './task-execution-repository.js';
 
 /**
@@ -135,6 +138,26 @@ export async function findExecution(
     .selectAll()
     .where('id', '=', executionId)
     .executeTakeFirst();
+}
+
+/**
+ * An execution and its task roster (task ids, the tasks Completed already), read in one query:
+ * what a run needs to start.
+ */
+export async function findExecutionForRun(
+  db: Kysely<Database>,
+  executionId: string,
+): Promise<{ execution: WorkflowExecutionRow; roster: TaskRoster } | undefined> {
+  if (!isUuid(executionId)) return undefined;
+  const row = await db
+    .selectFrom('workflowExecution')
+    .selectAll('workflowExecution')
+    .select(rosterColumn.as('roster'))
+    .where('id', '=', executionId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { roster, ...execution } = row;
+  return { execution, roster: rosterOf(roster) };
 }
 
 /** The execution run by a Temporal workflow id. */

@@ -32,12 +32,18 @@ import {
 } from '../../../core/src/temporal/search-attributes.js';
 import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
+import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { validateWorkflowDefinition } from '../workflows/definition.js';
 
 export interface StartExecutionDeps {
   db: Kysely<Database>;
   temporal: { client: Client };
   config: TrellisConfig;
+  /**
+   * The API process's view of the installed plugins, which the definition is checked against
+   * (as when it is added); without it, each plugin the definition names is a query.
+   */
+  installedPlugins?: InstalledPlugins;
   /** Logs and counts a run whose start Temporal refused. */
   executionLog?: ExecutionLog;
 }
@@ -164,9 +170,13 @@ export async function recordExecution(
   const text = snapshot.definition;
   let definition;
   try {
-    definition = await validateWorkflowDefinition(db, text, config.Definitions, undefined, {
-      id: workflow.id,
-    });
+    definition = await validateWorkflowDefinition(
+      db,
+      text,
+      config.Definitions,
+      deps.installedPlugins,
+      { id: workflow.id },
+    );
   } catch (error) {
     // The messages point into the stored definition, not into this request's body.
     if (error instanceof Invalid) {

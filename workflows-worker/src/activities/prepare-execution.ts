@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import type { TaskRoster } from '../../../core/src/db/task-execution-repository.js';
 import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
@@ -111,25 +112,32 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     return execution;
   }
 
-  async function findOrCreate(input: PrepareInput): Promise<WorkflowExecutionRow> {
-    const execution =
+  /** The execution and, when the same query could read it, its task roster. */
+  async function findOrCreate(
+    input: PrepareInput,
+  ): Promise<{ execution: WorkflowExecutionRow; roster?: TaskRoster }> {
+    const found =
       'executionId' in input
-        ? await executionRepository.findExecution(db, input.executionId)
-        : await executionOfSchedule(input.scheduled);
-    if (!execution) {
+        ? await executionRepository.findExecutionForRun(db, input.executionId)
+        : { execution: await executionOfSchedule(input.scheduled) };
+    if (!found) {
       throw ApplicationFailure.nonRetryable(
         `Execution ${'executionId' in input ? input.executionId : '?'} does not exist.`,
         'ExecutionMissing',
       );
     }
-    if (input.run === undefined) return execution;
+    if (input.run === undefined) return found;
     // Reset to its start: the run takes the execution over and runs every task again.
-    await claimRun(execution.id, input.run, { fromStart: true });
-    return (await executionRepository.findExecution(db, execution.id)) ?? execution;
+    await claimRun(found.execution.id, input.run, { fromStart: true });
+    return (
+      (await executionRepository.findExecutionForRun(db, found.execution.id)) ?? {
+        execution: found.execution,
+      }
+    );
   }
 
   return async function prepareExecution(input: PrepareInput): Promise<PrepareResult> {
-    const execution = await findOrCreate(input);
+    const { execution, roster } = await findOrCreate(input);
     if (!executionRepository.isExecutionActive(execution.status)) {
       return {
         ok: false,
@@ -143,7 +151,8 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       const admission = await admitExecution(deps, definitions, execution);
       if (!admission.ok) return { ...admission, ...statusAttribute };
       const slot = admission.slot ? { slot: admission.slot } : {};
-      return { ok: true, run: await prepare(execution, input.run), ...slot, ...statusAttribute };
+      const run = await prepare(execution, input.run, roster);
+      return { ok: true, run, ...slot, ...statusAttribute };
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;
@@ -177,13 +186,13 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
   async function prepare(
     execution: WorkflowExecutionRow,
     run: string | undefined,
+    known: TaskRoster | undefined,
   ): Promise<RunDefinition> {
     const loaded = await definitions.of(execution);
-    const [taskIds, quick, reused] = await Promise.all([
-      taskExecutionRepository.taskIds(db, execution.id),
-      quickTasks(db, runner, loaded.definition.tasks),
+    const [roster, quick] = await Promise.all([
       // A rerun's reused tasks are Completed before the run starts; no other task can be.
-      taskExecutionRepository.completedTaskNames(db, execution.id),
+      known ?? taskExecutionRepository.taskRoster(db, execution.id),
+      quickTasks(db, runner, loaded.definition.tasks),
     ]);
     await executionRepository.markExecutionRunning(
       db,
@@ -212,7 +221,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     }
     const notify = notifyTargets(deps.config);
     return {
-      ...toRunDefinition(execution.id, loaded.definition, taskIds, quick, reused),
+      ...toRunDefinition(execution.id, loaded.definition, roster.ids, quick, roster.completed),
       ...(notify ? { notify } : {}),
     };
   }
