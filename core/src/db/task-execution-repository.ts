@@ -24,41 +24,46 @@ export interface ReusedTasks {
   at: Date;
 }
 
+/** The columns `pendingTaskRows` gives, in its order. */
+export const pendingTaskColumns = [
+  'id',
+  'executionId',
+  'workflowId',
+  'name',
+  'position',
+  'status',
+  'message',
+  'startTime',
+  'endTime',
+  'output',
+] as const;
+
 /**
- * One Pending row per task name, in definition order, for a new execution; a rerun's reused
- * tasks are Completed at once, with their earlier output.
+ * A new execution's task rows, one per name in definition order: Pending, or Completed with the
+ * output a rerun reuses. For an insert in the statement that inserts the execution (a CTE named
+ * `inserted`, which gives the execution's ids): the rows travel as one JSON parameter, however
+ * many tasks there are, and are written only when the execution was.
  */
-export async function insertPendingTasks(
-  db: Kysely<Database>,
-  execution: { id: string; workflowId: string },
-  taskNames: string[],
-  reused?: ReusedTasks,
-): Promise<void> {
+export function pendingTaskRows(taskNames: string[], reused?: ReusedTasks): RawBuilder<unknown> {
   const rows = taskNames.map((name, position) => {
-    const row = {
-      id: newId(),
-      executionId: execution.id,
-      workflowId: execution.workflowId,
-      name,
-      position,
-    };
+    const row = { id: newId(), name, position };
     return reused?.outputs.has(name)
       ? {
           ...row,
-          status: 'Completed' as const,
+          status: 'Completed',
           message: reused.message,
-          startTime: reused.at,
-          endTime: reused.at,
-          output: JSON.stringify(reused.outputs.get(name) ?? null),
+          start_time: reused.at.toISOString(),
+          end_time: reused.at.toISOString(),
+          output: reused.outputs.get(name) ?? null,
         }
-      : { ...row, status: 'Pending' as const, message: '' };
+      : { ...row, status: 'Pending', message: '' };
   });
-  for (let start = 0; start < rows.length; start += CHUNK) {
-    await db
-      .insertInto('taskExecution')
-      .values(rows.slice(start, start + CHUNK))
-      .execute();
-  }
+  return sql`select t.id, i.id, i.workflow_id, t.name, t.position, t.status, t.message,
+      t.start_time, t.end_time, t.output
+    from inserted i
+    cross join jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as t(id uuid, name text,
+      position integer, status text, message text, start_time timestamptz, end_time timestamptz,
+      output jsonb)`;
 }
 
 /** Cancels every unfinished task of an execution, giving each its start and end time. */
