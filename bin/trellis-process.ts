@@ -303,6 +303,7 @@ export function createTrellis(
         installedPlugins: createInstalledPlugins(database.db, database.listen, logger),
         metrics,
         readiness,
+        statusAttribute: searchAttributes.status,
         ...(tracing && { tracing }),
       });
       started('API', () => api.close());
