@@ -43,6 +43,37 @@ export function layeredDefinition(plan: Plan['dag']): string {
   });
 }
 
+/** One execution of a stored workflow, started through the API: seconds until its run completes. */
+export async function timedRun(env: BenchEnvironment, workflowId: string) {
+  const started = performance.now();
+  const { executionId } = await env.admin.POST('/workflows/{workflowId}/executions', {
+    params: { path: { workflowId } },
+    body: { workflowId },
+  });
+  const handle = env.temporal.workflow.getHandle(executionWorkflowId(executionId));
+  await handle.result();
+  return { executionId, handle, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The floor plain Temporal sets for `tasks` quick tasks: as many local no-op activities,
+ * `parallelism` at a time, in one workflow (`manyLocalNoOps`). Seconds.
+ */
+export async function timedLocalNoOps(
+  env: BenchEnvironment,
+  label: string,
+  tasks: number,
+  parallelism: number,
+): Promise<number> {
+  const started = performance.now();
+  await env.temporal.workflow.execute('manyLocalNoOps', {
+    taskQueue: baselineTaskQueue,
+    workflowId: `bench-baseline-${label}-${randomUUID()}`,
+    args: [tasks, parallelism],
+  });
+  return (performance.now() - started) / 1000;
+}
+
 /** One DAG of `plan`'s shape run `plan.rounds` times, each beside the plain-Temporal baseline. */
 async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
   const taskCount = plan.layers * plan.width;
@@ -57,14 +88,8 @@ async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
   const historyBytes: number[] = [];
   const runs: { runId: string; status: string; historyLength: number }[] = [];
   for (let index = 0; index < plan.rounds; index++) {
-    let started = performance.now();
-    const { executionId } = await env.admin.POST('/workflows/{workflowId}/executions', {
-      params: { path: { workflowId } },
-      body: { workflowId },
-    });
-    const handle = env.temporal.workflow.getHandle(executionWorkflowId(executionId));
-    await handle.result();
-    seconds.push((performance.now() - started) / 1000);
+    const { executionId, handle, seconds: took } = await timedRun(env, workflowId);
+    seconds.push(took);
     await expectTasksCompleted(env, executionId, taskCount);
     const description = await handle.describe();
     histories.push(description.historyLength);
@@ -76,13 +101,7 @@ async function measureDag(env: BenchEnvironment, plan: Plan['dag']) {
       runs.push({ runId: run.runId, status: run.status.name, historyLength: run.historyLength });
     }
 
-    started = performance.now();
-    await env.temporal.workflow.execute('manyLocalNoOps', {
-      taskQueue: baselineTaskQueue,
-      workflowId: `bench-baseline-dag-${randomUUID()}`,
-      args: [taskCount, plan.parallelism],
-    });
-    baselineSeconds.push((performance.now() - started) / 1000);
+    baselineSeconds.push(await timedLocalNoOps(env, 'dag', taskCount, plan.parallelism));
   }
   const ours = summarize(seconds);
   const baseline = summarize(baselineSeconds);

@@ -9,11 +9,10 @@
  * without chunks.
  */
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import { executionWorkflowId } from '../core/src/temporal/ids.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
 import { itemChunks } from '../workflows-worker/src/workflows/foreach-plan.js';
 import { forEachChunkWorkflowId } from '../workflows-worker/src/workflows/foreach.js';
+import { timedLocalNoOps, timedRun } from './dag.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome } from './report.js';
@@ -63,14 +62,8 @@ export async function benchmarkForEach(
   const baselineEvents: number[] = [];
   const baselineClosed: string[] = [];
   for (let index = 0; index < plan.rounds; index++) {
-    let started = performance.now();
-    const { executionId } = await env.admin.POST('/workflows/{workflowId}/executions', {
-      params: { path: { workflowId } },
-      body: { workflowId },
-    });
-    const handle = env.temporal.workflow.getHandle(executionWorkflowId(executionId));
-    await handle.result();
-    seconds.push((performance.now() - started) / 1000);
+    const { executionId, handle, seconds: took } = await timedRun(env, workflowId);
+    seconds.push(took);
     const task = await env.db
       .selectFrom('taskExecution')
       .select(['id', 'status', 'output'])
@@ -95,13 +88,7 @@ export async function benchmarkForEach(
     }
 
     // Trellis runs the quick `Flow/NoOp` items as local activities: so does the time baseline.
-    started = performance.now();
-    await env.temporal.workflow.execute('manyLocalNoOps', {
-      taskQueue: baselineTaskQueue,
-      workflowId: `bench-baseline-foreach-${randomUUID()}`,
-      args: [plan.items, plan.parallelism],
-    });
-    baselineSeconds.push((performance.now() - started) / 1000);
+    baselineSeconds.push(await timedLocalNoOps(env, 'foreach', plan.items, plan.parallelism));
   }
   // What the items would cost one workflow's history as regular activities (any plugin that is
   // not quick), 100 at once: past Temporal's limit the server terminates it, and its length is
