@@ -303,7 +303,6 @@ export function createTrellis(
         installedPlugins: createInstalledPlugins(database.db, database.listen, logger),
         metrics,
         readiness,
-        statusAttribute: searchAttributes.status,
         ...(tracing && { tracing }),
       });
       started('API', () => api.close());

@@ -29,11 +29,6 @@ export interface AppDeps {
   metrics: Metrics;
   /** What `/readyz` asks. */
   readiness: Readiness;
-  /**
-   * The namespace has the `TrellisStatus` search attribute: runs start with their first status
-   * in it (`startExecutionWorkflow`), which the run then need not write itself.
-   */
-  statusAttribute?: boolean;
   /** Present when `Telemetry.OtlpEndpoint` is set: requests get server spans. */
   tracing?: Tracing;
 }

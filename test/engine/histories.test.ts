@@ -619,20 +619,6 @@ const scenarios: Scenario[] = [
     behindHolder: true,
     expected: 'Completed',
   },
-  // From here on the API starts runs showing their status (TrellisStatus in the start event):
-  // the run writes it only when it changes. Paused and Running again are written; the first
-  // Running is not.
-  {
-    name: 'status-at-start',
-    definition: () =>
-      definition([
-        { name: 'Prepare', type: noop },
-        gate('Gate', ['Prepare']),
-        { name: 'After', type: noop, dependencies: ['Gate'] },
-      ]),
-    drive: (trellis, ids) => decideFirstApproval(trellis, ids, 'approve', 'Checked.'),
-    expected: 'Completed',
-  },
 ];
 
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);

@@ -27,7 +27,6 @@ import type { PathSegment } from '../../../core/src/validation/path.js';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
   TrellisExecutionId,
-  TrellisStatus,
   TrellisWorkflowId,
   TrellisWorkflowName,
 } from '../../../core/src/temporal/search-attributes.js';
@@ -45,8 +44,6 @@ export interface StartExecutionDeps {
    * (as when it is added); without it, each plugin the definition names is a query.
    */
   installedPlugins?: InstalledPlugins;
-  /** The namespace has `TrellisStatus`: runs start with their first status in it. */
-  statusAttribute?: boolean;
   /** Logs and counts a run whose start Temporal refused. */
   executionLog?: ExecutionLog;
 }
@@ -115,12 +112,7 @@ export async function launchExecution(
 ): Promise<ExecutionStarted> {
   const { db, temporal, config } = deps;
   try {
-    await startExecutionWorkflow(
-      temporal.client,
-      config,
-      execution,
-      deps.statusAttribute === true ? execution.status : undefined,
-    );
+    await startExecutionWorkflow(temporal.client, config, execution);
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
@@ -275,11 +267,6 @@ async function logReusedTasks(
  * Starts the Temporal run of a recorded execution, with its search attributes, and the summary
  * and details the Temporal UI shows (the Trellis workflow's name and ids). Idempotent: a run with
  * the execution's workflow id that exists already counts as started.
- *
- * `status`, given when the namespace has `TrellisStatus`, is the execution's status as recorded
- * (Running, or Pending under a concurrency limit): the run starts showing it, so its first status
- * write to Temporal (a visibility update) is one it need not make (`showStatus` in
- * execution-workflow.ts).
  */
 export async function startExecutionWorkflow(
   client: Client,
@@ -289,7 +276,6 @@ export async function startExecutionWorkflow(
     'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId'
   > &
     Partial<Pick<WorkflowExecutionRow, 'triggerId' | 'rerunOf'>>,
-  status?: WorkflowExecutionRow['status'],
 ): Promise<void> {
   const input: ExecutionInput = { executionId: execution.id };
   try {
@@ -303,7 +289,6 @@ export async function startExecutionWorkflow(
           { key: TrellisWorkflowId, value: execution.workflowId },
           { key: TrellisWorkflowName, value: execution.workflowName },
           { key: TrellisExecutionId, value: execution.id },
-          ...(status !== undefined ? [{ key: TrellisStatus, value: status }] : []),
         ],
         staticSummary: runSummary(execution.workflowName),
         staticDetails: runDetails({ ...execution, executionId: execution.id }),

@@ -555,12 +555,6 @@ class ExecutionRun implements ApprovalDesk {
   private showStatus(status: ExecutionStatus): void {
     if (this.features.statusAttribute) {
       const initial = this.features.initialAttributes.splice(0);
-      // The API starts runs showing their first status (start-execution.ts): writing it again
-      // would cost Temporal a visibility update for nothing. Decided by the run's start event
-      // and its own upserts alone, so a replay decides the same; runs started without it (all
-      // runs before it) write it as they always did.
-      const shown = workflowInfo().typedSearchAttributes.get(TrellisStatus);
-      if (initial.length === 0 && shown === status) return;
       upsertSearchAttributes([...initial, { key: TrellisStatus, value: status }]);
     } else if (this.features.initialAttributes.length > 0) {
       upsertSearchAttributes(this.features.initialAttributes.splice(0));
