@@ -986,7 +986,7 @@ export interface components {
             /** @description The `data:` line: JSON of an `ApprovalChangedData`. */
             data: string;
         };
-        /** @description The optional body of approve and reject. */
+        /** @description The optional body of approve. */
         ApprovalDecisionRequest: {
             /** @description Why, for the record: shown in the approval and written to the task's log. */
             reason?: string;
@@ -1062,6 +1062,13 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The optional body of reject. */
+        ApprovalRejectionRequest: {
+            /** @description Why, for the record: shown in the approval, and the task's message. */
+            reason?: string;
+            /** @description Only an approval takes inputs, not a rejection: empty when given (else 400). */
+            inputs?: Record<string, never>;
         };
         /**
          * @description The state of an approval.
@@ -5778,7 +5785,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+                "application/json": components["schemas"]["ApprovalRejectionRequest"];
             };
         };
         responses: {
