@@ -4,6 +4,13 @@ import type { Request } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
 
+/**
+ * Errors without what Ajv's `verbose` adds (the data and schema at each error): the request
+ * objects the two validate differ in what no schema reads (headers it does not declare).
+ */
+const located = (errors: ErrorObject[] | null | undefined) =>
+  errors?.map(({ data: _data, schema: _schema, parentSchema: _parent, ...rest }) => rest);
+
 const error = (instancePath: string, keyword: string, params: object, message?: string) =>
   ({ instancePath, keyword, params, message, schemaPath: '#' }) as ErrorObject;
 
@@ -202,7 +209,9 @@ describe('checkRequest', () => {
               });
               const mine = api.checkRequest(request(), operation);
               const library = api.validator.validateRequest(request(), operation);
-              expect(mine.errors, `${operation.operationId} ${path}`).toEqual(library.errors);
+              expect(located(mine.errors), `${operation.operationId} ${path}`).toEqual(
+                located(library.errors),
+              );
               if (!library.errors) {
                 expect(mine.params).toEqual(library.coerced?.params ?? {});
                 expect(mine.query).toEqual(library.coerced?.query ?? {});

@@ -366,7 +366,8 @@ export function createOpenApiBackend(document: Document): TrellisOpenApiBackend 
     quick: true,
     validate: true,
     coerceTypes: true,
-    ajvOpts: { allErrors: true, strict: false },
+    // `verbose` gives errors their schema: union branches and pattern descriptions (describe.ts).
+    ajvOpts: { allErrors: true, strict: false, verbose: true },
     customizeAjv: (_ajv, options: AjvOptions) => {
       const ajv = createAjv('2020-12', options);
       for (const [name, format] of Object.entries(openApiFormats)) ajv.addFormat(name, format);
@@ -384,6 +385,7 @@ const sectionNames: Record<string, string> = {
 
 /** `/requestBody/tasks/0/name` → `body.tasks[0].name`. */
 const requestMessageStyle: MessageStyle = {
+  patternDescriptions: true,
   sentence: (path: readonly PathSegment[], problem: string) => {
     const [section, ...rest] = path;
     const place =

@@ -162,7 +162,11 @@ describe('/workflows/{workflowId}/triggers', () => {
         ...inWorkflow(),
         body: { workflowId, type: 'TimeBased', status: 'Active', properties },
       });
-    await expectFailure(create({ cron: '* * *' }), 400, /cron must have 5 fields/);
+    await expectFailure(
+      create({ cron: '* * *' }),
+      400,
+      /cron: must be a cron expression of 5 fields/,
+    );
     await expectFailure(create({ cron: '61 * * * *' }), 400, /cron/);
     await expectFailure(
       create({ cron: '0 * * * *', timezone: 'Mars/Olympus' }),

@@ -3,20 +3,32 @@
 They give the fuzzer what the OpenAPI document cannot: test data that reaches the operations'
 success paths, and a server that stays worth testing. None hides a response from a check: they
 shape what is sent, in positive cases only (negative ones are left alone), and every response
-still goes through every check.
+still goes through every check. Where the document can state a rule (a trigger's properties by
+its type, a cron's 5 fields, a duration's form), it does, and the hooks leave it to the document.
+
+Every phase's positive cases are completed, since Schemathesis judges each phase apart (an
+operation that rejects most of one phase's valid data is reported as a schema mismatch): the
+fuzzing and stateful phases' in `flatmap_case`, with choices drawn; the examples' in
+`before_add_examples` and the coverage phase's in `map_case`, with fixed valid choices and the
+ids in the path pointed at what the hooks keep (those phases name made-up ids). The rules that
+depend on the path are applied again in `before_call`, since in stateful runs links fill the
+path after a case was completed.
 
 1. Workflow definitions. A definition is JSON text whose `contentSchema` the document declares,
    but Schemathesis generates `contentMediaType: application/json` strings as any JSON value,
    and a definition must also be a DAG over installed plugins, which no JSON Schema says. So in
    every positive case whose body carries a definition (found by its `contentSchema`, so new
    operations with one are covered), the definition is drawn from `definitions()` below: valid,
-   random DAGs over the built-in Flow plugins, a third of them starting with an approval that
-   decides itself after a few seconds (so `waitSeconds` never waits long).
+   random DAGs over the built-in Flow plugins, some declaring optional inputs, a third of them
+   starting with an approval that decides itself after a few seconds (so `waitSeconds` never
+   waits long).
 
-2. Ids in a body that must equal the path's (`workflowId`, `triggerId`): in half the positive
-   cases with such a body field, it is set to the path parameter of the same name, so that
-   creating triggers, updating workflows and executing them get past that rule, while the other
-   half still test it (a 400 the configuration allows there).
+2. What must agree with the path or with the server's state. A body field named like a path
+   parameter (`workflowId`, `triggerId`) must equal it: it is set to it. A run's `inputs` must
+   fit the inputs the workflow in the path declares: they are drawn for its declarations (some
+   optional ones given, some not), and a `revision` is counted round the revisions it has had.
+   The server's refusals of what breaks these rules are tested by the integration tests
+   (test/api, test/engine); here they would only keep the fuzzer from the success paths.
 
 3. A run that is there now. Ids of executions, tasks and approvals drawn from earlier responses
    rarely belong together or to a run still waiting (approvals decide themselves within seconds),
@@ -43,20 +55,22 @@ still goes through every check.
    the stateful phase each key is made unique to its call; the fuzzing phase and the integration
    tests still send keys again.
 
-7. Triggers that can fire. A trigger's `properties` are free-form in the document, but a
-   `TimeBased` trigger needs a valid cron and a `Webhook` trigger a `signature`, which the
-   fuzzer would hardly ever draw; and backfilling, previewing and delivering to a trigger need
-   one that was created. So in half the positive cases that create or update a trigger, its
-   properties are drawn for the type the case has: a `TimeBased` trigger fires on 1 January
-   only (so that none fires by itself during the run), with valid schedule policies; a `Webhook`
-   trigger mostly checks no signature (a fuzzer cannot sign). In half the positive backfills the
-   range is the first minute of this year, which holds that trigger's one firing; in half the
-   positive webhook deliveries the body is `{}`, the inputs of the hooks' workflows (they
-   declare none). And as for runs (3.), trigger ids drawn from earlier responses rarely name a
-   trigger an operation can succeed on: in half the positive cases of an operation whose path
-   names a trigger, it names one of a workflow of the hooks' own that fits the operation now (a
-   TimeBased trigger for a preview, an Active one for a backfill, an Active Webhook trigger
-   without signature for a delivery), made when there is none.
+7. Triggers that can fire. The document types a trigger's properties by its type, but a valid
+   cron (not only 5 fields), the keys being read case-insensitively (so that none can be
+   `required`) and a secret going only with a signature are beyond it. So in every positive case
+   that creates or updates a `TimeBased` or `Webhook` trigger, its properties are drawn for its
+   type: a `TimeBased` trigger fires on 1 January only (so that none fires by itself during the
+   run), with valid schedule policies; a `Webhook` trigger mostly checks no signature (a fuzzer
+   cannot sign), and one that signs on an update brings a secret. A `Manual` trigger keeps the
+   properties generated: it takes any. A backfill's range is drawn around a 1 January, so that
+   it holds that trigger's one firing, and a backfill of a TimeBased trigger on another schedule
+   (one of the document's examples) goes to one of the hooks' own. In half the positive webhook
+   deliveries the body is `{}`, which fits the inputs of the hooks' workflows (optional ones
+   only). And as for runs (3.), trigger ids drawn from earlier responses rarely name a trigger an
+   operation can succeed on: in half the positive cases of an operation whose path names a
+   trigger, it names one of a workflow of the hooks' own that fits the operation now (a
+   TimeBased trigger for a preview, an Active one on `YEARLY` for a backfill, an Active Webhook
+   trigger without signature for a delivery), made when there is none.
 
 8. Approval links. A link's token is its credential, made by the server and sent only to the
    notification webhooks, so the fuzzer can never draw one. `scripts/with-trellis.ts` configures
@@ -72,6 +86,8 @@ least once, so that no success path goes untested unnoticed.
 
 from __future__ import annotations
 
+import base64
+import calendar
 import json
 import os
 import string
@@ -136,6 +152,27 @@ def approval(timeout_ms: int, on_timeout: str, comment: str) -> dict[str, Any]:
     }
 
 
+INPUT_TYPES = ("string", "number", "integer", "boolean", "object", "array")
+input_values: dict[str, Any] = {
+    "string": text,
+    "number": st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False)),
+    "integer": st.integers(-1000, 1000),
+    "boolean": st.booleans(),
+    "object": st.dictionaries(variable_names, scalars, max_size=3),
+    "array": st.lists(scalars, max_size=3),
+}
+
+
+@st.composite
+def input_declarations(draw: st.DrawFn) -> dict[str, Any]:
+    """An optional input: not required, with a default of its type or none."""
+    kind = draw(st.sampled_from(INPUT_TYPES))
+    declaration: dict[str, Any] = {"type": kind}
+    if draw(st.booleans()):
+        declaration["default"] = draw(input_values[kind])
+    return declaration
+
+
 @st.composite
 def definitions(draw: st.DrawFn) -> str:
     """The JSON text of a valid definition: a random DAG of Flow tasks."""
@@ -159,6 +196,11 @@ def definitions(draw: st.DrawFn) -> str:
     }
     if variables:
         definition["variables"] = variables
+    # Optional inputs only: a run, a TimeBased trigger's firing or a webhook delivery that gives
+    # none still fits, whichever workflow the fuzzer points it at.
+    declared = draw(st.dictionaries(variable_names, input_declarations(), max_size=3))
+    if declared:
+        definition["inputs"] = declared
     if draw(st.booleans()):
         definition["description"] = draw(text)
     return json.dumps(definition, ensure_ascii=False)
@@ -188,14 +230,42 @@ def time_based_properties(draw: st.DrawFn) -> dict[str, Any]:
     return properties
 
 
-webhook_properties = st.sampled_from(
-    [{"signature": "None"}, {"signature": "None"}, {"signature": "StandardWebhooks"}]
+# A Standard Webhooks secret: `whsec_` and the base64 of 24 to 64 random bytes.
+webhook_secrets = st.binary(min_size=24, max_size=64).map(
+    lambda key: "whsec_" + base64.b64encode(key).decode()
 )
 
 
-def first_minute_of_year() -> dict[str, str]:
+@st.composite
+def webhook_properties(draw: st.DrawFn, updating: bool) -> dict[str, Any]:
+    """Mostly no signature (a fuzzer cannot sign). A trigger that comes to sign on an update
+    needs a secret then (one is generated only on creation), so updates that sign give one."""
+    signature = draw(st.sampled_from(["None", "None", "StandardWebhooks"]))
+    properties: dict[str, Any] = {"signature": signature}
+    if signature == "StandardWebhooks" and (updating or draw(st.booleans())):
+        properties["secret"] = draw(webhook_secrets)
+    return properties
+
+
+def first_hour_of_year() -> dict[str, str]:
     year = time.gmtime().tm_year
-    return {"from": f"{year}-01-01T00:00:00Z", "to": f"{year}-01-01T00:01:00Z"}
+    return {"from": f"{year}-01-01T00:00:00Z", "to": f"{year}-01-01T01:00:00Z"}
+
+
+@st.composite
+def yearly_windows(draw: st.DrawFn) -> dict[str, str]:
+    """A past range that holds exactly one firing of `YEARLY`: around 1 January of this year or
+    one of the three before, up to a week on either side (never past now), and at least an hour
+    after it, since a firing is delayed by the trigger's jitter (up to 5 minutes here)."""
+    year = time.gmtime().tm_year - draw(st.integers(0, 3))
+    new_year = calendar.timegm((year, 1, 1, 0, 0, 0))
+    start = new_year - draw(st.integers(0, 7 * 86400))
+    end = min(new_year + draw(st.integers(3600, 7 * 86400)), int(time.time()))
+    return {"from": iso(start), "to": iso(end)}
+
+
+def iso(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,6 +280,8 @@ class Trellis:
         self.session.auth = (os.environ["TRELLIS_USER"], os.environ["TRELLIS_PASSWORD"])
         # The workflow whose triggers the hooks use (section 7), made on first use.
         self.triggering: str | None = None
+        # The workflow the hooks give updates to in the examples and coverage phases (section 2).
+        self.updating: str | None = None
         # Approval link tokens spent or found unusable (section 8).
         self.used_links: set[str] = set()
 
@@ -242,14 +314,43 @@ class Trellis:
         return workflow, created["triggerId"]
 
     def triggering_workflow(self) -> str:
-        if (
-            self.triggering is None
-            or self.call("GET", f"/workflows/{self.triggering}").status_code != 200
-        ):
-            definition = {**TRIGGERING, "name": f"{TRIGGERING['name']} {uuid.uuid4().hex[:8]}"}
-            added = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})
-            self.triggering = added["id"]
+        if not self.exists(self.triggering):
+            self.triggering = self.add_workflow(TRIGGERING)
+        assert self.triggering is not None
         return self.triggering
+
+    def updating_workflow(self) -> str:
+        """A workflow of the hooks' own for updates to replace the definition of (not the
+        triggering one: its triggers rely on its definition)."""
+        if not self.exists(self.updating):
+            self.updating = self.add_workflow(TRIGGERING)
+        assert self.updating is not None
+        return self.updating
+
+    def exists(self, workflow: str | None) -> bool:
+        return (
+            workflow is not None and self.call("GET", f"/workflows/{workflow}").status_code == 200
+        )
+
+    def add_workflow(self, template: dict[str, Any]) -> str:
+        definition = {**template, "name": f"{template['name']} {uuid.uuid4().hex[:8]}"}
+        return self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})["id"]
+
+    def workflow(self, workflow: str) -> dict[str, Any] | None:
+        """A workflow's detail, with its definition parsed; None when there is none by that id."""
+        response = self.call("GET", f"/workflows/{workflow}")
+        if response.status_code != 200:
+            return None
+        detail = self.data_of(response)
+        try:
+            detail["definition"] = json.loads(detail["workflow"])
+        except ValueError:
+            detail["definition"] = {}
+        return detail
+
+    def trigger(self, workflow: str, trigger: str) -> dict[str, Any] | None:
+        response = self.call("GET", f"/workflows/{workflow}/triggers/{trigger}")
+        return self.data_of(response) if response.status_code == 200 else None
 
     def waiting_approvals(self) -> list[dict[str, Any]]:
         """Approvals waiting for a decision now. Runs that wait are started ahead, a few at a
@@ -297,8 +398,7 @@ class Trellis:
     def start_waiting_run(self) -> None:
         # A workflow of its own each time: the fuzzer updates and deletes the workflows it finds,
         # but a run keeps the definition it started with.
-        definition = {**WAITING, "name": f"{WAITING['name']} {uuid.uuid4().hex[:8]}"}
-        workflow = self.data("POST", "/workflows/Add", {"definition": json.dumps(definition)})["id"]
+        workflow = self.add_workflow(WAITING)
         self.data("POST", f"/workflows/{workflow}/executions", {"workflowId": workflow})
 
 
@@ -318,8 +418,9 @@ TRIGGER_KINDS: dict[str, tuple[Any, dict[str, Any]]] = {
         ),
         {"type": "Webhook", "status": "Active", "properties": {"signature": "None"}},
     ),
+    # Backfills: an Active trigger on `YEARLY`, which `yearly_windows()` know a firing of.
     "active": (
-        lambda t: t["type"] == "TimeBased" and t["status"] == "Active",
+        lambda t: backfillable(t),
         {"type": "TimeBased", "status": "Active", "properties": {"cron": YEARLY}},
     ),
     "time_based": (
@@ -327,6 +428,15 @@ TRIGGER_KINDS: dict[str, tuple[Any, dict[str, Any]]] = {
         {"type": "TimeBased", "status": "Active", "properties": {"cron": YEARLY}},
     ),
 }
+
+
+def backfillable(trigger: dict[str, Any]) -> bool:
+    return (
+        trigger["type"] == "TimeBased"
+        and trigger["status"] == "Active"
+        and trigger["properties"].get("cron") == YEARLY
+    )
+
 
 # The workflow the hooks run to have runs waiting for an approval: each waits 10 s at most.
 WAITING = {
@@ -369,6 +479,22 @@ def resolve(document: dict[str, Any], schema: Any) -> Any:
     return schema if isinstance(schema, dict) else {}
 
 
+def body_properties(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A body's properties by name, those of every branch of a `oneOf` or `anyOf` included."""
+    properties = {
+        name: resolve(document, value) for name, value in schema.get("properties", {}).items()
+    }
+    for branch in [*schema.get("oneOf", []), *schema.get("anyOf", [])]:
+        for name, value in body_properties(document, resolve(document, branch)).items():
+            properties.setdefault(name, {})
+            merged = properties[name]
+            values = [*merged.get("enum", []), *value.get("enum", [])]
+            if "const" in value:
+                values.append(value["const"])
+            properties[name] = {**value, **merged, "enum": values}
+    return properties
+
+
 class Shape:
     """What the hooks fill in an operation's cases, from its schema alone."""
 
@@ -378,9 +504,7 @@ class Shape:
         schema = resolve(
             document, body.get("content", {}).get("application/json", {}).get("schema", {})
         )
-        properties = {
-            name: resolve(document, value) for name, value in schema.get("properties", {}).items()
-        }
+        properties = body_properties(document, schema)
         # Body properties holding a workflow definition (JSON text with the definition's schema).
         self.definitions = [
             name
@@ -395,9 +519,13 @@ class Shape:
         success = operation.definition.raw.get("responses", {}).get("200", {})
         streams = "text/event-stream" in success.get("content", {})
         self.on_execution = {"workflowId", "executionId"} <= path_parameters and not streams
-        # A trigger's body: a type of the trigger types and free-form properties.
+        # Starting a run of the workflow in the path: `inputs` must fit what it declares, and
+        # `revision` name one it has had.
+        self.starts_run = "inputs" in properties and "workflowId" in self.path_echoes
+        # A trigger's body: a type of the trigger types and properties that depend on it.
         trigger_type = resolve(document, properties.get("type", {}))
         self.trigger = "properties" in properties and "Webhook" in trigger_type.get("enum", [])
+        self.updates_trigger = self.trigger and "triggerId" in self.path_echoes
         # A backfill's body: a time range.
         self.time_range = {"from", "to"} <= set(properties)
         # A webhook delivery: its body is the run's inputs.
@@ -415,6 +543,13 @@ class Shape:
                 if operation.path.endswith("/backfill")
                 else "time_based"
             )
+        # In the examples and coverage phases, the ids in the path are made up (or the
+        # document's examples): operations whose body must agree with the path, and backfills,
+        # are pointed at what the hooks keep (section 2).
+        self.own_path = bool(self.path_echoes or self.time_range)
+        # What the coverage phase's positive cases are completed for (`map_case`): those, and
+        # the definitions it would send as any JSON text.
+        self.in_coverage = self.own_path or bool(self.definitions)
 
     @property
     def completes(self) -> bool:
@@ -466,47 +601,224 @@ def use_waiting_run(case: schemathesis.Case, index: int) -> None:
     case.path_parameters = path
 
 
+def use_own_resources(case: schemathesis.Case) -> None:
+    """Points the path of an operation whose body must agree with it at what the hooks keep: a
+    trigger of theirs, the workflow they update, or the one they run and add triggers to."""
+    shape = shape_of(case.operation)
+    if shape.on_trigger is not None:
+        use_existing_trigger(case)
+        return
+    path = dict(case.path_parameters or {})
+    if "workflowId" in path:
+        trellis = trellis_of(case.operation)
+        path["workflowId"] = (
+            trellis.updating_workflow() if shape.definitions else trellis.triggering_workflow()
+        )
+    case.path_parameters = path
+
+
+def use_backfillable_trigger(case: schemathesis.Case) -> None:
+    """A TimeBased trigger that fires on another schedule than `YEARLY` has no firing in the
+    ranges drawn (a trigger of the document's examples, say): the backfill goes to one of the
+    hooks' own instead. Other triggers stay: they are 404 or 409, not a range's 400."""
+    path = case.path_parameters or {}
+    if "workflowId" not in path or "triggerId" not in path:
+        return
+    trigger = trellis_of(case.operation).trigger(str(path["workflowId"]), str(path["triggerId"]))
+    if (
+        trigger is not None
+        and trigger["type"] == "TimeBased"
+        and trigger["status"] == "Active"
+        and not backfillable(trigger)
+    ):
+        use_existing_trigger(case)
+
+
+def fitting_inputs(declared: Any, material: dict[str, Any]) -> dict[str, Any]:
+    """Values for the inputs a definition declares: each of its type, the optional ones given
+    as `material["given"]` says, the required ones without a default always."""
+    if not isinstance(declared, dict):
+        return {}
+    inputs: dict[str, Any] = {}
+    for index, (name, declaration) in enumerate(sorted(declared.items())):
+        if not isinstance(declaration, dict):
+            continue
+        kind = next((v for k, v in declaration.items() if k.lower() == "type"), None)
+        required = any(k.lower() == "required" and v is True for k, v in declaration.items())
+        has_default = any(k.lower() == "default" for k in declaration)
+        given = material["given"][index % len(material["given"])]
+        if kind in material["values"] and (given or (required and not has_default)):
+            inputs[name] = material["values"][kind]
+    return inputs
+
+
+def of_type(kind: Any, value: Any) -> bool:
+    """Whether a value has a declared input's JSON type."""
+    if kind == "integer":
+        return isinstance(value, int | float) and not isinstance(value, bool) and value % 1 == 0
+    expected = {
+        "string": str,
+        "number": int | float,
+        "boolean": bool,
+        "object": dict,
+        "array": list,
+    }.get(kind)
+    if expected is None or (kind == "number" and isinstance(value, bool)):
+        return False
+    return isinstance(value, expected)
+
+
+def fit_run(
+    case: schemathesis.Case, body: dict[str, Any], material: dict[str, Any], keep: bool
+) -> None:
+    """Gives a run of the workflow in the path inputs that fit what it declares, and a revision
+    it has had (the one drawn, counted round its revisions). With `keep`, the inputs the body
+    has that fit stay, and only missing required ones are added."""
+    workflow_id = (case.path_parameters or {}).get("workflowId")
+    workflow = trellis_of(case.operation).workflow(str(workflow_id)) if workflow_id else None
+    if workflow is None:
+        return
+    definition = workflow["definition"] if isinstance(workflow["definition"], dict) else {}
+    declared = next((v for k, v in definition.items() if k.lower() == "inputs"), None)
+    declared = declared if isinstance(declared, dict) else {}
+    given = body.get("inputs") if keep and isinstance(body.get("inputs"), dict) else {}
+    kept = {
+        name: value
+        for name, value in given.items()
+        if isinstance(declared.get(name), dict)
+        and of_type(
+            next((v for k, v in declared[name].items() if k.lower() == "type"), None), value
+        )
+    }
+    inputs = {**fitting_inputs(declared, material), **kept}
+    if inputs or material["send_empty"] or (keep and "inputs" in body):
+        body["inputs"] = inputs
+    else:
+        body.pop("inputs", None)
+    # Generated as an integer or an integral float (both are int32 in JSON).
+    revision = body.get("revision")
+    if of_type("integer", revision) and revision >= 1:
+        body["revision"] = type(revision)(1 + (revision - 1) % workflow["revision"])
+
+
+# What the examples and coverage phases complete their positive cases with: valid, fixed
+# choices (those phases do not draw; the document's and the coverage's values are kept where
+# the rules OpenAPI cannot state leave them alone).
+FIXED_CHOICES: dict[str, Any] = {
+    "waiting_run": False,
+    "existing_trigger": False,
+    "index": 0,
+    "trigger": {
+        "TimeBased": {"cron": YEARLY},
+        "Webhook": {"signature": "None"},
+    },
+    "window": first_hour_of_year(),
+    "inputs": {
+        "values": {
+            "string": "text",
+            "number": 1.5,
+            "integer": 2,
+            "boolean": True,
+            "object": {"a": 1},
+            "array": [1, "two"],
+        },
+        "given": [True],
+        "send_empty": True,
+    },
+    "empty": True,
+    "link": False,
+}
+
+
+def fit_trigger(body: dict[str, Any]) -> None:
+    """Links copy a listed trigger's type and properties into an update after the case was
+    completed, and may pair a type with another type's properties: such properties are
+    replaced with the fixed ones of the type."""
+    properties = body.get("properties")
+    needed = {"TimeBased": "cron", "Webhook": "signature"}.get(body.get("type"))
+    if needed is None:
+        return
+    if not isinstance(properties, dict) or not any(k.lower() == needed for k in properties):
+        body["properties"] = FIXED_CHOICES["trigger"][body["type"]]
+    elif needed == "signature" and properties.get("signature") == "None":
+        # A secret goes only with a signature (the document cannot relate the two values).
+        body["properties"] = {
+            k: v for k, v in properties.items() if k.lower() != "secret" or v == "********"
+        }
+
+
+# Inputs added just before a call: only those a run must be given.
+REQUIRED_ONLY = {**FIXED_CHOICES["inputs"], "given": [False], "send_empty": False}
+
+
+def complete(case: schemathesis.Case, choices: dict[str, Any]) -> schemathesis.Case:
+    """Completes a positive case with what the document cannot say (see the module's notes)."""
+    operation = case.operation
+    shape = shape_of(operation)
+    if choices["waiting_run"]:
+        use_waiting_run(case, choices["index"])
+    if choices["existing_trigger"]:
+        use_existing_trigger(case)
+    if shape.time_range:
+        use_backfillable_trigger(case)
+    if shape.webhook and choices["empty"]:
+        case.body = {}
+    if choices["link"]:
+        token = trellis_of(operation).fresh_link(use=shape.link_decides)
+        case.path_parameters = {**(case.path_parameters or {}), "token": token}
+        if isinstance(case.body, dict):
+            case.body = {key: value for key, value in case.body.items() if key != "inputs"}
+    if isinstance(case.body, dict):
+        body = {**case.body, **dict(zip(shape.definitions, choices["definitions"]))}
+        path = case.path_parameters or {}
+        body.update({name: path[name] for name in shape.path_echoes if name in path})
+        trigger = choices["trigger"]
+        if shape.trigger and body.get("type") in trigger:
+            body["properties"] = trigger[body["type"]]
+        if shape.time_range:
+            body.update(choices["window"])
+        if shape.starts_run:
+            fit_run(case, body, choices["inputs"], keep=False)
+        case.body = body
+    return case
+
+
+def is_positive(case: schemathesis.Case) -> bool:
+    return case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
+
+
+def phase_of(case: schemathesis.Case) -> str | None:
+    return None if case.meta is None else case.meta.phase.name
+
+
 @schemathesis.hook
 def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> Any:
     operation = context.operation
-    positive = case.meta is not None and case.meta.generation.mode == GenerationMode.POSITIVE
-    if operation is None or not positive or not shape_of(operation).completes:
+    if operation is None or not is_positive(case) or not shape_of(operation).completes:
         return st.just(case)
+    if phase_of(case) in (TestPhase.EXAMPLES, TestPhase.COVERAGE):
+        return st.just(fixed_completion(case))
     shape = shape_of(operation)
 
     # What is drawn depends on the operation only, never on the case's values: in stateful runs
     # those come from earlier responses, and Hypothesis stops a run whose draws vary with them.
-    # (Trigger properties are drawn for every type, and the case's type picks one.)
-    def completed(drawn: dict[str, Any]) -> schemathesis.Case:
-        if drawn["waiting_run"]:
-            use_waiting_run(case, drawn["index"])
-        if drawn["existing_trigger"]:
-            use_existing_trigger(case)
-        if shape.webhook and drawn["empty"]:
-            case.body = {}
-        if drawn["link"]:
-            token = trellis_of(operation).fresh_link(use=shape.link_decides)
-            case.path_parameters = {**(case.path_parameters or {}), "token": token}
-            if isinstance(case.body, dict):
-                case.body = {key: value for key, value in case.body.items() if key != "inputs"}
-        if isinstance(case.body, dict):
-            body = {**case.body, **dict(zip(shape.definitions, drawn["definitions"]))}
-            if drawn["echo"]:
-                path = case.path_parameters or {}
-                body.update({name: path[name] for name in shape.path_echoes if name in path})
-            trigger = drawn["trigger"]
-            if trigger is not None and body.get("type") in trigger:
-                body["properties"] = trigger[body["type"]]
-            if drawn["in_range"]:
-                body.update(first_minute_of_year())
-            case.body = body
-        return case
-
+    # (Trigger properties are drawn for every type, and the case's type picks one; a Manual
+    # trigger keeps the properties generated, which it takes whatever they are.)
     def maybe(needed: Any) -> Any:
         return st.booleans() if needed else st.just(False)
 
     triggers = st.fixed_dictionaries(
-        {"TimeBased": time_based_properties(), "Webhook": webhook_properties, "Manual": st.just({})}
+        {
+            "TimeBased": time_based_properties(),
+            "Webhook": webhook_properties(updating=shape.updates_trigger),
+        }
+    )
+    inputs = st.fixed_dictionaries(
+        {
+            "values": st.fixed_dictionaries(input_values),
+            "given": st.lists(st.booleans(), min_size=3, max_size=3),
+            "send_empty": st.booleans(),
+        }
     )
     count = len(shape.definitions)
     return st.fixed_dictionaries(
@@ -514,14 +826,59 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
             "definitions": st.lists(definitions(), min_size=count, max_size=count),
             "waiting_run": maybe(shape.on_execution),
             "existing_trigger": maybe(shape.on_trigger),
-            "echo": maybe(shape.path_echoes),
             "index": st.integers(0, 49),
-            "trigger": st.one_of(st.none(), triggers) if shape.trigger else st.just(None),
-            "in_range": maybe(shape.time_range),
+            "trigger": triggers if shape.trigger else st.just({}),
+            "window": yearly_windows() if shape.time_range else st.just({}),
+            "inputs": inputs if shape.starts_run else st.just({}),
             "empty": maybe(shape.webhook),
             "link": maybe(shape.link),
         }
-    ).map(completed)
+    ).map(lambda choices: complete(case, choices))
+
+
+def fixed_completion(case: schemathesis.Case) -> schemathesis.Case:
+    """The examples' and coverage's completion: own resources in the path, fixed choices. The
+    document's examples keep their definitions and trigger properties (valid as written)."""
+    shape = shape_of(case.operation)
+    if shape.own_path:
+        use_own_resources(case)
+    choices = dict(FIXED_CHOICES)
+    if phase_of(case) == TestPhase.EXAMPLES:
+        choices["trigger"] = {}
+        choices["definitions"] = []
+    else:
+        definition = {**TRIGGERING, "name": f"contract: updated {uuid.uuid4().hex[:8]}"}
+        choices["definitions"] = [json.dumps(definition)] * len(shape.definitions)
+    return complete(case, choices)
+
+
+@schemathesis.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
+    """The coverage phase's positive cases (its cases are not drawn, so `flatmap_case` does not
+    see them), for the operations whose body must agree with the path or with the server's state."""
+    operation = context.operation
+    if (
+        operation is None
+        or phase_of(case) != TestPhase.COVERAGE
+        or not is_positive(case)
+        or not shape_of(operation).in_coverage
+    ):
+        return case
+    return fixed_completion(case)
+
+
+@schemathesis.hook
+def before_add_examples(
+    context: schemathesis.HookContext, examples: list[schemathesis.Case]
+) -> None:
+    """The document's examples name made-up ids; for the operations whose body must agree with
+    the path, they are pointed at what the hooks keep, their bodies otherwise as written."""
+    operation = context.operation
+    if operation is None or not shape_of(operation).own_path:
+        return
+    for index, case in enumerate(examples):
+        if is_positive(case):
+            examples[index] = fixed_completion(case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,7 +889,19 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
 def before_call(
     context: schemathesis.HookContext, case: schemathesis.Case, kwargs: dict[str, Any]
 ) -> None:
-    """In stateful runs, an `Idempotency-Key` becomes unique to its call."""
+    """A positive case's body agrees with its path as it is sent: in stateful runs, links fill
+    the path after the case was completed. And in stateful runs, an `Idempotency-Key` becomes
+    unique to its call."""
+    operation = context.operation
+    if operation is not None and is_positive(case) and isinstance(case.body, dict):
+        shape = shape_of(operation)
+        path = case.path_parameters or {}
+        body = {**case.body, **{name: path[name] for name in shape.path_echoes if name in path}}
+        if shape.starts_run:
+            fit_run(case, body, REQUIRED_ONLY, keep=True)
+        if shape.trigger:
+            fit_trigger(body)
+        case.body = body
     if case.meta is None or case.meta.phase.name != TestPhase.STATEFUL:
         return
     headers = case.headers or {}

@@ -102,7 +102,7 @@ describe('inputs of a run', () => {
 
   it("gives a TimeBased trigger's runs its properties.inputs, checked when it is saved", async () => {
     const workflowId = await addWorkflow(trellis.admin, greeting());
-    const body = (inputs: unknown) => ({
+    const body = (inputs: Record<string, unknown>) => ({
       workflowId,
       type: 'TimeBased' as const,
       status: 'Active' as const,

@@ -133,27 +133,28 @@ describe('schedule policies of TimeBased triggers', () => {
 
   it('refuses policies it cannot pass on (400 naming each), creating nothing', async () => {
     const workflowId = await addWorkflow(trellis.admin, definition([{ name: 'A', type: noop }]));
-    const error = await expectFailure(
+    const create = (properties: Record<string, unknown>) =>
       trellis.admin.POST('/workflows/{workflowId}/triggers', {
         params: { path: { workflowId } },
-        body: {
-          workflowId,
-          type: 'TimeBased',
-          status: 'Active',
-          properties: {
-            cron: '0 3 * * *',
-            overlap: 'Sometimes',
-            catchupWindow: '5s',
-            jitter: '1 minute',
-          },
-        },
-      }),
+        body: { workflowId, type: 'TimeBased', status: 'Active', properties } as never,
+      });
+    // What the contract states (an overlap policy, the form of a duration) is refused by its
+    // validation; what it cannot (a duration's range) by the trigger's own checks.
+    const malformed = await expectFailure(
+      create({ cron: '0 3 * * *', overlap: 'Sometimes', catchupWindow: '5s', jitter: '1 minute' }),
       400,
     );
-    expect(error.messages).toEqual([
+    expect(malformed.messages).toEqual([
       'body.properties.overlap: must be one of "Skip", "BufferOne", "BufferAll", "CancelOther", "TerminateOther", "AllowAll"',
+      'body.properties.jitter: must be a duration such as "30s", "5m", "1h30m" or "2d" (largest unit first)',
+    ]);
+    const outOfRange = await expectFailure(
+      create({ cron: '0 3 * * *', catchupWindow: '5s', jitter: '367d' }),
+      400,
+    );
+    expect(outOfRange.messages).toEqual([
       'body.properties.catchupWindow: must be from 10s to 366d, got "5s"',
-      'body.properties.jitter: must be a duration such as "30s", "5m", "1h30m" or "2d", got "1 minute"',
+      'body.properties.jitter: must be from 0s to 366d, got "367d"',
     ]);
     expect(
       await trellis.admin.GET('/workflows/{workflowId}/triggers', {

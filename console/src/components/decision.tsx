@@ -49,9 +49,11 @@ export function decideAsUser(
         { params, body },
       );
     } else {
+      // A rejection takes no inputs (the form gives none to one).
+      const { reason } = body;
       await client.POST(
         '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/reject',
-        { params, body },
+        { params, body: reason === undefined ? {} : { reason } },
       );
     }
   };

@@ -114,6 +114,43 @@ describe('describeValidationErrors', () => {
     expect(messages(schema, { type: {} }, people)).toEqual(['type.plugin: is required']);
   });
 
+  it('explains a union by a discriminator with the branch its key picks, or the values it takes', () => {
+    // One object in every branch, as a dereferenced `$ref` is: Ajv compiles it once and reports
+    // its errors under the first branch's path.
+    const status = { enum: ['On', 'Off'] };
+    const branch = (kind: string, properties: object) =>
+      closed(
+        {
+          kind: { type: 'string', enum: [kind] },
+          status,
+          settings: { type: 'object', properties },
+        },
+        ['kind', 'status', 'settings'],
+      );
+    const schema = {
+      oneOf: [
+        branch('Plain', {}),
+        branch('Timed', { every: { type: 'string', pattern: '^[0-9]+s$' } }),
+        branch('Hook', { secret: { type: 'string' } }),
+      ],
+    };
+    expect(messages(schema, { kind: 'Timed', status: 'On', settings: { every: '1m' } })).toEqual([
+      'settings.every: must match pattern "^[0-9]+s$"',
+    ]);
+    expect(messages(schema, { kind: 'Plain', status: 'Up', settings: {} })).toEqual([
+      'status: must be one of "On", "Off"',
+    ]);
+    expect(messages(schema, { kind: 'Hook', status: 'Up', settings: { every: 1 } })).toEqual([
+      'status: must be one of "On", "Off"',
+    ]);
+    expect(messages(schema, { kind: 'Daily', status: 'Up', settings: 'x' })).toEqual([
+      'kind: must be one of "Plain", "Timed", "Hook"',
+      'status: must be one of "On", "Off"',
+      'settings: must be object',
+    ]);
+    expect(messages(schema, { status: 'On', settings: {} })).toEqual(['kind: is required']);
+  });
+
   it('writes each message with the caller’s sentence, once', () => {
     const sentence = (path: readonly (string | number)[], problem: string) =>
       path.length > 0 ? `parameter "${path.join('.')}" ${problem}` : `parameters ${problem}`;

@@ -68,6 +68,8 @@ interface Described extends ValidationProblem {
   schemaPath?: string;
   /** With a `type` error: the type the value is not. */
   wrongType?: string;
+  /** With an error of a key a union's branch fixes to one value: that branch's value. */
+  tag?: unknown;
 }
 
 /**
@@ -93,6 +95,13 @@ function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Descri
       });
       continue;
     }
+    if (error.keyword === 'oneOf') {
+      const picked = discriminatedBranch(described, error, style);
+      if (picked !== null) {
+        described.splice(0, described.length, ...picked);
+        continue;
+      }
+    }
     if (error.keyword !== 'anyOf') {
       described.push(describeError(error, style));
       continue;
@@ -116,6 +125,59 @@ function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Descri
     described.push(...replacement);
   }
   return described;
+}
+
+/** A branch's error on a key it fixes to one value: `.../oneOf/2/properties/type/enum`. */
+const TAG_ERROR = /\/oneOf\/(\d+)\/properties\/[^/]+\/(?:enum|const)$/;
+
+/**
+ * The problems of a `oneOf` whose branches each fix a key to one value (a discriminator, such as
+ * a trigger's `type`), or null for any other `oneOf`. Only the branch that the value's key picks
+ * applies: its problems are kept, the other branches' dropped. When the key picks none, it is one
+ * problem listing every branch's value, beside the problems every branch has.
+ *
+ * Ajv compiles a subschema that branches share (a `$ref` they all use) once, and reports its
+ * errors under the first branch's path in every branch: a problem every branch has is told by
+ * its count, not by its path.
+ */
+function discriminatedBranch(
+  described: readonly Described[],
+  error: ErrorObject,
+  style: MessageStyle,
+): Described[] | null {
+  const prefix = `${error.schemaPath}/`;
+  const inUnion = (d: Described) => d.schemaPath?.startsWith(prefix) === true;
+  const branchOf = (d: Described) => d.schemaPath?.slice(prefix.length).split('/')[0] ?? '';
+  const isTag = (d: Described) => d.tag !== undefined && TAG_ERROR.test(d.schemaPath ?? '');
+  const union = described.filter(inUnion);
+  const tags = union.filter(isTag);
+  const branches = Array.isArray(error.schema) ? error.schema.length : 0;
+  const refused = new Set(tags.map(branchOf));
+  const said = (d: Described) => `${d.pointer} ${d.problem}`;
+  const count = new Map<string, number>();
+  for (const d of union) count.set(said(d), (count.get(said(d)) ?? 0) + 1);
+  const everyBranch = (d: Described) => !isTag(d) && (count.get(said(d)) ?? 0) >= branches;
+  // Without the key (or with problems outside the branches' own keys), every branch says the
+  // same: said once, without "must match exactly one schema".
+  if (tags.length === 0 && union.length > 0 && union.every(everyBranch)) {
+    return [...described.filter((d) => !inUnion(d)), ...union];
+  }
+  if (tags.length === 0 || refused.size < branches - 1) return null;
+  const others = described.filter((d) => !inUnion(d));
+  if (refused.size < branches) {
+    const picked = union.filter((d) => !isTag(d) && !refused.has(branchOf(d)));
+    return [...others, ...picked, ...union.filter(everyBranch)];
+  }
+  // No branch fits the key's value: say which values it takes, and what every branch says.
+  const [first] = tags;
+  if (first === undefined) return null;
+  const values = tags.map((d) => d.tag);
+  const list = style.values === 'plain' ? values.map(String) : values.map(toJson);
+  return [
+    ...others,
+    { ...first, problem: `must be one of ${list.join(', ')}` },
+    ...union.filter(everyBranch),
+  ];
 }
 
 /**
@@ -162,8 +224,11 @@ function describeError(error: ErrorObject, style: MessageStyle): Described {
     case 'enum': {
       const allowed = params.allowedValues as unknown[];
       const list = style.values === 'plain' ? allowed.map(String) : allowed.map(toJson);
-      return at(here, `must be one of ${list.join(', ')}`);
+      const described = at(here, `must be one of ${list.join(', ')}`);
+      return allowed.length === 1 ? { ...described, tag: allowed[0] } : described;
     }
+    case 'const':
+      return { ...at(here, `must be ${toJson(params.allowedValue)}`), tag: params.allowedValue };
     case 'type': {
       const type = String(params.type);
       return at(here, people ? `must be ${typeName(type, style)}` : ajvSays, type);

@@ -986,7 +986,7 @@ export interface components {
             /** @description The `data:` line: JSON of an `ApprovalChangedData`. */
             data: string;
         };
-        /** @description The optional body of approve and reject. */
+        /** @description The optional body of approve. */
         ApprovalDecisionRequest: {
             /** @description Why, for the record: shown in the approval and written to the task's log. */
             reason?: string;
@@ -1062,6 +1062,13 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The optional body of reject. */
+        ApprovalRejectionRequest: {
+            /** @description Why, for the record: shown in the approval, and the task's message. */
+            reason?: string;
+            /** @description Only an approval takes inputs, not a rejection: empty when given (else 400). */
+            inputs?: Record<string, never>;
         };
         /**
          * @description The state of an approval.
@@ -1239,6 +1246,8 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description a cron expression of 5 fields (minute hour day-of-month month day-of-week) */
+        CronExpression: string;
         /** @description The caller, as the server authenticated it. */
         CurrentUser: {
             /** @description The user name (Basic), or the token's subject (Bearer). */
@@ -1895,6 +1904,39 @@ export interface components {
             /** @description The `data:` line: JSON of a `LogEntry`. */
             data: string;
         };
+        /** @description The body that creates a `Manual` trigger. */
+        ManualTriggerCreate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Manual";
+            properties: components["schemas"]["ManualTriggerProperties"];
+        };
+        /**
+         * @description A `Manual` trigger's properties: free-form key-value settings, kept as given (a Manual trigger
+         *     reads none of them).
+         */
+        ManualTriggerProperties: {
+            [key: string]: unknown;
+        };
+        /** @description The body that replaces a `Manual` trigger's type, status and properties. */
+        ManualTriggerUpdate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Manual";
+            properties: components["schemas"]["ManualTriggerProperties"];
+        };
         /** @description One attempt to deliver one notification event to one webhook. */
         NotificationDelivery: {
             /** @description The attempt's id. */
@@ -2111,6 +2153,8 @@ export interface components {
          * @enum {string}
          */
         Role: "admin" | "config" | "plugins" | "workflow";
+        /** @description a duration such as "30s", "5m", "1h30m" or "2d" (largest unit first) */
+        ScheduleDuration: string;
         /**
          * @description What a schedule's firing does while a run it started earlier still runs (Temporal's overlap
          *     policies).
@@ -2224,6 +2268,62 @@ export interface components {
          * @enum {string}
          */
         TaskStatus: "Pending" | "Running" | "Retrying" | "WaitingForApproval" | "Completed" | "Failed" | "Skipped" | "Canceled";
+        /** @description The body that creates a `TimeBased` trigger. */
+        TimeBasedTriggerCreate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TimeBased";
+            properties: components["schemas"]["TimeBasedTriggerProperties"];
+        };
+        /**
+         * @description A `TimeBased` trigger's properties. Keys are read case-insensitively (`Cron` is `cron`); the
+         *     schema names them as written here. Keys other than these are kept as given.
+         */
+        TimeBasedTriggerProperties: {
+            /**
+             * @description The schedule: a cron expression of 5 fields (minute hour day-of-month month day-of-week),
+             *     which must also be a valid one (else 400). Required: a TimeBased trigger without one is 400.
+             *     The schema cannot require it, since the key is read case-insensitively and JSON Schema's
+             *     `required` is not.
+             */
+            cron?: components["schemas"]["CronExpression"];
+            /** @description The IANA time zone the cron is read in (`Europe/Paris`); default UTC. Else 400. */
+            timezone?: string;
+            /** @description What a firing does while an earlier run of the trigger still runs; default `Skip`. */
+            overlap?: components["schemas"]["ScheduleOverlap"];
+            /**
+             * @description How late a firing missed while Temporal was down may still run: from `10s` to `366d`
+             *     (else 400); default `1m`.
+             */
+            catchupWindow?: components["schemas"]["ScheduleDuration"];
+            /** @description A random delay of up to this much per firing: up to `366d` (else 400); default none. */
+            jitter?: components["schemas"]["ScheduleDuration"];
+            /** @description The inputs of each run it fires: they must fit the inputs the workflow declares (else 400). */
+            inputs?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The body that makes a trigger a `TimeBased` one with this status and these properties. */
+        TimeBasedTriggerUpdate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "TimeBased";
+            properties: components["schemas"]["TimeBasedTriggerProperties"];
+        };
         /** @description A workflow trigger. */
         Trigger: {
             /** @description The trigger's id. */
@@ -2244,23 +2344,11 @@ export interface components {
              */
             lastModified: string;
         };
-        /** @description The body that creates a trigger. */
-        TriggerCreate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
-            type: components["schemas"]["TriggerType"];
-            status: components["schemas"]["TriggerStatus"];
-            /**
-             * @description Key-value settings. `TimeBased` needs a valid `cron`, and `timezone`, `overlap`,
-             *     `catchupWindow` and `jitter` must be valid when given; `Webhook` needs `signature`
-             *     (`StandardWebhooks` or `None`), and takes `secret` (`whsec_` and the base64 of 24 to 64
-             *     random bytes) only with `StandardWebhooks`: without one, a secret is generated and returned
-             *     once, in this response (else 400).
-             */
-            properties: {
-                [key: string]: unknown;
-            };
-        };
+        /**
+         * @description The body that creates a trigger: `workflowId`, `type`, `status` and `properties`, whose keys
+         *     depend on the type.
+         */
+        TriggerCreate: components["schemas"]["ManualTriggerCreate"] | components["schemas"]["TimeBasedTriggerCreate"] | components["schemas"]["WebhookTriggerCreate"];
         /** @description What creating a trigger returns. */
         TriggerCreated: {
             /** @description The new trigger's id. */
@@ -2330,24 +2418,12 @@ export interface components {
          * @enum {string}
          */
         TriggerType: "Manual" | "TimeBased" | "Webhook";
-        /** @description The body that replaces a trigger's type, status and properties. */
-        TriggerUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
-            type: components["schemas"]["TriggerType"];
-            status: components["schemas"]["TriggerStatus"];
-            /**
-             * @description Key-value settings, checked as when creating. A `StandardWebhooks` trigger keeps its secret
-             *     when `secret` is absent or `"********"`, and takes a new one when given; one that has none
-             *     yet (it had another type or signature) needs one here (else 400): a secret is generated only
-             *     when a trigger is created.
-             */
-            properties: {
-                [key: string]: unknown;
-            };
-        };
+        /**
+         * @description The body that replaces a trigger's type, status and properties: `workflowId`, `triggerId`,
+         *     `type`, `status` and `properties`, checked as when creating. A `StandardWebhooks` trigger keeps
+         *     its secret when `secret` is absent or `"********"`.
+         */
+        TriggerUpdate: components["schemas"]["ManualTriggerUpdate"] | components["schemas"]["TimeBasedTriggerUpdate"] | components["schemas"]["WebhookTriggerUpdate"];
         /** @description The next firings of a TimeBased trigger. */
         UpcomingFirings: {
             /** @description The trigger's id. */
@@ -2430,6 +2506,59 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description "whsec_" and the base64 of 24 to 64 random bytes, or "********" (kept as stored) */
+        WebhookSecret: string;
+        /**
+         * @description How a Webhook trigger's deliveries are authenticated.
+         * @enum {string}
+         */
+        WebhookSignature: "StandardWebhooks" | "None";
+        /** @description The body that creates a `Webhook` trigger. */
+        WebhookTriggerCreate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Webhook";
+            properties: components["schemas"]["WebhookTriggerProperties"];
+        };
+        /**
+         * @description A `Webhook` trigger's properties. Keys are read case-insensitively (`Signature` is
+         *     `signature`); the schema names them as written here. Keys other than these are kept as given.
+         */
+        WebhookTriggerProperties: {
+            /**
+             * @description How deliveries are authenticated. Required: a Webhook trigger without one is 400 (the schema
+             *     cannot require it: the key is read case-insensitively and JSON Schema's `required` is not).
+             */
+            signature?: components["schemas"]["WebhookSignature"];
+            /**
+             * @description The signing secret, only with `StandardWebhooks` (else 400): `whsec_` and the base64 of 24 to
+             *     64 random bytes (else 400). `"********"`, as a trigger is shown, keeps the stored one. A
+             *     trigger created without one gets a generated one, returned once; one that comes to sign on
+             *     an update needs one then.
+             */
+            secret?: components["schemas"]["WebhookSecret"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The body that makes a trigger a `Webhook` one with this status and these properties. */
+        WebhookTriggerUpdate: {
+            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
+            workflowId: components["schemas"]["Uuid"];
+            status: components["schemas"]["TriggerStatus"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "Webhook";
+            properties: components["schemas"]["WebhookTriggerProperties"];
         };
         /** @description What adding a workflow returns. */
         WorkflowCreated: {
@@ -5656,7 +5785,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+                "application/json": components["schemas"]["ApprovalRejectionRequest"];
             };
         };
         responses: {
