@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
+  addWorkflow,
   approvalsOncePaused,
   decideApproval,
   definition,
@@ -82,6 +83,37 @@ describe('the engine on PGlite', () => {
     expect(seen).toEqual(
       expect.arrayContaining(['Wait Running', 'Wait Completed', 'After Completed']),
     );
+  });
+
+  // A delivery with a webhook-id records its execution in a transaction, which holds the embedded
+  // database's only connection: nothing in it may wait for another (once, the plugin snapshot's
+  // reload did, and the delivery hung until the pool gave up, 503 after 30 s).
+  it('starts a run from a webhook delivery with a webhook-id, the plugin snapshot stale', async () => {
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Hello', type: noop }]),
+    );
+    const trigger = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      body: { workflowId, type: 'Webhook', status: 'Active', properties: { signature: 'None' } },
+    });
+    // The API reloads its snapshot of the installed plugins once it is 2 s old.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const response = await fetch(`${trellis.baseUrl}/hooks/${trigger.triggerId}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_embedded_1',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      },
+      body: '{}',
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await response.json()) as { data: { executionId: string }; messages: string[] };
+    expect(response.status, body.messages.join('; ')).toBe(202);
+    const { data } = body;
+    const finished = await trellis.admin.waitForExecution(workflowId, data.executionId);
+    expect(finished.status).toBe('Completed');
   });
 
   it('keeps a concurrency limit: the second run waits Pending for the slot', async () => {

@@ -41,7 +41,8 @@ export interface StartExecutionDeps {
   config: TrellisConfig;
   /**
    * The API process's view of the installed plugins, which the definition is checked against
-   * (as when it is added); without it, each plugin the definition names is a query.
+   * (as when it is added); without it, or when `db` is a transaction, each plugin the definition
+   * names is a query.
    */
   installedPlugins?: InstalledPlugins;
   /** Logs and counts a run whose start Temporal refused. */
@@ -174,7 +175,9 @@ export async function recordExecution(
       db,
       text,
       config.Definitions,
-      deps.installedPlugins,
+      // The snapshot reads through the pool: never while this start holds a transaction (a
+      // webhook delivery's), which on the embedded database holds its only connection.
+      db.isTransaction ? undefined : deps.installedPlugins,
       { id: workflow.id },
     );
   } catch (error) {
