@@ -349,12 +349,19 @@ export function createTrellis(
   async function stop(): Promise<void> {
     const failed: string[] = [];
     for (const part of parts.reverse().splice(0)) {
+      // A part that takes long to stop says so while it does: whoever waits knows what for.
+      const slow = setInterval(
+        () => logger.warn(`still stopping ${part.name} (waiting for it to finish what it runs)`),
+        10_000,
+      );
       try {
         await part.stop();
         logger.info(`stopped ${part.name}`);
       } catch (error) {
         failed.push(part.name);
         logger.error({ err: error }, `stopping ${part.name} failed`);
+      } finally {
+        clearInterval(slow);
       }
     }
     if (failed.length > 0) throw new Error(`Stopping ${failed.join(', ')} failed (see the log).`);

@@ -235,6 +235,9 @@ export const workerTuning = {
   // A dead worker's workflows move to another worker after this long.
   stickyQueueScheduleToStartTimeout: '5 seconds',
   shutdownGraceTime: '5 seconds',
+  // A stop always ends: an attempt that ignores its cancel for this long is left to Temporal,
+  // which runs it again on another worker once its timeout passes (a local one: with its run).
+  shutdownForceTime: '30 seconds',
 } as const satisfies Partial<WorkerOptions>;
 
 /** Starts a worker on `Temporal.TaskQueue`; resolves once it polls. */
