@@ -1927,14 +1927,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "Manual";
             properties: components["schemas"]["ManualTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description One attempt to deliver one notification event to one webhook. */
         NotificationDelivery: {
@@ -2314,14 +2314,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "TimeBased";
             properties: components["schemas"]["TimeBasedTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description A workflow trigger. */
         Trigger: {
@@ -2550,14 +2550,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "Webhook";
             properties: components["schemas"]["WebhookTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description What adding a workflow returns. */
         WorkflowCreated: {

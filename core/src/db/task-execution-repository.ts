@@ -194,12 +194,7 @@ export async function taskIds(
   db: Kysely<Database>,
   executionId: string,
 ): Promise<Map<string, string>> {
-  const rows = await db
-    .selectFrom('taskExecution')
-    .select(['id', 'name'])
-    .where('executionId', '=', executionId)
-    .execute();
-  return new Map(rows.map((row) => [row.name, row.id]));
+  return (await taskRoster(db, executionId)).ids;
 }
 
 /** The outputs of the named tasks that completed (others are absent). */

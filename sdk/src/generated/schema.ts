@@ -1928,14 +1928,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "Manual";
             properties: components["schemas"]["ManualTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description One attempt to deliver one notification event to one webhook. */
         NotificationDelivery: {
@@ -2315,14 +2315,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "TimeBased";
             properties: components["schemas"]["TimeBasedTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description A workflow trigger. */
         Trigger: {
@@ -2551,14 +2551,14 @@ export interface components {
             /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
             workflowId: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "Webhook";
             properties: components["schemas"]["WebhookTriggerProperties"];
+            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
+            triggerId: components["schemas"]["Uuid"];
         };
         /** @description What adding a workflow returns. */
         WorkflowCreated: {
