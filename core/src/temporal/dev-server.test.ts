@@ -1,9 +1,9 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../logging.js';
-import { startDevServer } from './dev-server.js';
+import { devServerDynamicConfig, startDevServer } from './dev-server.js';
 
 // Fake CLIs only: the real server is exercised by the integration tests.
 const logger = createLogger({ Level: 'silent' });
@@ -55,5 +55,21 @@ describe('startDevServer', () => {
     await rm(marker, { force: true });
     await new Promise((resolve) => setTimeout(resolve, 400));
     await expect(import('node:fs/promises').then((fs) => fs.stat(marker))).rejects.toThrow();
+  });
+
+  it('raises how often the server reads its task queues (each run would wait its turn)', async () => {
+    const argsFile = path.join(folder, 'args');
+    const cliPath = await fakeCli('recording', `printf '%s\\n' "$@" > ${argsFile}; exit 3`);
+    await startDevServer({ cliPath, namespace: 'default', logger, headless: true }).catch(
+      () => undefined,
+    );
+    const args = (await readFile(argsFile, 'utf8')).trim().split('\n');
+    const given = args.flatMap((arg, index) =>
+      args[index - 1] === '--dynamic-config-value' ? [arg] : [],
+    );
+    expect(given).toEqual(
+      Object.entries(devServerDynamicConfig).map(([key, value]) => `${key}=${value}`),
+    );
+    expect(devServerDynamicConfig['history.transferProcessorMaxPollRPS']).toBeGreaterThan(20);
   });
 });

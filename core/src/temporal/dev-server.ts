@@ -42,6 +42,20 @@ const host = '127.0.0.1';
 const stopGraceMs = 10_000;
 
 /**
+ * How often the dev server's history service may read each of its task queues (Temporal's
+ * dynamic config; the server's default is 20 reads a second per history shard, and the dev
+ * server has one shard). At 20 a second every new workflow task, activity task and timer
+ * waits its turn: after a burst of about a dozen, each run started one after another waited
+ * about 35 ms for its first workflow task (a plain one-activity workflow: 13–15 ms with these
+ * values, 50 ms without). A production cluster sets its own (README, "Production").
+ */
+export const devServerDynamicConfig = {
+  'history.transferProcessorMaxPollRPS': 200,
+  'history.timerProcessorMaxPollRPS': 200,
+  'history.visibilityProcessorMaxPollRPS': 100,
+} as const;
+
+/**
  * Runs the CLI with its stdin as a lifeline: when this process dies, even by SIGKILL, the pipe
  * closes, `cat` returns and the server is terminated, so no orphaned server keeps its ports.
  */
@@ -96,6 +110,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       '--log-level',
       'warn',
     ];
+    for (const [key, value] of Object.entries(devServerDynamicConfig)) {
+      args.push('--dynamic-config-value', `${key}=${value}`);
+    }
     args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
     if (namespace !== 'default') args.push('--namespace', namespace);
