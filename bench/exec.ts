@@ -9,45 +9,91 @@
  * `tx_per_execution`: PostgreSQL transactions per 3-task `Flow/NoOp` execution (rows written
  * beside it). `exec_e2e_p50_ms` / `exec_e2e_p99_ms`: one single-task execution at a time, from
  * `POST` to `Completed` visible through `GET`, beside one local activity's workflow.
+ *
+ * The anatomy of those ratios (details and table, no keys): rungs of plain Temporal workflows
+ * between each baseline and the Trellis run, each asking Temporal for more of what the run asks
+ * (`measureAnatomy`), and for every round the CPU each part of the machine spent per execution
+ * (`cpuByPart`): the Temporal server, PostgreSQL, the api, the worker, the baseline, the
+ * benchmark itself.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
+import type { WorkflowStartOptions } from '@temporalio/client';
 import { executionWorkflowId } from '../core/src/temporal/ids.js';
+import {
+  TrellisExecutionId,
+  TrellisWorkflowId,
+  TrellisWorkflowName,
+} from '../core/src/temporal/search-attributes.js';
+import { runDetails, runSummary } from '../core/src/temporal/user-metadata.js';
 import { runConcurrently } from '../test/resilience/support/concurrency.js';
 import {
   chainDefinition,
   uniqueWorkflowName,
   type Step,
 } from '../test/resilience/support/workload.js';
+import { cpuByPart, type PartMatcher } from './cpu.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome, TableRow } from './report.js';
 import { baselineTaskQueue, ensureTemporalBaseline } from './temporal-baseline.js';
 import { describeSummary, percentile, ratioSummary, round, summarize } from './stats.js';
 
-/** A chain of tasks, and the plain Temporal workflow that runs the same shape the same way. */
+/** A workflow of `baseline/workflows.ts`, its arguments, and whether it starts as a run does. */
+interface BaselineRun {
+  workflow: string;
+  args?: unknown[];
+  /** Started with the search attributes and summaries the API gives a run. */
+  asARun?: boolean;
+}
+
+/**
+ * A chain of tasks, the plain Temporal workflow that runs the same shape the same way, and the
+ * rungs of its anatomy: plain Temporal workflows between the two, each asking Temporal for more
+ * of what a Trellis run asks (`measureAnatomy`).
+ */
 interface Workload {
   label: string;
   steps: Step[];
-  baselineWorkflow: 'threeLocalNoOps' | 'threeNoOps';
+  baseline: BaselineRun;
   target: string;
+  rungs: { label: string; run: BaselineRun }[];
+}
+
+/** The rungs between a chain's baseline and the Trellis run of it. */
+function rungsOf(tasks: number, kind: 'local' | 'regular'): Workload['rungs'] {
+  return [
+    {
+      label: '+ a local activity before the tasks and one after (a run’s prepare and end)',
+      run: { workflow: 'bookendedNoOps', args: [tasks, kind] },
+    },
+    {
+      label: '+ a run’s start attributes and summaries, a patch, the status upserts',
+      run: { workflow: 'trellisShapedNoOps', args: [tasks, kind], asARun: true },
+    },
+  ];
 }
 
 const workloads = {
   local: {
     label: '3-task Flow/NoOp chain exec/s (local activities)',
     steps: ['noop', 'noop', 'noop'],
-    baselineWorkflow: 'threeLocalNoOps',
+    baseline: { workflow: 'threeLocalNoOps' },
     target: '≥ 0.85',
+    rungs: rungsOf(3, 'local'),
   },
   regular: {
     label: '3-task Flow/Delay 0 ms chain exec/s (regular activities)',
     steps: [{ delayMs: 0 }, { delayMs: 0 }, { delayMs: 0 }],
-    baselineWorkflow: 'threeNoOps',
+    baseline: { workflow: 'threeNoOps' },
     target: '≥ 0.85',
+    rungs: rungsOf(3, 'regular'),
   },
 } satisfies Record<string, Workload>;
+
+/** The single-task latency's rungs, as those of the local chain's rate. */
+const latencyRungs = rungsOf(1, 'local');
 
 export async function benchmarkExecutions(
   env: BenchEnvironment,
@@ -55,21 +101,53 @@ export async function benchmarkExecutions(
 ): Promise<BenchOutcome> {
   await ensureTemporalBaseline(env);
   const single = await addWorkflow(env, ['noop']);
-  const baseline = (workflow: string) => () =>
-    env.temporal.workflow.execute(workflow, {
-      taskQueue: baselineTaskQueue,
-      workflowId: `bench-baseline-${randomUUID()}`,
-    });
-  /** Completed executions per second over `count` runs, `inFlight` at a time. */
-  const throughput = async (run: () => Promise<unknown>, count: number) => {
+  const baseline: StartBaseline =
+    ({ workflow, args = [], asARun = false }) =>
+    () =>
+      env.temporal.workflow.execute(workflow, {
+        taskQueue: baselineTaskQueue,
+        workflowId: `bench-baseline-${randomUUID()}`,
+        args,
+        ...(asARun ? startedAsARun() : {}),
+      });
+  const parts = machineParts(env);
+  /**
+   * Completed executions per second over `count` runs, `inFlight` at a time, and the CPU each
+   * part of the machine spent per execution meanwhile.
+   */
+  const measuredRound = async (run: () => Promise<unknown>, count: number): Promise<Round> => {
+    const cpuBefore = await cpuByPart(parts);
     const started = performance.now();
     await runConcurrently(count, plan.inFlight, run);
-    return count / ((performance.now() - started) / 1000);
+    const perSecond = count / ((performance.now() - started) / 1000);
+    const cpuAfter = await cpuByPart(parts);
+    const cpu = Object.fromEntries(
+      Object.keys(cpuAfter).map((part) => [part, (cpuAfter[part]! - cpuBefore[part]!) / count]),
+    );
+    return { perSecond, cpu };
   };
+  const throughput = async (run: () => Promise<unknown>, count: number) =>
+    (await measuredRound(run, count)).perSecond;
 
   const measured = {
-    local: await measureWorkload(env, plan, workloads.local, baseline, throughput),
-    regular: await measureWorkload(env, plan, workloads.regular, baseline, throughput),
+    local: await measureWorkload(env, plan, workloads.local, baseline, measuredRound),
+    regular: await measureWorkload(env, plan, workloads.regular, baseline, measuredRound),
+  };
+  const anatomy = {
+    local: await measureAnatomy(
+      plan,
+      workloads.local,
+      measured.local.runOurs,
+      baseline,
+      measuredRound,
+    ),
+    regular: await measureAnatomy(
+      plan,
+      workloads.regular,
+      measured.regular.runOurs,
+      baseline,
+      measuredRound,
+    ),
   };
   const sampled = Math.min(100, plan.executionsPerRound);
   const databaseWork = await databaseWorkPerExecution(
@@ -77,16 +155,31 @@ export async function benchmarkExecutions(
     () => throughput(measured.local.runOurs, sampled),
     sampled,
   );
-  await expectAllCompleted(env, measured.local.workflowId, measured.local.runs + sampled);
-  await expectAllCompleted(env, measured.regular.workflowId, measured.regular.runs);
+  await expectAllCompleted(
+    env,
+    measured.local.workflowId,
+    measured.local.runs + anatomy.local.oursRuns + sampled,
+  );
+  await expectAllCompleted(
+    env,
+    measured.regular.workflowId,
+    measured.regular.runs + anatomy.regular.oursRuns,
+  );
 
   const latencies: number[] = [];
   const baselineLatencies: number[] = [];
+  const rungLatencies = latencyRungs.map((): number[] => []);
+  const timed = async (run: () => Promise<unknown>) => {
+    const started = performance.now();
+    await run();
+    return performance.now() - started;
+  };
   for (let index = 0; index < plan.latencySamples; index++) {
     latencies.push(await endToEnd(env, single));
-    const started = performance.now();
-    await baseline('oneLocalNoOp')();
-    baselineLatencies.push(performance.now() - started);
+    baselineLatencies.push(await timed(baseline({ workflow: 'oneLocalNoOp' })));
+    for (const [rung, { run }] of latencyRungs.entries()) {
+      rungLatencies[rung]!.push(await timed(baseline(run)));
+    }
   }
 
   const p50 = percentile(latencies, 50);
@@ -120,6 +213,18 @@ export async function benchmarkExecutions(
         ratio: round(p50 / baselineP50).toString(),
         target: 'p50 ≤ 1.15',
       },
+      ...anatomy.local.rows,
+      ...anatomy.regular.rows,
+      ...latencyRungs.map((rung, index) => {
+        const rungP50 = percentile(rungLatencies[index]!, 50);
+        return {
+          metric: `anatomy (oneLocalNoOp): 1-task p50 / p99 ms, ${rung.label}`,
+          ours: `${round(rungP50, 1)} / ${round(percentile(rungLatencies[index]!, 99), 1)}`,
+          baseline: `${round(baselineP50, 1)} / ${round(baselineP99, 1)}`,
+          ratio: round(rungP50 / baselineP50).toString(),
+          target: '',
+        };
+      }),
     ],
     details: {
       inFlight: plan.inFlight,
@@ -127,6 +232,20 @@ export async function benchmarkExecutions(
       perSecond: {
         local: { ours: local.ours, baseline: local.baseline, ratio: local.ratio },
         regular: { ours: regular.ours, baseline: regular.baseline, ratio: regular.ratio },
+      },
+      cpuMicrosPerExecution: {
+        note: 'CPU µs per execution by part of the machine, median over rounds (/proc; `all` is the machine busy time)',
+        local: { ours: local.cpu.ours, baseline: local.cpu.baseline },
+        regular: { ours: regular.cpu.ours, baseline: regular.cpu.baseline },
+      },
+      anatomy: {
+        local: anatomy.local.details,
+        regular: anatomy.regular.details,
+        latencyMs: latencyRungs.map((rung, index) => ({
+          ...rung,
+          p50: percentile(rungLatencies[index]!, 50),
+          p99: percentile(rungLatencies[index]!, 99),
+        })),
       },
       databaseWorkPerExecution: databaseWork,
       latencyMs: {
@@ -139,13 +258,21 @@ export async function benchmarkExecutions(
   };
 }
 
+/** One round of one side: executions per second, and CPU µs per execution by part. */
+interface Round {
+  perSecond: number;
+  cpu: Record<string, number>;
+}
+
+type MeasuredRound = (run: () => Promise<unknown>, count: number) => Promise<Round>;
+
 /** One workload's rounds: ours and its baseline back to back, alternating which goes first. */
 async function measureWorkload(
   env: BenchEnvironment,
   plan: Plan['exec'],
   workload: Workload,
-  baseline: (workflow: string) => () => Promise<unknown>,
-  throughput: (run: () => Promise<unknown>, count: number) => Promise<number>,
+  baseline: StartBaseline,
+  measuredRound: MeasuredRound,
 ) {
   const workflowId = await addWorkflow(env, workload.steps);
   const runOurs = async () => {
@@ -156,23 +283,26 @@ async function measureWorkload(
     await env.temporal.workflow.getHandle(executionWorkflowId(started.executionId)).result();
     return started.executionId;
   };
-  const runBaseline = baseline(workload.baselineWorkflow);
+  const runBaseline = baseline(workload.baseline);
   const warmup = Math.min(plan.inFlight, plan.executionsPerRound);
-  await throughput(runBaseline, warmup);
-  await throughput(runOurs, warmup);
-  const oursRounds: number[] = [];
-  const baselineRounds: number[] = [];
+  await measuredRound(runBaseline, warmup);
+  await measuredRound(runOurs, warmup);
+  const oursRounds: Round[] = [];
+  const baselineRounds: Round[] = [];
   for (let index = 0; index < plan.rounds; index++) {
     const order =
       index % 2 === 0 ? (['baseline', 'ours'] as const) : (['ours', 'baseline'] as const);
     for (const side of order) {
-      if (side === 'ours') oursRounds.push(await throughput(runOurs, plan.executionsPerRound));
-      else baselineRounds.push(await throughput(runBaseline, plan.executionsPerRound));
+      if (side === 'ours') oursRounds.push(await measuredRound(runOurs, plan.executionsPerRound));
+      else baselineRounds.push(await measuredRound(runBaseline, plan.executionsPerRound));
     }
   }
-  const ours = summarize(oursRounds);
-  const baselineSummary = summarize(baselineRounds);
-  const ratio = ratioSummary(oursRounds, baselineRounds);
+  const ours = summarize(oursRounds.map((round) => round.perSecond));
+  const baselineSummary = summarize(baselineRounds.map((round) => round.perSecond));
+  const ratio = ratioSummary(
+    oursRounds.map((round) => round.perSecond),
+    baselineRounds.map((round) => round.perSecond),
+  );
   const row: TableRow = {
     metric: `${workload.label} (${plan.inFlight} in flight)`,
     ours: describeSummary(ours, 1),
@@ -187,7 +317,128 @@ async function measureWorkload(
     ours,
     baseline: baselineSummary,
     ratio,
+    cpu: { ours: medianCpu(oursRounds), baseline: medianCpu(baselineRounds) },
     row,
+  };
+}
+
+/** Starts a baseline workflow and waits for its result. */
+type StartBaseline = (run: BaselineRun) => () => Promise<unknown>;
+
+/**
+ * The anatomy of a workload's ratio: the baseline, its rungs (plain Temporal workflows asking
+ * Temporal for more of what a Trellis run asks, the last one all of it, with no-op activities),
+ * then Trellis. All run in every round, in an order that rotates; each gets its rate ÷ the
+ * baseline's of the same round, and the CPU each part of the machine spent per execution.
+ */
+async function measureAnatomy(
+  plan: Plan['exec'],
+  workload: Workload,
+  runOurs: () => Promise<unknown>,
+  baseline: StartBaseline,
+  measuredRound: MeasuredRound,
+) {
+  const sides = [
+    {
+      label: `plain Temporal: ${workload.baseline.workflow} (the baseline)`,
+      run: baseline(workload.baseline),
+    },
+    ...workload.rungs.map((rung) => ({ label: rung.label, run: baseline(rung.run) })),
+    { label: 'Trellis: + the API, the database writes, the engine', run: runOurs },
+  ];
+  const rounds = sides.map((): Round[] => []);
+  const warmup = Math.min(plan.inFlight, plan.executionsPerRound);
+  for (const side of sides.slice(1, -1)) await measuredRound(side.run, warmup);
+  for (let index = 0; index < plan.rounds; index++) {
+    for (let step = 0; step < sides.length; step++) {
+      const at = (index + step) % sides.length;
+      rounds[at]!.push(await measuredRound(sides[at]!.run, plan.executionsPerRound));
+    }
+  }
+  const base = rounds[0]!.map((round) => round.perSecond);
+  const details = sides.map(({ label }, index) => {
+    const perSecond = rounds[index]!.map((round) => round.perSecond);
+    return {
+      label,
+      perSecond: summarize(perSecond),
+      ratio: ratioSummary(perSecond, base),
+      cpuMicrosPerExecution: medianCpu(rounds[index]!),
+    };
+  });
+  const rows: TableRow[] = details.map((side) => ({
+    metric: `anatomy (${workload.baseline.workflow}): ${side.label}`,
+    ours: describeSummary(side.perSecond, 1),
+    baseline: cpuLine(side.cpuMicrosPerExecution),
+    ratio: describeSummary(side.ratio),
+    target: '',
+  }));
+  return { details, rows, oursRuns: plan.rounds * plan.executionsPerRound };
+}
+
+/** The options the API starts a run with, for a baseline started as a run. */
+function startedAsARun(): Pick<
+  WorkflowStartOptions,
+  'typedSearchAttributes' | 'staticSummary' | 'staticDetails'
+> {
+  const ids = {
+    workflowId: randomUUID(),
+    workflowName: 'bench-exec-anatomy',
+    executionId: randomUUID(),
+  };
+  return {
+    typedSearchAttributes: [
+      { key: TrellisWorkflowId, value: ids.workflowId },
+      { key: TrellisWorkflowName, value: ids.workflowName },
+      { key: TrellisExecutionId, value: ids.executionId },
+    ],
+    staticSummary: runSummary(ids.workflowName),
+    staticDetails: runDetails(ids),
+  };
+}
+
+/** Per part of the machine, the median over rounds of its CPU µs per execution. */
+function medianCpu(rounds: Round[]): Record<string, number> {
+  const parts = Object.keys(rounds[0]?.cpu ?? {});
+  return Object.fromEntries(
+    parts.map((part) => [
+      part,
+      round(
+        percentile(
+          rounds.map((r) => r.cpu[part]!),
+          50,
+        ),
+        0,
+      ),
+    ]),
+  );
+}
+
+/** `temporal 1200 · postgres 300 · …` µs per execution, the larger parts first. */
+function cpuLine(cpu: Record<string, number>): string {
+  return Object.entries(cpu)
+    .filter(([part, micros]) => part !== 'all' && micros >= 50)
+    .sort((a, b) => b[1] - a[1])
+    .map(([part, micros]) => `${part} ${micros}`)
+    .concat(`(all ${cpu.all} µs)`)
+    .join(' · ');
+}
+
+/**
+ * The parts of the machine whose CPU an execution uses: the Temporal dev server, the PostgreSQL
+ * cluster (postmaster and backends), Trellis' api and worker, each baseline process, and the
+ * benchmark itself (its Temporal client and HTTP calls).
+ */
+function machineParts(env: BenchEnvironment): Record<string, PartMatcher> {
+  const temporalPort = env.temporalAddress.split(':').pop()!;
+  const postgresPort = new URL(env.databaseUrl).port || '5432';
+  const after = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
+  return {
+    temporal: ({ argv }) => argv.includes('start-dev') && after(argv, '--port') === temporalPort,
+    postgres: ({ command, argv }) => command === 'postgres' && after(argv, '-p') === postgresPort,
+    api: ({ pid }) => pid === env.api.pid,
+    worker: ({ pid }) => pid === env.worker.pid,
+    baseline: ({ pid }) => pid !== env.api.pid && pid !== env.worker.pid && pid in env.roles,
+    bench: ({ pid }) => pid === process.pid,
   };
 }
 

@@ -9,10 +9,13 @@
  */
 import {
   ActivityCancellationType,
+  patched,
   proxyActivities,
   proxyLocalActivities,
+  upsertSearchAttributes,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
+import { TrellisStatus } from '../../core/src/temporal/search-attributes.js';
 import type { baselineActivities } from './activities.js';
 
 const attemptOptions = {
@@ -39,6 +42,47 @@ export async function threeLocalNoOps(): Promise<void> {
   await local.noop();
   await local.noop();
   await local.noop();
+}
+
+/** How a run's tasks run: a quick plugin's as local activities, any other's as regular ones. */
+type Kind = 'local' | 'regular';
+
+/**
+ * For the execution benchmark's anatomy, the activities a `tasks`-task chain's run schedules and
+ * nothing else: a local activity before the tasks and one after them (a run's preparation and
+ * the record of its end), no-ops all.
+ */
+export async function bookendedNoOps(tasks: number, kind: Kind): Promise<void> {
+  await local.noop();
+  for (let task = 0; task < tasks; task++) await (kind === 'local' ? local : regular).noop();
+  await local.noop();
+}
+
+/**
+ * Everything a `tasks`-task chain's run asks of Temporal, with no-ops for what its activities
+ * do: the start's search attributes and summaries (the benchmark gives them, as the API does), a
+ * patch (its marker and `TemporalChangeVersion` upsert, as the run's `temporal-ui` patch), the
+ * `TrellisStatus` upserts Running and Completed, and the activities of `bookendedNoOps` with the
+ * summaries the Temporal UI shows.
+ */
+export async function trellisShapedNoOps(tasks: number, kind: Kind): Promise<void> {
+  patched('bench-trellis-shape');
+  await bookkeeping('Prepare the execution').noop();
+  upsertSearchAttributes([{ key: TrellisStatus, value: 'Running' }]);
+  for (let task = 0; task < tasks; task++) {
+    const options = { ...attemptOptions, summary: `Task ${task}: attempt 1` };
+    await (
+      kind === 'local'
+        ? proxyLocalActivities<typeof baselineActivities>(options)
+        : proxyActivities<typeof baselineActivities>({ ...options, heartbeatTimeout: '5 seconds' })
+    ).noop();
+  }
+  upsertSearchAttributes([{ key: TrellisStatus, value: 'Completed' }]);
+  await bookkeeping('Record: execution Completed').noop();
+}
+
+function bookkeeping(summary: string) {
+  return proxyLocalActivities<typeof baselineActivities>({ ...attemptOptions, summary });
 }
 
 /** The baseline of a 3-task `Flow/Delay` (0 ms) chain: three regular no-op activities in sequence. */
