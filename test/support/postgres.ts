@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -51,7 +51,8 @@ async function startThrowawayCluster(): Promise<TestPostgres> {
   const bin = await findPostgresBinaries();
   const root = await mkdtemp(path.join(tmpdir(), 'trellis-pg-'));
   const dataDirectory = path.join(root, 'data');
-  const port = await freePort();
+  const logFile = path.join(root, 'log');
+  let port = await freePort();
   // PostgreSQL refuses to run as root; as root, run its tools as the `postgres` OS user.
   const asRoot = userInfo().uid === 0;
   const postgresUser = asRoot ? await lookupUser('postgres') : undefined;
@@ -62,15 +63,16 @@ async function startThrowawayCluster(): Promise<TestPostgres> {
       ? run('runuser', ['-u', 'postgres', '--', path.join(bin, name), ...args])
       : run(path.join(bin, name), args);
 
-  const settings = [
-    `-p ${port}`,
-    `-k ${root}`,
-    "-c listen_addresses='127.0.0.1'",
-    '-c fsync=off',
-    '-c synchronous_commit=off',
-    '-c full_page_writes=off',
-    '-c max_connections=300',
-  ].join(' ');
+  const settings = () =>
+    [
+      `-p ${port}`,
+      `-k ${root}`,
+      "-c listen_addresses='127.0.0.1'",
+      '-c fsync=off',
+      '-c synchronous_commit=off',
+      '-c full_page_writes=off',
+      '-c max_connections=300',
+    ].join(' ');
   const start = () =>
     tool('pg_ctl', [
       'start',
@@ -80,10 +82,31 @@ async function startThrowawayCluster(): Promise<TestPostgres> {
       '-D',
       dataDirectory,
       '-l',
-      path.join(root, 'log'),
+      logFile,
       '-o',
-      settings,
+      settings(),
     ]);
+  /**
+   * Starts the server; a port taken between `freePort` and the server's bind (by a Temporal dev
+   * server started beside it, say) is given up for another, twice at most.
+   */
+  const startOnAFreePort = async () => {
+    for (let tries = 1; ; tries++) {
+      const failure = await start().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (failure === undefined) return;
+      const log = await readFile(logFile, 'utf8').catch(() => '');
+      if (tries < 3 && /could not (bind|create listen socket)/i.test(log)) {
+        port = await freePort();
+        continue;
+      }
+      throw new Error(
+        `${describe(failure)}\nThe server's log ends:\n${log.split('\n').slice(-12).join('\n')}`,
+      );
+    }
+  };
   const stopServer = (mode: string) =>
     tool('pg_ctl', ['stop', '-w', '-m', mode, '-D', dataDirectory]);
 
@@ -100,7 +123,7 @@ async function startThrowawayCluster(): Promise<TestPostgres> {
       '--no-locale',
       '--no-sync',
     ]);
-    await start();
+    await startOnAFreePort();
   } catch (error) {
     await rm(root, { recursive: true, force: true });
     throw new Error(`Could not start a throwaway PostgreSQL from ${bin}: ${describe(error)}`);
