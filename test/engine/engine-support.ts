@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { expect } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
@@ -212,35 +213,61 @@ export interface AttemptsInHistory {
   timers: number;
 }
 
-/** Reads the run's Temporal history and tells which attempts ran how. */
-export async function attemptsInHistory(
-  trellis: Trellis,
-  executionId: string,
-): Promise<AttemptsInHistory> {
-  const history = await withTemporalClient(trellis, async (client) => {
+/** The run's Temporal history once its workflow has closed. */
+async function closedRunHistory(trellis: Trellis, executionId: string) {
+  return withTemporalClient(trellis, async (client) => {
     const handle = client.workflow.getHandle(executionWorkflowId(executionId));
     // The API shows a run finished before its last workflow task (and the markers of the local
     // activities it ran) is in the history: wait for the workflow to close.
     await handle.result().catch(() => undefined);
     return handle.fetchHistory();
   });
-  const json = (payload: { data?: Uint8Array | null } | null | undefined): unknown =>
-    JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8'));
+}
+
+const payloadJson = (payload: { data?: Uint8Array | null } | null | undefined): unknown =>
+  JSON.parse(Buffer.from(payload?.data ?? []).toString('utf8'));
+
+/** Whether a history event is the marker of a task attempt run as a local activity. */
+function isLocalAttempt(event: temporal.api.history.v1.IHistoryEvent): boolean {
+  // A local activity's marker says which activity it records in its `data` detail.
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity') return false;
+  const data = payloadJson(marker.details?.data?.payloads?.[0]) as { activity_type?: string };
+  return data.activity_type === 'runTaskAttempt';
+}
+
+/** Reads the run's Temporal history and tells which attempts ran how. */
+export async function attemptsInHistory(
+  trellis: Trellis,
+  executionId: string,
+): Promise<AttemptsInHistory> {
+  const history = await closedRunHistory(trellis, executionId);
   const found: AttemptsInHistory = { regular: [], local: 0, timers: 0 };
   for (const event of history.events ?? []) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'runTaskAttempt') {
-      found.regular.push((json(scheduled.input?.payloads?.[0]) as { taskName: string }).taskName);
+      found.regular.push(
+        (payloadJson(scheduled.input?.payloads?.[0]) as { taskName: string }).taskName,
+      );
     }
-    // A local activity's marker says which activity it records in its `data` detail.
-    const marker = event.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') {
-      const data = json(marker.details?.data?.payloads?.[0]) as { activity_type?: string };
-      if (data.activity_type === 'runTaskAttempt') found.local += 1;
-    }
+    if (isLocalAttempt(event)) found.local += 1;
     if (event.timerStartedEventAttributes) found.timers += 1;
   }
   return found;
+}
+
+/** How many local task attempts each workflow task of the run recorded (their markers follow its completion). */
+export async function localAttemptsPerWorkflowTask(
+  trellis: Trellis,
+  executionId: string,
+): Promise<number[]> {
+  const history = await closedRunHistory(trellis, executionId);
+  const counts: number[] = [];
+  for (const event of history.events ?? []) {
+    if (event.workflowTaskCompletedEventAttributes) counts.push(0);
+    else if (isLocalAttempt(event)) counts[counts.length - 1]! += 1;
+  }
+  return counts;
 }
 
 /** A task's log entries as the API shows them (message, level and exception). */

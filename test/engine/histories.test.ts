@@ -12,10 +12,11 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { Client, Connection } from '@temporalio/client';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,7 @@ import { findTemporalCli } from '../../core/src/temporal/cli.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { forEachChunkWorkflowId } from '../../workflows-worker/src/workflows/foreach.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
+import { LOCAL_ATTEMPTS_PER_TASK } from '../../workflows-worker/src/workflows/local-attempt-budget.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
@@ -173,6 +175,20 @@ const scenarios: Scenario[] = [
         { name: 'AfterSlow', type: noop, dependencies: ['Slow'] },
         { name: 'AfterOptional', type: noop, dependencies: ['Optional'] },
       ]),
+    expected: 'Completed',
+  },
+  {
+    // More quick attempts than one workflow task takes: the run ends its workflow task with a
+    // 1 ms timer (the bounded-workflow-tasks patch), then starts the rest.
+    name: 'bounded-workflow-tasks',
+    definition: () =>
+      definition(
+        Array.from({ length: LOCAL_ATTEMPTS_PER_TASK + 20 }, (_, index) => ({
+          name: `T${index}`,
+          type: noop,
+        })),
+        { configuration: { degreeOfParallelism: 100 } },
+      ),
     expected: 'Completed',
   },
   {
@@ -623,6 +639,22 @@ const scenarios: Scenario[] = [
 
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);
 
+/** A history larger than this is committed gzipped (`<name>.json.gz`), as the CLI wrote it. */
+const GZIP_ABOVE_BYTES = 256 * 1024;
+
+/** Writes a recorded history: as JSON, or gzipped when large (the other form removed). */
+async function writeHistory(name: string, json: string): Promise<void> {
+  const large = Buffer.byteLength(json) > GZIP_ABOVE_BYTES;
+  await rm(large ? historyFile(name) : `${historyFile(name)}.gz`, { force: true });
+  await writeFile(
+    large ? `${historyFile(name)}.gz` : historyFile(name),
+    large ? gzipSync(json, { level: 9 }) : json,
+  );
+}
+
+const isRecorded = (name: string) =>
+  existsSync(historyFile(name)) || existsSync(`${historyFile(name)}.gz`);
+
 describe.runIf(recording)('recording histories', () => {
   let plain: Trellis;
   let notifying: Trellis | undefined;
@@ -750,7 +782,7 @@ describe.runIf(recording)('recording histories', () => {
             { maxBuffer: 64 * 1024 * 1024 },
           )
         ).stdout;
-      await writeFile(historyFile(scenario.name), await show(temporalWorkflowId));
+      await writeHistory(scenario.name, await show(temporalWorkflowId));
       if (scenario.forEachChunks) {
         const tasks = await tasksOf(trellis.admin, workflowId, executionId);
         for (const { task, from } of scenario.forEachChunks) {
@@ -759,7 +791,7 @@ describe.runIf(recording)('recording histories', () => {
             .getHandle(chunk)
             .result()
             .catch(() => undefined);
-          await writeFile(historyFile(`${scenario.name}-${task}-${from}`), await show(chunk));
+          await writeHistory(`${scenario.name}-${task}-${from}`, await show(chunk));
         }
       }
     });
@@ -775,7 +807,7 @@ describe('replaying recorded histories', () => {
           ({ task, from }) => `${scenario.name}-${task}-${from}`,
         ),
       ])
-      .filter((name) => !existsSync(historyFile(name)));
+      .filter((name) => !isRecorded(name));
     expect(
       missing,
       `No recorded history in test/histories/ for: ${missing.join(', ')}. ` +
@@ -813,14 +845,16 @@ describe('replaying recorded histories', () => {
 
 /** Replays every committed history with `options`; a line per history that failed. */
 async function replayFailures(options: ReplayWorkerOptions): Promise<string[]> {
-  const files = (await readdir(historiesDirectory)).filter((file) => file.endsWith('.json'));
+  const files = (await readdir(historiesDirectory)).filter((file) => /\.json(\.gz)?$/.test(file));
   const histories = await Promise.all(
-    files.map(async (file) => ({
-      workflowId: path.basename(file, '.json'),
-      history: historyFromFile(
-        JSON.parse(await readFile(path.join(historiesDirectory, file), 'utf8')),
-      ),
-    })),
+    files.map(async (file) => {
+      const bytes = await readFile(path.join(historiesDirectory, file));
+      const json = file.endsWith('.gz') ? gunzipSync(bytes) : bytes;
+      return {
+        workflowId: file.replace(/\.json(\.gz)?$/, ''),
+        history: historyFromFile(JSON.parse(json.toString('utf8'))),
+      };
+    }),
   );
   expect(histories.length).toBeGreaterThan(0);
   await installTemporalRuntime(createLogger({ Level: 'silent' }));

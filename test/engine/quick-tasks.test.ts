@@ -6,12 +6,14 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_ATTEMPTS_PER_TASK } from '../../workflows-worker/src/workflows/local-attempt-budget.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   attemptsInHistory,
   definition,
   delay,
   expectBefore,
+  localAttemptsPerWorkflowTask,
   noop,
   run,
   start,
@@ -86,6 +88,27 @@ describe('quick tasks', () => {
       local: 3,
       timers: 0,
     });
+  });
+
+  it('ends a workflow task after a bounded number of quick attempts, so no completion grows too large', async () => {
+    // Temporal terminates a run whose workflow task completion passes 4 MB (GrpcMessageTooLarge);
+    // every quick attempt of a workflow task adds a marker to it.
+    const count = 2 * LOCAL_ATTEMPTS_PER_TASK + 20;
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition(
+        Array.from({ length: count }, (_, index) => ({ name: `T${index}`, type: noop })),
+        { configuration: { degreeOfParallelism: 100 } },
+      ),
+    );
+    expect(execution.status).toBe('Completed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(Object.values(tasks).filter((task) => task.status === 'Completed')).toHaveLength(count);
+    const history = await attemptsInHistory(trellis, executionId);
+    expect(history.local).toBe(count);
+    expect(history.timers).toBeGreaterThanOrEqual(2);
+    const perWorkflowTask = await localAttemptsPerWorkflowTask(trellis, executionId);
+    expect(Math.max(...perWorkflowTask)).toBeLessThanOrEqual(LOCAL_ATTEMPTS_PER_TASK);
   });
 
   it('a plugin that is not quick still runs as an activity task beside quick ones', async () => {

@@ -72,6 +72,7 @@ import {
   type FailurePlan,
 } from './error-handling.js';
 import { foreachPatch, runForEach } from './foreach.js';
+import { LocalAttemptBudget } from './local-attempt-budget.js';
 import { Notifications } from './notifications.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
@@ -413,6 +414,8 @@ class ExecutionRun implements ApprovalDesk {
   private readonly states = new Map<string, TaskState>();
   /** Tasks whose attempts are in flight (their promises settle when the task is done). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Quick attempts per workflow task (local-attempt-budget.ts). */
+  private readonly localAttempts = new LocalAttemptBudget();
   /** Activities and backoff timers of tasks: canceled together on cancel or timeout. */
   private readonly taskScope = new CancellationScope();
   /** Task name by approval id, once the database gave the id. */
@@ -808,6 +811,13 @@ class ExecutionRun implements ApprovalDesk {
         attemptSummary(task.name, attempt, onFailure),
       );
       try {
+        // Awaits only past the bound (and never in a run from before it): a quick attempt
+        // within it starts as it always did.
+        let turn = task.quick ? this.localAttempts.reserve() : undefined;
+        while (turn) {
+          await turn;
+          turn = this.localAttempts.reserve();
+        }
         const result =
           task.subworkflow && startsSubworkflows()
             ? await runSubworkflowAttempt(input, task.timeoutMilliseconds)
