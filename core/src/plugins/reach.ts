@@ -23,6 +23,12 @@ export const defaultDeniedCidrs: readonly string[] = Object.freeze([
   '240.0.0.0/4', // reserved, and 255.255.255.255 broadcast
   '::/128', // unspecified
   '::1/128', // loopback
+  // IPv6 forms of IPv4 addresses (the fence also checks the IPv4 address each carries):
+  '::/96', // IPv4-compatible
+  '64:ff9b::/96', // NAT64
+  '64:ff9b:1::/48', // NAT64, local use
+  '2002::/16', // 6to4
+  '2001::/32', // Teredo
   'fe80::/10', // link-local
   'fd00:ec2::254/128', // AWS metadata over IPv6
   'ff00::/8', // multicast
