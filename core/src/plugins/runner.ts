@@ -164,9 +164,16 @@ export function createPluginRunner(deps: {
       await unpackPackage(bytes, sha256, cacheDirectory, packageLimits(config)).catch(
         (error: unknown) => {
           // A package stored before today's checks, or damaged: no retry can fix it.
-          throw error instanceof Invalid
-            ? new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`)
-            : error;
+          if (error instanceof Invalid) {
+            throw new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`);
+          }
+          // The file system's message names the cache folder, which is the server's business.
+          deps.logger?.warn({ err: error, sha256, cacheDirectory }, 'Plugin package unpack failed');
+          const code = (error as NodeJS.ErrnoException).code;
+          throw new Error(
+            `Plugin package ${sha256} could not be unpacked into the plugin cache` +
+              `${code ? ` (${code})` : ''}; the worker's log says where and why`,
+          );
         },
       );
       deps.logger?.debug({ sha256, cacheDirectory }, 'Unpacked plugin package into the cache');
