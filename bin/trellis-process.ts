@@ -266,6 +266,7 @@ export function createTrellis(
       });
       started('probes', () => probes.close());
       probesUrl = probes.url;
+      endpoints.push({ host: runtime.Metrics.Host, port: Number(new URL(probes.url).port) });
     }
     const searchAttributes = await registerSearchAttributes(
       temporal.connection,

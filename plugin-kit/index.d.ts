@@ -98,9 +98,11 @@ export interface PluginNetworkFence {
   /** Refused whatever else says (`Plugins.Network.DenyCidrs`). */
   denyCidrs: readonly string[];
   /**
-   * Trellis's own listening sockets (its API, Temporal and the embedded Temporal's HTTP API and
-   * UI): refused even inside allowed ranges. `host` is an IP address or a name to resolve (a
-   * socket on `0.0.0.0` or `::` is listed once per address of this machine).
+   * Trellis's own listening sockets (its API, Temporal, the Temporal SDK's metrics, and every
+   * port its child processes listen on, the embedded Temporal's included): refused even inside
+   * allowed ranges. `host` is an address range (`127.0.0.0/8`), an IP address or a name to
+   * resolve; a socket on a wildcard or loopback address is listed once per range reaching this
+   * machine.
    */
   trellisEndpoints: readonly { host: string; port: number }[];
   /** Reachable although inside `defaultDenyCidrs` (`Plugins.Network.AllowCidrs`). */

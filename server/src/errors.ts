@@ -127,6 +127,10 @@ export function renderError(
       return;
     }
     if (httpError) {
+      // What is down, and why, is for operators: the answer names neither paths nor addresses.
+      if (httpError.status === 503) {
+        logger.warn({ err: error, requestId: req.requestId }, 'a dependency is unavailable');
+      }
       sendErrorEnvelope(res, httpError.status, httpError.problems, httpError.headers);
       return;
     }

@@ -63,6 +63,30 @@ const hostile: Record<string, { extra: RawTarEntry[]; message: RegExp }> = {
     extra: [],
     message: /field "inProcess" is for built-in plugins only/,
   },
+  FileUnderFile: {
+    extra: [
+      { path: 'a', content: 'x' },
+      { path: 'a/b', content: 'y' },
+    ],
+    message: /entry "a\/b" is inside "a", which is a file/,
+  },
+  FolderAndFile: {
+    extra: [
+      { path: 'lib/', type: 'Directory' },
+      { path: 'lib', content: 'x' },
+    ],
+    message: /entry "lib" appears twice/,
+  },
+  LongName: {
+    extra: [{ path: `${'n'.repeat(300)}.js`, content: 'x' }],
+    message: /entry "n{300}\.js" has a name of 303 bytes, over the 255 a file system allows/,
+  },
+  LongPath: {
+    extra: [
+      { path: `${Array.from({ length: 25 }, () => 'd'.repeat(200)).join('/')}/f`, content: 'x' },
+    ],
+    message: /entry "(d{200}\/){25}f" has a path of 5026 bytes, over the 1024 allowed/,
+  },
   Bomb: {
     extra: [{ path: 'zeros.bin', content: Buffer.alloc(2 * 1024 * 1024) }],
     message: /unpacks to more than 1\.0 MiB \(Plugins\.MaxUnpackedPackageBytes\)/,
@@ -105,15 +129,22 @@ afterAll(async () => {
   if (registry) await rm(registry, { recursive: true, force: true });
 });
 
+/** The stable code of a package's refusal: its shape, or (in its manifest) a field. */
+const expectedCode = (name: string) =>
+  name === 'InProcess' ? 'validation.invalid' : 'plugin.package_invalid';
+
 describe('installing a hostile package', () => {
   for (const [name, { message }] of Object.entries(hostile)) {
     it(`refuses ${name} with 400 naming the problem, and stores nothing`, async () => {
       const type = `Hostile/${name}`;
-      await expectFailure(
+      const error = await expectFailure(
         trellis.admin.POST('/plugins', { body: { Type: type, Version: '1.0.0' } }),
         400,
         message,
       );
+      expect(error.errors.map((detail) => detail.code)).toContain(expectedCode(name));
+      // Nothing a user sees says where the server keeps the registry.
+      expect(JSON.stringify(error.body)).not.toContain(registry);
       const installed = await trellis.admin.GET('/plugins');
       expect(installed.map((plugin) => plugin.type)).not.toContain(type);
     });

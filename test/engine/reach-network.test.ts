@@ -146,3 +146,33 @@ describe("Trellis's own services (finding 6)", () => {
     expect(tasks.Temporal!.message).toMatch(/refused: .* is one of Trellis's own services/);
   });
 });
+
+describe('IPv6 forms of a loopback address (issue 27, item 9)', () => {
+  it('are refused where only loopback is allowed', async () => {
+    const port = new URL(urlOf(collector)).port;
+    const forms = {
+      Compatible: '::127.0.0.1',
+      Nat64: '64:ff9b::127.0.0.1',
+      SixToFour: '2002:7f00:1::1',
+    };
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition(
+        Object.entries(forms).map(([name, address]) => ({
+          name,
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `http://[${address}]:${port}/` },
+        })),
+      ),
+    );
+    expect(execution.status).toBe('Failed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(tasks.Compatible!.message).toBe(
+      `Failed: GET http://[::7f00:1]:${port}/ refused: ::7f00:1 is an IPv6 form carrying 127.0.0.1, reachable only if Plugins.Network.AllowCidrs allows it.`,
+    );
+    for (const name of ['Nat64', 'SixToFour']) {
+      expect(tasks[name]!.message).toMatch(/refused: \S+ is an IPv6 form carrying 127\.0\.0\.1/);
+    }
+    expect(seenByCollector).toEqual([]);
+  });
+});

@@ -255,7 +255,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   }
   // A runner of its own is closed with the worker (it owns the plugin sandbox processes).
   const runner =
-    deps.runner ?? createPluginRunner({ db: deps.db, config, logger, reach: deps.reach });
+    deps.runner ??
+    createPluginRunner({
+      db: deps.db,
+      config,
+      logger,
+      // The SDK core serves its metrics on a port of its own.
+      reach: withEndpoint(deps.reach, metricsUrl),
+    });
   const closeRunner = () => (deps.runner ? Promise.resolve() : runner.close());
   try {
     const traced =
@@ -298,4 +305,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     if (ownConnection) await connection.close();
     throw error;
   }
+}
+
+/** `reach` with the socket of `url` added, when there is one. */
+function withEndpoint(reach: RuntimeReach | undefined, url: string | undefined): RuntimeReach {
+  if (url === undefined) return reach ?? {};
+  const { hostname, port } = new URL(url);
+  return {
+    ...reach,
+    endpoints: [...(reach?.endpoints ?? []), { host: hostname, port: Number(port) }],
+  };
 }

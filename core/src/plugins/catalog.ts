@@ -123,7 +123,7 @@ export function createCatalog(
     }
     const types = [...new Set(all.map((entry) => entry.type))];
     const where = registry
-      ? `the built-ins or the registry ${registry.location}`
+      ? 'the built-ins or the registry (Plugins.Registry)'
       : 'the built-ins (no registry configured)';
     return `Plugin "${type}"${version ? ` ${version}` : ''} is not in the catalog (${where}); available types: ${types.join(', ') || 'none'}`;
   }
@@ -181,13 +181,14 @@ async function downloadFromRegistry(
   entry: RegistryEntry,
   limits: PackageLimits,
 ): Promise<ResolvedPackage> {
-  const source = `${entry.tarball} (registry ${registry.location})`;
+  // Where the registry keeps it (a path on this server, a URL) is for the server log, not users.
+  const source = `"${entry.type}" ${entry.version}`;
   const bytes = await registry.download(entry, limits.maxPackageBytes);
   const sha256 = sha256Hex(bytes);
   if (sha256 !== entry.sha256.toLowerCase()) {
     throw new PackageIntegrityError(
-      `Checksum mismatch for plugin "${entry.type}" ${entry.version} from the registry ${registry.location}: ` +
-        `the index says sha256 ${entry.sha256} but the tarball ${entry.tarball} has ${sha256}; refusing to install it`,
+      `Checksum mismatch for plugin "${entry.type}" ${entry.version} from the registry: ` +
+        `the index says sha256 ${entry.sha256} but its tarball has ${sha256}; refusing to install it`,
     );
   }
   const { manifest } = await readPackage(bytes, source, limits);

@@ -289,6 +289,7 @@ export async function readPackage(
       (Array.isArray(problems) ? problems : [problems]).map(
         (problem) => `Plugin package ${source} ${problem}`,
       ),
+      { code: PACKAGE_INVALID },
     );
   };
   if (bytes.length > limits.maxPackageBytes) {
@@ -338,6 +339,7 @@ export async function readPackage(
       files.set(relative, entry.content);
     }
   }
+  problems.push(...placementProblems(files, directories));
   if (problems.length > 0) refuse(problems.join('; '));
   const manifestBytes = files.get(MANIFEST_FILE);
   if (manifestBytes === undefined) return refuse(`has no ${MANIFEST_FILE}`);
@@ -388,6 +390,48 @@ function parseTar(stream: Buffer): Promise<TarEntry[]> {
       fail(error);
     }
   });
+}
+
+/** The stable code of a package refused for its shape or size. */
+export const PACKAGE_INVALID = 'plugin.package_invalid';
+
+/** Longest name a file system takes (NAME_MAX), in bytes. */
+const MAX_NAME_BYTES = 255;
+/**
+ * Longest path inside a package, in bytes: the cache folder and the package's sha256 come before
+ * it, all within PATH_MAX (4,096).
+ */
+export const MAX_ENTRY_PATH_BYTES = 1024;
+
+/**
+ * Files that cannot be written where the package says: inside a file (`a` and `a/b`), or under a
+ * name no file system takes.
+ */
+function placementProblems(files: Map<string, Buffer>, directories: string[]): string[] {
+  const problems: string[] = [];
+  for (const entry of [...directories, ...files.keys()]) {
+    const bytes = Buffer.byteLength(entry);
+    const longest = Math.max(...entry.split('/').map((name) => Buffer.byteLength(name)));
+    if (bytes > MAX_ENTRY_PATH_BYTES) {
+      problems.push(
+        `entry ${JSON.stringify(entry)} has a path of ${bytes} bytes, over the ${MAX_ENTRY_PATH_BYTES} allowed`,
+      );
+    } else if (longest > MAX_NAME_BYTES) {
+      problems.push(
+        `entry ${JSON.stringify(entry)} has a name of ${longest} bytes, over the ${MAX_NAME_BYTES} a file system allows`,
+      );
+    }
+    const parents = entry.split('/').slice(0, -1);
+    const blocking = parents
+      .map((_, depth) => parents.slice(0, depth + 1).join('/'))
+      .find((parent) => files.has(parent));
+    if (blocking !== undefined) {
+      problems.push(
+        `entry ${JSON.stringify(entry)} is inside ${JSON.stringify(blocking)}, which is a file`,
+      );
+    }
+  }
+  return problems;
 }
 
 /** Why a tar entry cannot be part of a package, or null when it is a plain file or folder. */

@@ -4,26 +4,28 @@ import { buildConfig } from '../config/load.js';
 import { reachSettings } from './reach.js';
 
 describe('reachSettings', () => {
-  it("lists Trellis's own sockets, one per address for an unspecified host", () => {
+  it("lists Trellis's own sockets, on every address of this machine for a local host", () => {
     const config = buildConfig({
       Server: { Host: '0.0.0.0', Port: 7000 },
       Temporal: { Address: 'temporal.internal:7233' },
       Plugins: { Network: { AllowCidrs: ['127.0.0.0/8', '10.1.2.3'], DenyCidrs: ['fd00::1'] } },
     });
-    const { network } = reachSettings(config, { endpoints: [{ host: 'localhost', port: 8233 }] });
+    const { network } = reachSettings(config, {
+      endpoints: [{ host: 'localhost', port: 8233 }],
+      ports: [9000],
+    });
     expect(network.allowCidrs).toEqual(['127.0.0.0/8', '10.1.2.3/32']);
     expect(network.denyCidrs).toEqual(['fd00::1/128']);
     expect(network.defaultDenyCidrs).toEqual(expect.arrayContaining(['169.254.0.0/16']));
-    const local = Object.values(networkInterfaces())
+    const interfaces = Object.values(networkInterfaces())
       .flatMap((addresses) => addresses ?? [])
-      .map((address) => ({ host: address.address.replace(/%.*$/, ''), port: 7000 }));
+      .map(
+        ({ address, family }) => `${address.replace(/%.*$/, '')}/${family === 'IPv4' ? 32 : 128}`,
+      );
+    const machine = ['0.0.0.0/8', '127.0.0.0/8', '::/128', '::1/128', ...interfaces];
     expect(network.trellisEndpoints).toEqual(
       expect.arrayContaining([
-        { host: '127.0.0.1', port: 8233 },
-        { host: '::1', port: 8233 },
-        { host: '0.0.0.0', port: 7000 },
-        { host: '127.0.0.1', port: 7000 },
-        ...local,
+        ...[8233, 7000, 9000].flatMap((port) => machine.map((host) => ({ host, port }))),
         { host: 'temporal.internal', port: 7233 },
       ]),
     );

@@ -23,6 +23,12 @@ export const defaultDeniedCidrs: readonly string[] = Object.freeze([
   '240.0.0.0/4', // reserved, and 255.255.255.255 broadcast
   '::/128', // unspecified
   '::1/128', // loopback
+  // IPv6 forms of IPv4 addresses (the fence also checks the IPv4 address each carries):
+  '::/96', // IPv4-compatible
+  '64:ff9b::/96', // NAT64
+  '64:ff9b:1::/48', // NAT64, local use
+  '2002::/16', // 6to4
+  '2001::/32', // Teredo
   'fe80::/10', // link-local
   'fd00:ec2::254/128', // AWS metadata over IPv6
   'ff00::/8', // multicast
@@ -32,6 +38,11 @@ export const defaultDeniedCidrs: readonly string[] = Object.freeze([
 export interface RuntimeReach {
   /** Trellis's own listening sockets in this process (API, embedded Temporal). */
   endpoints?: readonly { host: string; port: number }[];
+  /**
+   * Ports its child processes listen on (`descendantListeningPorts`): refused on every address
+   * of this machine, whichever the socket is bound to.
+   */
+  ports?: readonly number[];
 }
 
 /** The reach part of the host settings for a configuration (and, when known, the running process). */
@@ -44,10 +55,11 @@ export function reachSettings(
     // Another process's API (a worker-only process) listens on the configured port.
     ...(config.Server.Port !== 0 ? [{ host: config.Server.Host, port: config.Server.Port }] : []),
     ...(config.Temporal.Address ? [hostPort(config.Temporal.Address)] : []),
+    ...(runtime.ports ?? []).map((port) => ({ host: '0.0.0.0', port })),
   ].filter((endpoint) => endpoint !== undefined);
   const network: PluginNetworkFence = {
     denyCidrs: config.Plugins.Network.DenyCidrs.map(asCidr),
-    trellisEndpoints: uniqueEndpoints(endpoints.flatMap(expandUnspecified)),
+    trellisEndpoints: uniqueEndpoints(endpoints.flatMap(reachingAddresses)),
     allowCidrs: config.Plugins.Network.AllowCidrs.map(asCidr),
     defaultDenyCidrs: defaultDeniedCidrs,
   };
@@ -95,21 +107,27 @@ function externalDatabase(url: string) {
   }
 }
 
-/** An endpoint on an unspecified address listens on every address of this machine. */
-function expandUnspecified(endpoint: { host: string; port: number }) {
-  if (endpoint.host === 'localhost') {
-    return ['127.0.0.1', '::1'].map((host) => ({ host, port: endpoint.port }));
-  }
-  if (!ipaddr.isValid(endpoint.host) || ipaddr.parse(endpoint.host).range() !== 'unspecified') {
-    return [endpoint];
-  }
-  const local = Object.values(networkInterfaces())
+/**
+ * Where an endpoint can be reached from this machine. One on a wildcard or loopback address is
+ * reached through every address of this machine: a wildcard socket through all of them, and a
+ * loopback one through `0.0.0.0`, `::` and the IPv4 forms of the fence's own checks as well;
+ * refusing them all costs nothing, as no other service of this machine shares its port.
+ */
+function reachingAddresses(endpoint: { host: string; port: number }) {
+  const local =
+    endpoint.host === 'localhost' ||
+    (ipaddr.isValid(endpoint.host) &&
+      ['unspecified', 'loopback'].includes(ipaddr.process(endpoint.host).range()));
+  if (!local) return [endpoint];
+  return machineRanges().map((host) => ({ host, port: endpoint.port }));
+}
+
+/** Every address range that reaches this machine itself: unspecified, loopback, its interfaces. */
+function machineRanges(): string[] {
+  const interfaces = Object.values(networkInterfaces())
     .flatMap((addresses) => addresses ?? [])
-    .map((address) => address.address.replace(/%.*$/, ''));
-  return [endpoint.host, '127.0.0.1', '::1', ...local].map((host) => ({
-    host,
-    port: endpoint.port,
-  }));
+    .map((address) => asCidr(address.address.replace(/%.*$/, '')));
+  return ['0.0.0.0/8', '127.0.0.0/8', '::/128', '::1/128', ...interfaces];
 }
 
 function uniqueEndpoints(endpoints: { host: string; port: number }[]) {

@@ -2,7 +2,13 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Invalid, Unavailable } from '../errors.js';
 import { trellisSchemas } from '../validation/ajv.js';
-import { formatBytes, packFolder, readPackageFolder, sha256Hex } from './package.js';
+import {
+  formatBytes,
+  PACKAGE_INVALID,
+  packFolder,
+  readPackageFolder,
+  sha256Hex,
+} from './package.js';
 import { validationProblems } from './schema.js';
 
 /**
@@ -86,13 +92,14 @@ export function openRegistry(location: string): Registry {
         index = JSON.parse((await read(indexLocation)).toString('utf8'));
       } catch (error) {
         throw new Unavailable(
-          `Plugin registry ${location} is unavailable: cannot read ${indexLocation} (${(error as Error).message})`,
+          `The plugin registry (Plugins.Registry) is unavailable: its ${REGISTRY_INDEX_FILE} cannot be read; the server log says why`,
+          { cause: error },
         );
       }
       const problems = validationProblems(validateIndex, index, 'index field');
       if (problems.length > 0) {
         throw new Unavailable(
-          `Plugin registry ${location} has an invalid ${REGISTRY_INDEX_FILE}: ${problems.join('; ')}`,
+          `The plugin registry (Plugins.Registry) has an invalid ${REGISTRY_INDEX_FILE}: ${problems.join('; ')}`,
         );
       }
       return (index as RegistryIndex).plugins;
@@ -104,11 +111,13 @@ export function openRegistry(location: string): Registry {
       } catch (error) {
         if (error instanceof TooLarge) {
           throw new Invalid(
-            `Plugin package ${entry.tarball} (registry ${location}) is ${error.size === undefined ? 'larger than' : `${formatBytes(error.size)}, over`} the ${formatBytes(maxBytes)} limit (Plugins.MaxPackageBytes)`,
+            `Plugin package "${entry.type}" ${entry.version} is ${error.size === undefined ? 'larger than' : `${formatBytes(error.size)}, over`} the ${formatBytes(maxBytes)} limit (Plugins.MaxPackageBytes)`,
+            { code: PACKAGE_INVALID },
           );
         }
         throw new Unavailable(
-          `Plugin registry ${location} is unavailable: cannot read ${where} (${(error as Error).message})`,
+          `The plugin registry (Plugins.Registry) is unavailable: the package of "${entry.type}" ${entry.version} cannot be read; the server log says why`,
+          { cause: error },
         );
       }
     },

@@ -28,6 +28,7 @@ import {
   unpackPackage,
   cachedPackageDirectory,
 } from './package.js';
+import { descendantListeningPorts } from './listening-ports.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
 import { redactError, redactOutput, redactText } from './redaction.js';
 import {
@@ -112,6 +113,8 @@ export interface RunLimits {
 /** How long the runner reuses an installed plugin's row (see `installedRow`). */
 const INSTALLED_ROW_TTL_MS = 2000;
 const MAX_INSTALLED_ROWS = 500;
+/** How long the ports child processes listen on are taken as read. */
+const OWN_PORTS_TTL_MS = 5000;
 
 export function createPluginRunner(deps: {
   db: Kysely<Database>;
@@ -131,12 +134,24 @@ export function createPluginRunner(deps: {
   const loaded = new Map<string, Promise<LoadedPlugin>>();
   let keys: Promise<SecretKeys> | undefined;
   let sandbox: SandboxPool | undefined;
-  const limits: RunLimits = {
-    host: hostSettings(config, deps.reach),
+  const limits: Omit<RunLimits, 'host'> = {
     maxOutputBytes: config.Plugins.MaxOutputBytes,
     encryptionKey: () => (keys ??= loadSecretKeys(config)),
     sandbox: () => (sandbox ??= createSandboxPool(sandboxSettings(config), deps.logger)),
   };
+
+  // The fence's own ports include those child processes listen on, which come and go (the
+  // embedded Temporal picks some at start, sandboxes start and stop): read again now and then.
+  let host: { settings: Promise<PluginHostSettings>; readAt: number } | undefined;
+  function currentHost(): Promise<PluginHostSettings> {
+    if (!host || Date.now() - host.readAt > OWN_PORTS_TTL_MS) {
+      const settings = descendantListeningPorts().then((ports) =>
+        hostSettings(config, { ...deps.reach, ports }),
+      );
+      host = { settings, readAt: Date.now() };
+    }
+    return host.settings;
+  }
 
   async function loadPackage(sha256: string, origin: PluginOrigin): Promise<LoadedPlugin> {
     if (!(await isCached(sha256, cacheDirectory))) {
@@ -149,9 +164,16 @@ export function createPluginRunner(deps: {
       await unpackPackage(bytes, sha256, cacheDirectory, packageLimits(config)).catch(
         (error: unknown) => {
           // A package stored before today's checks, or damaged: no retry can fix it.
-          throw error instanceof Invalid
-            ? new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`)
-            : error;
+          if (error instanceof Invalid) {
+            throw new PluginInputError(`Plugin package cannot be unpacked: ${error.message}`);
+          }
+          // The file system's message names the cache folder, which is the server's business.
+          deps.logger?.warn({ err: error, sha256, cacheDirectory }, 'Plugin package unpack failed');
+          const code = (error as NodeJS.ErrnoException).code;
+          throw new Error(
+            `Plugin package ${sha256} could not be unpacked into the plugin cache` +
+              `${code ? ` (${code})` : ''}; the worker's log says where and why`,
+          );
         },
       );
       deps.logger?.debug({ sha256, cacheDirectory }, 'Unpacked plugin package into the cache');
@@ -209,7 +231,7 @@ export function createPluginRunner(deps: {
           `Plugin "${request.type}"${pinned ? ` ${pinned}` : ''} is not installed; install it with POST /plugins`,
         );
       }
-      return executePlugin(plugin, request, limits);
+      return executePlugin(plugin, request, { ...limits, host: await currentHost() });
     },
     async installedManifest(type, version) {
       return (await installedPlugin(type, pinnedVersion(version)))?.manifest;

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Header } from 'tar';
+import { Header, Pax } from 'tar';
 import type { PluginManifest } from './contract.js';
 
 /**
@@ -54,6 +54,8 @@ export function rawTarball(entries: RawTarEntry[]): Buffer {
     });
     const block = Buffer.alloc(512);
     header.encode(block, 0);
+    // A path too long for the header goes in a PAX extended header before it, as tar writes it.
+    if (header.needPax) blocks.push(new Pax({ path: entry.path }).encode());
     blocks.push(block, content, Buffer.alloc((512 - (content.length % 512)) % 512));
   }
   blocks.push(Buffer.alloc(1024));
