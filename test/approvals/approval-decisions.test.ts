@@ -6,22 +6,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { expectFailure } from '../api/api-error.js';
+import { scheduleId } from '../../core/src/temporal/ids.js';
 import {
+  addWorkflow,
   approvalsOncePaused,
   definition,
+  eventually,
   start,
   tasksOf,
   taskLogs,
   type Definition,
 } from '../engine/engine-support.js';
-import { basicAs, mintToken, startTrellis, type Trellis } from '../support/harness.js';
+import { basicAs, mintToken, startTrellis, users, type Trellis } from '../support/harness.js';
 
 let trellis: Trellis;
 
 beforeAll(async () => {
   trellis = await startTrellis({ worker: true });
 });
+/** TimeBased triggers made here: their schedules go when the file ends. */
+const schedules: string[] = [];
 afterAll(async () => {
+  for (const triggerId of schedules) {
+    await trellis.temporal.client.schedule
+      .getHandle(scheduleId(triggerId))
+      .delete()
+      .catch(() => undefined);
+  }
   await trellis?.stop();
 });
 
@@ -320,5 +331,118 @@ describe('approvers', () => {
       timeoutMs: 30_000,
     });
     expect(finished.status).toBe('Completed');
+  });
+});
+
+describe('runs started by a trigger', () => {
+  const workflowUser = () => trellis.client(basicAs('workflow'));
+  /** Anyone may decide Gate, except the run's starter. */
+  const fourEyes = () =>
+    definition([
+      {
+        name: 'Gate',
+        ...log('Gated'),
+        manualApproval: { enabled: true, approvers: { allowSelfApproval: false } },
+      },
+    ]);
+
+  async function createTrigger(
+    client: TrellisClient,
+    workflowId: string,
+    type: 'Webhook' | 'TimeBased',
+    properties: Record<string, unknown>,
+  ) {
+    const { triggerId } = await client.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      body: { workflowId, type, status: 'Active', properties },
+    });
+    if (type === 'TimeBased') schedules.push(triggerId);
+    return triggerId;
+  }
+
+  /** An unsigned delivery to the trigger's hook; the ids of the run it started. */
+  async function fire(workflowId: string, triggerId: string) {
+    const response = await fetch(`${trellis.baseUrl}/hooks/${triggerId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(response.status).toBe(202);
+    const { data } = (await response.json()) as { data: { executionId: string } };
+    return pausedApproval(workflowId, data.executionId);
+  }
+
+  async function pausedApproval(workflowId: string, executionId: string) {
+    const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+    return { workflowId, executionId, approvalId: approval!.id };
+  }
+
+  /** The starter is refused (naming them), the other user decides. */
+  async function onlyTheOtherDecides(
+    ids: { workflowId: string; executionId: string; approvalId: string },
+    starter: TrellisClient,
+    starterName: string,
+    other: TrellisClient,
+  ) {
+    await expectFailure(
+      approve(starter, ids),
+      403,
+      `may not decide approval ${ids.approvalId} of task "Gate" (started the run): it may be decided by anyone who may approve, except the user who started the run ("${starterName}")`,
+    );
+    await stillPending(ids);
+    await approve(other, ids);
+    const finished = await trellis.admin.waitForExecution(ids.workflowId, ids.executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(finished.status).toBe('Completed');
+  }
+
+  it('counts who created an unsigned Webhook trigger as the starter of the runs it fires', async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    const triggerId = await createTrigger(workflowUser(), workflowId, 'Webhook', {
+      signature: 'None',
+    });
+    const ids = await fire(workflowId, triggerId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
+  });
+
+  it('counts who last changed the trigger, not who created it', async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    const triggerId = await createTrigger(trellis.admin, workflowId, 'Webhook', {
+      signature: 'None',
+    });
+    await workflowUser().PUT('/workflows/{workflowId}/triggers/{triggerId}', {
+      params: { path: { workflowId, triggerId } },
+      body: {
+        workflowId,
+        triggerId,
+        type: 'Webhook',
+        status: 'Active',
+        properties: { signature: 'None', note: 'mine now' },
+      },
+    });
+    const ids = await fire(workflowId, triggerId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
+  });
+
+  it("counts who asked for a backfill as the starter of the schedule's runs", async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    // Once a year, on a day long gone: the backfill's is the only run.
+    const triggerId = await createTrigger(trellis.admin, workflowId, 'TimeBased', {
+      cron: '0 3 1 1 *',
+    });
+    await workflowUser().POST('/workflows/{workflowId}/triggers/{triggerId}/backfill', {
+      params: { path: { workflowId, triggerId } },
+      body: { from: '2025-01-01T00:00:00.000Z', to: '2025-01-02T00:00:00.000Z' },
+    });
+    const executionId = await eventually(async () => {
+      const [run] = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+      });
+      expect(run).toBeDefined();
+      return run!.id;
+    }, 30_000);
+    const ids = await pausedApproval(workflowId, executionId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
   });
 });
