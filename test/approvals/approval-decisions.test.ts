@@ -17,7 +17,14 @@ import {
   taskLogs,
   type Definition,
 } from '../engine/engine-support.js';
-import { basicAs, mintToken, startTrellis, users, type Trellis } from '../support/harness.js';
+import {
+  basicAs,
+  mintToken,
+  startTrellis,
+  tokenUser,
+  users,
+  type Trellis,
+} from '../support/harness.js';
 
 let trellis: Trellis;
 
@@ -254,15 +261,18 @@ describe('approvers', () => {
     trellis.client({ bearer: () => mintToken({ subject: 'bob', roles: ['workflow'] }) });
 
   it('lets only the listed users decide, with 403 naming them to others', async () => {
-    const def = withForm({ approvers: { users: ['alice'] } });
+    const def = withForm({ approvers: { users: [tokenUser('alice')] } });
     const ids = await startPaused(trellis.admin, def);
-    expect(ids.approval).toMatchObject({ callerMayDecide: false, approvers: { users: ['alice'] } });
-    expect(ids.approval.callerRefusal).toContain('the users "alice"');
+    expect(ids.approval).toMatchObject({
+      callerMayDecide: false,
+      approvers: { users: [tokenUser('alice')] },
+    });
+    expect(ids.approval.callerRefusal).toContain(`the users "${tokenUser('alice')}"`);
     for (const client of [bob(), trellis.admin]) {
       await expectFailure(
         approve(client, ids, { inputs: { amount: 1 } }),
         403,
-        /may not decide approval .* \(is not an approver\): it may be decided by the users "alice", except the user who started the run \("admin"\)/,
+        `(is not an approver): it may be decided by the users "${tokenUser('alice')}", except the user who started the run ("admin")`,
       );
       await expectFailure(
         client.POST(
@@ -302,7 +312,7 @@ describe('approvers', () => {
   it('refuses the user who started the run unless self-approval is allowed', async () => {
     const refused = await startPaused(
       alice(),
-      withForm({ approvers: { users: ['alice', 'bob'] } }),
+      withForm({ approvers: { users: [tokenUser('alice'), tokenUser('bob')] } }),
     );
     await expectFailure(
       approve(alice(), refused, { inputs: { amount: 1 } }),
@@ -314,13 +324,36 @@ describe('approvers', () => {
 
     const allowed = await startPaused(
       alice(),
-      withForm({ approvers: { users: ['alice'], allowSelfApproval: true } }),
+      withForm({ approvers: { users: [tokenUser('alice')], allowSelfApproval: true } }),
     );
     await approve(alice(), allowed, { inputs: { amount: 2 } });
     const finished = await trellis.admin.waitForExecution(allowed.workflowId, allowed.executionId, {
       timeoutMs: 30_000,
     });
     expect(finished.status).toBe('Completed');
+  });
+
+  it("keeps a token's subject apart from the Basic user of that name", async () => {
+    const tokenAdmin = trellis.client({
+      bearer: () => mintToken({ subject: users.admin.username, roles: ['workflow'] }),
+    });
+    const listed = await startPaused(alice(), withForm({ approvers: { users: ['admin'] } }));
+    await expectFailure(
+      approve(tokenAdmin, listed, { inputs: { amount: 1 } }),
+      403,
+      `User "${tokenUser('admin')}" may not decide approval ${listed.approvalId} of task "Gate" (is not an approver)`,
+    );
+    await stillPending(listed);
+    await approve(trellis.admin, listed, { inputs: { amount: 1 } });
+
+    // Started by the Basic admin: the token named "admin" is someone else, and may decide.
+    const startedByAdmin = await startPaused(trellis.admin, withForm({ approvers: {} }));
+    await approve(tokenAdmin, startedByAdmin, { inputs: { amount: 2 } });
+    const [approval] = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/approvals',
+      { params: { path: startedByAdmin } },
+    );
+    expect(approval).toMatchObject({ status: 'Approved', decidedBy: tokenUser('admin') });
   });
 
   it('keeps the seed behaviour without approvers: the starter may decide', async () => {
