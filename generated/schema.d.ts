@@ -1249,7 +1249,7 @@ export interface components {
         CronExpression: string;
         /** @description The caller, as the server authenticated it. */
         CurrentUser: {
-            /** @description The user name (Basic), or the token's subject (Bearer). */
+            /** @description The user name (Basic), or the token's issuer and subject, `https://id.example.com/#alice` (Bearer; see `Security.Bearer.UsernamePrefix`). */
             name: string;
             /** @description The roles the credentials carry, which decide what the caller may do. */
             roles: components["schemas"]["Role"][];

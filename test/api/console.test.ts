@@ -5,7 +5,14 @@
  * test/console/console.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTrellis, tokens, users, type Trellis } from '../support/harness.js';
+import {
+  mintToken,
+  startTrellis,
+  tokenUser,
+  tokens,
+  users,
+  type Trellis,
+} from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 
 let trellis: Trellis;
@@ -28,13 +35,35 @@ describe('GET /me', () => {
     }
   });
 
-  it('says who a Bearer token is: its subject and its roles claim', async () => {
+  it('says who a Bearer token is: its issuer and subject, and its roles claim', async () => {
     const token = await tokens.valid(['workflow', 'plugins']);
     expect(await trellis.client({ bearer: token }).GET('/me')).toEqual({
-      name: 'token-user',
+      name: 'https://issuer.trellis.test#token-user',
       roles: ['plugins', 'workflow'],
       scheme: 'Bearer',
     });
+  });
+
+  it("never names a token's subject as a Basic user", async () => {
+    const token = await mintToken({ subject: users.admin.username, roles: ['workflow'] });
+    expect(await trellis.client({ bearer: token }).GET('/me')).toMatchObject({
+      name: tokenUser('admin'),
+    });
+  });
+
+  it('is 401 for a token that never expires or names no subject, saying what it needs', async () => {
+    await expectFailure(
+      trellis
+        .client({ bearer: await mintToken({ roles: ['admin'], expiresInSeconds: null }) })
+        .GET('/me'),
+      401,
+      'The bearer token has no "exp" claim: Trellis accepts only tokens that expire; have the identity provider issue tokens with an expiry.',
+    );
+    await expectFailure(
+      trellis.client({ bearer: await mintToken({ roles: ['admin'], subject: null }) }).GET('/me'),
+      401,
+      'The bearer token has no "sub" claim: Trellis names the bearer by it; have the identity provider issue tokens with a subject.',
+    );
   });
 
   it('is 401 without or with bad credentials, and 403 for a token with no role', async () => {

@@ -6,22 +6,40 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { expectFailure } from '../api/api-error.js';
+import { scheduleId } from '../../core/src/temporal/ids.js';
 import {
+  addWorkflow,
   approvalsOncePaused,
   definition,
+  eventually,
   start,
   tasksOf,
   taskLogs,
   type Definition,
 } from '../engine/engine-support.js';
-import { basicAs, mintToken, startTrellis, type Trellis } from '../support/harness.js';
+import {
+  basicAs,
+  mintToken,
+  startTrellis,
+  tokenUser,
+  users,
+  type Trellis,
+} from '../support/harness.js';
 
 let trellis: Trellis;
 
 beforeAll(async () => {
   trellis = await startTrellis({ worker: true });
 });
+/** TimeBased triggers made here: their schedules go when the file ends. */
+const schedules: string[] = [];
 afterAll(async () => {
+  for (const triggerId of schedules) {
+    await trellis.temporal.client.schedule
+      .getHandle(scheduleId(triggerId))
+      .delete()
+      .catch(() => undefined);
+  }
   await trellis?.stop();
 });
 
@@ -243,15 +261,18 @@ describe('approvers', () => {
     trellis.client({ bearer: () => mintToken({ subject: 'bob', roles: ['workflow'] }) });
 
   it('lets only the listed users decide, with 403 naming them to others', async () => {
-    const def = withForm({ approvers: { users: ['alice'] } });
+    const def = withForm({ approvers: { users: [tokenUser('alice')] } });
     const ids = await startPaused(trellis.admin, def);
-    expect(ids.approval).toMatchObject({ callerMayDecide: false, approvers: { users: ['alice'] } });
-    expect(ids.approval.callerRefusal).toContain('the users "alice"');
+    expect(ids.approval).toMatchObject({
+      callerMayDecide: false,
+      approvers: { users: [tokenUser('alice')] },
+    });
+    expect(ids.approval.callerRefusal).toContain(`the users "${tokenUser('alice')}"`);
     for (const client of [bob(), trellis.admin]) {
       await expectFailure(
         approve(client, ids, { inputs: { amount: 1 } }),
         403,
-        /may not decide approval .* \(is not an approver\): it may be decided by the users "alice", except the user who started the run \("admin"\)/,
+        `(is not an approver): it may be decided by the users "${tokenUser('alice')}", except the user who started the run ("admin")`,
       );
       await expectFailure(
         client.POST(
@@ -291,7 +312,7 @@ describe('approvers', () => {
   it('refuses the user who started the run unless self-approval is allowed', async () => {
     const refused = await startPaused(
       alice(),
-      withForm({ approvers: { users: ['alice', 'bob'] } }),
+      withForm({ approvers: { users: [tokenUser('alice'), tokenUser('bob')] } }),
     );
     await expectFailure(
       approve(alice(), refused, { inputs: { amount: 1 } }),
@@ -303,13 +324,36 @@ describe('approvers', () => {
 
     const allowed = await startPaused(
       alice(),
-      withForm({ approvers: { users: ['alice'], allowSelfApproval: true } }),
+      withForm({ approvers: { users: [tokenUser('alice')], allowSelfApproval: true } }),
     );
     await approve(alice(), allowed, { inputs: { amount: 2 } });
     const finished = await trellis.admin.waitForExecution(allowed.workflowId, allowed.executionId, {
       timeoutMs: 30_000,
     });
     expect(finished.status).toBe('Completed');
+  });
+
+  it("keeps a token's subject apart from the Basic user of that name", async () => {
+    const tokenAdmin = trellis.client({
+      bearer: () => mintToken({ subject: users.admin.username, roles: ['workflow'] }),
+    });
+    const listed = await startPaused(alice(), withForm({ approvers: { users: ['admin'] } }));
+    await expectFailure(
+      approve(tokenAdmin, listed, { inputs: { amount: 1 } }),
+      403,
+      `User "${tokenUser('admin')}" may not decide approval ${listed.approvalId} of task "Gate" (is not an approver)`,
+    );
+    await stillPending(listed);
+    await approve(trellis.admin, listed, { inputs: { amount: 1 } });
+
+    // Started by the Basic admin: the token named "admin" is someone else, and may decide.
+    const startedByAdmin = await startPaused(trellis.admin, withForm({ approvers: {} }));
+    await approve(tokenAdmin, startedByAdmin, { inputs: { amount: 2 } });
+    const [approval] = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/approvals',
+      { params: { path: startedByAdmin } },
+    );
+    expect(approval).toMatchObject({ status: 'Approved', decidedBy: tokenUser('admin') });
   });
 
   it('keeps the seed behaviour without approvers: the starter may decide', async () => {
@@ -320,5 +364,118 @@ describe('approvers', () => {
       timeoutMs: 30_000,
     });
     expect(finished.status).toBe('Completed');
+  });
+});
+
+describe('runs started by a trigger', () => {
+  const workflowUser = () => trellis.client(basicAs('workflow'));
+  /** Anyone may decide Gate, except the run's starter. */
+  const fourEyes = () =>
+    definition([
+      {
+        name: 'Gate',
+        ...log('Gated'),
+        manualApproval: { enabled: true, approvers: { allowSelfApproval: false } },
+      },
+    ]);
+
+  async function createTrigger(
+    client: TrellisClient,
+    workflowId: string,
+    type: 'Webhook' | 'TimeBased',
+    properties: Record<string, unknown>,
+  ) {
+    const { triggerId } = await client.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      body: { workflowId, type, status: 'Active', properties },
+    });
+    if (type === 'TimeBased') schedules.push(triggerId);
+    return triggerId;
+  }
+
+  /** An unsigned delivery to the trigger's hook; the ids of the run it started. */
+  async function fire(workflowId: string, triggerId: string) {
+    const response = await fetch(`${trellis.baseUrl}/hooks/${triggerId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(response.status).toBe(202);
+    const { data } = (await response.json()) as { data: { executionId: string } };
+    return pausedApproval(workflowId, data.executionId);
+  }
+
+  async function pausedApproval(workflowId: string, executionId: string) {
+    const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+    return { workflowId, executionId, approvalId: approval!.id };
+  }
+
+  /** The starter is refused (naming them), the other user decides. */
+  async function onlyTheOtherDecides(
+    ids: { workflowId: string; executionId: string; approvalId: string },
+    starter: TrellisClient,
+    starterName: string,
+    other: TrellisClient,
+  ) {
+    await expectFailure(
+      approve(starter, ids),
+      403,
+      `may not decide approval ${ids.approvalId} of task "Gate" (started the run): it may be decided by anyone who may approve, except the user who started the run ("${starterName}")`,
+    );
+    await stillPending(ids);
+    await approve(other, ids);
+    const finished = await trellis.admin.waitForExecution(ids.workflowId, ids.executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(finished.status).toBe('Completed');
+  }
+
+  it('counts who created an unsigned Webhook trigger as the starter of the runs it fires', async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    const triggerId = await createTrigger(workflowUser(), workflowId, 'Webhook', {
+      signature: 'None',
+    });
+    const ids = await fire(workflowId, triggerId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
+  });
+
+  it('counts who last changed the trigger, not who created it', async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    const triggerId = await createTrigger(trellis.admin, workflowId, 'Webhook', {
+      signature: 'None',
+    });
+    await workflowUser().PUT('/workflows/{workflowId}/triggers/{triggerId}', {
+      params: { path: { workflowId, triggerId } },
+      body: {
+        workflowId,
+        triggerId,
+        type: 'Webhook',
+        status: 'Active',
+        properties: { signature: 'None', note: 'mine now' },
+      },
+    });
+    const ids = await fire(workflowId, triggerId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
+  });
+
+  it("counts who asked for a backfill as the starter of the schedule's runs", async () => {
+    const workflowId = await addWorkflow(trellis.admin, fourEyes());
+    // Once a year, on a day long gone: the backfill's is the only run.
+    const triggerId = await createTrigger(trellis.admin, workflowId, 'TimeBased', {
+      cron: '0 3 1 1 *',
+    });
+    await workflowUser().POST('/workflows/{workflowId}/triggers/{triggerId}/backfill', {
+      params: { path: { workflowId, triggerId } },
+      body: { from: '2025-01-01T00:00:00.000Z', to: '2025-01-02T00:00:00.000Z' },
+    });
+    const executionId = await eventually(async () => {
+      const [run] = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+      });
+      expect(run).toBeDefined();
+      return run!.id;
+    }, 30_000);
+    const ids = await pausedApproval(workflowId, executionId);
+    await onlyTheOtherDecides(ids, workflowUser(), users.workflow.username, trellis.admin);
   });
 });

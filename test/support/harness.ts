@@ -58,9 +58,13 @@ export const bearer = {
 export interface TokenOptions {
   /** Roles claim: an array, or a space-separated string. Default none. */
   roles?: Role[] | string;
-  subject?: string;
-  /** Seconds from now; negative for a token that has already expired. Default 300. */
-  expiresInSeconds?: number;
+  /** Default `token-user`; null for a token without `sub`. */
+  subject?: string | null;
+  /**
+   * Seconds from now; negative for a token that has already expired, null for one without
+   * `exp`. Default 300.
+   */
+  expiresInSeconds?: number | null;
   /** Seconds from now before which the token is not valid. */
   notBeforeSeconds?: number;
   audience?: string;
@@ -73,14 +77,19 @@ export async function mintToken(options: TokenOptions = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const jwt = new SignJWT({ roles: options.roles ?? [] })
     .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(options.subject ?? 'token-user')
     .setIssuer(options.issuer ?? bearer.issuer)
     .setAudience(options.audience ?? bearer.audience)
-    .setIssuedAt(now - 60)
-    .setExpirationTime(now + (options.expiresInSeconds ?? 300));
+    .setIssuedAt(now - 60);
+  if (options.subject !== null) jwt.setSubject(options.subject ?? 'token-user');
+  if (options.expiresInSeconds !== null) {
+    jwt.setExpirationTime(now + (options.expiresInSeconds ?? 300));
+  }
   if (options.notBeforeSeconds !== undefined) jwt.setNotBefore(now + options.notBeforeSeconds);
   return jwt.sign(new TextEncoder().encode(options.secret ?? bearer.secret));
 }
+
+/** The name Trellis gives the bearer of a harness token with this subject. */
+export const tokenUser = (subject: string) => `${bearer.issuer}#${subject}`;
 
 /** Ready-made tokens for the auth matrix. */
 export const tokens = {

@@ -43,7 +43,7 @@ describe('buildConfig', () => {
       },
       Security: {
         Basic: { Enabled: true, Users: [] },
-        Bearer: { Enabled: false, RolesClaim: 'roles' },
+        Bearer: { Enabled: false, RolesClaim: 'roles', ClockToleranceSeconds: 0 },
         PreviousEncryptionKeys: [],
         RateLimits: {
           Enabled: true,
@@ -249,6 +249,38 @@ describe('buildConfig', () => {
     expect(
       buildConfig({ Security: { Bearer: { Enabled: true, Secret: 's' } } }).Security.Bearer,
     ).toMatchObject({ Enabled: true, Secret: 's', RolesClaim: 'roles' });
+  });
+
+  it("keeps Basic users' names apart from Bearer tokens' names", () => {
+    const basic = (Name: string) => ({
+      Enabled: true,
+      Users: [{ Name, Password: 'p', Roles: ['admin' as const] }],
+    });
+    const bearer = { Enabled: true, Secret: 's', Issuer: 'https://id.test' };
+    expect(
+      configError(() =>
+        buildConfig({ Security: { Basic: basic('https://id.test#ann'), Bearer: bearer } }),
+      ).message,
+    ).toBe(
+      'Security.Basic.Users[0].Name: "https://id.test#ann" has the form of a Bearer token\'s name (https://id.test#<subject>); rename the user',
+    );
+    expect(
+      configError(() =>
+        buildConfig({
+          Security: { Basic: basic('sso:ann'), Bearer: { ...bearer, UsernamePrefix: 'sso:' } },
+        }),
+      ).message,
+    ).toContain('"sso:ann" has the form of a Bearer token\'s name (sso:<subject>)');
+    expect(
+      configError(() =>
+        buildConfig({
+          Security: { Bearer: { Enabled: true, Secret: 's', UsernamePrefix: 'sso:' } },
+        }),
+      ).message,
+    ).toMatch(/^Security\.Bearer\.UsernamePrefix: requires Issuer/);
+    expect(
+      buildConfig({ Security: { Basic: basic('ann'), Bearer: bearer } }).Security.Bearer,
+    ).toMatchObject({ ClockToleranceSeconds: 0 });
   });
 
   it('rejects a database URL that is not PostgreSQL', () => {

@@ -164,6 +164,23 @@ function checkSemantics(config: ValidatedConfig): string[] {
   if (Bearer.Enabled && !Bearer.Secret && !Bearer.JwksUri) {
     problems.push('Security.Bearer: Enabled requires Secret or JwksUri');
   }
+  if (Bearer.UsernamePrefix !== undefined && Bearer.Issuer === undefined) {
+    problems.push(
+      'Security.Bearer.UsernamePrefix: requires Issuer (else the subjects of every issuer the key accepts would share its names)',
+    );
+  }
+  if (Bearer.Enabled && Basic.Enabled) {
+    // A token's name is its prefix and subject (bearer.ts): a Basic name of that form could be one.
+    const prefix = Bearer.UsernamePrefix ?? (Bearer.Issuer ? `${Bearer.Issuer}#` : null);
+    Basic.Users.forEach((user, index) => {
+      const clashes = prefix === null ? user.Name.includes('#') : user.Name.startsWith(prefix);
+      if (clashes) {
+        problems.push(
+          `Security.Basic.Users[${index}].Name: "${user.Name}" has the form of a Bearer token's name (${prefix ?? '<issuer>#'}<subject>); rename the user`,
+        );
+      }
+    });
+  }
   const { ClientCertFile, ClientKeyFile } = config.Temporal.Tls;
   if ((ClientCertFile === undefined) !== (ClientKeyFile === undefined)) {
     problems.push(

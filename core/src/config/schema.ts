@@ -156,6 +156,13 @@ export const configSchema = Type.Object(
         /** RS256/ES256 keys. */
         JwksUri: Type.Optional(shaped('^https?://', 'an http(s) URL')),
         RolesClaim: nonEmptyString('roles'),
+        /** How far a token's `exp` and `nbf` may be off (the issuer's clock against ours). */
+        ClockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 0 }),
+        /**
+         * What precedes a token's `sub` in its bearer's name (approvers, `decidedBy`, `/me`);
+         * unset: the token's issuer and `#`, so no subject is ever taken for a Basic user.
+         */
+        UsernamePrefix: Type.Optional(nonEmptyString()),
       }),
       /** Key (any string; scrypt derives the AES keys) encrypting secret plugin settings at rest. */
       EncryptionKey: Type.Optional(nonEmptyString()),

@@ -21,6 +21,7 @@ import * as subworkflows from './migrations/2026-11-27T20-00-00-subworkflows.js'
 import * as concurrencySlots from './migrations/2026-11-27T30-00-00-concurrency-slots.js';
 import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-approvals-that-reach-people.js';
 import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
+import * as triggerAuthors from './migrations/2026-11-28T05-00-00-trigger-authors.js';
 import type { Database } from './tables.js';
 
 /**
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T30-00-00-concurrency-slots': concurrencySlots,
   '2026-11-27T40-00-00-approvals-that-reach-people': approvalsThatReachPeople,
   '2026-11-27T50-00-00-execution-list-keys': executionListKeys,
+  '2026-11-28T05-00-00-trigger-authors': triggerAuthors,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

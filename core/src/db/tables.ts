@@ -80,6 +80,12 @@ export interface WorkflowTriggerTable {
   properties: Json<Record<string, unknown>>;
   /** A Webhook trigger's signing secret, encrypted (`enc:v2:...`); null for any other. */
   secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The user who created or last changed it, or asked for its latest backfill: the starter of
+   * the runs it fires, for approvals' self-approval rule. Null for triggers from before it was
+   * recorded.
+   */
+  changedBy: ColumnType<string | null, string | null | undefined, string | null>;
   createdAt: CreatedAt;
   lastModified: Timestamp;
 }

@@ -12,6 +12,8 @@ export interface TriggerInput {
   properties: Record<string, unknown>;
   /** A Webhook trigger's signing secret, encrypted; null (the default) for none. */
   secret?: string | null;
+  /** The user writing it, who becomes the starter of the runs it fires. */
+  changedBy?: string | null;
 }
 
 /** A workflow's triggers, oldest first. */
@@ -102,6 +104,25 @@ export async function update(
     .where('id', '=', triggerId)
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Records `user` as who last changed the trigger (a backfill's requester), without touching
+ * `lastModified`: the runs it fires from now on count them as their starter.
+ */
+export async function recordChangedBy(
+  db: Kysely<Database>,
+  workflowId: string,
+  triggerId: string,
+  user: string | null,
+): Promise<void> {
+  if (!isUuid(workflowId) || !isUuid(triggerId)) return;
+  await db
+    .updateTable('workflowTrigger')
+    .set({ changedBy: user })
+    .where('workflowId', '=', workflowId)
+    .where('id', '=', triggerId)
+    .execute();
 }
 
 /** Deletes a trigger; false when unknown. */

@@ -14,6 +14,7 @@ const settings: TrellisConfig['Security']['Bearer'] = {
   Issuer: 'https://issuer.test',
   Audience: 'trellis',
   RolesClaim: 'roles',
+  ClockToleranceSeconds: 0,
 };
 
 async function hs256(
@@ -45,7 +46,23 @@ describe('Bearer authentication (HS256)', () => {
 
   it('accepts a valid token and takes the name from sub and the roles from the claim', async () => {
     const user = await authenticate(`Bearer ${await hs256({ roles: ['workflow'] })}`);
-    expect(user).toEqual({ name: 'alice', roles: ['workflow'] });
+    expect(user).toEqual({ name: 'https://issuer.test#alice', roles: ['workflow'] });
+  });
+
+  it('names the bearer UsernamePrefix and the subject when a prefix is configured', async () => {
+    const prefixed = createBearerAuthenticator({ ...settings, UsernamePrefix: 'sso:' });
+    expect(await prefixed(`Bearer ${await hs256({ roles: ['workflow'] })}`)).toEqual({
+      name: 'sso:alice',
+      roles: ['workflow'],
+    });
+  });
+
+  it('accepts a token expired less than ClockToleranceSeconds ago', async () => {
+    const tolerant = createBearerAuthenticator({ ...settings, ClockToleranceSeconds: 60 });
+    const header = `Bearer ${await hs256({}, { exp: -30 })}`;
+    expect((await tolerant(header)).name).toBe('https://issuer.test#alice');
+    const strict = await errorOf(authenticate(header), HttpError);
+    expect(strict.messages).toEqual(['The bearer token has expired.']);
   });
 
   it('rejects an expired token, naming expiry', async () => {
@@ -68,6 +85,7 @@ describe('Bearer authentication (HS256)', () => {
   it('rejects the wrong audience and the wrong issuer, naming the claim', async () => {
     const wrongAudience = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
       .setIssuer('https://issuer.test')
       .setAudience('other')
       .setExpirationTime('5m')
@@ -77,6 +95,7 @@ describe('Bearer authentication (HS256)', () => {
     );
     const wrongIssuer = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
       .setIssuer('https://evil.test')
       .setAudience('trellis')
       .setExpirationTime('5m')
@@ -89,6 +108,7 @@ describe('Bearer authentication (HS256)', () => {
   it('rejects a token that is not yet valid (nbf)', async () => {
     const early = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
       .setIssuer('https://issuer.test')
       .setAudience('trellis')
       .setNotBefore('1h')
@@ -150,7 +170,7 @@ describe('Bearer authentication (RS256 and ES256 via JWKS)', () => {
         .setExpirationTime('5m')
         .sign(key);
       expect(await authenticate(`Bearer ${token}`)).toEqual({
-        name: `svc-${kid}`,
+        name: `https://issuer.test#svc-${kid}`,
         roles: ['plugins'],
       });
     }

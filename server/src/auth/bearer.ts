@@ -26,9 +26,18 @@ export function rolesFromClaims(payload: JWTPayload, claim: string): Role[] {
   return knownRoles.filter((role) => names.includes(role));
 }
 
+const noSubject =
+  'The bearer token has no "sub" claim: Trellis names the bearer by it; have the identity provider issue tokens with a subject.';
+
 /** A client-facing reason for a rejected token; never echoes the token. */
 function describeJwtFailure(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'The bearer token has expired.';
+  if (error instanceof errors.JWTClaimValidationFailed && error.reason === 'missing') {
+    if (error.claim === 'exp') {
+      return 'The bearer token has no "exp" claim: Trellis accepts only tokens that expire; have the identity provider issue tokens with an expiry.';
+    }
+    if (error.claim === 'sub') return noSubject;
+  }
   if (error instanceof errors.JWTClaimValidationFailed) {
     return `The bearer token's "${error.claim}" claim is invalid (${error.reason}).`;
   }
@@ -43,8 +52,20 @@ function describeJwtFailure(error: unknown): string {
 }
 
 /**
- * Verifies Bearer JWTs: HS256 with `Secret`, RS256/ES256 with keys from `JwksUri`; `exp`, `nbf`,
- * issuer and audience. Verified tokens are cached until the sooner of a minute and their expiry.
+ * The name of a token's bearer: its subject after `UsernamePrefix`, or after its issuer and `#`.
+ * Never a Basic user's name, nor another issuer's subject's (config checks Basic names).
+ */
+export function bearerName(
+  payload: JWTPayload & { sub: string },
+  settings: Pick<TrellisConfig['Security']['Bearer'], 'UsernamePrefix'>,
+): string {
+  return `${settings.UsernamePrefix ?? `${payload.iss ?? ''}#`}${payload.sub}`;
+}
+
+/**
+ * Verifies Bearer JWTs: HS256 with `Secret`, RS256/ES256 with keys from `JwksUri`; `exp` (required),
+ * `nbf`, `sub` (required), issuer and audience, within `ClockToleranceSeconds`. Verified tokens
+ * are cached until the sooner of a minute and their expiry.
  */
 export function createBearerAuthenticator(
   settings: TrellisConfig['Security']['Bearer'],
@@ -74,6 +95,8 @@ export function createBearerAuthenticator(
     try {
       ({ payload } = await jwtVerify(token, getKey, {
         algorithms,
+        requiredClaims: ['exp', 'sub'],
+        clockTolerance: settings.ClockToleranceSeconds,
         ...(settings.Issuer ? { issuer: settings.Issuer } : {}),
         ...(settings.Audience ? { audience: settings.Audience } : {}),
       }));
@@ -81,12 +104,14 @@ export function createBearerAuthenticator(
       await guard?.failed(null, address);
       throw new HttpError(401, describeJwtFailure(error));
     }
-    const name =
-      [payload.sub, payload['preferred_username'], payload['name']].find(
-        (candidate): candidate is string => typeof candidate === 'string' && candidate !== '',
-      ) ?? 'bearer';
-    const user: AuthUser = { name, roles: rolesFromClaims(payload, settings.RolesClaim) };
-    cache.set(header, user, payload.exp === undefined ? Infinity : payload.exp * 1000);
+    const { sub, exp } = payload;
+    // jose saw both claims; an empty subject names no one all the same.
+    if (!sub || exp === undefined) throw new HttpError(401, noSubject);
+    const user: AuthUser = {
+      name: bearerName({ ...payload, sub }, settings),
+      roles: rolesFromClaims(payload, settings.RolesClaim),
+    };
+    cache.set(header, user, exp * 1000);
     return user;
   };
 }

@@ -185,12 +185,12 @@ export const triggerHandlers = {
     return { data: toTrigger(await findTrigger(deps, params)) };
   },
 
-  createTrigger: async ({ deps, params, body }) => {
+  createTrigger: async ({ deps, params, body, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, params.workflowId);
     const { input, generatedSecret } = await prepareTrigger(deps, body, workflow);
     const row = await writeTrigger(deps, workflow, (trx) =>
-      triggerRepository.insert(trx, workflow.id, input),
+      triggerRepository.insert(trx, workflow.id, { ...input, changedBy: user.name }),
     );
     return {
       data: { triggerId: row.id, ...(generatedSecret ? { secret: generatedSecret } : {}) },
@@ -203,14 +203,17 @@ export const triggerHandlers = {
     };
   },
 
-  updateTrigger: async ({ deps, params, body }) => {
+  updateTrigger: async ({ deps, params, body, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     assertSameId('triggerId', body.triggerId, params.triggerId);
     const workflow = await findWorkflow(deps, params.workflowId);
     const existing = await findTrigger(deps, params);
     const { input } = await prepareTrigger(deps, body, workflow, existing);
     await writeTrigger(deps, workflow, async (trx) => {
-      const row = await triggerRepository.update(trx, workflow.id, params.triggerId, input);
+      const row = await triggerRepository.update(trx, workflow.id, params.triggerId, {
+        ...input,
+        changedBy: user.name,
+      });
       if (!row) throw triggerNotFound(params.workflowId, params.triggerId);
       return row;
     });
@@ -232,7 +235,7 @@ export const triggerHandlers = {
     );
   },
 
-  backfillTrigger: async ({ deps, params, body }) => {
+  backfillTrigger: async ({ deps, params, body, user }) => {
     const workflow = await findWorkflow(deps, params.workflowId);
     const trigger = await findTimeBased(deps, params, 'backfill');
     if (trigger.status !== 'Active') {
@@ -249,9 +252,18 @@ export const triggerHandlers = {
     ];
     if (problems.length > 0) throw new Invalid(problems);
     const overlap = body.overlap ?? 'BufferAll';
-    const times = await onSchedule(deps, trigger, workflow, () =>
-      backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
-    );
+    // Before the firings are asked for, so that the runs they start count the requester as their
+    // starter; put back when none is.
+    await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, user.name);
+    let times;
+    try {
+      times = await onSchedule(deps, trigger, workflow, () =>
+        backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
+      );
+    } catch (error) {
+      await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, trigger.changedBy);
+      throw error;
+    }
     return {
       status: 202,
       data: {

@@ -155,6 +155,7 @@ export const webhookHandlers = {
     // The body is the inputs, and messages name its fields as such (`body.region`).
     const options = {
       triggerId: trigger.id,
+      ...(trigger.changedBy !== null ? { startedBy: trigger.changedBy } : {}),
       inputsAt: ['body'],
       ...(body ? { inputs: body } : {}),
     };

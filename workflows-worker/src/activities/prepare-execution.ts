@@ -91,6 +91,8 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       revision: workflow.revision,
       taskNames: parsed.ok ? parsed.definition.tasks.map((task) => task.name) : [],
       triggerId: input.triggerId,
+      // Who set the trigger up as it is (or asked for this backfill) started the run.
+      startedBy: trigger?.changedBy ?? null,
       temporalWorkflowId,
       ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
       ...(problems === undefined
