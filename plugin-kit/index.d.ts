@@ -24,6 +24,12 @@ export interface PluginSpecification {
   required: boolean;
   /** Encrypted at rest, shown as `********` and scrubbed from task logs. Default false. */
   secret: boolean;
+  /**
+   * The setting decides where the plugin sends its secret settings (a base URL, a host): a
+   * configuration update that changes it must give the secrets again, not `********`. Default
+   * false.
+   */
+  destination?: boolean;
   /** What the setting means. */
   description: string;
   /** The value used when none is given (of `type`). */
