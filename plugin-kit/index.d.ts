@@ -123,11 +123,18 @@ export interface TrellisDatabaseAddress {
   database?: string;
 }
 
-/** Which task run a plugin call belongs to, for messages. */
+/** Which task run a plugin call belongs to. */
 export interface PluginTask {
   name: string;
   executionId: string;
   attempt: number;
+  /**
+   * The attempt's key for receivers that deduplicate (`<executionId>:<task's id>:<attempt>`):
+   * a worker that dies mid-attempt leaves it to be tried again with the same key, while each
+   * retry the task's error handling makes is a new attempt with a new key. A plugin sends it with
+   * what it does elsewhere (`Net/Http`'s `Idempotency-Key` header), since delivery is at least once.
+   */
+  idempotencyKey: string;
 }
 
 /**

@@ -21,7 +21,7 @@ const token = 'tok-finding-4-9f1c2e';
 
 async function listen(record: IncomingHttpHeaders[]): Promise<Server> {
   const server = createServer((request, response) => {
-    record.push(request.headers);
+    record.push({ ...request.headers, 'x-path': request.url });
     if (request.url === '/fail') {
       // Net/Http keeps 500 characters of an error body: the cut falls on the token's last one.
       const authorization = request.headers.authorization ?? '';
@@ -143,6 +143,46 @@ describe('an error response echoing the token (issue 27, item 2)', () => {
     });
     const shown = JSON.stringify([execution, tasks, logs]);
     for (const run of runsOf(token)) expect(shown).not.toContain(run);
+  });
+});
+
+describe('the idempotency key of each attempt (issue 27, item 15)', () => {
+  it('sends Idempotency-Key from the run, the task and the attempt, unless the task sets its own', async () => {
+    const retries = {
+      errorHandling: {
+        strategy: 'Retry',
+        retryPolicy: { maxRetries: 1, backoffStrategy: 'Fixed', initialDelayMilliseconds: 100 },
+      },
+    };
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Failing', type: 'partner-api', parameters: { url: 'fail' }, ...retries },
+        {
+          name: 'Own',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `${urlOf(collector)}/own`, headers: { 'Idempotency-Key': 'mine-1' } },
+        },
+        {
+          name: 'Off',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `${urlOf(collector)}/off`, headers: { 'Idempotency-Key': '' } },
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Failed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    const failing = tasks.Failing!.id;
+    // Each attempt its own key (a retry is a new request); a worker that died mid-attempt
+    // sends the attempt again with the same key, so the receiver can tell.
+    expect(seenByApi.slice(-2).map((headers) => headers['idempotency-key'])).toEqual([
+      `${executionId}:${failing}:1`,
+      `${executionId}:${failing}:2`,
+    ]);
+    const byPath = (path: string) =>
+      seenByCollector.find((headers) => headers['x-path'] === path)?.['idempotency-key'];
+    expect(byPath('/own')).toBe('mine-1');
+    expect(byPath('/off')).toBeUndefined();
   });
 });
 
