@@ -98,7 +98,10 @@ export interface paths {
         /**
          * Update a plugin configuration
          * @description Replaces a plugin configuration's name, type, version and specifications, checked as when
-         *     creating (400); the name must stay unique (409).
+         *     creating (400); the name must stay unique (409). A secret sent as `"********"` keeps its
+         *     stored value, unless the update changes where it is sent (a setting the plugin marks
+         *     `destination`, or the type): then 400 `configuration.secret_required`, naming each secret to
+         *     send again.
          */
         put: operations["updateConfiguration"];
         post?: never;
@@ -2107,6 +2110,11 @@ export interface components {
             required: boolean;
             /** @description Whether the value is secret: encrypted at rest and never logged. */
             secret: boolean;
+            /**
+             * @description Whether the setting decides where the plugin sends its secret settings (a base URL, a host):
+             *     a configuration update that changes it must give those secrets again, not `"********"`.
+             */
+            destination?: boolean;
             /** @description What the setting means. */
             description: string;
             /** @description The value used when none is given. */

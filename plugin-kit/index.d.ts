@@ -24,6 +24,12 @@ export interface PluginSpecification {
   required: boolean;
   /** Encrypted at rest, shown as `********` and scrubbed from task logs. Default false. */
   secret: boolean;
+  /**
+   * The setting decides where the plugin sends its secret settings (a base URL, a host): a
+   * configuration update that changes it must give the secrets again, not `********`. Default
+   * false.
+   */
+  destination?: boolean;
   /** What the setting means. */
   description: string;
   /** The value used when none is given (of `type`). */
@@ -119,11 +125,18 @@ export interface TrellisDatabaseAddress {
   database?: string;
 }
 
-/** Which task run a plugin call belongs to, for messages. */
+/** Which task run a plugin call belongs to. */
 export interface PluginTask {
   name: string;
   executionId: string;
   attempt: number;
+  /**
+   * The attempt's key for receivers that deduplicate (`<executionId>:<task's id>:<attempt>`):
+   * a worker that dies mid-attempt leaves it to be tried again with the same key, while each
+   * retry the task's error handling makes is a new attempt with a new key. A plugin sends it with
+   * what it does elsewhere (`Net/Http`'s `Idempotency-Key` header), since delivery is at least once.
+   */
+  idempotencyKey: string;
 }
 
 /**

@@ -12,7 +12,7 @@ import { Agent, buildConnector, fetch, Headers } from 'undici';
  *   allowCidrs: readonly string[], defaultDenyCidrs: readonly string[] }} NetworkFence
  * @typedef {{ traceparent: string, tracestate?: string }} TraceContext
  * @typedef {{ specifications: Settings, signal: AbortSignal, host: { network?: NetworkFence },
- *   trace?: TraceContext }} Context
+ *   task: { idempotencyKey: string }, trace?: TraceContext }} Context
  */
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -67,6 +67,14 @@ export async function execute(parameters, context) {
     if (context.trace && !headers.has('traceparent')) {
       headers.set('traceparent', context.trace.traceparent);
       if (context.trace.tracestate) headers.set('tracestate', context.trace.tracestate);
+    }
+    // Delivery is at least once (a worker killed mid-request sends it again): the attempt's key
+    // lets the receiver deduplicate. A header of the task's or the configuration's wins; an empty
+    // one sends none.
+    if (!headers.has('idempotency-key')) {
+      headers.set('idempotency-key', context.task.idempotencyKey);
+    } else if (headers.get('idempotency-key') === '') {
+      headers.delete('idempotency-key');
     }
     return headers;
   };

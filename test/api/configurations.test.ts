@@ -79,9 +79,9 @@ describe('/config', () => {
 
     const updated = await trellis.admin.envelope.PUT('/config/{configId}', {
       params: { path: { configId: id } },
-      // The redacted placeholder keeps the stored secret.
+      // The redacted placeholder keeps the stored secret (while it goes where it went).
       body: httpConfiguration('crud-api-renamed', {
-        baseUrl: 'https://two.test',
+        baseUrl: 'https://one.test',
         bearerToken: '********',
       }),
     });
@@ -107,6 +107,53 @@ describe('/config', () => {
       404,
       id,
     );
+  });
+
+  it('asks for the secrets again when an update changes where they are sent, changing nothing', async () => {
+    const client = trellis.client(basicAs('config'));
+    const { id } = await client.POST('/config', {
+      body: httpConfiguration('moving-api', {
+        baseUrl: 'https://one.test/v1/',
+        bearerToken: 'first-token-0123456789',
+      }),
+    });
+    const stored = async () =>
+      (
+        await trellis.db
+          .selectFrom('pluginConfiguration')
+          .select('specifications')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).specifications;
+    const before = await stored();
+    const update = (specifications: Record<string, unknown>) =>
+      client.PUT('/config/{configId}', {
+        params: { path: { configId: id } },
+        body: httpConfiguration('moving-api', specifications),
+      });
+
+    for (const destination of [{ baseUrl: 'https://collector.test/' }, {}]) {
+      const error = await expectFailure(
+        update({ ...destination, bearerToken: '********' }),
+        400,
+        'body.specifications.bearerToken: this update changes baseUrl, where the stored secret is sent: send bearerToken again (or leave it out to drop it).',
+      );
+      expect(error.errors).toEqual([
+        {
+          code: 'configuration.secret_required',
+          message: expect.any(String) as string,
+          path: 'body.specifications.bearerToken',
+        },
+      ]);
+      expect(await stored()).toEqual(before);
+    }
+
+    // Where it goes unchanged, the placeholder keeps it; with the secret sent again, it moves.
+    await update({ baseUrl: 'https://one.test/v1/', bearerToken: '********' });
+    expect((await stored())['bearerToken']).toBe(before['bearerToken']);
+    await update({ baseUrl: 'https://two.test/', bearerToken: 'second-token-0123456789' });
+    expect((await stored())['bearerToken']).not.toBe(before['bearerToken']);
+    await client.DELETE('/config/{configId}', { params: { path: { configId: id } } });
   });
 
   it('lets the config role write', async () => {

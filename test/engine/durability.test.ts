@@ -3,13 +3,15 @@
  * nothing. Another worker process picks the run up; every task is recorded exactly once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTrellis, type Trellis } from '../support/harness.js';
+import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import {
   definition,
   delay,
@@ -59,7 +61,10 @@ async function spawnWorker(): Promise<ChildProcess> {
 
 beforeAll(async () => {
   registry = await writeQuickPluginRegistry();
-  trellis = await startTrellis({ config: { Plugins: { Registry: registry.index } } });
+  // Loopback allowed, where the receiver of a Net/Http task listens.
+  trellis = await startTrellis({
+    config: { Plugins: { Registry: registry.index, Network: loopbackAllowed.Plugins.Network } },
+  });
   await installQuickWait(trellis.admin);
   directory = await mkdtemp(path.join(tmpdir(), 'trellis-durability-'));
   configFile = path.join(directory, 'trellis.config.json');
@@ -170,6 +175,50 @@ describe('durability', () => {
 
     await spawnWorker();
     await expectRecordedOnce(workflowId, executionId, 3);
+  }, 180_000);
+
+  it('a worker killed mid-request sends it again with the same Idempotency-Key (issue 27, item 15)', async () => {
+    // The first request is held unanswered until the worker dies; the next is answered.
+    const keys: (string | undefined)[] = [];
+    let arrived: () => void = () => {};
+    const firstArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = createServer((request, response) => {
+      keys.push(request.headers['idempotency-key'] as string | undefined);
+      if (keys.length === 1) arrived();
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      await spawnWorker();
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/charge`;
+      const { workflowId, executionId } = await start(
+        trellis.admin,
+        definition([
+          { name: 'Charge', type: { plugin: 'Net/Http' }, parameters: { url, method: 'POST' } },
+        ]),
+      );
+      await firstArrived;
+      // Workers of earlier tests poll too: whichever holds the request dies.
+      await Promise.all(
+        [...workers].map((worker) => {
+          const exited = new Promise((resolve) => worker.once('exit', resolve));
+          worker.kill('SIGKILL');
+          return exited;
+        }),
+      );
+
+      await spawnWorker();
+      const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
+        timeoutMs: 90_000,
+      });
+      const { Charge } = await tasksOf(trellis.admin, workflowId, executionId);
+      expect([finished.status, keys.length], Charge!.message).toEqual(['Completed', 2]);
+      // Sent twice (delivery is at least once), recorded once, under one key.
+      expect(keys).toEqual([`${executionId}:${Charge!.id}:1`, `${executionId}:${Charge!.id}:1`]);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   }, 180_000);
 
   it('a worker stopped gracefully during a quick task loses nothing, recording it once', async () => {

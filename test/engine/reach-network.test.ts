@@ -1,7 +1,8 @@
 /**
- * Issue 16, findings 4 and 6, through the whole stack: what a user with the workflow role can make
- * Net/Http send, and where. This installation lets plugins reach loopback (where the test servers
- * listen), as an operator may; its own ports stay refused.
+ * Issue 16, findings 4 and 6, and issue 27, items 2 and 15, through the whole stack: what a user
+ * with the workflow role can make Net/Http send, and where, and what the run shows of it. This
+ * installation lets plugins reach loopback (where the test servers listen), as an operator may;
+ * its own ports stay refused.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +21,14 @@ const token = 'tok-finding-4-9f1c2e';
 
 async function listen(record: IncomingHttpHeaders[]): Promise<Server> {
   const server = createServer((request, response) => {
-    record.push(request.headers);
+    record.push({ ...request.headers, 'x-path': request.url });
+    if (request.url === '/fail') {
+      // Net/Http keeps 500 characters of an error body: the cut falls on the token's last one.
+      const authorization = request.headers.authorization ?? '';
+      const padding = 'x'.repeat(500 - authorization.length + 1);
+      response.writeHead(500, { 'content-type': 'text/plain' }).end(padding + authorization);
+      return;
+    }
     response
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ headers: request.headers }));
@@ -113,6 +121,68 @@ describe('a configuration holding a bearer token (finding 4)', () => {
       .where('executionId', '=', executionId)
       .execute();
     expect(JSON.stringify([rows, logs])).not.toContain(token);
+  });
+});
+
+/** Every run of 8 characters of `secret`. */
+const runsOf = (secret: string) =>
+  Array.from({ length: secret.length - 7 }, (_, start) => secret.slice(start, start + 8));
+
+describe('an error response echoing the token (issue 27, item 2)', () => {
+  it('shows no 8 characters of it in the message or the logs, though the body is cut', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([{ name: 'H', type: 'partner-api', parameters: { url: 'fail' } }]),
+    );
+    expect(execution.status).toBe('Failed');
+    expect(seenByApi.at(-1)).toMatchObject({ authorization: `Bearer ${token}` });
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(tasks.H!.message).toMatch(/returned HTTP 500 .*: x+Bearer \*{8}/);
+    const logs = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/logs', {
+      params: { path: { workflowId, executionId }, query: { includeTasks: true } },
+    });
+    const shown = JSON.stringify([execution, tasks, logs]);
+    for (const run of runsOf(token)) expect(shown).not.toContain(run);
+  });
+});
+
+describe('the idempotency key of each attempt (issue 27, item 15)', () => {
+  it('sends Idempotency-Key from the run, the task and the attempt, unless the task sets its own', async () => {
+    const retries = {
+      errorHandling: {
+        strategy: 'Retry',
+        retryPolicy: { maxRetries: 1, backoffStrategy: 'Fixed', initialDelayMilliseconds: 100 },
+      },
+    };
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Failing', type: 'partner-api', parameters: { url: 'fail' }, ...retries },
+        {
+          name: 'Own',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `${urlOf(collector)}/own`, headers: { 'Idempotency-Key': 'mine-1' } },
+        },
+        {
+          name: 'Off',
+          type: { plugin: 'Net/Http' },
+          parameters: { url: `${urlOf(collector)}/off`, headers: { 'Idempotency-Key': '' } },
+        },
+      ]),
+    );
+    expect(execution.status).toBe('Failed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    const failing = tasks.Failing!.id;
+    // Each attempt its own key (a retry is a new request); a worker that died mid-attempt
+    // sends the attempt again with the same key, so the receiver can tell.
+    expect(seenByApi.slice(-2).map((headers) => headers['idempotency-key'])).toEqual([
+      `${executionId}:${failing}:1`,
+      `${executionId}:${failing}:2`,
+    ]);
+    const byPath = (path: string) =>
+      seenByCollector.find((headers) => headers['x-path'] === path)?.['idempotency-key'];
+    expect(byPath('/own')).toBe('mine-1');
+    expect(byPath('/off')).toBeUndefined();
   });
 });
 

@@ -79,7 +79,8 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-const task = { name: 'Greet', executionId: randomUUID(), attempt: 1 };
+const executionId = randomUUID();
+const task = { name: 'Greet', executionId, attempt: 1, idempotencyKey: `${executionId}:greet:1` };
 const request = (extra: Partial<PluginRunRequest> = {}): PluginRunRequest => ({
   type: TYPE,
   parameters: { name: 'Ann' },

@@ -55,6 +55,7 @@ const manifestSchema = {
           type: { enum: ['string', 'number', 'integer', 'boolean', 'object', 'array'] },
           required: { type: 'boolean', default: false },
           secret: { type: 'boolean', default: false },
+          destination: { type: 'boolean' },
           description: { type: 'string', default: '' },
           default: {},
         },

@@ -81,7 +81,7 @@ describe('executePlugin', () => {
     expect(await run({ mode: 'echo' })).toEqual({
       parameters: { mode: 'echo', size: 10 },
       specifications: { greeting: 'hello', level: 1 },
-      task: { name: 'test', executionId: 'test', attempt: 1 },
+      task: { name: 'test', executionId: 'test', attempt: 1, idempotencyKey: 'test:test:1' },
       when: '1970-01-01T00:00:00.000Z',
     });
     expect(await run({ mode: 'echo' }, { level: 2, greeting: 'hi', token: null })).toMatchObject({

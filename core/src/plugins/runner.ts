@@ -30,7 +30,7 @@ import {
 } from './package.js';
 import { descendantListeningPorts } from './listening-ports.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
-import { redactError, redactOutput, redactText } from './redaction.js';
+import { redactError, redactOutput, secretRedactor } from './redaction.js';
 import {
   createSandboxPool,
   sandboxSettings,
@@ -313,7 +313,7 @@ export async function executePlugin(
   const signal = request.signal ?? new AbortController().signal;
   signal.throwIfAborted();
   const secrets = secretValues(manifest, specifications);
-  const redact = (text: string) => redactText(text, secrets);
+  const redact = secretRedactor(secrets);
   const context: PluginContext = {
     specifications: Object.freeze(specifications),
     logger: redactingLogger(request.logger, secrets),
@@ -400,7 +400,7 @@ export function createPluginLogger(
 // Secret settings never reach task logs, even when a plugin echoes them.
 function redactingLogger(logger: PluginLogger, secrets: string[]): PluginLogger {
   if (secrets.length === 0) return logger;
-  const redact = (text: string) => redactText(text, secrets);
+  const redact = secretRedactor(secrets);
   return createPluginLogger((level, message, exception) =>
     logger.log(level, redact(message), exception === undefined ? undefined : redact(exception)),
   );

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { TrellisConfig } from '../config/types.js';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
 import { matchesSettingType } from './package.js';
@@ -249,4 +250,21 @@ export function redactSecrets(
         : value,
     ]),
   );
+}
+
+/**
+ * The settings marked `destination` (where the plugin sends its secrets) whose value differs
+ * between `before` and `after`; absent and null are the same.
+ */
+export function changedDestinations(
+  descriptors: Descriptors,
+  before: Settings,
+  after: Settings,
+): string[] {
+  return descriptors
+    .filter(
+      ({ key, destination }) =>
+        destination && !isDeepStrictEqual(before[key] ?? null, after[key] ?? null),
+    )
+    .map(({ key }) => key);
 }

@@ -79,7 +79,7 @@ export async function runPluginFolder(
       plugin,
       {
         logger: createRecordingLogger(),
-        task: { name: 'test', executionId: 'test', attempt: 1 },
+        task: { name: 'test', executionId: 'test', attempt: 1, idempotencyKey: 'test:test:1' },
         ...request,
       },
       {

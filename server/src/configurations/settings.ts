@@ -2,10 +2,16 @@ import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import type { ConfigurationInput } from '../../../core/src/db/configuration-repository.js';
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { Database, PluginConfigurationRow } from '../../../core/src/db/tables.js';
+import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
+import type {
+  Database,
+  PluginConfigurationRow,
+  PluginSpecificationDescriptor,
+} from '../../../core/src/db/tables.js';
 import { Invalid } from '../../../core/src/errors.js';
 import {
   REDACTED,
+  changedDestinations,
   checkConfigurationSpecifications,
   encryptSecrets,
   redactSecrets,
@@ -38,12 +44,12 @@ export async function prepareConfiguration(
     );
   }
   const specifications = { ...body.specifications };
-  for (const descriptor of plugin.specifications) {
-    const stored = existing?.specifications[descriptor.key];
-    if (descriptor.secret && specifications[descriptor.key] === REDACTED && stored !== undefined) {
-      specifications[descriptor.key] = stored;
-    }
-  }
+  const kept = plugin.specifications.filter(
+    ({ key, secret }) =>
+      secret && specifications[key] === REDACTED && existing?.specifications[key] !== undefined,
+  );
+  for (const { key } of kept) specifications[key] = existing!.specifications[key];
+  if (existing && kept.length > 0) refuseMovingKeptSecrets(plugin, existing, specifications, kept);
   const problems = checkConfigurationSpecifications(plugin, specifications);
   if (problems.length > 0) throw new Invalid(problems);
   return {
@@ -52,6 +58,34 @@ export async function prepareConfiguration(
     version: plugin.version,
     specifications: encryptSecrets(plugin.specifications, specifications, await secretKeys(config)),
   };
+}
+
+/**
+ * A secret kept as `"********"` stays where it was sent: an update that changes where (a setting
+ * the plugin marks `destination`, or the plugin type) must give it again. Otherwise a `config`
+ * user who never saw a token could point its configuration at their own server.
+ */
+function refuseMovingKeptSecrets(
+  plugin: InstalledPlugin,
+  existing: PluginConfigurationRow,
+  specifications: Record<string, unknown>,
+  kept: readonly PluginSpecificationDescriptor[],
+): void {
+  const moved =
+    existing.type !== plugin.type
+      ? `the plugin type (${existing.type} to ${plugin.type})`
+      : changedDestinations(plugin.specifications, existing.specifications, specifications).join(
+          ' and ',
+        );
+  if (moved === '') return;
+  throw new Invalid(
+    kept.map(
+      ({ key }) =>
+        `body.specifications.${key}: this update changes ${moved}, where the stored secret is sent: ` +
+        `send ${key} again (or leave it out to drop it).`,
+    ),
+    { code: 'configuration.secret_required' },
+  );
 }
 
 /** The stored specifications with secrets replaced by `"********"`. */

@@ -275,7 +275,12 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
         signal: controller.signal,
         logger: createPluginLogger((level, message, exception) => log(level, message, exception)),
         heartbeat: context.info.isLocal ? () => {} : (details) => context.heartbeat(details),
-        task: { name: task.name, executionId, attempt },
+        task: {
+          name: task.name,
+          executionId,
+          attempt,
+          idempotencyKey: runKey(input.run, `${executionId}:${taskId}:${attempt}`),
+        },
         ...(timeout !== undefined ? { timeoutMilliseconds: timeout } : {}),
         ...(span && traceContextOf(span)),
       });

@@ -75,7 +75,7 @@ function job(parameters: Record<string, unknown>, extra: Partial<SandboxJob> = {
     entry: 'index.js',
     parameters,
     specifications: {},
-    task: { name: 'test', executionId: 'test', attempt: 1 },
+    task: { name: 'test', executionId: 'test', attempt: 1, idempotencyKey: 'test:test:1' },
     host: {
       storageRoot,
       allowProcessExecution: false,
