@@ -198,8 +198,15 @@ export const configSchema = Type.Object(
         AllowCidrs: Type.Array(nonEmptyString(), { default: [] }),
         DenyCidrs: Type.Array(nonEmptyString(), { default: [] }),
       }),
-      /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
-      Database: section({ AllowTrellisDatabase: Type.Boolean({ default: false }) }),
+      Database: section({
+        /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
+        AllowTrellisDatabase: Type.Boolean({ default: false }),
+        /**
+         * Longest a `Database/PostgreSql` statement may run, whatever its task's
+         * `statementTimeoutMilliseconds` says (a task asking more, or none, gets this).
+         */
+        MaxStatementTimeoutMilliseconds: Type.Integer({ minimum: 1, default: 300_000 }),
+      }),
       /** Largest package tarball (gzip'd) that can be installed or unpacked. */
       MaxPackageBytes: Type.Integer({ minimum: 1, default: 16 * 1024 * 1024 }),
       /** Largest a package may be once gunzipped (its tar stream). */
