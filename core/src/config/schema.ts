@@ -222,6 +222,11 @@ export const configSchema = Type.Object(
         TimeoutMilliseconds: Type.Integer({ minimum: 1, default: 300_000 }),
         /** Sandbox processes a worker runs at once; attempts beyond wait for one. */
         MaxProcesses: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
+        /**
+         * Sandbox processes the attempts of one run may hold at once, so that a run's slow tasks
+         * leave room for other runs; half of `MaxProcesses` (at least 1) when absent.
+         */
+        MaxProcessesPerRun: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       }),
     }),
     Definitions: section({
