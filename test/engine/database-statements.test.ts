@@ -33,7 +33,9 @@ beforeAll(async () => {
         ...loopbackAllowed,
         Plugins: {
           ...loopbackAllowed.Plugins,
-          Database: { MaxStatementTimeoutMilliseconds: 2000 },
+          Database: { MaxStatementTimeoutMilliseconds: 10_000 },
+          // A task without timeoutMilliseconds is stopped after this long.
+          Sandbox: { TimeoutMilliseconds: 1500 },
         },
       },
     }),
@@ -87,7 +89,10 @@ describe('Database/PostgreSql statements end with their task', () => {
   it('a canceled run ends its statement on the server', async () => {
     const tag = randomUUID();
     const client = trellis.client(basicAs('workflow'));
-    const { workflowId, executionId } = await start(client, definition([sleeper(tag)]));
+    const { workflowId, executionId } = await start(
+      client,
+      definition([sleeper(tag, { timeoutMilliseconds: 60_000 })]),
+    );
     await untilStatuses(client, workflowId, executionId, { Sleep: 'Running' });
     await eventually(async () => expect(await running(tag)).toBe(1));
     await client.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
@@ -98,25 +103,44 @@ describe('Database/PostgreSql statements end with their task', () => {
     expect(await gone(tag)).toBe(true);
   });
 
+  it("the sandbox's time limit, for a task without a timeout, ends its statement on the server", async () => {
+    const tag = randomUUID();
+    const client = trellis.client(basicAs('workflow'));
+    const { workflowId, executionId } = await start(client, definition([sleeper(tag)]));
+    await eventually(async () => expect(await running(tag)).toBe(1));
+    const execution = await client.waitForExecution(workflowId, executionId, { timeoutMs: 30_000 });
+    expect(execution.status).toBe('Failed');
+    const { Sleep } = await tasksOf(client, workflowId, executionId);
+    expect(Sleep!.message).toMatch(/took longer than its time limit of 1500 ms/);
+    expect(await gone(tag)).toBe(true);
+  });
+
   it('a statement timeout above the installation limit, or none (0), is held to the limit, and the task log says so', async () => {
-    for (const asked of [600_000, 0]) {
-      const tag = randomUUID();
-      const client = trellis.client(basicAs('workflow'));
-      const { workflowId, executionId } = await start(
-        client,
-        definition([sleeper(tag, {}, { statementTimeoutMilliseconds: asked })]),
-      );
-      const execution = await client.waitForExecution(workflowId, executionId, {
-        timeoutMs: 30_000,
-      });
-      expect(execution.status).toBe('Failed');
-      const { Sleep } = await tasksOf(client, workflowId, executionId);
-      expect(Sleep!.message).toMatch(/canceling statement due to statement timeout/);
-      expect(await taskLogs(client, workflowId, executionId, Sleep!.id)).toContain(
+    const tag = randomUUID();
+    const client = trellis.client(basicAs('workflow'));
+    const asking = (name: string, asked: number) => ({
+      ...sleeper(tag, { timeoutMilliseconds: 60_000 }, { statementTimeoutMilliseconds: asked }),
+      name,
+    });
+    const { workflowId, executionId } = await start(
+      client,
+      definition([asking('Above', 600_000), asking('None', 0)]),
+    );
+    const execution = await client.waitForExecution(workflowId, executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(execution.status).toBe('Failed');
+    const tasks = await tasksOf(client, workflowId, executionId);
+    for (const [name, asked] of [
+      ['Above', 600_000],
+      ['None', 0],
+    ] as const) {
+      expect(tasks[name]!.message).toMatch(/canceling statement due to statement timeout/);
+      expect(await taskLogs(client, workflowId, executionId, tasks[name]!.id)).toContain(
         `statementTimeoutMilliseconds ${asked} asks for more than this installation allows ` +
-          '(Plugins.Database.MaxStatementTimeoutMilliseconds): the statement may run 2000 ms.',
+          '(Plugins.Database.MaxStatementTimeoutMilliseconds): the statement may run 10000 ms.',
       );
-      expect(await running(tag)).toBe(0);
     }
+    expect(await running(tag)).toBe(0);
   });
 });

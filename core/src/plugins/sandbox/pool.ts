@@ -391,18 +391,24 @@ class SandboxProcess {
     return new Promise((resolve, reject) => {
       const attempt: Attempt = { id, job, resolve, reject, answered: false, logs: 0, cleanups: [] };
       this.attempt = attempt;
-      const after = (milliseconds: number, reason: StopReason) => {
-        const timer = setTimeout(() => void this.stop(reason), milliseconds);
+      const after = (milliseconds: number, then: () => void) => {
+        const timer = setTimeout(then, milliseconds);
         attempt.cleanups.push(() => clearTimeout(timer));
       };
-      if (job.timeoutMilliseconds === undefined) after(this.settings.timeoutMilliseconds, 'time');
-      // The plugin's signal fired (cancel, the task's timeout): the caller has its answer at once,
-      // and the plugin a moment to stop before its process is killed.
-      const onAbort = () => {
-        this.answer(attempt, () => reject(abortReason(job.signal)));
-        this.send({ type: 'abort', id, message: String((job.signal.reason as Error)?.message) });
-        after(ABORT_GRACE_MS, 'aborted');
+      // The plugin's signal fired (cancel, the task's timeout) or the sandbox's time limit passed:
+      // the caller has its answer at once, and the plugin a moment to stop (a database plugin to
+      // cancel its statement on the server) before its process is killed.
+      const stopAttempt = (failure: Error, reason: StopReason) => {
+        this.answer(attempt, () => reject(failure));
+        this.send({ type: 'abort', id, message: failure.message });
+        after(ABORT_GRACE_MS, () => void this.stop(reason));
       };
+      if (job.timeoutMilliseconds === undefined) {
+        after(this.settings.timeoutMilliseconds, () =>
+          stopAttempt(this.timeLimitPassed(job), 'time'),
+        );
+      }
+      const onAbort = () => stopAttempt(abortReason(job.signal), 'aborted');
       if (job.signal.aborted) onAbort();
       else job.signal.addEventListener('abort', onAbort, { once: true });
       attempt.cleanups.push(() => job.signal.removeEventListener('abort', onAbort));
@@ -606,6 +612,12 @@ class SandboxProcess {
     resolve();
   }
 
+  private timeLimitPassed({ name }: SandboxJob): PluginRuntimeError {
+    return new PluginRuntimeError(
+      `${name} took longer than its time limit of ${this.settings.timeoutMilliseconds} ms (Plugins.Sandbox.TimeoutMilliseconds, for a task without timeoutMilliseconds)`,
+    );
+  }
+
   private exitFailure(
     job: SandboxJob,
     code: number | null,
@@ -616,11 +628,6 @@ class SandboxProcess {
     if (this.stopped === 'memory' || outOfMemory.test(this.stderrTail)) {
       return new PluginRuntimeError(
         `${name} went over its memory limit of ${this.settings.memoryMb} MB (Plugins.Sandbox.MemoryMb)`,
-      );
-    }
-    if (this.stopped === 'time') {
-      return new PluginRuntimeError(
-        `${name} took longer than its time limit of ${this.settings.timeoutMilliseconds} ms (Plugins.Sandbox.TimeoutMilliseconds, for a task without timeoutMilliseconds)`,
       );
     }
     if (this.stopped === 'closed') {
