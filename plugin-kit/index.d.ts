@@ -98,6 +98,12 @@ export interface PluginHostSettings {
    * `Plugins.Database.AllowTrellisDatabase` is true.
    */
   trellisDatabase: TrellisDatabaseAddress | null;
+  /**
+   * Longest a database statement may run, in milliseconds
+   * (`Plugins.Database.MaxStatementTimeoutMilliseconds`): a database plugin holds a task's own
+   * statement timeout to it. Absent: the host sets no limit.
+   */
+  maxStatementTimeoutMilliseconds?: number;
 }
 
 export interface PluginNetworkFence {

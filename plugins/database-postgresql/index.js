@@ -12,7 +12,11 @@ import pg from 'pg';
 
 /**
  * Connects, runs the statement with its parameters (never interpolated into the SQL), and
- * disconnects. Canceling the task closes the connection, which ends the statement.
+ * disconnects. Canceling the task (or its timeout) cancels the statement on the server, from a
+ * second connection, before closing: a closed connection alone does not stop a statement, which
+ * the server notices only when it next writes to it. The statement timeout is held to the host's
+ * `maxStatementTimeoutMilliseconds` (`Plugins.Database.MaxStatementTimeoutMilliseconds`), which
+ * also bounds a statement whose task ends without a word (its worker killed).
  *
  * Where it connects is checked first, on resolved addresses, and the client then connects only
  * to the addresses checked: the host's network fence (`context.host.network`, as for Net/Http:
@@ -25,21 +29,30 @@ import pg from 'pg';
  * protocol would run them all, one after the other, and answer with one result each).
  * @param {{ sql: string, params: unknown[] }} parameters
  * @param {{ specifications: { connectionString: string, statementTimeoutMilliseconds: number },
- *   signal: AbortSignal, host: { network?: import('@trellis/plugin-kit').PluginNetworkFence,
- *   trellisDatabase?: TrellisDatabase | null } }} context
+ *   signal: AbortSignal, logger: import('@trellis/plugin-kit').PluginLogger,
+ *   host: { network?: import('@trellis/plugin-kit').PluginNetworkFence,
+ *   trellisDatabase?: TrellisDatabase | null, maxStatementTimeoutMilliseconds?: number } }} context
  */
 export async function execute(parameters, context) {
-  const { connectionString, statementTimeoutMilliseconds } = context.specifications;
+  const { connectionString } = context.specifications;
+  const statementTimeout = statementTimeoutWithin(context);
   /** @type {Address[] | undefined} */
   let checked;
-  const client = new pg.Client({
-    connectionString,
-    statement_timeout: statementTimeoutMilliseconds,
-    connectionTimeoutMillis: 30_000,
-    stream: () => pinnedSocket(() => checked),
-  });
+  /** @param {Partial<pg.ClientConfig>} options */
+  const connection = (options) =>
+    new pg.Client({
+      connectionString,
+      connectionTimeoutMillis: 30_000,
+      stream: () => pinnedSocket(() => checked),
+      ...options,
+    });
+  const client = connection({ statement_timeout: statementTimeout });
   checked = await checkDestination(client, context.host);
-  const abort = () => void client.end().catch(() => {});
+  /** @type {Promise<void> | undefined} */
+  let canceled;
+  const abort = () => {
+    canceled = cancelOnServer(client, connection).finally(() => client.end().catch(() => {}));
+  };
   context.signal.addEventListener('abort', abort, { once: true });
   try {
     await client.connect();
@@ -59,7 +72,47 @@ export async function execute(parameters, context) {
     throw describe(/** @type {Error & { code?: string, position?: string }} */ (error));
   } finally {
     context.signal.removeEventListener('abort', abort);
+    await canceled;
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * The task's statement timeout held to the host's limit; 0, which PostgreSQL reads as "none", is
+ * above any limit. The task's log says when its setting was not kept.
+ * @param {{ specifications: { statementTimeoutMilliseconds: number },
+ *   logger: import('@trellis/plugin-kit').PluginLogger,
+ *   host: { maxStatementTimeoutMilliseconds?: number } }} context
+ */
+function statementTimeoutWithin({ specifications, logger, host }) {
+  const asked = specifications.statementTimeoutMilliseconds;
+  const limit = host.maxStatementTimeoutMilliseconds;
+  if (limit === undefined || (asked > 0 && asked <= limit)) return asked;
+  logger.warning(
+    `statementTimeoutMilliseconds ${asked} asks for more than this installation allows ` +
+      `(Plugins.Database.MaxStatementTimeoutMilliseconds): the statement may run ${limit} ms.`,
+  );
+  return limit;
+}
+
+/**
+ * Asks the server to cancel what the client's session is running (pg_cancel_backend, from a
+ * short-lived second connection to the same, already checked, addresses). Best effort: the
+ * statement timeout still ends a statement this cannot reach.
+ * @param {pg.Client} client
+ * @param {(options: Partial<pg.ClientConfig>) => pg.Client} connection
+ */
+async function cancelOnServer(client, connection) {
+  const pid = /** @type {pg.Client & { processID?: number | null }} */ (client).processID;
+  if (!pid) return;
+  const canceller = connection({ statement_timeout: 5_000, connectionTimeoutMillis: 5_000 });
+  try {
+    await canceller.connect();
+    await canceller.query('select pg_cancel_backend($1)', [pid]);
+  } catch {
+    // Unreachable now, or the session already ended: nothing left to cancel here.
+  } finally {
+    await canceller.end().catch(() => {});
   }
 }
 

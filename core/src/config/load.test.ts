@@ -60,7 +60,7 @@ describe('buildConfig', () => {
         CacheDirectory: '/srv/trellis/.trellis/plugin-cache',
         MaxOutputBytes: 2 * 1024 * 1024,
         Network: { AllowCidrs: [], DenyCidrs: [] },
-        Database: { AllowTrellisDatabase: false },
+        Database: { AllowTrellisDatabase: false, MaxStatementTimeoutMilliseconds: 300_000 },
         MaxPackageBytes: 16 * 1024 * 1024,
         MaxUnpackedPackageBytes: 64 * 1024 * 1024,
         Sandbox: { MemoryMb: 256, TimeoutMilliseconds: 300_000, MaxProcesses: 8 },

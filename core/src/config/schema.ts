@@ -205,8 +205,15 @@ export const configSchema = Type.Object(
         AllowCidrs: Type.Array(nonEmptyString(), { default: [] }),
         DenyCidrs: Type.Array(nonEmptyString(), { default: [] }),
       }),
-      /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
-      Database: section({ AllowTrellisDatabase: Type.Boolean({ default: false }) }),
+      Database: section({
+        /** `Database/PostgreSql` may connect to Trellis's own database only when true. */
+        AllowTrellisDatabase: Type.Boolean({ default: false }),
+        /**
+         * Longest a `Database/PostgreSql` statement may run, whatever its task's
+         * `statementTimeoutMilliseconds` says (a task asking more, or none, gets this).
+         */
+        MaxStatementTimeoutMilliseconds: Type.Integer({ minimum: 1, default: 300_000 }),
+      }),
       /** Largest package tarball (gzip'd) that can be installed or unpacked. */
       MaxPackageBytes: Type.Integer({ minimum: 1, default: 16 * 1024 * 1024 }),
       /** Largest a package may be once gunzipped (its tar stream). */
@@ -222,6 +229,11 @@ export const configSchema = Type.Object(
         TimeoutMilliseconds: Type.Integer({ minimum: 1, default: 300_000 }),
         /** Sandbox processes a worker runs at once; attempts beyond wait for one. */
         MaxProcesses: Type.Integer({ minimum: 1, maximum: 1000, default: 8 }),
+        /**
+         * Sandbox processes the attempts of one run may hold at once, so that a run's slow tasks
+         * leave room for other runs; half of `MaxProcesses` (at least 1) when absent.
+         */
+        MaxProcessesPerRun: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       }),
     }),
     Definitions: section({

@@ -252,6 +252,7 @@ export function hostSettings(config: TrellisConfig, runtime?: RuntimeReach): Plu
   return {
     storageRoot: path.resolve(config.Plugins.StorageRoot),
     allowProcessExecution: config.Plugins.AllowProcessExecution,
+    maxStatementTimeoutMilliseconds: config.Plugins.Database.MaxStatementTimeoutMilliseconds,
     ...reachSettings(config, runtime),
   };
 }

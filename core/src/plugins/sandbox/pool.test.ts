@@ -241,6 +241,53 @@ describe('the sandbox pool', () => {
     expect(new Set(outcomes.map((outcome) => outcome.pid)).size).toBeLessThanOrEqual(2);
   });
 
+  it('holds a run to its share, and gives a freed process to the run holding the fewest', async () => {
+    const sandboxes = pool({ maxProcesses: 2, maxProcessesPerRun: 2 });
+    const of = (run: string, mode: string, signal?: AbortSignal) =>
+      sandboxes.run(
+        job(
+          { mode },
+          { task: { name: 'test', executionId: run, attempt: 1 }, ...(signal && { signal }) },
+        ),
+      );
+    const first = new AbortController();
+    const second = new AbortController();
+    const slow = [of('A', 'wait', first.signal), of('A', 'wait', second.signal)];
+    for (const attempt of slow) attempt.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const order: string[] = [];
+    const third = of('A', 'pid').then(() => order.push('A'));
+    const other = of('B', 'pid').then(() => order.push('B'));
+    first.abort(new Error('done'));
+    await Promise.all([third, other]);
+    // B asked after A's third attempt, and went first: A already held a process.
+    expect(order).toEqual(['B', 'A']);
+    second.abort(new Error('done'));
+
+    const shared = pool({ maxProcesses: 2, maxProcessesPerRun: 1 });
+    const holding = new AbortController();
+    const held = shared.run(
+      job(
+        { mode: 'wait' },
+        { task: { name: 'test', executionId: 'A', attempt: 1 }, signal: holding.signal },
+      ),
+    );
+    held.catch(() => {});
+    let secondOfA = false;
+    const waiting = shared
+      .run(job({ mode: 'pid' }, { task: { name: 'test', executionId: 'A', attempt: 2 } }))
+      .then(() => (secondOfA = true));
+    expect(
+      await shared.run(
+        job({ mode: 'pid' }, { task: { name: 'test', executionId: 'B', attempt: 1 } }),
+      ),
+    ).toMatchObject({ pid: expect.any(Number) });
+    expect(secondOfA).toBe(false);
+    holding.abort(new Error('done'));
+    await waiting;
+    expect(secondOfA).toBe(true);
+  });
+
   it('stops an idle process of another package to make room', async () => {
     const sandboxes = pool({ maxProcesses: 1 });
     const first = await sandboxes.run(job({ mode: 'pid' }));

@@ -36,6 +36,8 @@ export interface SandboxSettings {
   /** Time limit of an attempt whose task sets none. */
   timeoutMilliseconds: number;
   maxProcesses: number;
+  /** Processes the attempts of one run may hold at once; absent: `maxProcesses`. */
+  maxProcessesPerRun?: number;
   maxOutputBytes: number;
   storageRoot: string;
   allowProcessExecution: boolean;
@@ -47,6 +49,9 @@ export function sandboxSettings(config: Pick<TrellisConfig, 'Plugins'>): Sandbox
     memoryMb: Plugins.Sandbox.MemoryMb,
     timeoutMilliseconds: Plugins.Sandbox.TimeoutMilliseconds,
     maxProcesses: Plugins.Sandbox.MaxProcesses,
+    maxProcessesPerRun:
+      Plugins.Sandbox.MaxProcessesPerRun ??
+      Math.max(1, Math.floor(Plugins.Sandbox.MaxProcesses / 2)),
     maxOutputBytes: Plugins.MaxOutputBytes,
     storageRoot: path.resolve(Plugins.StorageRoot),
     allowProcessExecution: Plugins.AllowProcessExecution,
@@ -104,11 +109,73 @@ const permissionFlag = process.allowedNodeEnvironmentFlags.has('--permission')
   ? '--permission'
   : '--experimental-permission';
 
+/** An attempt waiting for its run's turn at a sandbox. */
+interface Ticket {
+  run: string;
+  admit(): void;
+  refuse(error: Error): void;
+}
+
 export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger): SandboxPool {
   const processes = new Set<SandboxProcess>();
   let wake: Array<() => void> = [];
   let closed = false;
   let nextId = 1;
+  const stopping = () => new PluginRuntimeError('The worker is stopping its plugin sandboxes');
+
+  // Turns at a sandbox, shared between runs: at most `maxProcesses` attempts hold one, at most
+  // `perRun` of them of one run, and a freed turn goes to the waiting attempt whose run holds
+  // the fewest (the longest waiting among those). A run's slow attempts (a call to a server that
+  // takes its time) thus leave room for other runs, which never queue behind them. Another level
+  // (a project's share above its runs') would rank tickets by that level's holdings first.
+  const perRun = Math.min(settings.maxProcessesPerRun ?? Infinity, settings.maxProcesses);
+  const queue: Ticket[] = [];
+  const holding = new Map<string, number>();
+  let admitted = 0;
+  const held = (run: string) => holding.get(run) ?? 0;
+
+  const admitWaiting = () => {
+    while (admitted < settings.maxProcesses) {
+      let next: Ticket | undefined;
+      for (const ticket of queue) {
+        const count = held(ticket.run);
+        if (count < perRun && (next === undefined || count < held(next.run))) next = ticket;
+      }
+      if (next === undefined) return;
+      queue.splice(queue.indexOf(next), 1);
+      holding.set(next.run, held(next.run) + 1);
+      admitted += 1;
+      next.admit();
+    }
+  };
+  const leave = (run: string) => {
+    admitted -= 1;
+    if (held(run) > 1) holding.set(run, held(run) - 1);
+    else holding.delete(run);
+    admitWaiting();
+  };
+  const turn = (job: SandboxJob) =>
+    new Promise<void>((resolve, reject) => {
+      job.signal.throwIfAborted();
+      const onAbort = () => {
+        queue.splice(queue.indexOf(ticket), 1);
+        reject(abortReason(job.signal));
+      };
+      const ticket: Ticket = {
+        run: job.task.executionId,
+        admit: () => {
+          job.signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        refuse: (error) => {
+          job.signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
+      job.signal.addEventListener('abort', onAbort, { once: true });
+      queue.push(ticket);
+      admitWaiting();
+    });
 
   const notify = () => {
     const waiting = wake;
@@ -122,12 +189,24 @@ export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger
 
   let starting = 0;
 
-  // A process is given its attempt in the same turn it is found free or made, so two attempts can
-  // never be handed the same process.
   async function run(job: SandboxJob): Promise<unknown> {
+    if (closed) throw stopping();
+    await turn(job);
+    try {
+      return await runInProcess(job);
+    } finally {
+      leave(job.task.executionId);
+    }
+  }
+
+  // A process is given its attempt in the same turn it is found free or made, so two attempts can
+  // never be handed the same process. An admitted attempt finds one soon: admissions never exceed
+  // the processes there may be, so it waits only for one still settling an answered (aborted)
+  // attempt, or stopping.
+  async function runInProcess(job: SandboxJob): Promise<unknown> {
     const key = `${job.profile}\n${job.directory}`;
     for (;;) {
-      if (closed) throw new PluginRuntimeError('The worker is stopping its plugin sandboxes');
+      if (closed) throw stopping();
       job.signal.throwIfAborted();
       const idle = [...processes].filter((sandbox) => sandbox.idle);
       const warm = idle.find((sandbox) => sandbox.key === key);
@@ -142,7 +221,7 @@ export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger
         } finally {
           starting -= 1;
         }
-        if (closed) throw new PluginRuntimeError('The worker is stopping its plugin sandboxes');
+        if (closed) throw stopping();
         const sandbox = new SandboxProcess(key, options, settings, {
           onExit: forget,
           onIdle: notify,
@@ -151,7 +230,7 @@ export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger
         processes.add(sandbox);
         return sandbox.run(job, nextId++);
       }
-      // Every process is busy: wait for one to finish (or the attempt to be aborted).
+      // Every process is busy or stopping: wait for one to be free (or the attempt aborted).
       await new Promise<void>((resolve) => {
         const abort = () => resolve();
         wake.push(() => {
@@ -167,6 +246,7 @@ export function createSandboxPool(settings: SandboxSettings, logger?: PoolLogger
     run,
     async close() {
       closed = true;
+      for (const ticket of queue.splice(0)) ticket.refuse(stopping());
       const exits = [...processes].map((sandbox) => sandbox.stop());
       notify();
       await Promise.all(exits);
@@ -311,18 +391,24 @@ class SandboxProcess {
     return new Promise((resolve, reject) => {
       const attempt: Attempt = { id, job, resolve, reject, answered: false, logs: 0, cleanups: [] };
       this.attempt = attempt;
-      const after = (milliseconds: number, reason: StopReason) => {
-        const timer = setTimeout(() => void this.stop(reason), milliseconds);
+      const after = (milliseconds: number, then: () => void) => {
+        const timer = setTimeout(then, milliseconds);
         attempt.cleanups.push(() => clearTimeout(timer));
       };
-      if (job.timeoutMilliseconds === undefined) after(this.settings.timeoutMilliseconds, 'time');
-      // The plugin's signal fired (cancel, the task's timeout): the caller has its answer at once,
-      // and the plugin a moment to stop before its process is killed.
-      const onAbort = () => {
-        this.answer(attempt, () => reject(abortReason(job.signal)));
-        this.send({ type: 'abort', id, message: String((job.signal.reason as Error)?.message) });
-        after(ABORT_GRACE_MS, 'aborted');
+      // The plugin's signal fired (cancel, the task's timeout) or the sandbox's time limit passed:
+      // the caller has its answer at once, and the plugin a moment to stop (a database plugin to
+      // cancel its statement on the server) before its process is killed.
+      const stopAttempt = (failure: Error, reason: StopReason) => {
+        this.answer(attempt, () => reject(failure));
+        this.send({ type: 'abort', id, message: failure.message });
+        after(ABORT_GRACE_MS, () => void this.stop(reason));
       };
+      if (job.timeoutMilliseconds === undefined) {
+        after(this.settings.timeoutMilliseconds, () =>
+          stopAttempt(this.timeLimitPassed(job), 'time'),
+        );
+      }
+      const onAbort = () => stopAttempt(abortReason(job.signal), 'aborted');
       if (job.signal.aborted) onAbort();
       else job.signal.addEventListener('abort', onAbort, { once: true });
       attempt.cleanups.push(() => job.signal.removeEventListener('abort', onAbort));
@@ -526,6 +612,12 @@ class SandboxProcess {
     resolve();
   }
 
+  private timeLimitPassed({ name }: SandboxJob): PluginRuntimeError {
+    return new PluginRuntimeError(
+      `${name} took longer than its time limit of ${this.settings.timeoutMilliseconds} ms (Plugins.Sandbox.TimeoutMilliseconds, for a task without timeoutMilliseconds)`,
+    );
+  }
+
   private exitFailure(
     job: SandboxJob,
     code: number | null,
@@ -536,11 +628,6 @@ class SandboxProcess {
     if (this.stopped === 'memory' || outOfMemory.test(this.stderrTail)) {
       return new PluginRuntimeError(
         `${name} went over its memory limit of ${this.settings.memoryMb} MB (Plugins.Sandbox.MemoryMb)`,
-      );
-    }
-    if (this.stopped === 'time') {
-      return new PluginRuntimeError(
-        `${name} took longer than its time limit of ${this.settings.timeoutMilliseconds} ms (Plugins.Sandbox.TimeoutMilliseconds, for a task without timeoutMilliseconds)`,
       );
     }
     if (this.stopped === 'closed') {
