@@ -73,6 +73,18 @@ export function routeNotFound(method: string, path: string): HttpError {
   return new HttpError(404, `No route matches ${method.toUpperCase()} ${path}.`);
 }
 
+/**
+ * 413 for a body past `Server.BodyLimitBytes`. The connection closes with it: the rest of the
+ * body is never read.
+ */
+export function bodyTooLarge(bodyLimitBytes: number): HttpError {
+  return new HttpError(
+    413,
+    `The request body is larger than ${bodyLimitBytes} bytes (Server.BodyLimitBytes): send a smaller one.`,
+    { Connection: 'close' },
+  );
+}
+
 /** The fields body-parser (and http-errors) put on the errors it raises. */
 interface HttpLikeError {
   type?: string;
@@ -99,7 +111,7 @@ export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError |
         `The request body is not valid JSON: ${httpError.message ?? ''}`.trim(),
       );
     case 'entity.too.large':
-      return new HttpError(413, `The request body is larger than ${bodyLimitBytes} bytes.`);
+      return bodyTooLarge(bodyLimitBytes);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new HttpError(415, httpError.message ?? 'Unsupported request body encoding.');

@@ -334,7 +334,8 @@ describe('the execution event stream', () => {
     const stream = await openStream(trellis.baseUrl, eventsPath(workflowId, executionId));
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(stream.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(stream.headers['cache-control']).toBe('no-store, no-transform');
+    expect(stream.headers['x-content-type-options']).toBe('nosniff');
 
     const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
     // Paused: nothing happens, so the stream says it is alive (Server.Events.HeartbeatMilliseconds).
