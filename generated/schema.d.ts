@@ -624,7 +624,10 @@ export interface paths {
          *     with every event so far (a late subscriber sees the whole run), follows the run live, and
          *     ends after the `execution` event of its final status (Completed, Failed or Canceled). A
          *     client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets every later event once.
-         *     Idle streams get a heartbeat comment line (`: heartbeat`).
+         *     Idle streams get a heartbeat comment line (`: heartbeat`). A user holding
+         *     `Server.Events.MaxStreamsPerUser` streams open in the API process (100), or a process holding
+         *     `Server.Events.MaxStreams`, is refused another with 429 (`events.too_many_streams`,
+         *     `Retry-After`) before it starts; a closed stream frees its place at once.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -1579,7 +1582,8 @@ export interface components {
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2831,8 +2835,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -2941,8 +2946,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3055,8 +3061,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3142,8 +3149,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3255,8 +3263,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3340,8 +3349,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3456,8 +3466,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3550,8 +3561,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3696,8 +3708,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3798,8 +3811,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3918,8 +3932,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4005,8 +4020,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4118,8 +4134,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4231,8 +4248,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4344,8 +4362,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4436,8 +4455,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4526,8 +4546,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4682,8 +4703,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4802,8 +4824,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4922,8 +4945,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5007,8 +5031,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5123,8 +5148,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5217,8 +5243,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5315,8 +5342,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5444,8 +5472,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5531,8 +5560,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5623,8 +5653,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5743,8 +5774,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5863,8 +5895,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5959,8 +5992,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6052,8 +6086,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6152,8 +6187,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6277,8 +6313,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6369,8 +6406,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6458,8 +6496,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6558,8 +6597,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6648,8 +6688,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6735,8 +6776,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6825,8 +6867,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6941,8 +6984,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7028,8 +7072,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7146,8 +7191,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7242,8 +7288,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7360,8 +7407,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7459,8 +7507,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {

@@ -625,7 +625,10 @@ export interface paths {
          *     with every event so far (a late subscriber sees the whole run), follows the run live, and
          *     ends after the `execution` event of its final status (Completed, Failed or Canceled). A
          *     client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets every later event once.
-         *     Idle streams get a heartbeat comment line (`: heartbeat`).
+         *     Idle streams get a heartbeat comment line (`: heartbeat`). A user holding
+         *     `Server.Events.MaxStreamsPerUser` streams open in the API process (100), or a process holding
+         *     `Server.Events.MaxStreams`, is refused another with 429 (`events.too_many_streams`,
+         *     `Retry-After`) before it starts; a closed stream frees its place at once.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -1580,7 +1583,8 @@ export interface components {
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2832,8 +2836,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -2942,8 +2947,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3056,8 +3062,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3143,8 +3150,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3256,8 +3264,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3341,8 +3350,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3457,8 +3467,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3551,8 +3562,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3697,8 +3709,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3799,8 +3812,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3919,8 +3933,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4006,8 +4021,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4119,8 +4135,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4232,8 +4249,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4345,8 +4363,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4437,8 +4456,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4527,8 +4547,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4683,8 +4704,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4803,8 +4825,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4923,8 +4946,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5008,8 +5032,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5124,8 +5149,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5218,8 +5244,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5316,8 +5343,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5445,8 +5473,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5532,8 +5561,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5624,8 +5654,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5744,8 +5775,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5864,8 +5896,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5960,8 +5993,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6053,8 +6087,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6153,8 +6188,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6278,8 +6314,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6370,8 +6407,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6459,8 +6497,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6559,8 +6598,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6649,8 +6689,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6736,8 +6777,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6826,8 +6868,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6942,8 +6985,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7029,8 +7073,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7147,8 +7192,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7243,8 +7289,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7361,8 +7408,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7460,8 +7508,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
