@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
-import type { Req, Res } from './request-context.js';
+import { loggablePath, type Req, type Res } from './request-context.js';
 import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
@@ -144,7 +144,13 @@ export function renderError(
     }
     const errorId = randomUUID();
     logger.error(
-      { err: error, errorId, requestId: req.requestId, method: req.method, path: req.path },
+      {
+        err: error,
+        errorId,
+        requestId: req.requestId,
+        method: req.method,
+        path: loggablePath(req),
+      },
       'unhandled error',
     );
     sendErrorEnvelope(res, 500, [{ code: 'internal', message: `Internal error (id ${errorId}).` }]);
