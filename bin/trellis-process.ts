@@ -293,6 +293,7 @@ export function createTrellis(
       started('execution recovery', () => recovery.stop());
       const { startApiServer } = await import('../server/src/app.js');
       const { createExecutionEventHub } = await import('../server/src/executions/event-hub.js');
+      const { createEventStreamSlots } = await import('../server/src/executions/stream-slots.js');
       const { createInstalledPlugins } = await import('../server/src/plugins/installed-plugins.js');
       const api = await startApiServer({
         config: runtime,
@@ -301,6 +302,7 @@ export function createTrellis(
         temporal: { client: temporal.client },
         catalog,
         executionEvents: createExecutionEventHub(database.listen, logger),
+        eventStreams: createEventStreamSlots(runtime.Server.Events),
         installedPlugins: createInstalledPlugins(database.db, database.listen, logger),
         metrics,
         readiness,

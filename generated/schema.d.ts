@@ -627,7 +627,10 @@ export interface paths {
          *     with every event so far (a late subscriber sees the whole run), follows the run live, and
          *     ends after the `execution` event of its final status (Completed, Failed or Canceled). A
          *     client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets every later event once.
-         *     Idle streams get a heartbeat comment line (`: heartbeat`).
+         *     Idle streams get a heartbeat comment line (`: heartbeat`). A user holding
+         *     `Server.Events.MaxStreamsPerUser` streams open in the API process (100), or a process holding
+         *     `Server.Events.MaxStreams`, is refused another with 429 (`events.too_many_streams`,
+         *     `Retry-After`) before it starts; a closed stream frees its place at once.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -1582,7 +1585,8 @@ export interface components {
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2839,8 +2843,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -2949,8 +2954,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3063,8 +3069,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3150,8 +3157,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3263,8 +3271,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3348,8 +3357,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3464,8 +3474,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3558,8 +3569,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3704,8 +3716,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3806,8 +3819,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3926,8 +3940,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4013,8 +4028,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4126,8 +4142,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4239,8 +4256,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4352,8 +4370,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4444,8 +4463,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4534,8 +4554,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4690,8 +4711,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4810,8 +4832,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4930,8 +4953,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5015,8 +5039,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5131,8 +5156,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5225,8 +5251,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5323,8 +5350,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5452,8 +5480,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5539,8 +5568,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5631,8 +5661,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5751,8 +5782,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5871,8 +5903,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5967,8 +6000,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6060,8 +6094,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6160,8 +6195,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6285,8 +6321,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6377,8 +6414,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6466,8 +6504,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6566,8 +6605,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6656,8 +6696,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6743,8 +6784,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6833,8 +6875,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6949,8 +6992,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7036,8 +7080,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7154,8 +7199,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7250,8 +7296,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7368,8 +7415,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7467,8 +7515,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {

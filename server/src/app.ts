@@ -12,7 +12,7 @@ import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
-import { HttpError, renderError, routeNotFound } from './errors.js';
+import { bodyTooLarge, HttpError, renderError, routeNotFound } from './errors.js';
 import type {
   AppDeps,
   EnvelopeReply,
@@ -36,7 +36,7 @@ import {
   type Req,
   type Res,
 } from './request-context.js';
-import { sendJson, sendText } from './respond.js';
+import { sendJson, sendText, setDefaultHeaders } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
@@ -55,16 +55,59 @@ function hasBody(req: Req): boolean {
 const jsonTypes = ['application/json', 'application/*+json'];
 
 /**
- * Body problems (not JSON: 415; malformed: 400; too large: 413), held back until the caller is
- * authenticated and authorised, so that anonymous callers always get 401 and nothing else.
+ * Body problems (not JSON: 415; malformed: 400; too large once inflated: 413), held back until
+ * the caller is authenticated and authorised, so that anonymous callers get 401 and nothing
+ * else. Only a body past the limit as sent is refused before (`refuseBodiesOverLimit`).
  */
 const bodyErrors = new WeakMap<Req, unknown>();
 
 /**
- * Reads JSON bodies within the limit into `req.body` (body-parser, as Express' `express.json`);
- * anything else is recorded as a 415 without being read. Calls `next` once done.
+ * Refuses a body past the limit as soon as that is known: from its `Content-Length` before a
+ * byte is read, or once the bytes received pass it. The 413 closes the connection, so the rest
+ * is never read (body-parser reads a body to its end before it answers). Before authentication:
+ * nobody, signed in or not, may make the server read more than the limit.
+ * `true` when the request was answered.
  */
-function readJsonBodies(limit: number): (req: Req, res: Res, next: () => void) => void {
+function refuseBodiesOverLimit(
+  limit: number,
+  fail: (error: unknown, req: Req, res: Res) => void,
+): (req: Req, res: Res) => boolean {
+  const refuse = (req: Req, res: Res) => {
+    if (!res.headersSent) {
+      fail(bodyTooLarge(limit), req, res);
+      return;
+    }
+    // Answered already (a 401 or 415 that did not need the body): it is only being drained.
+    const close = () => req.socket.destroy();
+    if (res.writableFinished) close();
+    else res.once('finish', close);
+  };
+  return (req, res) => {
+    if (Number(req.headers['content-length'] ?? 0) > limit) {
+      refuse(req, res);
+      return true;
+    }
+    let received = 0;
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= limit) return;
+      req.off('data', count);
+      refuse(req, res);
+    };
+    req.on('data', count);
+    return false;
+  };
+}
+
+/**
+ * Reads JSON bodies within the limit into `req.body` (body-parser, as Express' `express.json`);
+ * anything else is recorded as a 415 without being read. Calls `next` once done, unless the body
+ * was refused for its size (answered at once).
+ */
+function readJsonBodies(
+  limit: number,
+  fail: (error: unknown, req: Req, res: Res) => void,
+): (req: Req, res: Res, next: () => void) => void {
   const parse = express.json({
     limit,
     type: jsonTypes,
@@ -73,6 +116,7 @@ function readJsonBodies(limit: number): (req: Req, res: Res, next: () => void) =
       if (req.path.startsWith('/hooks/')) keepRawBody(req, buffer);
     },
   });
+  const refusedForSize = refuseBodiesOverLimit(limit, fail);
   return (req, res, next) => {
     // No body at all (every GET): nothing for body-parser to look at.
     if (
@@ -82,6 +126,7 @@ function readJsonBodies(limit: number): (req: Req, res: Res, next: () => void) =
       next();
       return;
     }
+    if (refusedForSize(req, res)) return;
     if (hasBody(req) && !typeIs(req, jsonTypes)) {
       const given = req.headers['content-type'] ?? 'none';
       bodyErrors.set(
@@ -95,6 +140,8 @@ function readJsonBodies(limit: number): (req: Req, res: Res, next: () => void) =
       return;
     }
     parse(req, res, (error?: unknown) => {
+      // Refused for its size while it was read: answered already.
+      if (res.headersSent) return;
       if (error) bodyErrors.set(req, error);
       next();
     });
@@ -133,11 +180,11 @@ export function createApp(deps: AppDeps): RequestListener {
   const trustProxy = proxyAddr.compile(config.Server.TrustedProxies);
   const context = requestContext({ logger, metrics: deps.metrics, tracer: deps.tracing?.tracer });
   const allowCors = cors(config.Server.Cors.AllowedOrigins);
-  const readBody = readJsonBodies(config.Server.BodyLimitBytes);
+  const fail = renderError(logger, config.Server.BodyLimitBytes);
+  const readBody = readJsonBodies(config.Server.BodyLimitBytes, fail);
   // The documentation pages and the web console (`/ui`): an Express app of their own.
   const documentation = documentationApp();
   documentation.use(consoleRoutes(config));
-  const fail = renderError(logger, config.Server.BodyLimitBytes);
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
@@ -270,6 +317,7 @@ export function createApp(deps: AppDeps): RequestListener {
     });
   };
   const listener: RequestListener = (req, res) => {
+    setDefaultHeaders(res);
     guarded(req, res, () =>
       context(req, res, () => {
         if (allowCors(req, res) === 'answered') return;

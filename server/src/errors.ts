@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
-import type { Req, Res } from './request-context.js';
+import { loggablePath, type Req, type Res } from './request-context.js';
 import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
@@ -73,6 +73,18 @@ export function routeNotFound(method: string, path: string): HttpError {
   return new HttpError(404, `No route matches ${method.toUpperCase()} ${path}.`);
 }
 
+/**
+ * 413 for a body past `Server.BodyLimitBytes`. The connection closes with it: the rest of the
+ * body is never read.
+ */
+export function bodyTooLarge(bodyLimitBytes: number): HttpError {
+  return new HttpError(
+    413,
+    `The request body is larger than ${bodyLimitBytes} bytes (Server.BodyLimitBytes): send a smaller one.`,
+    { Connection: 'close' },
+  );
+}
+
 /** The fields body-parser (and http-errors) put on the errors it raises. */
 interface HttpLikeError {
   type?: string;
@@ -99,7 +111,7 @@ export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError |
         `The request body is not valid JSON: ${httpError.message ?? ''}`.trim(),
       );
     case 'entity.too.large':
-      return new HttpError(413, `The request body is larger than ${bodyLimitBytes} bytes.`);
+      return bodyTooLarge(bodyLimitBytes);
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new HttpError(415, httpError.message ?? 'Unsupported request body encoding.');
@@ -136,7 +148,13 @@ export function renderError(
     }
     const errorId = randomUUID();
     logger.error(
-      { err: error, errorId, requestId: req.requestId, method: req.method, path: req.path },
+      {
+        err: error,
+        errorId,
+        requestId: req.requestId,
+        method: req.method,
+        path: loggablePath(req),
+      },
       'unhandled error',
     );
     sendErrorEnvelope(res, 500, [{ code: 'internal', message: `Internal error (id ${errorId}).` }]);

@@ -8,6 +8,7 @@ import type { Logger } from '../../core/src/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { Pagination } from '../../core/src/db/paging.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
+import type { EventStreamSlots } from './executions/stream-slots.js';
 import type { InstalledPlugins } from './plugins/installed-plugins.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
 import type { Readiness } from '../../core/src/observability/readiness.js';
@@ -23,6 +24,8 @@ export interface AppDeps {
   catalog: PluginCatalog;
   /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
   executionEvents: ExecutionEventHub;
+  /** The event streams this process holds open, within `Server.Events`' caps. */
+  eventStreams: EventStreamSlots;
   /** The installed plugins as definitions are checked against them (kept in step by PostgreSQL). */
   installedPlugins: InstalledPlugins;
   /** What `/metrics` shows; `noMetrics` unless `Metrics.Enabled`. */

@@ -12,6 +12,7 @@ import {
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import parseUrl from 'parseurl';
 import type { Logger } from '../../core/src/logging.js';
+import { withoutLinkSignature } from '../../core/src/notifications/approval-links.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
 import type { AuthUser } from './auth/user.js';
 import { HttpError } from './errors.js';
@@ -81,6 +82,29 @@ export function rejectBadRequestId(req: Req): void {
   ]);
 }
 
+/** The token of an approval link's path (`/approvals/decide/{token}`, the console's `/ui/decide/{token}`). */
+const approvalLinkToken = /(\/decide\/)([^/]+)/gi;
+
+/**
+ * The request's path as logs and traces show it: an approval link's token is a credential
+ * (whoever holds it decides the approval), so its signature is cut.
+ */
+export function loggablePath(req: Req): string {
+  return req.path.replace(
+    approvalLinkToken,
+    (_whole, prefix: string, token: string) => `${prefix}${withoutLinkSignature(decoded(token))}`,
+  );
+}
+
+/** A path segment percent-decoded, as the router gives it to handlers; as it is when malformed. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 const loggers = new WeakMap<Req, Logger>();
 
 const unTraced = new Set(['/livez', '/readyz', '/metrics']);
@@ -115,7 +139,7 @@ export function requestContext(deps: {
       requestId: req.requestId,
       operationId: req.operation?.operationId,
       method: req.method,
-      path: req.path,
+      path: loggablePath(req),
       status,
       durationMs: Math.round(seconds * 1e5) / 100,
       user: req.user?.name ?? null,
@@ -148,7 +172,7 @@ export function requestContext(deps: {
         kind: SpanKind.SERVER,
         attributes: {
           'http.request.method': req.method,
-          'url.path': req.path,
+          'url.path': loggablePath(req),
           'trellis.request_id': req.requestId,
         },
       },

@@ -9,6 +9,17 @@ import type { ServerResponse } from 'node:http';
 import etag from 'etag';
 import fresh from 'fresh';
 
+/**
+ * What every answer carries from the start: no type sniffing, and no cache keeping API data
+ * (static files that may be cached say so themselves, `staticFiles`).
+ */
+export function setDefaultHeaders(res: ServerResponse): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', noStore);
+}
+
+export const noStore = 'no-store';
+
 /** Sends `value` as JSON with `status` (and extra headers). */
 export function sendJson(
   res: ServerResponse,

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/src/logging.js';
 import { approvalLinkToken } from '../../core/src/notifications/approval-links.js';
 import type { NotificationPayload } from '../../core/src/notifications/events.js';
 import { expectFailure } from '../api/api-error.js';
@@ -29,6 +30,8 @@ let failFirst = 2;
 const refused = new Map<string, number>();
 let receiver: http.Server;
 let trellis: Trellis;
+/** Every line the service logged, as written. */
+const logLines: string[] = [];
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
@@ -76,6 +79,7 @@ beforeAll(async () => {
         MaxAttempts: 3,
       },
     },
+    logger: createLogger({ Level: 'debug' }, {}, { write: (line: string) => logLines.push(line) }),
   });
 });
 afterAll(async () => {
@@ -249,6 +253,24 @@ describe('notifications', () => {
       reason: 'from my phone',
       inputs: { amount: 10 },
     });
+    // The token is a credential: logs show which link was used, never its signature, however
+    // its path was written (the console's page for it, percent-encoded dots).
+    for (const url of [
+      `/ui/decide/${token}`,
+      `/approvals/decide/${token.replaceAll('.', '%2E')}`,
+    ]) {
+      await (await fetch(`${trellis.baseUrl}${url}`, { headers: { accept: 'text/html' } })).text();
+    }
+    const [linkId, expires, signature] = token.split('.');
+    const requestPaths = logLines
+      .map((line) => JSON.parse(line) as { msg: string; path?: string })
+      .filter((line) => line.msg === 'request' && line.path?.includes('/decide/'))
+      .map((line) => line.path);
+    expect(requestPaths).toContain(`/approvals/decide/${linkId}.${expires}.…`);
+    expect(requestPaths).toContain(`/ui/decide/${linkId}.${expires}.…`);
+    expect(requestPaths.length).toBeGreaterThanOrEqual(8);
+    expect(logLines.filter((line) => line.includes(signature!))).toEqual([]);
+
     // The run's end is told too.
     await eventually(async () => {
       expect(

@@ -334,7 +334,8 @@ describe('the execution event stream', () => {
     const stream = await openStream(trellis.baseUrl, eventsPath(workflowId, executionId));
     expect(stream.status).toBe(200);
     expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(stream.headers['cache-control']).toBe('no-cache, no-transform');
+    expect(stream.headers['cache-control']).toBe('no-store, no-transform');
+    expect(stream.headers['x-content-type-options']).toBe('nosniff');
 
     const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
     // Paused: nothing happens, so the stream says it is alive (Server.Events.HeartbeatMilliseconds).
@@ -440,6 +441,102 @@ describe('the execution event stream', () => {
     expect(stream.status).toBe(200);
     expect(stream.events()[0]?.id).toBe(4);
     expect(describeEvent(stream.events().at(-1)!)).toBe('execution Completed');
+  });
+});
+
+describe('open streams', () => {
+  /** A run paused on an approval: its streams stay open until their clients close them. */
+  const pausedRun = () =>
+    start(trellis.admin, definition([say('Ask', 'ok', { manualApproval: { enabled: true } })]));
+
+  const openAs = (baseUrl: string, path: string, user: 'admin' | 'workflow', count: number) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        openStream(baseUrl, path, {
+          authorization: basicAuthorization(users[user].username, users[user].password),
+        }),
+      ),
+    );
+
+  /** A stream refused with 429: `Retry-After` and the error envelope, and nothing streamed. */
+  async function expectRefused(stream: RawStream, message: RegExp) {
+    if (stream.status !== 429) stream.close();
+    expect(stream.status).toBe(429);
+    await stream.ended;
+    expect(Number(stream.headers['retry-after'])).toBeGreaterThan(0);
+    expect(JSON.parse(stream.text())).toMatchObject({
+      data: null,
+      succeeded: false,
+      errors: [{ code: 'events.too_many_streams', message: expect.stringMatching(message) }],
+    });
+  }
+
+  async function expectVersionAnswers(baseUrl: string) {
+    const began = Date.now();
+    const version = await fetch(`${baseUrl}/version`);
+    expect(version.status).toBe(200);
+    await version.arrayBuffer();
+    expect(Date.now() - began).toBeLessThan(2_000);
+  }
+
+  it('caps the streams of one user (Server.Events.MaxStreamsPerUser) and of the process (MaxStreams) with 429, and frees a slot as a stream closes', async () => {
+    const capped = await startTrellis({
+      databaseUrl: trellis.databaseUrl!,
+      config: {
+        Temporal: { TaskQueue: trellis.config.Temporal.TaskQueue },
+        Server: { Events: { MaxStreamsPerUser: 5, MaxStreams: 8 } },
+      },
+    });
+    const opened: RawStream[] = [];
+    try {
+      const { workflowId, executionId } = await pausedRun();
+      const path = eventsPath(workflowId, executionId);
+      const admins = await openAs(capped.baseUrl, path, 'admin', 5);
+      opened.push(...admins);
+      expect(admins.map((stream) => stream.status)).toEqual([200, 200, 200, 200, 200]);
+      const [extra] = await openAs(capped.baseUrl, path, 'admin', 1);
+      await expectRefused(extra!, /User "admin" has 5 event streams open.*MaxStreamsPerUser/);
+
+      // Another user still gets streams, up to the process' cap; the API answers meanwhile.
+      const others = await openAs(capped.baseUrl, path, 'workflow', 3);
+      opened.push(...others);
+      expect(others.map((stream) => stream.status)).toEqual([200, 200, 200]);
+      const [pastProcess] = await openAs(capped.baseUrl, path, 'workflow', 1);
+      await expectRefused(pastProcess!, /8 event streams open.*Server\.Events\.MaxStreams\b/);
+      await expectVersionAnswers(capped.baseUrl);
+
+      // A stream its client closes frees its slot (as soon as the server sees the close).
+      admins[0]!.close();
+      let again: RawStream | undefined;
+      for (let attempt = 0; attempt < 50; attempt++) {
+        [again] = await openAs(capped.baseUrl, path, 'admin', 1);
+        if (again!.status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(again?.status).toBe(200);
+      opened.push(again!);
+    } finally {
+      for (const stream of opened) stream.close();
+      await capped.stop();
+    }
+  });
+
+  it('refuses the 101st stream of a user at the default cap, while the API answers', async () => {
+    expect(trellis.config.Server.Events.MaxStreamsPerUser).toBe(100);
+    const { workflowId, executionId } = await pausedRun();
+    const path = eventsPath(workflowId, executionId);
+    const streams = await openAs(trellis.baseUrl, path, 'admin', 100);
+    try {
+      expect(streams.filter((stream) => stream.status === 200)).toHaveLength(100);
+      const [extra] = await openAs(trellis.baseUrl, path, 'admin', 1);
+      await expectRefused(extra!, /has 100 event streams open/);
+      await expectVersionAnswers(trellis.baseUrl);
+      const [other] = await openAs(trellis.baseUrl, path, 'workflow', 1);
+      expect(other!.status).toBe(200);
+      other!.close();
+    } finally {
+      for (const stream of streams) stream.close();
+    }
   });
 });
 

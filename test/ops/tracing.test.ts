@@ -81,6 +81,8 @@ async function startTarget(): Promise<Listening & { requests: IncomingHttpHeader
 const callerTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 const callerSpanId = '00f067aa0ba902b7';
 const unsampledTraceId = '0af7651916cd43dd8448eb211c80319c';
+const linkId = '0b6f4f8e-3c1a-4e0b-9a51-6f3f2a9c1d10';
+const linkToken = `${linkId}.1900000000.SignatureThatMustNotBeTraced`;
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let target: Awaited<ReturnType<typeof startTarget>>;
@@ -121,6 +123,8 @@ beforeAll(async () => {
   await trellis.admin.GET('/workflows', {
     headers: { traceparent: `00-${unsampledTraceId}-${callerSpanId}-00` },
   });
+  // An approval link's token is a credential (this one is forged: 403 all the same).
+  await fetch(`${trellis.baseUrl}/approvals/decide/${linkToken}`);
   // Stopping flushes what the batch processor still holds.
   await trellis.stop();
 });
@@ -185,9 +189,17 @@ describe('a traced run', () => {
     expect(attributes['trellis.request_id']).toEqual(expect.any(String));
   });
 
+  it("shows an approval link's path without the token's signature", () => {
+    const request = only('GET /approvals/decide/{token}');
+    const path = request.attributes.find(({ key }) => key === 'url.path')?.value;
+    expect(path).toEqual({ stringValue: `/approvals/decide/${linkId}.1900000000.…` });
+    expect(JSON.stringify(receiver.spans)).not.toContain('SignatureThatMustNotBeTraced');
+  });
+
   it('traces every API request but the probes and scrapes', () => {
     const requests = receiver.spans.filter((span) => span.kind === 2).map((span) => span.name);
     expect([...new Set(requests)].sort()).toEqual([
+      'GET /approvals/decide/{token}',
       'GET /workflows/{workflowId}',
       'GET /workflows/{workflowId}/executions/{executionId}',
       // waitForExecution follows the run's event stream.

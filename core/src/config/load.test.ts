@@ -28,7 +28,12 @@ describe('buildConfig', () => {
         BodyLimitBytes: 1_048_576,
         MaxBodyDepth: 64,
         Cors: { AllowedOrigins: [] },
-        Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+        Events: {
+          HeartbeatMilliseconds: 15_000,
+          PollIntervalMilliseconds: 5_000,
+          MaxStreamsPerUser: 100,
+          MaxStreams: 1_000,
+        },
         TrustedProxies: [],
       },
       DataDirectory: '/srv/trellis/.trellis',
@@ -103,7 +108,12 @@ describe('buildConfig', () => {
       BodyLimitBytes: 1_048_576,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
-      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      Events: {
+        HeartbeatMilliseconds: 15_000,
+        PollIntervalMilliseconds: 5_000,
+        MaxStreamsPerUser: 100,
+        MaxStreams: 1_000,
+      },
       TrustedProxies: [],
     });
     expect(config.DataDirectory).toBe('/work/data');
@@ -393,7 +403,12 @@ describe('loadConfig', () => {
       BodyLimitBytes: 2048,
       MaxBodyDepth: 64,
       Cors: { AllowedOrigins: [] },
-      Events: { HeartbeatMilliseconds: 15_000, PollIntervalMilliseconds: 5_000 },
+      Events: {
+        HeartbeatMilliseconds: 15_000,
+        PollIntervalMilliseconds: 5_000,
+        MaxStreamsPerUser: 100,
+        MaxStreams: 1_000,
+      },
       TrustedProxies: [],
     });
     expect(config.HealthCheck.Enabled).toBe(true);

@@ -96,6 +96,10 @@ export const configSchema = Type.Object(
          * connection); notifications make it read at once.
          */
         PollIntervalMilliseconds: Type.Integer({ minimum: 50, default: 5_000 }),
+        /** Streams one user may hold open in one API process; past it, 429. */
+        MaxStreamsPerUser: Type.Integer({ minimum: 1, default: 100 }),
+        /** Streams one API process holds open for everyone together; past it, 429. */
+        MaxStreams: Type.Integer({ minimum: 1, default: 1_000 }),
       }),
     }),
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */

@@ -86,3 +86,14 @@ export async function checkApprovalLink(
     expiresAt: link.expiresAt,
   };
 }
+
+/**
+ * A token as logs may show it: its link id and expiry, to correlate, without the signature that
+ * makes it a credential. What is not a token's shape is shown as `…` whole.
+ */
+export function withoutLinkSignature(token: string): string {
+  const [id, expires] = token.split('.');
+  return id !== undefined && expires !== undefined && isUuid(id) && /^\d{1,12}$/.test(expires)
+    ? `${id}.${expires}.…`
+    : '…';
+}

@@ -628,7 +628,10 @@ export interface paths {
          *     with every event so far (a late subscriber sees the whole run), follows the run live, and
          *     ends after the `execution` event of its final status (Completed, Failed or Canceled). A
          *     client that reconnects with `Last-Event-ID` (or `?lastEventId=`) gets every later event once.
-         *     Idle streams get a heartbeat comment line (`: heartbeat`).
+         *     Idle streams get a heartbeat comment line (`: heartbeat`). A user holding
+         *     `Server.Events.MaxStreamsPerUser` streams open in the API process (100), or a process holding
+         *     `Server.Events.MaxStreams`, is refused another with 429 (`events.too_many_streams`,
+         *     `Retry-After`) before it starts; a closed stream frees its place at once.
          */
         get: operations["streamExecutionEvents"];
         put?: never;
@@ -1583,7 +1586,8 @@ export interface components {
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
-         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429);
+         *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2840,8 +2844,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -2950,8 +2955,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3064,8 +3070,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3151,8 +3158,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3264,8 +3272,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3349,8 +3358,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3465,8 +3475,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3559,8 +3570,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3705,8 +3717,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3807,8 +3820,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -3927,8 +3941,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4014,8 +4029,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4127,8 +4143,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4240,8 +4257,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4353,8 +4371,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4445,8 +4464,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4535,8 +4555,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4691,8 +4712,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4811,8 +4833,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -4931,8 +4954,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5016,8 +5040,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5132,8 +5157,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5226,8 +5252,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5324,8 +5351,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5453,8 +5481,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5540,8 +5569,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5632,8 +5662,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5752,8 +5783,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5872,8 +5904,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -5968,8 +6001,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6061,8 +6095,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6161,8 +6196,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6286,8 +6322,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6378,8 +6415,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6467,8 +6505,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6567,8 +6606,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6657,8 +6697,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6744,8 +6785,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6834,8 +6876,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -6950,8 +6993,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7037,8 +7081,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7155,8 +7200,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7251,8 +7297,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7369,8 +7416,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {
@@ -7468,8 +7516,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many requests: failed logins locked the user name or the client address for a while, or
-             *     the user made more requests a minute than `Security.RateLimits` allows. `Retry-After` says
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
             429: {

@@ -47,7 +47,7 @@ export async function streamExecutionEvents(res: ServerResponse, options: EventS
 
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
+    'Cache-Control': 'no-store, no-transform',
     Connection: 'keep-alive',
     // Reverse proxies (nginx) would otherwise hold events back in their buffers.
     'X-Accel-Buffering': 'no',

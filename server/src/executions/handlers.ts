@@ -263,7 +263,7 @@ export const executionHandlers = {
     return cursorListReply(paged, query, toLogEntry);
   },
 
-  streamExecutionEvents: async ({ deps, params, query, req, log }) => {
+  streamExecutionEvents: async ({ deps, params, query, req, user, log }) => {
     const execution = await findExecution(deps, params);
     // Validated against the contract: digits only. The header (what EventSource sends when it
     // reconnects) wins over the query parameter (what it was first opened with).
@@ -272,6 +272,10 @@ export const executionHandlers = {
     const { HeartbeatMilliseconds, PollIntervalMilliseconds } = deps.config.Server.Events;
     return {
       stream: async (res) => {
+        // Taken before the stream starts (a refusal is still an envelope); a stream's client
+        // that goes away frees it at once, before the stream has wound down.
+        const free = deps.eventStreams.take(user.name);
+        res.once('close', free);
         const closed = deps.metrics.trackEventStream();
         try {
           await streamExecutionEvents(res, {
@@ -285,6 +289,7 @@ export const executionHandlers = {
           });
         } finally {
           closed();
+          free();
         }
       },
     };

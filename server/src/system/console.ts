@@ -4,6 +4,7 @@ import type { RequestHandler, Response } from 'express';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import { installPath } from '../../../core/src/install-root.js';
 import { HttpError, routeNotFound } from '../errors.js';
+import { staticFiles } from './static-files.js';
 
 /** Where `npm run build` puts the console (scripts/build-console.mjs). */
 const consoleDirectory = installPath('console', 'dist');
@@ -83,7 +84,7 @@ export function consoleRoutes(config: TrellisConfig): RequestHandler {
   const router = express.Router({ caseSensitive: true, strict: false });
   router.use(
     '/ui/assets',
-    express.static(`${consoleDirectory}/assets`, {
+    staticFiles(`${consoleDirectory}/assets`, {
       index: false,
       immutable: true,
       maxAge: '365d',

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import express from 'express';
 import type { Express } from 'express';
 import { openApiJson, readOpenApiYaml } from '../openapi.js';
+import { staticFiles } from './static-files.js';
 
 const require = createRequire(import.meta.url);
 // swagger-ui-dist is CommonJS and ships no types; it exposes where its assets live.
@@ -69,7 +70,7 @@ export function documentationApp(): Express {
   router.get('/docs/swagger-initializer.js', (_req, res) => {
     res.type('application/javascript').send(initializer);
   });
-  router.use('/docs', express.static(swaggerUiDirectory, { index: false }));
+  router.use('/docs', staticFiles(swaggerUiDirectory, { index: false }));
   app.use(router);
   return app;
 }
