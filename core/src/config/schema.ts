@@ -240,6 +240,19 @@ export const configSchema = Type.Object(
         default: definitionLimitDefaults.MaxSubworkflowDepth,
       }),
     }),
+    /** The log entries of executions and their tasks (README, "Following a run live"). */
+    ExecutionLogs: section({
+      /**
+       * UTF-8 bytes of an entry's message, and of its exception, as stored: longer text is cut,
+       * with a marker saying how much was cut.
+       */
+      MaxEntryBytes: Type.Integer({ minimum: 1024, default: 65_536 }),
+      /**
+       * A page of log entries (`GET .../logs`) ends early once its messages and exceptions hold
+       * this many bytes; it always holds at least one entry.
+       */
+      MaxPageBytes: Type.Integer({ minimum: 65_536, default: 4 * 1024 * 1024 }),
+    }),
     Logging: section({
       Level: Type.Enum(logLevels, { type: 'string', default: 'info' }),
       /** `auto`: readable lines when stdout is a terminal, JSON lines otherwise. */

@@ -2,7 +2,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Invalid, Unavailable } from '../errors.js';
 import { trellisSchemas } from '../validation/ajv.js';
-import { formatBytes, packFolder, readPackageFolder, sha256Hex } from './package.js';
+import { formatBytes } from '../format-bytes.js';
+import { packFolder, readPackageFolder, sha256Hex } from './package.js';
 import { validationProblems } from './schema.js';
 
 /**
