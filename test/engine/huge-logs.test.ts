@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../core/src/db/ids.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 import { definition, run } from './engine-support.js';
 
@@ -89,4 +90,50 @@ describe('huge log entries', () => {
     expect(taskLogs.bytes).toBeLessThan(256 * 1024);
     expect(taskLogs.json.data.some((entry) => entry.message.startsWith('A: zzz'))).toBe(true);
   }, 180_000);
+
+  it('a page of entries stored before the cap holds about 4 MiB, and the cursor reads on', async () => {
+    const { workflowId, executionId } = await run(
+      trellis,
+      definition([{ name: 'Hello', type: { plugin: 'Flow/Log' }, parameters: { message: 'hi' } }]),
+    );
+    // Entries as an earlier version stored them, uncapped (raw SQL: the cap rewrites Kysely's
+    // inserts only).
+    const huge = [newId(), newId(), newId()];
+    for (const [index, id] of huge.entries()) {
+      await sql`insert into log_entry (id, execution_id, task_execution_id, dedupe_key, level, message, time_stamp)
+                values (${id}, ${executionId}, null, ${`old-${index}`}, 'Info', repeat('y', 5 * 1024 * 1024), now())`.execute(
+        trellis.db,
+      );
+    }
+    const executionLogs = `/workflows/${workflowId}/executions/${executionId}/logs`;
+
+    // Everything at once: the list ends after the first huge entry.
+    const all = await get(executionLogs);
+    expect(all.status).toBe(200);
+    expect(all.bytes).toBeLessThan(6 * MiB);
+    expect(all.json.data.at(-1)!.id).toBe(huge[0]);
+
+    // The cursor goes on from there, one huge entry a page, to the end.
+    const seen: string[] = [];
+    let after = huge[0]!;
+    for (;;) {
+      const page = await get(`${executionLogs}?after=${after}&pageSize=100`);
+      expect(page.status).toBe(200);
+      expect(page.bytes).toBeLessThan(6 * MiB);
+      if (page.json.data.length === 0) break;
+      seen.push(...page.json.data.map((entry) => entry.id));
+      after = page.json.data.at(-1)!.id;
+    }
+    expect(seen.filter((id) => huge.includes(id))).toEqual(huge.slice(1));
+
+    // A numbered page is cut the same way; its pagination still counts every entry.
+    const numbered = await get(`${executionLogs}?includeTasks=true&page=1&pageSize=100`);
+    expect(numbered.status).toBe(200);
+    expect(numbered.bytes).toBeLessThan(6 * MiB);
+    expect(numbered.json.data.at(-1)!.id).toBe(huge[0]);
+    expect(numbered.json.pagination).toMatchObject({ page: 1, pageSize: 100 });
+    expect((numbered.json.pagination as { totalCount: number }).totalCount).toBeGreaterThan(
+      numbered.json.data.length,
+    );
+  }, 120_000);
 });
