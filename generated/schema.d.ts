@@ -651,7 +651,10 @@ export interface paths {
         /**
          * List an execution's logs
          * @description Lists an execution's own log entries (not its tasks'), oldest first; with
-         *     `includeTasks=true`, its tasks' entries too, in one timeline.
+         *     `includeTasks=true`, its tasks' entries too, in one timeline. An answer holds about
+         *     `ExecutionLogs.MaxPageBytes` (4 MiB) of entries at most, and each entry's message and
+         *     exception were cut to `ExecutionLogs.MaxEntryBytes` (64 KiB) when written, ending
+         *     `… [truncated <size>]`: read on with `after` (see the paging parameters).
          */
         get: operations["listExecutionLogs"];
         put?: never;
@@ -736,7 +739,8 @@ export interface paths {
         };
         /**
          * List a task's logs
-         * @description Lists one task's log entries, oldest first.
+         * @description Lists one task's log entries, oldest first; bounded in bytes as an execution's logs are (see
+         *     the paging parameters).
          */
         get: operations["listTaskLogs"];
         put?: never;
@@ -1864,7 +1868,10 @@ export interface components {
             id: components["schemas"]["Uuid"];
             /** @description The task execution that wrote it; null for the execution's own entries. */
             taskExecutionId: components["schemas"]["Uuid"] | null;
-            /** @description What happened. */
+            /**
+             * @description What happened. Cut to `ExecutionLogs.MaxEntryBytes` (64 KiB of UTF-8) when written, ending
+             *     `… [truncated <size>]`.
+             */
             message: string;
             level: components["schemas"]["LogLevel"];
             /**
@@ -1872,7 +1879,7 @@ export interface components {
              * @description When it was written.
              */
             timeStamp: string;
-            /** @description The error's details; null when there is none. */
+            /** @description The error's details; null when there is none. Cut as `message` is. */
             exception: string | null;
         };
         /** @description The envelope of log entries. */
@@ -2759,9 +2766,10 @@ export interface components {
          */
         IdempotencyKeyHeader: string;
         /**
-         * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
-         *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
-         *     page shorter than `pageSize` is the last one so far.
+         * @description Only the entries after this one (its `id`), at most `pageSize` of them: keyset paging, as fast
+         *     deep into a long log as at its start. Not with `page`; the answer then has no `pagination`. A
+         *     page may hold fewer than `pageSize` entries before the end (see the byte bound above); a
+         *     page without entries is the end of the list so far.
          */
         "LogPagingParameters.after": components["schemas"]["Uuid"];
         /** @description 1-based page number. */
@@ -6130,9 +6138,10 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
                 /**
-                 * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
-                 *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
-                 *     page shorter than `pageSize` is the last one so far.
+                 * @description Only the entries after this one (its `id`), at most `pageSize` of them: keyset paging, as fast
+                 *     deep into a long log as at its start. Not with `page`; the answer then has no `pagination`. A
+                 *     page may hold fewer than `pageSize` entries before the end (see the byte bound above); a
+                 *     page without entries is the end of the list so far.
                  */
                 after?: components["parameters"]["LogPagingParameters.after"];
             };
@@ -6538,9 +6547,10 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
                 /**
-                 * @description Only the entries after this one (its `id`), `pageSize` of them: keyset paging, as fast deep
-                 *     into a long log as at its start. Not with `page`; the answer then has no `pagination`, and a
-                 *     page shorter than `pageSize` is the last one so far.
+                 * @description Only the entries after this one (its `id`), at most `pageSize` of them: keyset paging, as fast
+                 *     deep into a long log as at its start. Not with `page`; the answer then has no `pagination`. A
+                 *     page may hold fewer than `pageSize` entries before the end (see the byte bound above); a
+                 *     page without entries is the end of the list so far.
                  */
                 after?: components["parameters"]["LogPagingParameters.after"];
             };

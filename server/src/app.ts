@@ -36,7 +36,7 @@ import {
   type Req,
   type Res,
 } from './request-context.js';
-import { sendJson, sendText, setDefaultHeaders } from './respond.js';
+import { sendJson, sendText, setDefaultHeaders, streamJsonList } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
@@ -378,9 +378,20 @@ function dispatch(handler: AnyHandler, deps: AppDeps) {
       const { status = 200, contentType } = reply;
       return { status, body: reply.raw, ...(contentType === undefined ? {} : { contentType }) };
     }
+    const body = successEnvelope(reply.data, reply.messages, reply.pagination);
+    if (reply.itemByItem && Array.isArray(body.data)) {
+      const list = { ...body, data: body.data as unknown[] };
+      const headers = reply.headers ?? {};
+      return {
+        stream: (res) => {
+          for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+          return streamJsonList(res, reply.status ?? 200, list);
+        },
+      };
+    }
     return {
       status: reply.status ?? 200,
-      body: successEnvelope(reply.data, reply.messages, reply.pagination),
+      body,
       ...(reply.headers ? { headers: reply.headers } : {}),
     };
   };

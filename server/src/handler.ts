@@ -80,6 +80,11 @@ type SuccessStatus<O extends OperationId> = operations[O]['responses'] extends {
  */
 export interface EnvelopeReply<D, S extends number = 200> {
   data: D;
+  /**
+   * `data` (a list) is written to the response item by item, never as one string: for lists
+   * whose items may be large (log entries). The response then has no `Content-Length` or `ETag`.
+   */
+  itemByItem?: boolean;
   messages?: string[];
   pagination?: Pagination;
   headers?: Record<string, string>;

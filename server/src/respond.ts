@@ -72,3 +72,49 @@ function withUtf8Charset(type: string): string {
     ? type.replace(charsetPattern, '; charset=utf-8')
     : `${type}; charset=utf-8`;
 }
+
+/** Text gathered before it is written: a few syscalls a page, and little held at once. */
+const chunkBytes = 64 * 1024;
+
+/**
+ * Sends a JSON object whose first key is `data`, a list, writing the list item by item: however
+ * large the items add up to be, no string holds more than one of them (or a chunk of small
+ * ones), and a slow client is waited for rather than buffered for. The object reads as
+ * `JSON.stringify(value)` would, without `Content-Length` or `ETag`.
+ */
+export async function streamJsonList(
+  res: ServerResponse,
+  status: number,
+  value: { data: readonly unknown[] },
+): Promise<void> {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const { data, ...rest } = value;
+  let chunk = '{"data":[';
+  const flush = async () => {
+    const full = !res.write(chunk);
+    chunk = '';
+    if (full && !res.destroyed) await drained(res);
+  };
+  for (const [index, item] of data.entries()) {
+    if (res.destroyed) return;
+    chunk += (index === 0 ? '' : ',') + JSON.stringify(item);
+    if (chunk.length >= chunkBytes) await flush();
+  }
+  const tail = JSON.stringify(rest);
+  chunk += tail === '{}' ? ']}' : `],${tail.slice(1)}`;
+  res.end(chunk);
+}
+
+/** Resolves when the response can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

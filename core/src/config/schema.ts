@@ -63,6 +63,12 @@ export const definitionLimitDefaults = {
   MaxSubworkflowDepth: 10,
 } as const;
 
+/** The bounds of execution logs as stored and as read (`ExecutionLogs.*`). */
+export const executionLogDefaults = {
+  MaxEntryBytes: 65_536,
+  MaxPageBytes: 4 * 1024 * 1024,
+} as const;
+
 /** Deepest nesting the code that walks definitions and bodies is known to handle. */
 export const maxSupportedDepth = 1_000;
 
@@ -261,6 +267,22 @@ export const configSchema = Type.Object(
         minimum: 1,
         maximum: 100,
         default: definitionLimitDefaults.MaxSubworkflowDepth,
+      }),
+    }),
+    /** The log entries of executions and their tasks (README, "Following a run live"). */
+    ExecutionLogs: section({
+      /**
+       * UTF-8 bytes of an entry's message, and of its exception, as stored: longer text is cut,
+       * with a marker saying how much was cut.
+       */
+      MaxEntryBytes: Type.Integer({ minimum: 1024, default: executionLogDefaults.MaxEntryBytes }),
+      /**
+       * A page of log entries (`GET .../logs`) ends early once its messages and exceptions hold
+       * this many bytes; it always holds at least one entry.
+       */
+      MaxPageBytes: Type.Integer({
+        minimum: 65_536,
+        default: executionLogDefaults.MaxPageBytes,
       }),
     }),
     Logging: section({

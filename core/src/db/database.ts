@@ -17,6 +17,7 @@ import { TrellisError, Unavailable } from '../errors.js';
 import { isProcessAlive, olderThan, removeStaleFolders } from '../leftovers.js';
 import type { Logger } from '../logging.js';
 import { inProcessConnection } from './in-process-connection.js';
+import { LogEntryCapPlugin } from './log-entry-cap.js';
 import { listenOnServer, listenThroughPool, type Listen } from './notifications.js';
 import type { Database } from './tables.js';
 
@@ -43,8 +44,8 @@ export async function openDatabase(
   logger: Logger,
 ): Promise<TrellisDatabase> {
   return config.Database.Url
-    ? openExternal(config.Database.Url, config.Database.PoolSize, logger)
-    : openEmbedded(config.DataDirectory, logger);
+    ? openExternal(config.Database.Url, config.Database.PoolSize, logger, config.ExecutionLogs)
+    : openEmbedded(config.DataDirectory, logger, config.ExecutionLogs);
 }
 
 /** Fails with `Unavailable` when the database cannot answer (for `/health`). */
@@ -85,10 +86,15 @@ const connectionMessages = [
   'driver has already been destroyed',
 ];
 
-async function openExternal(url: string, poolSize: number, logger: Logger) {
+async function openExternal(
+  url: string,
+  poolSize: number,
+  logger: Logger,
+  logs: ExecutionLogLimits,
+) {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis });
   watchPool(pool, logger);
-  const db = createKysely(pool);
+  const db = createKysely(pool, logs);
   try {
     await checkDatabase(db);
   } catch (error) {
@@ -116,7 +122,11 @@ async function openExternal(url: string, poolSize: number, logger: Logger) {
  * for callers: inside `db.transaction()`, use only the transaction object; a query on `db` there
  * would wait for the one connection and fail after `connectionTimeoutMillis`.
  */
-async function openEmbedded(dataDirectory: string, logger: Logger): Promise<TrellisDatabase> {
+async function openEmbedded(
+  dataDirectory: string,
+  logger: Logger,
+  logs: ExecutionLogLimits,
+): Promise<TrellisDatabase> {
   const directory = path.join(dataDirectory, 'pglite');
   await mkdir(directory, { recursive: true });
   const unlock = await lockDataDirectory(path.join(dataDirectory, 'pglite.lock'));
@@ -147,7 +157,7 @@ async function openEmbedded(dataDirectory: string, logger: Logger): Promise<Trel
     });
     watchPool(pool, logger);
     const listen = listenThroughPool(pool, logger);
-    const db = createKysely(pool);
+    const db = createKysely(pool, logs);
     cleanups.push(() => db.destroy());
     await checkDatabase(db);
     logger.info(
@@ -245,11 +255,16 @@ function watchPool(pool: pg.Pool, logger: Logger) {
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
 }
 
-function createKysely(pool: pg.Pool): Kysely<Database> {
+type ExecutionLogLimits = Pick<TrellisConfig['ExecutionLogs'], 'MaxEntryBytes'>;
+
+function createKysely(pool: pg.Pool, logs: ExecutionLogLimits): Kysely<Database> {
   return new Kysely<Database>({
     dialect: new PostgresDialect({ pool: guardPool(pool) }),
-    // Column names only: keys inside JSON values (outputs, properties, schemas) are the user's.
-    plugins: [new CamelCasePlugin({ maintainNestedObjectKeys: true })],
+    plugins: [
+      new LogEntryCapPlugin(logs.MaxEntryBytes),
+      // Column names only: keys inside JSON values (outputs, properties, schemas) are the user's.
+      new CamelCasePlugin({ maintainNestedObjectKeys: true }),
+    ],
   });
 }
 

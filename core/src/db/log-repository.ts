@@ -5,6 +5,7 @@ import {
   type UpdateQueryBuilder,
   type UpdateResult,
 } from 'kysely';
+import { executionLogDefaults } from '../config/schema.js';
 import { Invalid } from '../errors.js';
 import { isUuid, newId } from './ids.js';
 import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
@@ -16,7 +17,9 @@ import type { Database, LogEntryRow, LogLevel } from './tables.js';
  * The log entries of executions and their tasks. Writes are idempotent: every entry carries a
  * deterministic `dedupeKey`, so a retried activity or a replayed workflow writing it again
  * inserts nothing. Messages come from plugins as much as from the engine: characters PostgreSQL
- * cannot store are written as U+FFFD (`storableText`) rather than failing the write.
+ * cannot store are written as U+FFFD (`storableText`) rather than failing the write, and text
+ * past `ExecutionLogs.MaxEntryBytes` is cut by the database handle itself (`log-entry-cap.ts`).
+ * Reads are bounded in bytes as well as in entries (`withinBytes`).
  */
 
 export interface NewLogEntry {
@@ -135,71 +138,96 @@ function inScope<O>(
   return scope.includeTasks ? own : own.where('taskExecutionId', 'is', null);
 }
 
+/** Where a page's entries come from: their fields, their order, and their text's size. */
+function entriesOf(db: Kysely<Database>, scope: LogScope) {
+  // octet_length reads a stored text's size, not the text: sizing entries left out costs nothing.
+  const bytes = sql<number>`octet_length(message) + coalesce(octet_length(exception), 0)`;
+  return inScope(
+    db.selectFrom('logEntry').select([...viewColumns, 'seq', bytes.as('bytes')]),
+    scope,
+  );
+}
+
+type PageQuery = ReturnType<typeof entriesOf>;
+
+/**
+ * The entries of `page` (ordered, limited) that begin before the page holds `maxBytes` of text
+ * (messages and exceptions, UTF-8): the page ends early past the bound, and holds at least one
+ * entry. Entries are capped as they are written, but a page of them, or one stored before the
+ * cap, could still add up to more than a response should hold.
+ */
+function withinBytes(db: Kysely<Database>, page: PageQuery, maxBytes: number) {
+  const counted = db
+    .selectFrom(page.as('page'))
+    .select([
+      ...viewColumns,
+      'seq',
+      sql<number>`sum(bytes) over (order by seq) - bytes`.as('before'),
+    ]);
+  return db
+    .selectFrom(counted.as('counted'))
+    .select(viewColumns)
+    .where('before', '<', maxBytes)
+    .orderBy('seq');
+}
+
 /**
  * The entries of a list after one of them, in one statement: the cursor entry's `seq` is a
  * subquery (found by its primary key), then an index range scan from it, so a page costs the
  * same at any depth. An unknown cursor gives no rows, as the end of the list does.
  */
-function entriesAfter(db: Kysely<Database>, scope: LogScope, after: string, limit: number) {
-  return inScope(db.selectFrom('logEntry').select(viewColumns), scope)
+function entriesAfter(db: Kysely<Database>, scope: LogScope, values: AfterValues) {
+  const page = entriesOf(db, scope)
     .where('seq', '>', (eb) =>
-      inScope(eb.selectFrom('logEntry').select('seq'), scope).where('id', '=', after),
+      inScope(eb.selectFrom('logEntry').select('seq'), scope).where('id', '=', values.after),
     )
     .orderBy('seq')
-    .limit(limit);
+    .limit(values.limit);
+  return withinBytes(db, page, values.maxBytes);
 }
 
-type AfterValues = { executionId: string; after: string; limit: number };
+type AfterValues = { after: string; limit: number; maxBytes: number };
 
 // Prepared (built and compiled once): clients following a long run page through it.
 const pagesAfter = {
-  own: preparedQuery((db, values: AfterValues) =>
-    entriesAfter(
-      db,
-      { executionId: values.executionId, includeTasks: false },
-      values.after,
-      values.limit,
-    ),
+  own: preparedQuery((db, values: AfterValues & { executionId: string }) =>
+    entriesAfter(db, { executionId: values.executionId, includeTasks: false }, values),
   ),
-  all: preparedQuery((db, values: AfterValues) =>
-    entriesAfter(
-      db,
-      { executionId: values.executionId, includeTasks: true },
-      values.after,
-      values.limit,
-    ),
+  all: preparedQuery((db, values: AfterValues & { executionId: string }) =>
+    entriesAfter(db, { executionId: values.executionId, includeTasks: true }, values),
   ),
   // A task's entries are found by the task alone.
-  task: preparedQuery((db, values: { taskExecutionId: string; after: string; limit: number }) =>
-    entriesAfter(
-      db,
-      { executionId: '', taskExecutionId: values.taskExecutionId },
-      values.after,
-      values.limit,
-    ),
+  task: preparedQuery((db, values: AfterValues & { taskExecutionId: string }) =>
+    entriesAfter(db, { executionId: '', taskExecutionId: values.taskExecutionId }, values),
   ),
 };
 
-function pageAfter(db: Kysely<Database>, scope: LogScope, after: string, limit: number) {
+function pageAfter(db: Kysely<Database>, scope: LogScope, values: AfterValues) {
   if ('taskExecutionId' in scope) {
-    return pagesAfter.task(db, { taskExecutionId: scope.taskExecutionId, after, limit });
+    return pagesAfter.task(db, { taskExecutionId: scope.taskExecutionId, ...values });
   }
-  const values = { executionId: scope.executionId, after, limit };
-  return scope.includeTasks ? pagesAfter.all(db, values) : pagesAfter.own(db, values);
+  const of = { executionId: scope.executionId, ...values };
+  return scope.includeTasks ? pagesAfter.all(db, of) : pagesAfter.own(db, of);
 }
 
 async function listLogs(
   db: Kysely<Database>,
   scope: LogScope,
   slice: LogSlice,
+  maxBytes: number,
 ): Promise<Paged<LogEntryView>> {
-  const query = inScope(db.selectFrom('logEntry').select(viewColumns), scope).orderBy('seq');
-  if ('page' in slice) return paginate(query, slice.page);
-  if (!('after' in slice)) return paginate(query);
+  const query = entriesOf(db, scope).orderBy('seq');
+  const bounded = (page: PageQuery) => withinBytes(db, page, maxBytes);
+  if ('page' in slice) return paginate(query, slice.page, bounded);
+  if (!('after' in slice)) return paginate(query, undefined, bounded);
   const unknownCursor = () =>
     new Invalid(`query.after: must be the id of an entry of this list (${slice.after} is not)`);
   if (!isUuid(slice.after)) throw unknownCursor();
-  const items = await pageAfter(db, scope, slice.after, slice.pageSize);
+  const items = await pageAfter(db, scope, {
+    after: slice.after,
+    limit: slice.pageSize,
+    maxBytes,
+  });
   // No entries: the end of the list, or a cursor that is not one of its entries.
   if (items.length === 0) {
     const cursor = await inScope(db.selectFrom('logEntry').select('seq'), scope)
@@ -211,6 +239,14 @@ async function listLogs(
 }
 
 /**
+ * How much one read of a log may hold: a list (a page, or the whole list) ends early once its
+ * entries hold `maxBytes` of text (`ExecutionLogs.MaxPageBytes`).
+ */
+export interface LogReadLimits {
+  maxBytes?: number;
+}
+
+/**
  * An execution's own log entries, oldest first; with `includeTasks`, its tasks' entries too, in
  * one timeline (the order they were written in).
  */
@@ -218,9 +254,10 @@ export async function listExecutionLogs(
   db: Kysely<Database>,
   executionId: string,
   slice: LogSlice = {},
-  options: { includeTasks?: boolean } = {},
+  options: { includeTasks?: boolean } & LogReadLimits = {},
 ): Promise<Paged<LogEntryView>> {
-  return listLogs(db, { executionId, includeTasks: options.includeTasks ?? false }, slice);
+  const scope = { executionId, includeTasks: options.includeTasks ?? false };
+  return listLogs(db, scope, slice, options.maxBytes ?? executionLogDefaults.MaxPageBytes);
 }
 
 /** One task's log entries, oldest first. */
@@ -228,6 +265,8 @@ export async function listTaskLogs(
   db: Kysely<Database>,
   task: { executionId: string; id: string },
   slice: LogSlice = {},
+  limits: LogReadLimits = {},
 ): Promise<Paged<LogEntryView>> {
-  return listLogs(db, { executionId: task.executionId, taskExecutionId: task.id }, slice);
+  const scope = { executionId: task.executionId, taskExecutionId: task.id };
+  return listLogs(db, scope, slice, limits.maxBytes ?? executionLogDefaults.MaxPageBytes);
 }

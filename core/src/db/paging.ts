@@ -52,17 +52,23 @@ export function isPageRequested(query: { page?: unknown; pageSize?: unknown } = 
   return [query.page, query.pageSize].some((value) => value !== undefined && value !== '');
 }
 
+/** What a page's rows are read with: the page's query as it is, or a query around it. */
+type RowsOf<DB, TB extends keyof DB, O, R> = (rows: SelectQueryBuilder<DB, TB, O>) => {
+  execute(): Promise<R[]>;
+};
+
 /**
  * Runs an ordered select for one page plus a count of all matching rows. Without `page`, returns
  * every row (as one page). The count query drops the selection and ordering, so `query` must not
- * use `group by` or `distinct`.
+ * use `group by` or `distinct`. `rowsOf` may read fewer rows than the page's (a query around it).
  */
-export async function paginate<DB, TB extends keyof DB, O>(
+export async function paginate<DB, TB extends keyof DB, O, R = O>(
   query: SelectQueryBuilder<DB, TB, O>,
   page?: Page,
-): Promise<Paged<O>> {
+  rowsOf: RowsOf<DB, TB, O, R> = (rows) => rows as unknown as { execute(): Promise<R[]> },
+): Promise<Paged<R>> {
   if (!page) {
-    const items = await query.execute();
+    const items = await rowsOf(query).execute();
     const pagination = {
       page: 1,
       pageSize: items.length,
@@ -72,10 +78,7 @@ export async function paginate<DB, TB extends keyof DB, O>(
     return { items, pagination };
   }
   const [items, counted] = await Promise.all([
-    query
-      .limit(page.pageSize)
-      .offset((page.page - 1) * page.pageSize)
-      .execute(),
+    rowsOf(query.limit(page.pageSize).offset((page.page - 1) * page.pageSize)).execute(),
     query
       .clearSelect()
       .clearOrderBy()

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { formatBytes } from './package.js';
+import { formatBytes } from '../format-bytes.js';
 
 /**
  * How a plugin attempt fails, as the engine records it: retryable or not, with a message for the

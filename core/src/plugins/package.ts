@@ -17,6 +17,7 @@ import semver from 'semver';
 import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '../db/tables.js';
 import { Invalid } from '../errors.js';
+import { formatBytes } from '../format-bytes.js';
 import { installPath } from '../install-root.js';
 import { claimFolder, olderThan, removeStaleFolders } from '../leftovers.js';
 import { pluginSchemaValidator, trellisSchemas } from '../validation/ajv.js';
@@ -448,13 +449,6 @@ function entryProblem(entry: TarEntry): string | null {
   }
   if (entry.path.split(/[\\/]/).includes('..')) return 'climbs out of the package';
   return null;
-}
-
-/** Bytes as people read them (KiB and MiB), for messages about limits. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }
 
 /**

@@ -2,13 +2,8 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Invalid, Unavailable } from '../errors.js';
 import { trellisSchemas } from '../validation/ajv.js';
-import {
-  formatBytes,
-  PACKAGE_INVALID,
-  packFolder,
-  readPackageFolder,
-  sha256Hex,
-} from './package.js';
+import { formatBytes } from '../format-bytes.js';
+import { PACKAGE_INVALID, packFolder, readPackageFolder, sha256Hex } from './package.js';
 import { validationProblems } from './schema.js';
 
 /**

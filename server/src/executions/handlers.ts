@@ -258,9 +258,10 @@ export const executionHandlers = {
       requestedSlice(query),
       {
         includeTasks: query.includeTasks === true,
+        maxBytes: deps.config.ExecutionLogs.MaxPageBytes,
       },
     );
-    return cursorListReply(paged, query, toLogEntry);
+    return { ...cursorListReply(paged, query, toLogEntry), itemByItem: true };
   },
 
   streamExecutionEvents: async ({ deps, params, query, req, user, log }) => {
@@ -333,7 +334,9 @@ export const executionHandlers = {
 
   listTaskLogs: async ({ deps, params, query }) => {
     const task = await findTask(deps, params);
-    const paged = await logRepository.listTaskLogs(deps.db, task, requestedSlice(query));
-    return cursorListReply(paged, query, toLogEntry);
+    const paged = await logRepository.listTaskLogs(deps.db, task, requestedSlice(query), {
+      maxBytes: deps.config.ExecutionLogs.MaxPageBytes,
+    });
+    return { ...cursorListReply(paged, query, toLogEntry), itemByItem: true };
   },
 } satisfies Partial<HandlerMap>;

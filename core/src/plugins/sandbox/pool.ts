@@ -7,7 +7,7 @@ import type { LogLevel } from '../../db/tables.js';
 import { installPath } from '../../install-root.js';
 import type { PluginContext, PluginLogger } from '../contract.js';
 import { outputNotJson, outputTooLarge, PluginRuntimeError } from '../failures.js';
-import { formatBytes } from '../package.js';
+import { formatBytes } from '../../format-bytes.js';
 
 /**
  * Sandbox processes (README, "What a plugin can reach"). Every plugin that is not a trivially
