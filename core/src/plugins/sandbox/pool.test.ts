@@ -241,15 +241,18 @@ describe('the sandbox pool', () => {
     expect(new Set(outcomes.map((outcome) => outcome.pid)).size).toBeLessThanOrEqual(2);
   });
 
+  /** The task of a run's attempt, as the runner passes it. */
+  const attemptOf = (executionId: string, attempt: number) => ({
+    name: 'test',
+    executionId,
+    attempt,
+    idempotencyKey: `${executionId}:test:${attempt}`,
+  });
+
   it('holds a run to its share, and gives a freed process to the run holding the fewest', async () => {
     const sandboxes = pool({ maxProcesses: 2, maxProcessesPerRun: 2 });
     const of = (run: string, mode: string, signal?: AbortSignal) =>
-      sandboxes.run(
-        job(
-          { mode },
-          { task: { name: 'test', executionId: run, attempt: 1 }, ...(signal && { signal }) },
-        ),
-      );
+      sandboxes.run(job({ mode }, { task: attemptOf(run, 1), ...(signal && { signal }) }));
     const first = new AbortController();
     const second = new AbortController();
     const slow = [of('A', 'wait', first.signal), of('A', 'wait', second.signal)];
@@ -267,21 +270,16 @@ describe('the sandbox pool', () => {
     const shared = pool({ maxProcesses: 2, maxProcessesPerRun: 1 });
     const holding = new AbortController();
     const held = shared.run(
-      job(
-        { mode: 'wait' },
-        { task: { name: 'test', executionId: 'A', attempt: 1 }, signal: holding.signal },
-      ),
+      job({ mode: 'wait' }, { task: attemptOf('A', 1), signal: holding.signal }),
     );
     held.catch(() => {});
     let secondOfA = false;
     const waiting = shared
-      .run(job({ mode: 'pid' }, { task: { name: 'test', executionId: 'A', attempt: 2 } }))
+      .run(job({ mode: 'pid' }, { task: attemptOf('A', 2) }))
       .then(() => (secondOfA = true));
-    expect(
-      await shared.run(
-        job({ mode: 'pid' }, { task: { name: 'test', executionId: 'B', attempt: 1 } }),
-      ),
-    ).toMatchObject({ pid: expect.any(Number) });
+    expect(await shared.run(job({ mode: 'pid' }, { task: attemptOf('B', 1) }))).toMatchObject({
+      pid: expect.any(Number),
+    });
     expect(secondOfA).toBe(false);
     holding.abort(new Error('done'));
     await waiting;
