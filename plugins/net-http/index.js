@@ -161,8 +161,10 @@ export async function execute(parameters, context) {
   if (!allowed) {
     // Client errors repeat on retry, except throttling and timeouts; server errors may pass.
     const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+    // The token is taken out before the body is cut: a cut token would no longer match whole.
+    const shown = settings.bearerToken ? text.split(settings.bearerToken).join('********') : text;
     throw failure(
-      `${method} ${target} returned HTTP ${response.status} ${response.statusText}: ${text.slice(0, 500)}`,
+      `${method} ${target} returned HTTP ${response.status} ${response.statusText}: ${shown.slice(0, 500)}`,
       retryable,
     );
   }

@@ -39,6 +39,12 @@ beforeAll(async () => {
         response.writeHead(status, { 'content-type': 'text/plain' }).end(`status ${status}`);
         return;
       }
+      if (url.pathname.endsWith('/echo-error')) {
+        // A careless server: its error page repeats the request's Authorization header.
+        const pad = 'x'.repeat(Number(url.searchParams.get('pad') ?? 0));
+        response.writeHead(500).end(`${pad}${request.headers.authorization ?? ''}`);
+        return;
+      }
       if (url.pathname === '/slow') {
         const timer = setTimeout(() => response.end('late'), 10_000);
         request.socket.on('close', () => clearTimeout(timer));
@@ -213,6 +219,15 @@ describe('Net/Http', () => {
     await expect(serverError).rejects.toThrow(PluginRuntimeError);
     await expect(serverError).rejects.toThrow(/returned HTTP 503 Service Unavailable: status 503/);
     await expect(run({ url: `${base}/status?code=404` })).rejects.toThrow(PluginInputError);
+  });
+
+  it("takes the token out of an error's body before cutting it to 500 characters", async () => {
+    const token = 'tok-0123456789abcdefghijklmnopqrstuv';
+    const specifications = { baseUrl: `${base}/api/`, bearerToken: token };
+    // 'Bearer ' and 32 characters fit in the first 500: the cut falls inside the token.
+    const failed = run({ url: 'echo-error?pad=461' }, { specifications });
+    await expect(failed).rejects.toThrow(/: x+Bearer \*{8}$/);
+    await expect(failed).rejects.not.toThrow(token.slice(0, 8));
   });
 
   it('accepts a non-2xx status when allowed', async () => {

@@ -220,6 +220,7 @@ describe("Trellis's own services (finding 6)", () => {
 describe('IPv6 forms of a loopback address (issue 27, item 9)', () => {
   it('are refused where only loopback is allowed', async () => {
     const port = new URL(urlOf(collector)).port;
+    const seenBefore = seenByCollector.length;
     const forms = {
       Compatible: '::127.0.0.1',
       Nat64: '64:ff9b::127.0.0.1',
@@ -243,6 +244,6 @@ describe('IPv6 forms of a loopback address (issue 27, item 9)', () => {
     for (const name of ['Nat64', 'SixToFour']) {
       expect(tasks[name]!.message).toMatch(/refused: \S+ is an IPv6 form carrying 127\.0\.0\.1/);
     }
-    expect(seenByCollector).toEqual([]);
+    expect(seenByCollector.slice(seenBefore)).toEqual([]);
   });
 });

@@ -137,10 +137,12 @@ describe('X-Request-Id', () => {
       'requestId',
       'succeeded',
     ]);
-    // The run that could not start is logged (at warn) as part of the request, then the request.
+    // The run that could not start is logged (at warn) as part of the request, then what is
+    // down (kept out of the answer), then the request.
     const mine = downLines.filter((line) => line.requestId === id);
     expect(mine.map((line) => [line.level, line.msg])).toEqual([
       ['warn', 'execution failed'],
+      ['warn', 'a dependency is unavailable'],
       ['error', 'request'],
     ]);
     expect(mine[0]).toMatchObject({ workflowId, operationId: 'executeWorkflow', status: 'Failed' });

@@ -6,51 +6,64 @@ import { REDACTED } from './settings.js';
  * exception). Plugin logs go through the same `secretRedactor`.
  *
  * Text is often cut before it gets here (a plugin keeps the start of a response body, the sandbox
- * caps a log entry), and a cut secret no longer matches whole: so any run of `SECRET_RUN` or more
- * characters of a secret is replaced too, wherever it appears.
+ * caps a log entry): a cut keeps a secret's start (text cut after it) or its end (text cut before
+ * it), which no longer matches whole. So a run of `SECRET_RUN` or more characters that begins or
+ * ends a secret is replaced too. A piece from a secret's middle, which only two cuts leave, is
+ * not: a connection string's host, or the words of a URL, say nothing of its password and are
+ * what an error message needs.
  */
 
-/** The shortest piece of a secret that is redacted on its own. */
+/** The shortest start or end of a secret that is redacted on its own. */
 export const SECRET_RUN = 8;
 
 /**
- * Replaces every occurrence of every secret, and every run of `SECRET_RUN` or more characters of
- * one, by `"********"`.
+ * Replaces every occurrence of every secret, and of every run of `SECRET_RUN` or more characters
+ * that starts or ends one, by `"********"` (overlapping or adjacent stretches become one).
  */
 export function secretRedactor(secrets: readonly string[]): (text: string) => string {
-  const pieces = secretPieces(secrets);
+  const candidates = secrets.filter((secret) => secret.length > 0 && secret !== REDACTED);
   return (text) => {
-    const whole = secrets.reduce((result, secret) => result.split(secret).join(REDACTED), text);
-    return pieces.size === 0 ? whole : withoutPieces(whole, pieces);
+    const stretches: Array<[number, number]> = [];
+    for (const secret of candidates) collectStretches(text, secret, stretches);
+    return stretches.length === 0 ? text : replaceStretches(text, stretches);
   };
 }
 
-// Every SECRET_RUN-character substring of every secret: a longer run holds several.
-function secretPieces(secrets: readonly string[]): Set<string> {
-  const pieces = new Set<string>();
-  for (const secret of secrets) {
-    for (let start = 0; start + SECRET_RUN <= secret.length; start++) {
-      pieces.add(secret.slice(start, start + SECRET_RUN));
+// Where `secret`, or a run of SECRET_RUN or more of its first or last characters, appears.
+function collectStretches(text: string, secret: string, into: Array<[number, number]>): void {
+  if (secret.length < SECRET_RUN) {
+    for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+      into.push([at, at + secret.length]);
     }
+    return;
   }
-  pieces.delete(REDACTED);
-  return pieces;
+  const head = secret.slice(0, SECRET_RUN);
+  for (let at = text.indexOf(head); at !== -1; at = text.indexOf(head, at + 1)) {
+    let length = SECRET_RUN;
+    while (length < secret.length && text[at + length] === secret[length]) length++;
+    into.push([at, at + length]);
+  }
+  const tail = secret.slice(-SECRET_RUN);
+  for (let at = text.indexOf(tail); at !== -1; at = text.indexOf(tail, at + 1)) {
+    let start = at;
+    const end = at + SECRET_RUN;
+    let from = secret.length - SECRET_RUN;
+    while (from > 0 && start > 0 && text[start - 1] === secret[from - 1]) {
+      start--;
+      from--;
+    }
+    into.push([start, end]);
+  }
 }
 
-// Overlapping and adjacent pieces make one stretch, replaced by one marker.
-function withoutPieces(text: string, pieces: ReadonlySet<string>): string {
+function replaceStretches(text: string, stretches: Array<[number, number]>): string {
+  stretches.sort((a, b) => a[0] - b[0]);
   const kept: string[] = [];
-  let keptFrom = 0;
-  let stretchEnd = -1;
-  for (let start = 0; start + SECRET_RUN <= text.length; start++) {
-    if (!pieces.has(text.slice(start, start + SECRET_RUN))) continue;
-    if (start > stretchEnd) {
-      kept.push(text.slice(keptFrom, start), REDACTED);
-    }
-    stretchEnd = start + SECRET_RUN;
-    keptFrom = stretchEnd;
+  let keptFrom = -1;
+  for (const [start, end] of stretches) {
+    if (start > keptFrom) kept.push(text.slice(Math.max(keptFrom, 0), start), REDACTED);
+    keptFrom = Math.max(keptFrom, end);
   }
-  if (keptFrom === 0) return text;
   kept.push(text.slice(keptFrom));
   return kept.join('');
 }
