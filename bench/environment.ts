@@ -189,7 +189,12 @@ async function trellisConfig(options: {
   logLevel: TrellisConfig['Logging']['Level'];
 }) {
   return {
-    Server: { Host: '127.0.0.1', Port: await freePort() },
+    // One user watches every run of the streams benchmark (500 streams): above the per-user cap.
+    Server: {
+      Host: '127.0.0.1',
+      Port: await freePort(),
+      Events: { MaxStreamsPerUser: 1000, MaxStreams: 1000 },
+    },
     // The worker's probes: any free port (another bench may run on this machine).
     Metrics: { WorkerPort: 0 },
     DataDirectory: options.dataDirectory,
