@@ -5,6 +5,7 @@ import {
   ValueListNode,
   ValueNode,
   ValuesNode,
+  type WithNode,
   type KyselyPlugin,
   type OperationNode,
   type PluginTransformQueryArgs,
@@ -86,7 +87,7 @@ class LogEntryCapper extends OperationNodeTransformer {
 
 /**
  * Caps what every insert into `log_entry` writes to its `message` and `exception` at
- * `maxBytes` each (`cutToBytes`). Queries that insert nothing pass untouched and unwalked.
+ * `maxBytes` each (`cutToBytes`). Queries that insert no log entry pass untouched and unwalked.
  */
 export class LogEntryCapPlugin implements KyselyPlugin {
   readonly #capper: LogEntryCapper;
@@ -96,7 +97,7 @@ export class LogEntryCapPlugin implements KyselyPlugin {
   }
 
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-    return mayInsert(node) ? this.#capper.transformNode(node) : node;
+    return insertsLogEntries(node) ? this.#capper.transformNode(node) : node;
   }
 
   transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -104,7 +105,14 @@ export class LogEntryCapPlugin implements KyselyPlugin {
   }
 }
 
-/** An insert, or a statement whose `with` may hold one (a data-modifying CTE). */
-function mayInsert(node: OperationNode): boolean {
-  return InsertQueryNode.is(node) || ('with' in node && node.with !== undefined);
+/**
+ * Whether `node` inserts into `log_entry`, itself or in a data-modifying CTE of its `with`: only
+ * such statements are walked (and copied) by the capper; every other query passes as it is.
+ */
+function insertsLogEntries(node: OperationNode): boolean {
+  if (InsertQueryNode.is(node) && logEntryTables.has(node.into?.table.identifier.name ?? '')) {
+    return true;
+  }
+  if (!('with' in node) || !node.with) return false;
+  return (node.with as WithNode).expressions.some((cte) => insertsLogEntries(cte.expression));
 }
