@@ -1,6 +1,5 @@
 import {
   InsertQueryNode,
-  OperationNodeTransformer,
   PrimitiveValueListNode,
   ValueListNode,
   ValueNode,
@@ -10,7 +9,6 @@ import {
   type OperationNode,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
-  type QueryId,
   type QueryResult,
   type RootOperationNode,
   type UnknownRow,
@@ -53,66 +51,68 @@ export function cutToBytes(text: string, maxBytes: number): string {
 const cappedColumns = new Set(['message', 'exception']);
 const logEntryTables = new Set(['logEntry', 'log_entry']);
 
-class LogEntryCapper extends OperationNodeTransformer {
-  constructor(private readonly maxBytes: number) {
-    super();
-  }
-
-  protected override transformInsertQuery(
-    node: InsertQueryNode,
-    queryId?: QueryId,
-  ): InsertQueryNode {
-    const insert = super.transformInsertQuery(node, queryId);
-    const table = insert.into?.table.identifier.name;
-    if (table === undefined || !logEntryTables.has(table) || !insert.values) return insert;
-    if (!ValuesNode.is(insert.values) || !insert.columns) return insert;
-    const capped = insert.columns.map((column) => cappedColumns.has(column.column.name));
-    const cap = (value: unknown) =>
-      typeof value === 'string' ? cutToBytes(value, this.maxBytes) : value;
-    const rows = insert.values.values.map((row) => {
-      if (PrimitiveValueListNode.is(row)) {
-        return PrimitiveValueListNode.create(
-          row.values.map((value, index) => (capped[index] ? cap(value) : value)),
-        );
-      }
-      return ValueListNode.create(
-        row.values.map((value, index) =>
-          capped[index] && ValueNode.is(value) ? { ...value, value: cap(value.value) } : value,
-        ),
-      );
-    });
-    return InsertQueryNode.cloneWith(insert, { values: ValuesNode.create(rows) });
-  }
-}
-
 /**
  * Caps what every insert into `log_entry` writes to its `message` and `exception` at
- * `maxBytes` each (`cutToBytes`). Queries that insert no log entry pass untouched and unwalked.
+ * `maxBytes` each (`cutToBytes`). Only a statement with a value over the cap is rebuilt: every
+ * other query, log inserts with short text included (nearly all), passes as the same object.
  */
 export class LogEntryCapPlugin implements KyselyPlugin {
-  readonly #capper: LogEntryCapper;
-
-  constructor(maxBytes: number) {
-    this.#capper = new LogEntryCapper(maxBytes);
-  }
+  constructor(private readonly maxBytes: number) {}
 
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-    return insertsLogEntries(node) ? this.#capper.transformNode(node) : node;
+    return this.#capped(node) as RootOperationNode;
   }
 
   transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     return Promise.resolve(result);
   }
-}
 
-/**
- * Whether `node` inserts into `log_entry`, itself or in a data-modifying CTE of its `with`: only
- * such statements are walked (and copied) by the capper; every other query passes as it is.
- */
-function insertsLogEntries(node: OperationNode): boolean {
-  if (InsertQueryNode.is(node) && logEntryTables.has(node.into?.table.identifier.name ?? '')) {
-    return true;
+  #capped(node: OperationNode): OperationNode {
+    let result = node;
+    if (InsertQueryNode.is(node) && logEntryTables.has(node.into?.table.identifier.name ?? '')) {
+      result = this.#cappedInsert(node);
+    }
+    // A data-modifying CTE may write the entries (a status change with its log lines).
+    if ('with' in result && result.with) {
+      const withNode = result.with as WithNode;
+      const expressions = withNode.expressions.map((cte) => {
+        const expression = this.#capped(cte.expression);
+        return expression === cte.expression ? cte : Object.freeze({ ...cte, expression });
+      });
+      if (expressions.some((cte, index) => cte !== withNode.expressions[index])) {
+        result = Object.freeze({ ...result, with: Object.freeze({ ...withNode, expressions }) });
+      }
+    }
+    return result;
   }
-  if (!('with' in node) || !node.with) return false;
-  return (node.with as WithNode).expressions.some((cte) => insertsLogEntries(cte.expression));
+
+  #cappedInsert(insert: InsertQueryNode): InsertQueryNode {
+    if (!insert.values || !ValuesNode.is(insert.values) || !insert.columns) return insert;
+    const capped = insert.columns.map((column) => cappedColumns.has(column.column.name));
+    const cap = (value: unknown) =>
+      typeof value === 'string' ? cutToBytes(value, this.maxBytes) : value;
+    let changed = false;
+    const rows = insert.values.values.map((row) => {
+      if (PrimitiveValueListNode.is(row)) {
+        const values = row.values.map((value, index) => (capped[index] ? cap(value) : value));
+        if (values.every((value, index) => value === row.values[index])) return row;
+        changed = true;
+        return PrimitiveValueListNode.create(values);
+      }
+      const values = row.values.map((value) => value);
+      row.values.forEach((value, index) => {
+        if (!capped[index] || !ValueNode.is(value)) return;
+        const text = cap(value.value);
+        if (text === value.value) return;
+        values[index] = Object.freeze({ ...value, value: text });
+        changed = true;
+      });
+      return values.every((value, index) => value === row.values[index])
+        ? row
+        : ValueListNode.create(values);
+    });
+    return changed
+      ? InsertQueryNode.cloneWith(insert, { values: ValuesNode.create(rows) })
+      : insert;
+  }
 }
