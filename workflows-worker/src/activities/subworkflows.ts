@@ -205,7 +205,8 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
           inputs: resolved.inputs,
           temporalWorkflowId: executionWorkflowId(childExecutionId),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
-          status: 'Running',
+          // Under a concurrency limit the child waits its turn as any run does (its run decides).
+          status: parsed.definition.configuration?.concurrency ? 'Pending' : 'Running',
         }),
       failed,
     );
