@@ -179,6 +179,11 @@ describe('inputs of a run', () => {
         'The trigger\'s inputs do not fit the definition: properties.inputs.who: must be an integer, not the string "the schedule"',
       inputs: {},
     });
+    // None of its tasks is left waiting.
+    expect((await tasksOf(trellis.admin, workflowId, listed!.id)).Greet).toMatchObject({
+      status: 'Canceled',
+      message: `Canceled: the execution ended before it ran (${execution.message})`,
+    });
     await trellis.admin.DELETE('/workflows/{workflowId}/triggers/{triggerId}', {
       params: { path: { workflowId, triggerId } },
     });

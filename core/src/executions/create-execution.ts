@@ -91,6 +91,13 @@ export async function createExecution(
     ...initialStatus(run),
   });
   if (rerun && created.created) await logReusedTasks(db, created.execution.id, rerun);
+  if ('cannotRun' in run && created.created) {
+    // Ended before it ran: no task of it is left waiting.
+    await taskExecutionRepository.cancelUnfinishedTasks(db, created.execution.id, {
+      message: `Canceled: the execution ended before it ran (${run.cannotRun})`,
+      at: created.execution.executionEnd ?? new Date(),
+    });
+  }
   return created;
 }
 
