@@ -354,6 +354,60 @@ describe('configuration.concurrency', () => {
     });
   });
 
+  it("a subworkflow child obeys its workflow's limit: two parents' children never overlap", async () => {
+    const childId = await addWorkflow(trellis.admin, limited('Queue', 1500));
+    const parentId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Call', workflow: childId, inputs: { customer: 'acme' } }]),
+    );
+    const parents = await Promise.all([
+      addAndRun(trellis.admin, parentId),
+      addAndRun(second.admin, parentId),
+    ]);
+    const children = await eventually(async () => {
+      const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId: childId } },
+      });
+      expect(executions).toHaveLength(2);
+      return executions;
+    });
+    const waiting = await eventually(async () => {
+      const details = await Promise.all(children.map((child) => detail(childId, child.id)));
+      const pending = details.find((execution) => execution.status === 'Pending');
+      expect(pending?.message).toMatch(
+        /^Waiting for a concurrency slot: 1 of 1 taken for key 'acme' by execution /,
+      );
+      return pending!;
+    });
+    expect(children.map((child) => child.id)).toContain(waiting.executionId);
+    for (const id of parents) expect((await finished(parentId, id)).status).toBe('Completed');
+    for (const child of children) {
+      expect((await finished(childId, child.id)).status).toBe('Completed');
+    }
+    expectNoOverlap(await Promise.all(children.map((child) => workOf(childId, child.id))));
+    expect(await slotRows(childId)).toEqual([]);
+  });
+
+  it("a subworkflow child its limit refuses fails the parent's task, saying why", async () => {
+    const childId = await addWorkflow(trellis.admin, limited('Fail', 3000));
+    const parentId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Call', workflow: childId, inputs: { customer: 'acme' } }]),
+    );
+    const holder = await executeFor(trellis.admin, childId, 'acme');
+    await eventually(async () => expect((await workOf(childId, holder)).status).toBe('Running'));
+    const parent = await addAndRun(second.admin, parentId);
+    expect((await finished(parentId, parent)).status).toBe('Failed');
+    const call = (await tasksOf(trellis.admin, parentId, parent)).Call!;
+    expect(call.status).toBe('Failed');
+    expect(call.message).toMatch(
+      new RegExp(
+        `^Failed: Subworkflow ".+" \\(execution .+\\) ended Failed: Failed: the concurrency limit is reached \\(1 of 1 taken for key 'acme' by execution ${holder}; onLimit Fail\\)\\.$`,
+      ),
+    );
+    expect((await finished(childId, holder)).status).toBe('Completed');
+  });
+
   it('without a key, every run of the workflow shares the limit', async () => {
     const workflowId = await addWorkflow(
       trellis.admin,

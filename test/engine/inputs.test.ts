@@ -137,4 +137,55 @@ describe('inputs of a run', () => {
       params: { path: { workflowId, triggerId } },
     });
   });
+
+  it("records a firing Failed, saying why, when the trigger's inputs no longer fit the definition", async () => {
+    const original = greeting();
+    const workflowId = await addWorkflow(trellis.admin, original);
+    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId } },
+      body: {
+        workflowId,
+        type: 'TimeBased',
+        status: 'Active',
+        properties: { cron: '0 0 1 1 *', inputs: { who: 'the schedule' } },
+      },
+    });
+    // The definition changes after the trigger was saved: `who` is a number now.
+    const changed = {
+      ...original,
+      inputs: {
+        ...(original.inputs as Record<string, unknown>),
+        who: { type: 'integer', required: true },
+      },
+    };
+    await trellis.admin.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId } },
+      body: { workflowId, definition: JSON.stringify(changed) },
+    });
+    await withTemporalClient(trellis, (client) =>
+      client.schedule.getHandle(scheduleId(triggerId)).trigger(),
+    );
+    const [listed] = await eventually(async () => {
+      const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+      });
+      expect(executions).toHaveLength(1);
+      return executions;
+    });
+    const execution = await trellis.admin.waitForExecution(workflowId, listed!.id);
+    expect(execution).toMatchObject({
+      status: 'Failed',
+      message:
+        'The trigger\'s inputs do not fit the definition: properties.inputs.who: must be an integer, not the string "the schedule"',
+      inputs: {},
+    });
+    // None of its tasks is left waiting.
+    expect((await tasksOf(trellis.admin, workflowId, listed!.id)).Greet).toMatchObject({
+      status: 'Canceled',
+      message: `Canceled: the execution ended before it ran (${execution.message})`,
+    });
+    await trellis.admin.DELETE('/workflows/{workflowId}/triggers/{triggerId}', {
+      params: { path: { workflowId, triggerId } },
+    });
+  });
 });

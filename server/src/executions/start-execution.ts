@@ -9,22 +9,15 @@ import type { Logger } from '../../../core/src/logging.js';
 import type { Metrics } from '../../../core/src/observability/metrics.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import { newId } from '../../../core/src/db/ids.js';
 import type {
   Database,
   WorkflowExecutionRow,
   WorkflowRevisionRow,
   WorkflowRow,
 } from '../../../core/src/db/tables.js';
-import { appendLogs } from '../../../core/src/db/log-repository.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type { ReusedTasks } from '../../../core/src/db/task-execution-repository.js';
-import { downstreamOf } from '../../../core/src/definition/dag.js';
-import { resolveInputs } from '../../../core/src/definition/inputs.js';
-import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid, Unavailable } from '../../../core/src/errors.js';
+import { createExecution } from '../../../core/src/executions/create-execution.js';
 import type { PathSegment } from '../../../core/src/validation/path.js';
-import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
 import {
   TrellisExecutionId,
   TrellisWorkflowId,
@@ -153,11 +146,10 @@ export async function launchExecution(
 
 /**
  * The first half of a start: validates the current definition (a rerun's: the original's
- * snapshot; or the revision asked for) and the inputs given for it (400 naming each problem) and
- * snapshots it into a new Running execution with its revision, its resolved inputs and one
- * Pending row per task (a rerun's reused tasks Completed), whose Temporal workflow id derives
- * from the execution id (so a retried start cannot make two runs). `deps.db` may be a
- * transaction, which then holds every write.
+ * snapshot; or the revision asked for) as when it is stored (400 naming each problem), and
+ * creates the execution (`createExecution`: 400 for inputs that do not fit), whose Temporal
+ * workflow id derives from the execution id (so a retried start cannot make two runs).
+ * `deps.db` may be a transaction, which then holds every write.
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
@@ -168,12 +160,11 @@ export async function recordExecution(
   const snapshot = options.rerun
     ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
     : (options.revision ?? workflow);
-  const text = snapshot.definition;
   let definition;
   try {
     definition = await validateWorkflowDefinition(
       db,
-      text,
+      snapshot.definition,
       config.Definitions,
       // The snapshot reads through the pool: never while this start holds a transaction (a
       // webhook delivery's), which on the embedded database holds its only connection.
@@ -194,76 +185,19 @@ export async function recordExecution(
     }
     throw error;
   }
-  const inputs =
-    options.rerun?.of && options.inputs === undefined
-      ? { ok: true as const, inputs: options.rerun.of.inputs }
-      : resolveInputs(definition, options.inputs, options.inputsAt ?? ['body', 'inputs']);
-  if (!inputs.ok) throw new Invalid(inputs.problems);
-  const rerun = options.rerun && (await reusedTasks(db, definition, options.rerun));
-  const executionId = newId();
-  const { execution } = await executionRepository.createExecutionWithTasks(db, {
-    id: executionId,
-    workflowId: workflow.id,
-    workflowName: workflow.name,
-    definition: text,
-    revision: snapshot.revision,
-    taskNames: definition.tasks.map((task) => task.name),
-    triggerId: options.triggerId ?? null,
-    inputs: inputs.inputs,
-    ...(rerun ? { rerun } : {}),
-    startedBy: options.startedBy ?? null,
-    temporalWorkflowId: executionWorkflowId(executionId),
-    // Under a concurrency limit the run is Pending until it has its slot (its run decides).
-    status: definition.configuration?.concurrency ? 'Pending' : 'Running',
-    executionStart: new Date(),
-  });
-  if (rerun) await logReusedTasks(db, execution.id, rerun.reused);
-  return execution;
-}
-
-/** What a rerun takes over from the execution it reruns (400 for an unknown `fromTask`). */
-async function reusedTasks(
-  db: Kysely<Database>,
-  definition: WorkflowDefinition,
-  rerun: NonNullable<StartOptions['rerun']>,
-): Promise<{ of: string; reused: ReusedTasks }> {
-  const { of, fromTask } = rerun;
-  if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
-    throw new Invalid(`body.fromTask: names no task of the execution's definition (${fromTask})`);
-  }
-  const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
-  const completed = await taskExecutionRepository.completedOutputs(db, of.id);
-  const outputs = new Map([...completed].filter(([name]) => !again.has(name)));
-  return {
-    of: of.id,
-    reused: {
-      outputs,
-      message: `Completed: output reused from execution ${of.id}; not run again.`,
-      at: new Date(),
+  const { execution } = await createExecution(db, {
+    workflow,
+    snapshot,
+    run: {
+      definition,
+      ...(options.inputs !== undefined ? { inputs: options.inputs } : {}),
+      inputsAt: options.inputsAt ?? ['body', 'inputs'],
     },
-  };
-}
-
-/** Each reused task's log says so. */
-async function logReusedTasks(
-  db: Kysely<Database>,
-  executionId: string,
-  reused: ReusedTasks,
-): Promise<void> {
-  if (reused.outputs.size === 0) return;
-  const ids = await taskExecutionRepository.taskIds(db, executionId);
-  await appendLogs(
-    db,
-    [...reused.outputs.keys()].map((name) => ({
-      executionId,
-      taskExecutionId: ids.get(name) ?? null,
-      dedupeKey: `${ids.get(name) ?? name}:reused`,
-      level: 'Info' as const,
-      message: reused.message.replace(/^Completed: o/, 'O'),
-      exception: null,
-      timeStamp: reused.at,
-    })),
-  );
+    triggerId: options.triggerId ?? null,
+    startedBy: options.startedBy ?? null,
+    ...(options.rerun ? { rerun: options.rerun } : {}),
+  });
+  return execution;
 }
 
 /**

@@ -7,6 +7,10 @@ import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
+import {
+  createExecution,
+  type ExecutionToCreate,
+} from '../../../core/src/executions/create-execution.js';
 import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
@@ -74,30 +78,31 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       );
     }
     const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
-    // The trigger's inputs were valid when it was saved; the definition may have changed since.
     const trigger = await triggerRepository.findById(db, workflow.id, input.triggerId);
+    // The trigger's inputs were valid when it was saved; the definition may have changed since.
     const inputs = parsed.ok
       ? triggerInputs(trigger?.properties ?? {}, parsed.definition, ['properties'])
       : undefined;
-    const problems = !parsed.ok
-      ? `The definition is invalid: ${parsed.errors.join('; ')}`
-      : inputs && !inputs.ok
-        ? `The trigger's inputs do not fit the definition: ${inputs.problems.join('; ')}`
-        : undefined;
-    const { execution, created } = await executionRepository.createExecutionWithTasks(db, {
-      workflowId: workflow.id,
-      workflowName: workflow.name,
-      definition: workflow.definition,
-      revision: workflow.revision,
-      taskNames: parsed.ok ? parsed.definition.tasks.map((task) => task.name) : [],
+    const run: ExecutionToCreate['run'] = !parsed.ok
+      ? { cannotRun: `The definition is invalid: ${parsed.errors.join('; ')}` }
+      : inputs?.ok
+        ? {
+            definition: parsed.definition,
+            inputs: inputs.inputs,
+            inputsAt: ['properties', 'inputs'],
+          }
+        : {
+            cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.join('; ')}`,
+            definition: parsed.definition,
+          };
+    const { execution, created } = await createExecution(db, {
+      workflow,
+      snapshot: workflow,
+      run,
       triggerId: input.triggerId,
       // Who set the trigger up as it is (or asked for this backfill) started the run.
       startedBy: trigger?.changedBy ?? null,
       temporalWorkflowId,
-      ...(inputs?.ok ? { inputs: inputs.inputs } : {}),
-      ...(problems === undefined
-        ? { status: initialStatus(parsed) }
-        : { status: 'Failed', message: problems, executionEnd: new Date() }),
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
     if (created && execution.status === 'Failed') {
@@ -227,9 +232,4 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       ...(notify ? { notify } : {}),
     };
   }
-}
-
-/** A run under a concurrency limit is Pending until it has its slot (concurrency.ts). */
-function initialStatus(parsed: ReturnType<typeof parseDefinition>): 'Pending' | 'Running' {
-  return parsed.ok && parsed.definition.configuration?.concurrency ? 'Pending' : 'Running';
 }

@@ -16,9 +16,9 @@ import type { LogLevel } from '../../../core/src/db/tables.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
-import { resolveInputs } from '../../../core/src/definition/inputs.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
-import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
+import { Invalid } from '../../../core/src/errors.js';
+import { createExecution } from '../../../core/src/executions/create-execution.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -185,39 +185,24 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
         retryable: false,
       });
     }
-    const resolved = resolveInputs(parsed.definition, inputs, ['inputs']);
-    if (!resolved.ok) {
-      return failed({
-        message: `Workflow "${workflow.name}" does not take these inputs: ${resolved.problems.join('; ')}.`,
-        retryable: false,
-      });
-    }
-
-    await orFail(
-      () =>
-        executionRepository.createExecutionWithTasks(db, {
+    const created = await orFail(async () => {
+      try {
+        return await createExecution(db, {
+          workflow,
+          snapshot: workflow,
+          run: { definition: parsed.definition, inputs, inputsAt: ['inputs'] },
           id: childExecutionId,
-          workflowId: workflow.id,
-          workflowName: workflow.name,
-          definition: workflow.definition,
-          revision: workflow.revision,
-          taskNames: parsed.definition.tasks.map((child) => child.name),
-          inputs: resolved.inputs,
-          temporalWorkflowId: executionWorkflowId(childExecutionId),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
-          status: 'Running',
-        }),
-      failed,
-    );
-    definitions.put(
-      {
-        id: childExecutionId,
-        workflowId: workflow.id,
-        workflowName: workflow.name,
-        inputs: resolved.inputs,
-      },
-      parsed.definition,
-    );
+        });
+      } catch (error) {
+        if (!(error instanceof Invalid)) throw error;
+        return failed({
+          message: `Workflow "${workflow.name}" does not take these inputs: ${error.messages.join('; ')}.`,
+          retryable: false,
+        });
+      }
+    }, failed);
+    definitions.put(created.execution, parsed.definition);
     log(
       'Info',
       `Started subworkflow "${workflow.name}" (revision ${workflow.revision}): execution ${childExecutionId}.`,
