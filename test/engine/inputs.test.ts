@@ -46,6 +46,21 @@ const greeting = (): Definition =>
     },
   );
 
+/** Fires a TimeBased trigger's schedule now, and waits for the one run it starts to end. */
+async function fireOnce(workflowId: string, triggerId: string) {
+  await withTemporalClient(trellis, (client) =>
+    client.schedule.getHandle(scheduleId(triggerId)).trigger(),
+  );
+  const [listed] = await eventually(async () => {
+    const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+    });
+    expect(executions).toHaveLength(1);
+    return executions;
+  });
+  return trellis.admin.waitForExecution(workflowId, listed!.id);
+}
+
 async function executeWith(workflowId: string, inputs?: Record<string, unknown>) {
   return trellis.admin.POST('/workflows/{workflowId}/executions', {
     params: { path: { workflowId } },
@@ -120,17 +135,7 @@ describe('inputs of a run', () => {
       params: { path: { workflowId } },
       body: body({ who: 'the schedule' }),
     });
-    await withTemporalClient(trellis, (client) =>
-      client.schedule.getHandle(scheduleId(triggerId)).trigger(),
-    );
-    const [listed] = await eventually(async () => {
-      const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
-        params: { path: { workflowId } },
-      });
-      expect(executions).toHaveLength(1);
-      return executions;
-    });
-    const execution = await trellis.admin.waitForExecution(workflowId, listed!.id);
+    const execution = await fireOnce(workflowId, triggerId);
     expect(execution.status).toBe('Completed');
     expect(execution.inputs).toEqual({ who: 'the schedule', times: 2, enabled: true });
     await trellis.admin.DELETE('/workflows/{workflowId}/triggers/{triggerId}', {
@@ -162,17 +167,7 @@ describe('inputs of a run', () => {
       params: { path: { workflowId } },
       body: { workflowId, definition: JSON.stringify(changed) },
     });
-    await withTemporalClient(trellis, (client) =>
-      client.schedule.getHandle(scheduleId(triggerId)).trigger(),
-    );
-    const [listed] = await eventually(async () => {
-      const executions = await trellis.admin.GET('/workflows/{workflowId}/executions', {
-        params: { path: { workflowId } },
-      });
-      expect(executions).toHaveLength(1);
-      return executions;
-    });
-    const execution = await trellis.admin.waitForExecution(workflowId, listed!.id);
+    const execution = await fireOnce(workflowId, triggerId);
     expect(execution).toMatchObject({
       status: 'Failed',
       message:
@@ -180,7 +175,7 @@ describe('inputs of a run', () => {
       inputs: {},
     });
     // None of its tasks is left waiting.
-    expect((await tasksOf(trellis.admin, workflowId, listed!.id)).Greet).toMatchObject({
+    expect((await tasksOf(trellis.admin, workflowId, execution.executionId)).Greet).toMatchObject({
       status: 'Canceled',
       message: `Canceled: the execution ended before it ran (${execution.message})`,
     });
