@@ -139,6 +139,56 @@ async function waitForRows(workflowId: string, count: number): Promise<void> {
   }
 }
 
+/**
+ * `waitUntilSettled`, and when it times out, what an operator would look at next: whether the
+ * API and worker still live (and what they last wrote), and what Temporal says one run still
+ * active is waiting for.
+ */
+async function settled(workflowId: string, count: number, timeoutMs: number): Promise<Ledger> {
+  try {
+    return await waitUntilSettled(db, workflowId, count, timeoutMs);
+  } catch (error) {
+    const stuck = await db
+      .selectFrom('workflowExecution')
+      .select('temporalWorkflowId')
+      .where('workflowId', '=', workflowId)
+      .where('status', 'in', ['Pending', 'Running'])
+      .executeTakeFirst()
+      .catch(() => undefined);
+    let temporalSays = 'no active execution row';
+    if (stuck) {
+      const handle = temporalClient.workflow.getHandle(stuck.temporalWorkflowId);
+      temporalSays = await handle
+        .describe()
+        .then((run) =>
+          JSON.stringify({
+            status: run.status.name,
+            historyLength: run.historyLength,
+            pendingActivities: run.raw.pendingActivities?.map((activity) => ({
+              type: activity.activityType?.name,
+              attempt: activity.attempt,
+              lastFailure: activity.lastFailure?.message,
+            })),
+          }),
+        )
+        .catch((reason: Error) => `describe failed: ${reason.message}`);
+    }
+    const liveness = async (process: TrellisProcess) => {
+      const ended = await Promise.race([process.exited, Promise.resolve(null)]);
+      const state = ended ? `exited (${ended.code ?? ended.signal})` : 'running';
+      return `${process.role} ${state}; last output:\n${process.output().slice(-3_000)}`;
+    };
+    throw new Error(
+      [
+        (error as Error).message,
+        `Temporal: ${temporalSays}`,
+        await liveness(worker),
+        await liveness(api),
+      ].join('\n'),
+    );
+  }
+}
+
 /** Every one of `count` executions Completed, with exactly the rows and logs a clean run has. */
 function expectExactLedger(ledger: Ledger, steps: Step[], count: number): void {
   const logs = expectedChainLogs(steps);
@@ -163,7 +213,7 @@ describe('faults', () => {
     await worker.kill();
     worker = await spawnTrellis({ role: 'worker', configFile });
 
-    const ledger = await waitUntilSettled(db, workflowId, 20, 150_000);
+    const ledger = await settled(workflowId, 20, 150_000);
     expectExactLedger(ledger, steps, 20);
   }, 240_000);
 
@@ -257,7 +307,7 @@ describe('faults', () => {
     await untilTasksRunning(workflowId, 5);
     await temporal.restart({ downForMs: 2_000 });
 
-    const ledger = await waitUntilSettled(db, workflowId, 20, 180_000);
+    const ledger = await settled(workflowId, 20, 180_000);
     expectExactLedger(ledger, steps, 20);
   }, 240_000);
 
@@ -267,7 +317,7 @@ describe('faults', () => {
     await untilTasksRunning(workflowId, 5);
     await postgres.restart();
 
-    const ledger = await waitUntilSettled(db, workflowId, 20, 180_000);
+    const ledger = await settled(workflowId, 20, 180_000);
     expectExactLedger(ledger, steps, 20);
     // The API answers again once the database is back.
     const listed = await client.GET('/workflows/{workflowId}/executions', {
