@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { loggablePath, type Req, type Res } from './request-context.js';
 import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
+import { renderProblem } from '../../core/src/validation/problem.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 
@@ -20,18 +21,19 @@ export class HttpError extends Error {
 
   constructor(
     status: number,
-    messages: string | readonly string[] | readonly Problem[],
+    given: string | readonly string[] | readonly Problem[],
     headers: Record<string, string> = {},
   ) {
-    const list = typeof messages === 'string' ? [messages] : [...messages];
+    const list = typeof given === 'string' ? [given] : [...given];
     const problems = list.map((item) =>
       typeof item === 'string' ? { code: codeOfStatus(status), message: item } : item,
     );
-    super(problems.map((problem) => problem.message).join('; '));
+    const messages = problems.map(renderProblem);
+    super(messages.join('; '));
     this.name = 'HttpError';
     this.status = status;
     this.problems = problems;
-    this.messages = problems.map((problem) => problem.message);
+    this.messages = messages;
     this.headers = headers;
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkApprovalReads } from './approval-reads.js';
+import { checkApprovalReads as checkApprovalReadsProblems } from './approval-reads.js';
 import {
   checkExpression,
   evaluateExpression,
@@ -7,6 +7,11 @@ import {
   resolveValue,
 } from './expressions.js';
 import type { WorkflowDefinition } from './types.js';
+import { renderProblem } from '../validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkApprovalReads = (...args: Parameters<typeof checkApprovalReadsProblems>) =>
+  checkApprovalReadsProblems(...args).map(renderProblem);
 
 const flowLog = { plugin: 'Flow/Log' };
 

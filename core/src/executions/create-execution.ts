@@ -16,6 +16,7 @@ import { downstreamOf } from '../definition/dag.js';
 import { resolveInputs } from '../definition/inputs.js';
 import type { WorkflowDefinition } from '../definition/types.js';
 import { Invalid } from '../errors.js';
+import { problemAt } from '../validation/problem.js';
 import { executionWorkflowId } from '../temporal/ids.js';
 import type { PathSegment } from '../validation/path.js';
 
@@ -136,7 +137,9 @@ async function reusedTasks(
 ): Promise<{ of: string; reused: ReusedTasks }> {
   const { of, fromTask } = rerun;
   if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
-    throw new Invalid(`body.fromTask: names no task of the execution's definition (${fromTask})`);
+    throw new Invalid(
+      problemAt('body.fromTask', `names no task of the execution's definition (${fromTask})`),
+    );
   }
   const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
   const completed = await taskExecutionRepository.completedOutputs(db, of.id);

@@ -7,6 +7,7 @@ import * as subworkflowRepository from '../../../core/src/db/subworkflow-reposit
 import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tables.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
+import { problemAt } from '../../../core/src/validation/problem.js';
 import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
@@ -32,7 +33,10 @@ async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision:
   const found = await workflowRepository.findRevision(deps.db, workflow.id, revision);
   if (!found) {
     throw new Invalid(
-      `body.revision: workflow "${workflow.name}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+      problemAt(
+        'body.revision',
+        `workflow "${workflow.name}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+      ),
     );
   }
   return found;

@@ -15,7 +15,8 @@ import type {
   WorkflowRevisionRow,
   WorkflowRow,
 } from '../../../core/src/db/tables.js';
-import { Invalid, Unavailable } from '../../../core/src/errors.js';
+import { Unavailable } from '../../../core/src/errors.js';
+import { problemsOf } from '../../../core/src/validation/problem.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
 import type { PathSegment } from '../../../core/src/validation/path.js';
 import {
@@ -160,31 +161,21 @@ export async function recordExecution(
   const snapshot = options.rerun
     ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
     : (options.revision ?? workflow);
-  let definition;
-  try {
-    definition = await validateWorkflowDefinition(
-      db,
-      snapshot.definition,
-      config.Definitions,
-      // The snapshot reads through the pool: never while this start holds a transaction (a
-      // webhook delivery's), which on the embedded database holds its only connection.
-      db.isTransaction ? undefined : deps.installedPlugins,
-      { id: workflow.id },
-    );
-  } catch (error) {
-    // The messages point into the stored definition, not into this request's body.
-    if (error instanceof Invalid) {
-      throw new Invalid(
-        error.messages.map((message) =>
-          message.replace(
-            /^body\.definition: /,
-            `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition: `,
-          ),
-        ),
-      );
-    }
-    throw error;
-  }
+  const definition = await validateWorkflowDefinition(
+    db,
+    snapshot.definition,
+    config.Definitions,
+    // The snapshot reads through the pool: never while this start holds a transaction (a
+    // webhook delivery's), which on the embedded database holds its only connection.
+    db.isTransaction ? undefined : deps.installedPlugins,
+    { id: workflow.id },
+    // The problems are in the stored definition, not in this request's body.
+    (problems) =>
+      problemsOf(
+        `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition`,
+        problems,
+      ),
+  );
   const { execution } = await createExecution(db, {
     workflow,
     snapshot,

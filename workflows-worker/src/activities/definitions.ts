@@ -6,6 +6,7 @@ import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables
 import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
 import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { renderProblem } from '../../../core/src/validation/problem.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { taskDecisionScope } from './approval-scope.js';
@@ -83,7 +84,7 @@ function parsed(execution: WorkflowExecutionRow, limits: DefinitionLimits): Load
   const result = parseDefinition(execution.definition, limits);
   if (!result.ok) {
     throw new Invalid(
-      `Execution ${execution.id} has an invalid definition: ${result.errors.join('; ')}`,
+      `Execution ${execution.id} has an invalid definition: ${result.problems.map(renderProblem).join('; ')}`,
     );
   }
   return loadedDefinition(execution, result.definition);

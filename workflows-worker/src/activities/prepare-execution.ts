@@ -7,6 +7,7 @@ import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { renderProblem } from '../../../core/src/validation/problem.js';
 import {
   createExecution,
   type ExecutionToCreate,
@@ -84,7 +85,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       ? triggerInputs(trigger?.properties ?? {}, parsed.definition, ['properties'])
       : undefined;
     const run: ExecutionToCreate['run'] = !parsed.ok
-      ? { cannotRun: `The definition is invalid: ${parsed.errors.join('; ')}` }
+      ? { cannotRun: `The definition is invalid: ${parsed.problems.map(renderProblem).join('; ')}` }
       : inputs?.ok
         ? {
             definition: parsed.definition,
@@ -92,7 +93,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
             inputsAt: ['properties', 'inputs'],
           }
         : {
-            cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.join('; ')}`,
+            cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.map(renderProblem).join('; ')}`,
             definition: parsed.definition,
           };
     const { execution, created } = await createExecution(db, {

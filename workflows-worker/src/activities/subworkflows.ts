@@ -17,6 +17,7 @@ import * as taskExecutionRepository from '../../../core/src/db/task-execution-re
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
+import { renderProblem } from '../../../core/src/validation/problem.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
@@ -181,7 +182,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
     if (!parsed.ok) {
       return failed({
-        message: `Workflow "${workflow.name}" has an invalid definition: ${parsed.errors.join('; ')}.`,
+        message: `Workflow "${workflow.name}" has an invalid definition: ${parsed.problems.map(renderProblem).join('; ')}.`,
         retryable: false,
       });
     }
