@@ -14,7 +14,7 @@ export type { Problem };
 export type TrellisErrorCode = 'invalid' | 'not_found' | 'conflict' | 'unavailable';
 
 export interface TrellisErrorOptions extends ErrorOptions {
-  /** The stable code of every problem given as a message; by default the kind's. */
+  /** The stable code of every problem given as a message (a Problem has its own); by default the kind's. */
   code?: string;
 }
 

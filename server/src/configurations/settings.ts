@@ -83,14 +83,13 @@ function refuseMovingKeptSecrets(
         );
   if (moved === '') return;
   throw new Invalid(
-    kept.map(({ key }) =>
-      problemAt(
-        `body.specifications.${key}`,
+    kept.map(({ key }) => ({
+      code: 'configuration.secret_required',
+      path: `body.specifications.${key}`,
+      message:
         `this update changes ${moved}, where the stored secret is sent: ` +
-          `send ${key} again (or leave it out to drop it).`,
-      ),
-    ),
-    { code: 'configuration.secret_required' },
+        `send ${key} again (or leave it out to drop it).`,
+    })),
   );
 }
 
