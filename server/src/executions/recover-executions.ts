@@ -23,6 +23,7 @@ import type {
 } from '../../../core/src/db/execution-repository.js';
 import type { Database } from '../../../core/src/db/tables.js';
 import type { Logger } from '../../../core/src/logging.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import { startDeadlineMs, startExecutionWorkflow } from './start-execution.js';
 
 export interface RecoveryDeps {
@@ -126,7 +127,7 @@ async function repair(
   prepared: boolean,
   report: RecoveryReport,
 ): Promise<void> {
-  const { db, client, config, logger } = deps;
+  const { client, config, logger } = deps;
   const log = logger.child({
     executionId: row.id,
     workflowId: row.workflowId,
@@ -139,20 +140,13 @@ async function repair(
       report.started.push(row.id);
       log.warn('execution recovery: started the Temporal run the execution never got');
     } else if (decision.action === 'finish') {
-      const at = new Date();
-      const changed = await executionRepository.finishAbandonedExecution(db, row.id, {
+      const ended = await finishExecution(deps, row.id, {
+        by: 'abandonment',
         status: decision.status,
         message: decision.message,
-        at,
+        at: new Date(),
       });
-      if (changed) {
-        deps.executionLog?.finished({
-          executionId: row.id,
-          status: decision.status,
-          message: decision.message,
-          at,
-          ...changed,
-        });
+      if (ended) {
         report.finished.push(row.id);
         log.warn(
           { status: decision.status, reason: decision.message },

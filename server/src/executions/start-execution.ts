@@ -8,7 +8,6 @@ import {
 import type { Logger } from '../../../core/src/logging.js';
 import type { Metrics } from '../../../core/src/observability/metrics.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import type {
   Database,
   WorkflowExecutionRow,
@@ -17,6 +16,7 @@ import type {
 } from '../../../core/src/db/tables.js';
 import { Invalid, Unavailable } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import type { PathSegment } from '../../../core/src/validation/path.js';
 import {
   TrellisExecutionId,
@@ -104,18 +104,19 @@ export async function launchExecution(
   deps: StartExecutionDeps,
   execution: WorkflowExecutionRow,
 ): Promise<ExecutionStarted> {
-  const { db, temporal, config } = deps;
+  const { temporal, config } = deps;
   try {
     await startExecutionWorkflow(temporal.client, config, execution);
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
     // The reason goes into the execution's log too: the detail has no message field to show it.
-    const ended = await executionRepository.markExecutionFinished(
-      db,
-      execution.id,
-      { status: 'Failed', message, at },
-      [
+    await finishExecution(deps, execution.id, {
+      by: 'run',
+      status: 'Failed',
+      message,
+      at,
+      logs: [
         {
           executionId: execution.id,
           taskExecutionId: null,
@@ -125,16 +126,7 @@ export async function launchExecution(
           timeStamp: at,
         },
       ],
-    );
-    if (ended) {
-      deps.executionLog?.finished({
-        executionId: execution.id,
-        status: 'Failed',
-        message,
-        at,
-        ...ended,
-      });
-    }
+    });
     throw new Unavailable(message, { code: 'temporal.unavailable' });
   }
   return {

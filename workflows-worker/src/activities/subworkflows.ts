@@ -19,6 +19,7 @@ import { evaluateCondition, resolveValue } from '../../../core/src/definition/ex
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -231,12 +232,13 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     if (child && executionRepository.isExecutionActive(child.status)) {
       // Its run ended without recording how (terminated from Temporal): it ran no further.
       const message = 'Failed: its Temporal run ended without recording an outcome.';
-      await executionRepository.finishAbandonedExecution(
-        db,
-        childExecutionId,
-        { status: 'Failed', message, at: new Date() },
-        'engine:subworkflow-abandoned',
-      );
+      await finishExecution(deps, childExecutionId, {
+        by: 'abandonment',
+        status: 'Failed',
+        message,
+        at: new Date(),
+        logKey: 'engine:subworkflow-abandoned',
+      });
       child = await executionRepository.findExecution(db, childExecutionId);
     }
     if (!child) {
@@ -281,16 +283,13 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
   async function closeSubworkflow(input: { childExecutionId: string }): Promise<void> {
     const child = await executionRepository.findExecution(db, input.childExecutionId);
     if (!child || !executionRepository.isExecutionActive(child.status)) return;
-    await executionRepository.finishAbandonedExecution(
-      db,
-      child.id,
-      {
-        status: 'Canceled',
-        message: 'Canceled: its parent execution was canceled before it started.',
-        at: new Date(),
-      },
-      'engine:subworkflow-closed',
-    );
+    await finishExecution(deps, child.id, {
+      by: 'abandonment',
+      status: 'Canceled',
+      message: 'Canceled: its parent execution was canceled before it started.',
+      at: new Date(),
+      logKey: 'engine:subworkflow-closed',
+    });
   }
 
   return { startSubworkflow, finishSubworkflow, closeSubworkflow };
