@@ -282,7 +282,7 @@ export function createTrellis(
     if (role !== 'worker') {
       // Repairs executions a killed API left without a run, now and every little while after.
       const { startExecutionRecovery } =
-        await import('../server/src/executions/recover-executions.js');
+        await import('../core/src/executions/recover-executions.js');
       const recovery = startExecutionRecovery({
         db: database.db,
         client: temporal.client,

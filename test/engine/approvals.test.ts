@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/src/logging.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { approveSignal, rejectSignal, stateQuery } from '../../core/src/temporal/messages.js';
-import { recoverExecutions } from '../../server/src/executions/recover-executions.js';
+import { recoverExecutions } from '../../core/src/executions/recover-executions.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import { expectRawFailure, sendRaw } from '../api/http.js';

@@ -10,7 +10,7 @@ import { createLogger } from '../../core/src/logging.js';
 import {
   recoverExecutions,
   type RecoveryDeps,
-} from '../../server/src/executions/recover-executions.js';
+} from '../../core/src/executions/recover-executions.js';
 import { recordExecution } from '../../server/src/executions/start-execution.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

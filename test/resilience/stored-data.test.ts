@@ -10,7 +10,7 @@ import * as workflowRepository from '../../core/src/db/workflow-repository.js';
 import { createLogger } from '../../core/src/logging.js';
 import { createPluginRunner } from '../../core/src/plugins/runner.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
-import { startExecutionWorkflow } from '../../server/src/executions/start-execution.js';
+import { startExecutionWorkflow } from '../../core/src/executions/launch-execution.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { createActivities } from '../../workflows-worker/src/activities/index.js';
 import { expectFailure } from '../api/api-error.js';

@@ -1,6 +1,6 @@
 /**
- * Execution recovery (DESIGN.md §7, "Durability"). `startExecution` records an execution, then
- * starts its Temporal run; an API process killed between the two would leave an execution that
+ * Execution recovery (DESIGN.md §7, "Durability"). A start records an execution, then launches
+ * its Temporal run (`launchExecution`); an API process killed between the two would leave an execution that
  * says Running with nothing behind it. And a run terminated outside Trellis (the Temporal UI,
  * `temporal workflow terminate`) never writes its outcome. Every API process therefore checks,
  * at start-up and then periodically, the active executions older than a grace period against
@@ -14,17 +14,14 @@
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Kysely } from 'kysely';
-import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import type {
-  ActiveExecution,
-  ExecutionCursor,
-} from '../../../core/src/db/execution-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { Logger } from '../../../core/src/logging.js';
-import { finishExecution } from '../../../core/src/executions/finish-execution.js';
-import { startDeadlineMs, startExecutionWorkflow } from './start-execution.js';
+import type { ExecutionLog } from '../observability/execution-log.js';
+import type { TrellisConfig } from '../config/types.js';
+import * as executionRepository from '../db/execution-repository.js';
+import type { ActiveExecution, ExecutionCursor } from '../db/execution-repository.js';
+import type { Database } from '../db/tables.js';
+import type { Logger } from '../logging.js';
+import { finishExecution } from './finish-execution.js';
+import { startDeadlineMs, startExecutionWorkflow } from './launch-execution.js';
 
 export interface RecoveryDeps {
   db: Kysely<Database>;
