@@ -15,6 +15,7 @@ import { checkConcurrency } from './concurrency.js';
 import { checkForEachTasks } from './foreach.js';
 import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
+import { forEachString } from './json-strings.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
@@ -189,20 +190,6 @@ function readProblems(
     }
   }
   return problems;
-}
-
-/** Visits every string inside a JSON value, with its path. */
-export function forEachString(
-  value: unknown,
-  path: PathSegment[],
-  visit: (path: PathSegment[], text: string) => void,
-): void {
-  if (typeof value === 'string') visit(path, value);
-  else if (Array.isArray(value))
-    value.forEach((item, i) => forEachString(item, [...path, i], visit));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) forEachString(item, [...path, key], visit);
-  }
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import { errorOf } from '../../../core/src/expect-error.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';
 
 const secret = 'unit-test-secret-unit-test-secret-unit-test';

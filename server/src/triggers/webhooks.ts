@@ -8,7 +8,7 @@ import * as workflowRepository from '../../../core/src/db/workflow-repository.js
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { NotFound, Unavailable } from '../../../core/src/errors.js';
 import { checkWebhookProperties } from '../../../core/src/triggers/webhook-properties.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import {
   launchExecution,
   recordExecution,
