@@ -132,6 +132,9 @@ export default tseslint.config(
     ignores: tests,
     plugins: { 'import-x': importX },
     settings: {
+      // no-cycle reads the files an import names: TypeScript ones too.
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/resolver-next': [
         // Sources import each other as `.js`; the files are `.ts`.
         createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } }),
@@ -139,7 +142,18 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: Object.keys(mayImport).map(boundary) }],
+      // Value imports only: `npm run lint`'s scripts/import-circles.ts also counts type-only ones.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
+  },
+  {
+    // Being removed in the same issue (the workflow file split); drop this override then.
+    files: [
+      'workflows-worker/src/workflows/execution-workflow.ts',
+      'workflows-worker/src/workflows/foreach.ts',
+      'workflows-worker/src/workflows/subworkflow.ts',
+    ],
+    rules: { 'import-x/no-cycle': 'off' },
   },
   {
     files: ['cli/src/**/*.ts'],
