@@ -192,12 +192,17 @@ function readProblems(
   return problems;
 }
 
+/** What the graph of a definition is made of: each task's name and the tasks it waits for. */
+export interface TaskGraph {
+  tasks: readonly Pick<TaskDefinition, 'name' | 'dependencies' | 'runOnFailureOf'>[];
+}
+
 /**
  * Edges run from a task to the tasks that wait for it (through `dependencies` or
  * `runOnFailureOf`), in definition order. Unknown and self references are left out: they are
  * reported on their own.
  */
-function successors(definition: WorkflowDefinition): Map<string, string[]> {
+function successors(definition: TaskGraph): Map<string, string[]> {
   const edges = new Map<string, string[]>(definition.tasks.map((task) => [task.name, []]));
   for (const task of definition.tasks) {
     for (const before of [...(task.dependencies ?? []), ...(task.runOnFailureOf ?? [])]) {
@@ -245,7 +250,7 @@ export function topologicalOrder(definition: WorkflowDefinition): string[] {
  * for a DAG, at least one otherwise (cycles that share tasks are reported once). Linear-ish and
  * iterative, so very large definitions neither take long nor overflow the stack.
  */
-export function findCycles(definition: WorkflowDefinition): string[][] {
+export function findCycles(definition: TaskGraph): string[][] {
   const edges = successors(definition);
   const acyclic = new Set(kahnOrder(edges));
   // What Kahn's pass leaves are the tasks on cycles and the tasks downstream of them.
@@ -278,7 +283,7 @@ export function findCycles(definition: WorkflowDefinition): string[][] {
   return cycles;
 }
 
-function rotateToFirstDefined(cycle: string[], definition: WorkflowDefinition): string[] {
+function rotateToFirstDefined(cycle: string[], definition: TaskGraph): string[] {
   const position = new Map(definition.tasks.map((task, i) => [task.name, i]));
   const first = cycle.reduce(
     (best, name, i) =>
