@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { itemValue } from '../../../core/src/db/foreach-item-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
@@ -11,11 +12,9 @@ import { Invalid } from '../../../core/src/errors.js';
 import { taskDecisionScope } from './approval-scope.js';
 import type { LoadedDefinition } from './loaded-definition.js';
 
-const MAX_CACHED = 200;
-
 /** Caches parsed execution definitions; one per worker process. */
 export class DefinitionCache {
-  private readonly cache = new Map<string, Promise<LoadedDefinition>>();
+  private readonly cache = new LRUCache<string, Promise<LoadedDefinition>>({ max: 200 });
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -37,19 +36,10 @@ export class DefinitionCache {
     load: () => Promise<LoadedDefinition>,
   ): Promise<LoadedDefinition> {
     const cached = this.cache.get(executionId);
-    if (cached) {
-      // Refresh its place: the map's order is the eviction order.
-      this.cache.delete(executionId);
-      this.cache.set(executionId, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const loading = load();
     this.cache.set(executionId, loading);
     loading.catch(() => this.cache.delete(executionId));
-    if (this.cache.size > MAX_CACHED) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
     return loading;
   }
 
