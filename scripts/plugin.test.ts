@@ -9,7 +9,7 @@ import { buildConfig } from '../core/src/config/load.js';
 import { createCatalog } from '../core/src/plugins/catalog.js';
 import { sha256Hex } from '../core/src/plugins/package.js';
 import type { RegistryIndex } from '../core/src/plugins/registry.js';
-import { writeTestPackage } from '../core/src/plugins/test-packages.js';
+import { writeTestPackage } from '../test/support/plugin-packages.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);

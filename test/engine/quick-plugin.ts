@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildRegistry } from '../../core/src/plugins/registry.js';
-import { writeTestPackage } from '../../core/src/plugins/test-packages.js';
+import { writeTestPackage } from '../support/plugin-packages.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
 
 export const quickWait = { type: 'Test/QuickWait', version: '1.0.0' } as const;

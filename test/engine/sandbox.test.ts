@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as pluginRepository from '../../core/src/db/plugin-repository.js';
 import { installRoot } from '../../core/src/install-root.js';
 import { sha256Hex } from '../../core/src/plugins/package.js';
-import { rawPackageEntries, rawTarball } from '../../core/src/plugins/test-packages.js';
+import { rawPackageEntries, rawTarball } from '../support/plugin-packages.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   definition,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../core/src/plugins/registry.js';
-import { writeTestPackage } from '../../core/src/plugins/test-packages.js';
+import { writeTestPackage } from '../support/plugin-packages.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   definition,

@@ -4,7 +4,7 @@
  * only by a task that asks for one (and not by its condition, checked before it is asked), and
  * the defaults of `manualApproval.inputs` have their declared types. Pure, like dag.ts.
  */
-import { forEachString } from './dag.js';
+import { forEachString } from './json-strings.js';
 import { referencedApprovals } from './expressions.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';

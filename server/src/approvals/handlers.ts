@@ -15,7 +15,7 @@ import {
   type DecisionExtras,
 } from '../../../core/src/temporal/messages.js';
 import type { AuthUser } from '../auth/user.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { decisionRefusal } from './approvers.js';
 import {
   assertActive,

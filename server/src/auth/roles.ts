@@ -1,5 +1,5 @@
 import type { Role } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import type { AuthUser } from './user.js';
 
 /** Every role there is; typed so that a new `Role` cannot be left out. */

@@ -9,7 +9,7 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import { NotFound, Unavailable } from '../../../core/src/errors.js';
 import { launchExecution } from '../../../core/src/executions/launch-execution.js';
 import { checkWebhookProperties } from '../../../core/src/triggers/webhook-properties.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { recordExecution, withExecutionLog } from '../executions/start-execution.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';

@@ -5,8 +5,8 @@ import {
   referencedApprovals,
   type ExpressionScope,
 } from '../../../core/src/definition/expressions.js';
-import { forEachString } from '../../../core/src/definition/dag.js';
-import type { LoadedDefinition } from './definitions.js';
+import { forEachString } from '../../../core/src/definition/json-strings.js';
+import type { LoadedDefinition } from './loaded-definition.js';
 
 /**
  * What expressions read of approvals: `Approval('Task')` (a task's decision) and `Approval()`

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeTestPackage } from '../test-packages.js';
-import { createRecordingLogger } from '../testing.js';
+import { writeTestPackage } from '../../../../test/support/plugin-packages.js';
+import { createRecordingLogger } from '../../../../test/support/plugin-folder.js';
 import {
   createSandboxPool,
   type SandboxJob,

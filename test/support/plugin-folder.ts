@@ -1,19 +1,23 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { LogLevel } from '../db/tables.js';
-import { pluginSchemaValidator } from '../validation/ajv.js';
-import { builtInPluginsDirectory } from './catalog.js';
-import type { PluginHostSettings, PluginLogger } from './contract.js';
-import { defaultDeniedCidrs } from './reach.js';
-import type { SecretKeys } from './settings.js';
+import type { LogLevel } from '../../core/src/db/tables.js';
+import { pluginSchemaValidator } from '../../core/src/validation/ajv.js';
+import { builtInPluginsDirectory } from '../../core/src/plugins/catalog.js';
+import type { PluginHostSettings, PluginLogger } from '../../core/src/plugins/contract.js';
+import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
+import type { SecretKeys } from '../../core/src/plugins/settings.js';
 import {
   createPluginLogger,
   executePlugin,
   loadPluginFolder,
   type PluginRunRequest,
-} from './runner.js';
-import { validationProblems } from './schema.js';
-import { createSandboxPool, type SandboxPool, type SandboxSettings } from './sandbox/pool.js';
+} from '../../core/src/plugins/runner.js';
+import { validationProblems } from '../../core/src/plugins/schema.js';
+import {
+  createSandboxPool,
+  type SandboxPool,
+  type SandboxSettings,
+} from '../../core/src/plugins/sandbox/pool.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the
