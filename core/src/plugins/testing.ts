@@ -13,7 +13,8 @@ import {
   type PluginRunRequest,
 } from './runner.js';
 import { validationProblems } from './schema.js';
-import { createSandboxPool, type SandboxPool, type SandboxSettings } from './sandbox/pool.js';
+import { createSandboxPool, type SandboxPool } from './sandbox/pool.js';
+import type { SandboxSettings } from './sandbox/sandbox-settings.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the
