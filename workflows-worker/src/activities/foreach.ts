@@ -9,7 +9,10 @@ import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
 import { appendLogs } from '../../../core/src/db/log-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import { evaluateWrapped, ExpressionError } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateWrapped,
+  ExpressionError,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { itemTaskName, MAX_FOREACH_ITEMS } from '../../../core/src/definition/foreach.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';

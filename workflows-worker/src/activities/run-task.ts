@@ -14,7 +14,10 @@ import {
 import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { LogLevel } from '../../../core/src/db/tables.js';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import type { PluginTraceContext } from '../../../core/src/plugins/contract.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
 import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';

@@ -15,7 +15,10 @@ import * as subworkflowRepository from '../../../core/src/db/subworkflow-reposit
 import type { LogLevel } from '../../../core/src/db/tables.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
