@@ -44,20 +44,8 @@ export function calledFunctions(text: string): string[] {
       } else if (isNode(value)) visit(value);
     }
   };
-  for (const expression of expressionsOf(text)) {
-    try {
-      visit(parseExpression(expression));
-    } catch {
-      // What does not parse is reported by the checks.
-    }
-  }
+  for (const ast of parsedExpressions(text)) visit(ast);
   return [...called];
-}
-
-function expressionsOf(text: string): string[] {
-  return text.includes('$[')
-    ? splitTemplateOrEmpty(text).flatMap((part) => ('expression' in part ? [part.expression] : []))
-    : [text];
 }
 
 /**
