@@ -13,11 +13,8 @@ import {
   type PluginRunRequest,
 } from '../../core/src/plugins/runner.js';
 import { validationProblems } from '../../core/src/plugins/schema.js';
-import {
-  createSandboxPool,
-  type SandboxPool,
-  type SandboxSettings,
-} from '../../core/src/plugins/sandbox/pool.js';
+import { createSandboxPool, type SandboxPool } from '../../core/src/plugins/sandbox/pool.js';
+import type { SandboxSettings } from '../../core/src/plugins/sandbox/sandbox-settings.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the

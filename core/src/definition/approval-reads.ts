@@ -5,7 +5,7 @@
  * the defaults of `manualApproval.inputs` have their declared types. Pure, like dag.ts.
  */
 import { forEachString } from './json-strings.js';
-import { referencedApprovals } from './expressions.js';
+import { referencedApprovals } from './expressions/references.js';
 import { checkInputDeclarations } from './inputs.js';
 import { formatPath, type PathSegment } from './location.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';

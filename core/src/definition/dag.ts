@@ -3,14 +3,12 @@
  * every reference names a task, the graph has no cycle, and expressions parse and read only
  * outputs of tasks that exist. Pure: the engine may run these inside workflow code too.
  */
+import { checkExpression, checkOutputExpression, checkTemplate } from './expressions/check.js';
 import {
-  checkExpression,
-  checkOutputExpression,
-  checkTemplate,
   referencedInputs,
   referencedItemFunctions,
   referencedTasks,
-} from './expressions.js';
+} from './expressions/references.js';
 import { checkConcurrency } from './concurrency.js';
 import { checkForEachTasks } from './foreach.js';
 import { checkApprovalReads } from './approval-reads.js';

@@ -32,12 +32,8 @@ import {
 import { descendantListeningPorts } from './listening-ports.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
 import { redactError, redactOutput, secretRedactor } from './redaction.js';
-import {
-  createSandboxPool,
-  sandboxSettings,
-  type SandboxPool,
-  type SandboxProfile,
-} from './sandbox/pool.js';
+import { createSandboxPool, type SandboxPool } from './sandbox/pool.js';
+import { sandboxSettings, type SandboxProfile } from './sandbox/sandbox-settings.js';
 import { validationProblems } from './schema.js';
 import {
   checkConfigurationSpecifications,

@@ -4,7 +4,8 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import { itemValue } from '../../../core/src/db/foreach-item-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
+import { type ExpressionScope } from '../../../core/src/definition/expressions/evaluate.js';
+import { referencedTasks } from '../../../core/src/definition/expressions/references.js';
 import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';

@@ -5,7 +5,10 @@
  * items' attempts are ordinary task attempts (`runTaskAttempt` with `item`).
  */
 import * as itemRepository from '../../../core/src/db/foreach-item-repository.js';
-import { evaluateWrapped, ExpressionError } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateWrapped,
+  ExpressionError,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { itemTaskName, MAX_FOREACH_ITEMS } from '../../../core/src/definition/foreach.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { attemptRecorder } from './attempt-recorder.js';

@@ -4,7 +4,7 @@ import * as approvalRepository from '../../../core/src/db/approval-repository.js
 import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { ApprovalStatus, ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
-import { evaluateCondition } from '../../../core/src/definition/expressions.js';
+import { evaluateCondition } from '../../../core/src/definition/expressions/evaluate.js';
 import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import { decisionMessage } from '../../../core/src/temporal/messages.js';
 import type { DefinitionCache } from './definitions.js';

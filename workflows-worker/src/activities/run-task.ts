@@ -7,7 +7,10 @@ import {
 } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import type { PluginTraceContext } from '../../../core/src/plugins/contract.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
 import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';

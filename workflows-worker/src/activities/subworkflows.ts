@@ -12,7 +12,10 @@ import * as executionRepository from '../../../core/src/db/execution-repository.
 import { derivedId } from '../../../core/src/db/ids.js';
 import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';

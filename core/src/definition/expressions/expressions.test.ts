@@ -1,16 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkExpression, checkTemplate } from './check.js';
 import {
-  checkExpression,
-  checkTemplate,
   evaluateCondition,
   evaluateExpression,
   ExpressionError,
-  referencedInputs,
-  referencedTasks,
   resolveValue,
   type ExpressionScope,
-} from './expressions.js';
+} from './evaluate.js';
+import { referencedInputs, referencedTasks } from './references.js';
 
 const scope: ExpressionScope = {
   outputs: {
