@@ -71,9 +71,11 @@ import {
   mergeErrorHandling,
   type FailurePlan,
 } from './error-handling.js';
-import { foreachPatch, runForEach } from './foreach.js';
+import { bookkeeping } from './bookkeeping.js';
+import { runForEach } from './foreach.js';
 import { LocalAttemptBudget } from './local-attempt-budget.js';
 import { Notifications } from './notifications.js';
+import { patches } from './patches.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 import { releasedSlot, waitForSlot } from './concurrency.js';
@@ -84,31 +86,6 @@ import { runSubworkflowAttempt, startsSubworkflows } from './subworkflow.js';
  * nothing): Temporal refuses more than 2,000 pending activities per workflow.
  */
 export const maxParallelism = 1000;
-
-/**
- * The patch that evaluates a definition's `outputs` before a completed run records its end
- * (runs that declare none, and runs from before it, end as before).
- */
-export const outputsPatch = 'evaluate-outputs';
-
-/** The patch that starts a rerun's reused tasks out Completed (runs without any, as before). */
-export const rerunPatch = 'rerun-reused-tasks';
-
-/**
- * The patch under which a run settles each decision that reaches it (a signal, an approval's
- * timeout) against the database before acting on it, so that it acts on the decision recorded
- * first, and times approvals out. Runs that asked for their first approval before it act on
- * signals as they arrive, as before.
- */
-export const approvalDecisionsPatch = 'approval-decisions';
-
-/**
- * The patch under which a run reads in the Temporal UI as it does in Trellis: it ends Failed (an
- * ApplicationFailure with the Trellis message) or Canceled (a CancelledFailure) in Temporal too,
- * keeps `TrellisStatus` current, and takes approvals' decisions as updates. Set at the run's
- * start: runs started before it keep their behaviour to the end.
- */
-export const temporalUiPatch = 'temporal-ui';
 
 /** The `type` of the failure a run that ended Failed fails its Temporal workflow with. */
 export const executionFailedType = 'ExecutionFailed';
@@ -125,20 +102,6 @@ const unnamedDecider = 'temporal';
 
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
 const HEARTBEAT_TIMEOUT = '5 seconds';
-
-/**
- * Bookkeeping: short, idempotent database writes, run in the worker that runs the workflow.
- * Retried by Temporal until the database answers.
- */
-const bookkeepingOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-} satisfies LocalActivityOptions;
-
-/** The bookkeeping activities, with the summary the Temporal UI shows for the call. */
-function bookkeeping(summary: string) {
-  return proxyLocalActivities<TrellisActivities>({ ...bookkeepingOptions, summary });
-}
 
 /**
  * Activity options of a task's attempts. The choices:
@@ -182,7 +145,7 @@ export function attemptActivities(
 /** The workflow: prepare, then interpret the DAG until it finishes, is canceled or times out. */
 export async function trellisExecution(input: ExecutionInput): Promise<ExecutionOutcome> {
   const root = CancellationScope.current();
-  const ui = patched(temporalUiPatch);
+  const ui = patched(patches.temporalUi.id);
   const run = resetRun();
   const signals = new Signals(ui);
   const prepare = () =>
@@ -456,7 +419,7 @@ class ExecutionRun implements ApprovalDesk {
         manualApproval: task.manualApproval,
       })),
     );
-    const reuse = run.tasks.some((task) => task.reused) && patched(rerunPatch);
+    const reuse = run.tasks.some((task) => task.reused) && patched(patches.rerun.id);
     for (const task of run.tasks) {
       this.handling.set(task.name, mergeErrorHandling(task.errorHandling, run.errorHandling));
       this.states.set(task.name, { status: reuse && task.reused ? 'Completed' : 'Pending' });
@@ -614,7 +577,7 @@ class ExecutionRun implements ApprovalDesk {
     return CancellationScope.nonCancellable(async () => {
       timerScope.cancel();
       let outcome = finished ?? (await this.stop());
-      if (outcome.status === 'Completed' && this.run.outputs && patched(outputsPatch)) {
+      if (outcome.status === 'Completed' && this.run.outputs && patched(patches.outputs.id)) {
         const { run } = this.features;
         const evaluated = await bookkeeping('Evaluate the outputs').evaluateOutputs({
           executionId: this.executionId,
@@ -656,7 +619,7 @@ class ExecutionRun implements ApprovalDesk {
         this.pending.approvals.push({ taskExecutionId: this.task(name).id, taskName: name });
       }
       if (plan.requestApproval.length > 0)
-        this.settlesDecisions ??= patched(approvalDecisionsPatch);
+        this.settlesDecisions ??= patched(patches.approvalDecisions.id);
       // A regular attempt starts once this workflow task completes, so after the write below; a
       // local one would start at once. Quick tasks start after the write, so that what led to
       // them (an approval, say) is logged before their own entries, as for any task.
@@ -779,7 +742,7 @@ class ExecutionRun implements ApprovalDesk {
   private async runTask(task: RunTask, evaluateCondition: boolean): Promise<void> {
     const handling = this.handling.get(task.name) ?? { strategy: 'Abort' };
     const { run } = this.features;
-    if (task.forEach && patched(foreachPatch)) {
+    if (task.forEach && patched(patches.foreach.id)) {
       const state = await runForEach({
         executionId: this.executionId,
         task,
