@@ -26,9 +26,9 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { ErrorHandling } from '../../../core/src/definition/types.js';
+import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { bookkeeping } from './bookkeeping.js';
 import { failurePlan } from './error-handling.js';
-import { attemptActivities, attemptSummary, taskFailure } from './execution-workflow.js';
 import { itemChunks, itemParallelism, itemsToStart } from './foreach-plan.js';
 import type { TaskState } from './planner.js';
 import type { RunTask } from './run-definition.js';

@@ -30,8 +30,8 @@ import {
 import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
 import type { AttemptInput, AttemptResult, SubworkflowAttemptInput } from '../activities/index.js';
 import { bookkeeping } from './bookkeeping.js';
+import type { ExecutionWorkflow } from './execution-signature.js';
 import { patches } from './patches.js';
-import type { trellisExecution } from './execution-workflow.js';
 
 /** Whether this run starts subworkflows (asked once a task with `workflow` runs). */
 export function startsSubworkflows(): boolean {
@@ -71,7 +71,7 @@ export async function runSubworkflowAttempt(
   }
   try {
     await child.run(() =>
-      executeChild<typeof trellisExecution>(executionWorkflowType, {
+      executeChild<ExecutionWorkflow>(executionWorkflowType, {
         workflowId: executionWorkflowId(childExecutionId),
         args: [{ executionId: childExecutionId } satisfies ExecutionInput],
         // The child ends with its parent, Canceled, whatever ends the parent.
