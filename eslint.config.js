@@ -169,16 +169,6 @@ export default tseslint.config(
     },
   },
   {
-    // Being removed in the same issue (the workflow file split): drop this override then, and
-    // scripts/import-circles.ts's removedSoon.
-    files: [
-      'workflows-worker/src/workflows/execution-workflow.ts',
-      'workflows-worker/src/workflows/foreach.ts',
-      'workflows-worker/src/workflows/subworkflow.ts',
-    ],
-    rules: { 'import-x/no-cycle': 'off' },
-  },
-  {
     files: ['cli/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -85,20 +85,8 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-/**
- * Being removed in the same issue (the workflow file split), as eslint.config.js's no-cycle
- * override for the same files; drop both then.
- */
-const removedSoon = [
-  'workflows-worker/src/workflows/execution-workflow.ts',
-  'workflows-worker/src/workflows/foreach.ts',
-  'workflows-worker/src/workflows/subworkflow.ts',
-].join();
-
 const graph = importGraph(sources(root));
-const found = circles(graph).filter(
-  (component) => component.map((file) => relative(root, file)).join() !== removedSoon,
-);
+const found = circles(graph);
 for (const component of found) {
   const members = new Set(component);
   console.error(`Import circle of ${component.length} files:`);
