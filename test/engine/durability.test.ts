@@ -1,5 +1,5 @@
 /**
- * Durability (DESIGN.md §7): a worker process killed with SIGKILL in the middle of a run loses
+ * Durability: a worker process killed with SIGKILL in the middle of a run loses
  * nothing. Another worker process picks the run up; every task is recorded exactly once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

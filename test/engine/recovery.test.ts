@@ -1,5 +1,5 @@
 /**
- * Execution recovery (DESIGN.md §7, "Durability"): an execution recorded by an API that died
+ * Execution recovery (docs/ARCHITECTURE.md#durability): an execution recorded by an API that died
  * before starting its Temporal run is started by the next recovery pass, and an execution whose
  * run was terminated outside Trellis is finished with a message saying so.
  */

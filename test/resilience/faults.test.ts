@@ -1,5 +1,5 @@
 /**
- * Faults (issue 5, DESIGN.md §2 "a process can die at any time"): the worker SIGKILLed and
+ * Faults (issue 5, docs/ARCHITECTURE.md#durability): the worker SIGKILLed and
  * replaced, the API SIGKILLed mid-request and restarted, the Temporal dev server (persisted to a
  * file) stopped and started again, PostgreSQL restarted, each in the middle of running
  * executions. After each, every execution completes and no row is lost or duplicated.
