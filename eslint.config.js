@@ -34,7 +34,7 @@ const mayImport = {
   cli: ['sdk'],
   // The console too: a browser app on the published SDK only (by its package name).
   console: ['sdk'],
-  // Tests also build what they run (scripts/build-console.mjs, for the console the API serves).
+  // Tests also build what they run (scripts/build/build-console.mjs, for the console the API serves).
   test: [
     'sdk',
     'cli',

@@ -6,7 +6,7 @@ import { installPath } from '../../../core/src/install-root.js';
 import { HttpError, routeNotFound } from '../errors.js';
 import { staticFiles } from './static-files.js';
 
-/** Where `npm run build` puts the console (scripts/build-console.mjs). */
+/** Where `npm run build` puts the console (scripts/build/build-console.mjs). */
 const consoleDirectory = installPath('console', 'dist');
 
 /**

@@ -3,7 +3,7 @@
  * that the contract in spec/definition/ is the one source of both (core/src/definition/types.ts
  * re-exports them). The types describe the canonical form: keys as the schema spells them.
  *
- * Usage: tsx scripts/definition-types.ts <workflow-definition.schema.json> <output .d.ts>
+ * Usage: tsx scripts/contract/definition-types.ts <workflow-definition.schema.json> <output .d.ts>
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
@@ -52,7 +52,7 @@ function withoutRequiredChoices(node: Json): Json {
 
 const [source, target] = process.argv.slice(2);
 if (!source || !target) {
-  console.error('usage: tsx scripts/definition-types.ts <schema.json> <output.d.ts>');
+  console.error('usage: tsx scripts/contract/definition-types.ts <schema.json> <output.d.ts>');
   process.exit(2);
 }
 

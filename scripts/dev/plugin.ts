@@ -12,9 +12,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { TrellisError } from '../core/src/errors.js';
-import { packFolder, readPackageFolder, sha256Hex } from '../core/src/plugins/package.js';
-import { buildRegistry, REGISTRY_INDEX_FILE, tarballName } from '../core/src/plugins/registry.js';
+import { TrellisError } from '../../core/src/errors.js';
+import { packFolder, readPackageFolder, sha256Hex } from '../../core/src/plugins/package.js';
+import {
+  buildRegistry,
+  REGISTRY_INDEX_FILE,
+  tarballName,
+} from '../../core/src/plugins/registry.js';
 
 const usage = `usage: npm run plugin -- pack <folder>... [--out <dir> | --registry <dir>]
 

@@ -5,7 +5,7 @@
  * plugin (`NetHttpParameters`, `NetHttpOutput`) and two maps by plugin type
  * (`BuiltInPluginParameters`, `BuiltInPluginOutputs`). Deterministic: folders in sorted order.
  *
- * Usage: tsx scripts/plugin-types.ts <plugins folder> <output .d.ts>
+ * Usage: tsx scripts/contract/plugin-types.ts <plugins folder> <output .d.ts>
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,7 +16,7 @@ type Schema = { [key: string]: Json };
 
 const [folder, target] = process.argv.slice(2);
 if (!folder || !target) {
-  console.error('usage: tsx scripts/plugin-types.ts <plugins folder> <output.d.ts>');
+  console.error('usage: tsx scripts/contract/plugin-types.ts <plugins folder> <output.d.ts>');
   process.exit(2);
 }
 

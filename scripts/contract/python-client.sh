@@ -4,8 +4,8 @@
 # schema must come through), then runs the README's walk-through with it against a real Trellis
 # (test/contract/walkthrough.py). Fails on any problem.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bin="$(bash scripts/contract-tools.sh)"
+cd "$(dirname "$0")/../.."
+bin="$(bash scripts/contract/contract-tools.sh)"
 export PATH="$bin:$PATH"
 # The contract checks' own Python, linted and formatted as the TypeScript is.
 ruff check test/contract && ruff format --check test/contract
@@ -16,4 +16,4 @@ openapi-python-client generate --path generated/openapi.yaml --output-path "$scr
 # With `--meta none` the output folder is the package itself (trellis_client).
 mkdir -p "$scratch/site" && mv "$scratch/client" "$scratch/site/trellis_client"
 export PYTHONPATH="$scratch/site"
-node --import tsx scripts/with-trellis.ts -- python test/contract/walkthrough.py
+node --import tsx scripts/dev/with-trellis.ts -- python test/contract/walkthrough.py

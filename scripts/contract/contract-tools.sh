@@ -3,7 +3,7 @@
 # project-local virtual environment (.tools/contract-venv), from PyPI with pip. Does nothing when
 # they are already there at those versions. Prints the environment's bin folder.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 venv=.tools/contract-venv
 requirements=test/contract/requirements.txt
 stamp="$venv/requirements.txt"

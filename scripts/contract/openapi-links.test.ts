@@ -92,7 +92,7 @@ describe('withLinks', () => {
 
 describe('the contract’s links', () => {
   const document = JSON.parse(
-    readFileSync(fileURLToPath(new URL('../generated/openapi.json', import.meta.url)), 'utf8'),
+    readFileSync(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url)), 'utf8'),
   ) as JsonObject;
   const operations = new Map<string, JsonObject>();
   for (const item of Object.values(document.paths as JsonObject)) {

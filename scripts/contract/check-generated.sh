@@ -2,8 +2,8 @@
 # Fails when the committed generated files differ from what `npm run gen` produces (CI runs it).
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
-bash scripts/gen.sh
+cd "$(dirname "$0")/../.."
+bash scripts/contract/gen.sh
 drift="$(git status --porcelain -- generated sdk/src/generated)"
 if [[ -n "$drift" ]]; then
   echo "Generated files are out of date; run 'npm run gen' and commit the result:" >&2

@@ -3,7 +3,7 @@
  * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts) and
  * the links of `@link` put where OpenAPI reads them (openapi-links.ts).
  *
- * Usage: tsx scripts/finalize-openapi.ts <emitted openapi.json> <output directory>
+ * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,9 @@ import { withLinks } from './openapi-links.js';
 
 const [source, outputDirectory] = process.argv.slice(2);
 if (!source || !outputDirectory) {
-  console.error('usage: tsx scripts/finalize-openapi.ts <emitted openapi.json> <output directory>');
+  console.error(
+    'usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>',
+  );
   process.exit(2);
 }
 const document = withLinks(

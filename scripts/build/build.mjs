@@ -11,7 +11,7 @@ import { buildConsole, buildConsoleIfStale } from './build-console.mjs';
 import { lockBuild } from './build-lock.mjs';
 import { buildStamp, isBuildCurrent, writeBuildStamp } from './build-state.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** @param {{ say?: (line: string) => void }} options where the progress lines go */
 export async function build({ say = (line) => console.log(line) } = {}) {
@@ -32,8 +32,8 @@ export async function build({ say = (line) => console.log(line) } = {}) {
   if (compiled.status !== 0) throw new Error('build: tsc failed (errors above)');
 
   say('build: bundling the workflow code (plain, and traced for Telemetry.OtlpEndpoint)');
-  const worker = await import('../dist/workflows-worker/src/worker.js');
-  const { createLogger } = await import('../dist/core/src/logging.js');
+  const worker = await import('../../dist/workflows-worker/src/worker.js');
+  const { createLogger } = await import('../../dist/core/src/logging.js');
   const logger = createLogger({ Level: 'warn' });
   const bundle = await worker.buildWorkflowBundle(logger);
   await writeFile(worker.prebuiltBundlePath, bundle.code);

@@ -1,10 +1,10 @@
 /**
  * Runs a command against a real Trellis started for it, then stops Trellis: the contract checks
- * of CI (scripts/contract-fuzz.sh, scripts/python-client.sh) and anyone reproducing them.
+ * of CI (scripts/contract/contract-fuzz.sh, scripts/contract/python-client.sh) and anyone reproducing them.
  *
- *   node --import tsx scripts/with-trellis.ts -- <command> [args...]
+ *   node --import tsx scripts/dev/with-trellis.ts -- <command> [args...]
  *
- * Trellis is the compiled build (`node scripts/run-built.mjs bin/trellis.js`, which builds dist/
+ * Trellis is the compiled build (`node scripts/build/run-built.mjs bin/trellis.js`, which builds dist/
  * when it is stale) with everything embedded (PGlite, a Temporal dev server on free ports) in a
  * scratch data directory, and a configuration written here. The command gets TRELLIS_URL,
  * TRELLIS_USER and TRELLIS_PASSWORD and runs in the repository's root; its exit code is this
@@ -20,11 +20,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const separator = process.argv.indexOf('--');
 const command = separator === -1 ? [] : process.argv.slice(separator + 1);
 if (command.length === 0) {
-  console.error('usage: node --import tsx scripts/with-trellis.ts -- <command> [args...]');
+  console.error('usage: node --import tsx scripts/dev/with-trellis.ts -- <command> [args...]');
   process.exit(2);
 }
 
@@ -32,8 +32,8 @@ if (command.length === 0) {
 const user = { name: 'admin', password: process.env.TRELLIS_PASSWORD ?? 'contract-admin' };
 const startSeconds = Number(process.env.TRELLIS_START_SECONDS ?? 120);
 const buildIfStale = `
-  const { isBuildCurrent } = await import('./scripts/build-state.mjs');
-  if (!(await isBuildCurrent())) await (await import('./scripts/build.mjs')).build();
+  const { isBuildCurrent } = await import('./scripts/build/build-state.mjs');
+  if (!(await isBuildCurrent())) await (await import('./scripts/build/build.mjs')).build();
 `;
 
 // Build first, in the open, when dist/ is older than the sources: run-built.mjs would do it
@@ -90,7 +90,7 @@ await writeFile(configFile, JSON.stringify(config, null, 2));
 const logFile = path.join(scratch, 'trellis.log');
 const log = createWriteStream(logFile);
 
-const trellis = spawn(process.execPath, ['scripts/run-built.mjs', 'bin/trellis.js'], {
+const trellis = spawn(process.execPath, ['scripts/build/run-built.mjs', 'bin/trellis.js'], {
   cwd: root,
   env: { ...process.env, TRELLIS_CONFIG: configFile },
   stdio: ['ignore', 'pipe', 'pipe'],

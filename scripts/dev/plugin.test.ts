@@ -5,13 +5,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../core/src/config/load.js';
-import { createCatalog } from '../core/src/plugins/catalog.js';
-import { sha256Hex } from '../core/src/plugins/package.js';
-import type { RegistryIndex } from '../core/src/plugins/registry.js';
-import { writeTestPackage } from '../core/src/plugins/test-packages.js';
+import { buildConfig } from '../../core/src/config/load.js';
+import { createCatalog } from '../../core/src/plugins/catalog.js';
+import { sha256Hex } from '../../core/src/plugins/package.js';
+import type { RegistryIndex } from '../../core/src/plugins/registry.js';
+import { writeTestPackage } from '../../core/src/plugins/test-packages.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 let scratch: string;
 

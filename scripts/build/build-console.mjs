@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { lockBuild } from './build-lock.mjs';
 import { stampOf } from './build-state.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const consoleRoot = path.join(root, 'console');
 /** What the server serves (`consoleDirectory` in server/src/system/console.ts). */
 export const consoleDist = path.join(consoleRoot, 'dist');
@@ -20,7 +20,7 @@ const inputs = [
   'console/package.json',
   'console/tsconfig.json',
   'sdk/src',
-  'scripts/build-console.mjs',
+  'scripts/build/build-console.mjs',
 ];
 /** The URL path the API serves the assets under. */
 const assetsPath = '/ui/assets/';

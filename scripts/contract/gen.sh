@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds everything generated from spec/ (npm run gen). Deterministic: running it twice leaves no
-# diff, which scripts/check-generated.sh relies on. Generated files are never edited by hand.
+# diff, which scripts/contract/check-generated.sh relies on. Generated files are never edited by hand.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
@@ -21,7 +21,7 @@ tsp() { node node_modules/@typespec/compiler/cmd/tsp.js "$@"; }
 # 1. The HTTP API: spec/main.tsp -> generated/openapi.{json,yaml} (OpenAPI 3.1, see tspconfig.yaml).
 quiet tsp compile spec --warn-as-error \
   --option "@typespec/openapi3.emitter-output-dir=$scratch/openapi"
-quiet node node_modules/tsx/dist/cli.mjs scripts/finalize-openapi.ts "$scratch/openapi/openapi.json" generated
+quiet node node_modules/tsx/dist/cli.mjs scripts/contract/finalize-openapi.ts "$scratch/openapi/openapi.json" generated
 
 # 2. The workflow definition format (spec/definition/, DEFINITION's): its one @jsonSchema root model
 #    bundles every other model into $defs, so the emitter writes a single file.
@@ -37,13 +37,13 @@ if [[ -f spec/definition/main.tsp ]]; then
   fi
   cp "${emitted[0]}" generated/workflow-definition.schema.json
   # Its TypeScript types, from the same schema (core/src/definition/types.ts re-exports them).
-  quiet node node_modules/tsx/dist/cli.mjs scripts/definition-types.ts \
+  quiet node node_modules/tsx/dist/cli.mjs scripts/contract/definition-types.ts \
     generated/workflow-definition.schema.json generated/workflow-definition.d.ts
 fi
 
 # 3. TypeScript types of the built-in plugins' parameters and outputs, from their manifests
 #    (plugins/*/plugin.json): the SDK types each built-in task's parameters with them.
-quiet node node_modules/tsx/dist/cli.mjs scripts/plugin-types.ts plugins generated/plugin-types.d.ts
+quiet node node_modules/tsx/dist/cli.mjs scripts/contract/plugin-types.ts plugins generated/plugin-types.d.ts
 
 # 4. TypeScript types of the API (server handlers, tests), and the SDK's own copies (of these and
 #    of the definition and plugin types) as .ts modules, so that its build emits them into dist/

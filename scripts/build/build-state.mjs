@@ -4,7 +4,7 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const stampFile = path.join(root, 'dist', '.build-stamp');
 const inputs = [
   'core/src',
@@ -12,7 +12,7 @@ const inputs = [
   'workflows-worker/src',
   'bin',
   'generated',
-  'scripts/hash-password.ts',
+  'scripts/dev/hash-password.ts',
   'package.json',
   'tsconfig.json',
   'tsconfig.build.json',

@@ -4,15 +4,15 @@
  * Wrong, loads it as an ES module and by CommonJS `require`, and type-checks TypeScript consumers
  * of both kinds against the packed declarations. Works offline once `npm install` has run.
  *
- * Usage: node --import tsx scripts/check-sdk.ts
+ * Usage: node --import tsx scripts/contract/check-sdk.ts
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packSdk } from '../test/support/packed-sdk.js';
+import { packSdk } from '../../test/support/packed-sdk.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 
 /** Runs one check with its output shown; rejects when it fails. */

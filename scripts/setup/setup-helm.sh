@@ -4,9 +4,9 @@
 # `go install` from the Go module proxy (a few minutes the first time; cached after that).
 # Arguments, if any, are then run as a helm command:
 #
-#   bash scripts/setup-helm.sh lint --strict deploy/helm/trellis -f deploy/helm/trellis/ci/lint-values.yaml
+#   bash scripts/setup/setup-helm.sh lint --strict deploy/helm/trellis -f deploy/helm/trellis/ci/lint-values.yaml
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 version=v3.22.0
 # What Helm's own Makefile stamps into a release build: its version, and the Kubernetes version
 # of its client libraries (k8s.io/* v0.37 → 1.37), which `helm template` and `helm lint` assume.
