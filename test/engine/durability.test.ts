@@ -21,8 +21,12 @@ import {
   taskLogs,
   tasksOf,
   untilStatuses,
-} from './engine-support.js';
-import { installQuickWait, quickWaitTask, writeQuickPluginRegistry } from './quick-plugin.js';
+} from '../support/engine-support.js';
+import {
+  installQuickWait,
+  quickWaitTask,
+  writeQuickPluginRegistry,
+} from '../support/quick-plugin.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let trellis: Trellis;

@@ -21,7 +21,7 @@ import { createLogger } from '../../core/src/logging.js';
 import { freePort } from '../../core/src/temporal/dev-server.js';
 import { createTrellisClient, type TrellisClient } from '../../sdk/src/index.js';
 import { createDatabase } from '../support/postgres.js';
-import { addWorkflow, execute } from '../engine/engine-support.js';
+import { addWorkflow, execute } from '../support/engine-support.js';
 import { runConcurrently } from './support/concurrency.js';
 import { ledgerOf, waitUntilSettled, type Ledger } from './support/ledger.js';
 import {

@@ -42,8 +42,8 @@ import {
   tasksOf,
   untilStatuses,
   type Definition,
-} from './engine-support.js';
-import { startScriptedServer, type ScriptedServer } from './scripted-server.js';
+} from '../support/engine-support.js';
+import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 

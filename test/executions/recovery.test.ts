@@ -22,7 +22,7 @@ import {
   start,
   tasksOf,
   untilStatuses,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 let deps: RecoveryDeps;

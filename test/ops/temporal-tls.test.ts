@@ -17,7 +17,7 @@ import { createLogger } from '../../core/src/logging.js';
 import { connectTemporal, temporalConnectionOptions } from '../../core/src/temporal/connection.js';
 import { startTrellis } from '../support/harness.js';
 import { testServices } from '../support/services.js';
-import { definition } from './engine-support.js';
+import { definition } from '../support/engine-support.js';
 
 const run = promisify(execFile);
 let folder: string;

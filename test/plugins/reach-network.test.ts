@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAs, loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
-import { definition, run, taskLogs, tasksOf } from './engine-support.js';
+import { definition, run, taskLogs, tasksOf } from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** The API a configuration holds a token for; echoes each request's headers. */

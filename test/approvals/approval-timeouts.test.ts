@@ -13,7 +13,7 @@ import {
   start,
   taskLogs,
   tasksOf,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -8,7 +8,7 @@ import type { temporal } from '@temporalio/proto';
 import { expect } from 'vitest';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
-import type { Trellis } from '../support/harness.js';
+import type { Trellis } from './harness.js';
 
 export type Definition = {
   name: string;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { definition, executionLogs, noop, run, tasksOf } from './engine-support.js';
+import { definition, executionLogs, noop, run, tasksOf } from '../support/engine-support.js';
 
 let trellis: Trellis;
 

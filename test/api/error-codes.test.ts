@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectFailure } from '../api/api-error.js';
+import { expectFailure } from './api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, noop, run } from './engine-support.js';
+import { addWorkflow, definition, noop, run } from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -11,7 +11,7 @@ import {
   tasksOf,
   withTemporalClient,
   type Definition,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

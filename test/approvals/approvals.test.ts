@@ -19,7 +19,7 @@ import {
   taskLogs,
   tasksOf,
   withTemporalClient,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -13,7 +13,7 @@ import {
   executionLogs,
   noop,
   statuses,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 let connection: Connection;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, noop } from './engine-support.js';
+import { addWorkflow, definition, noop } from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** A second API process on the same database. */

@@ -20,7 +20,7 @@ import {
   taskLogEntries,
   tasksOf,
   whileAskingVersion,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

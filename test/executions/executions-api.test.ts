@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
-import { addWorkflow, definition, delay, execute, noop, run, tasksOf } from './engine-support.js';
+import {
+  addWorkflow,
+  definition,
+  delay,
+  execute,
+  noop,
+  run,
+  tasksOf,
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 let offline: Trellis;

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { definition, run, tasksOf } from './engine-support.js';
+import { definition, run, tasksOf } from '../support/engine-support.js';
 
 let trellis: Trellis;
 

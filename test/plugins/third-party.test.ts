@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRegistry } from '../../core/src/plugins/registry.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { definition, run, taskLogs, tasksOf } from './engine-support.js';
+import { definition, run, taskLogs, tasksOf } from '../support/engine-support.js';
 
 let trellis: Trellis;
 let registry: string;

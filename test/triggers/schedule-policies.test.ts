@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../../core/src/temporal/ids.js';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, delay, eventually, noop } from './engine-support.js';
+import { addWorkflow, definition, delay, eventually, noop } from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** Every TimeBased trigger made here: their schedules go when the file ends. */

@@ -15,7 +15,7 @@ import {
   tasksOf,
   untilStatuses,
   withTemporalClient,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAs, loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
-import { definition, eventually, start, statuses } from './engine-support.js';
+import { definition, eventually, start, statuses } from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** Holds every request open until `answerAll`, and answers at once after `release`. */

@@ -21,7 +21,7 @@ import {
   noop,
   run,
   start,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

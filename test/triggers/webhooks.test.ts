@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure } from '../api/api-error.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, eventually } from './engine-support.js';
+import { addWorkflow, definition, eventually } from '../support/engine-support.js';
 
 let trellis: Trellis;
 let workflowId: string;

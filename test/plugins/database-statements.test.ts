@@ -15,7 +15,7 @@ import {
   taskLogs,
   tasksOf,
   untilStatuses,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** The database tasks run their statements in (not Trellis's own). */

@@ -21,7 +21,7 @@ import {
   taskLogs,
   tasksOf,
   whileAskingVersion,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 const hostile = { type: 'Test/Hostile', version: '1.0.0' } as const;
 

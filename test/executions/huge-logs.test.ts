@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/src/db/ids.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
-import { definition, run } from './engine-support.js';
+import { definition, run } from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../../core/src/temporal/ids.js';
-import { expectFailure } from '../api/api-error.js';
+import { expectFailure } from './api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
@@ -10,7 +10,7 @@ import {
   eventually,
   noop,
   statuses,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, delay, noop } from './engine-support.js';
+import { addWorkflow, definition, delay, noop } from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { testServices } from '../support/services.js';
-import { definition, tasksOf, type Definition } from './engine-support.js';
+import { definition, tasksOf, type Definition } from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** A loopback service standing in for the Temporal UI's HTTP API; counts what reaches it. */

@@ -12,7 +12,7 @@ import {
   noop,
   start,
   tasksOf,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 
