@@ -3,7 +3,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * Folder boundaries of DESIGN.md §1: what each folder's code may import besides itself and npm
+ * Folder boundaries (docs/ARCHITECTURE.md#rooms): what each folder may import besides itself and npm
  * packages. Checked on resolved paths, so `core/src/plugins` and the top-level `plugins/` differ.
  * Tests, wherever they sit, may also use test/support (their services and harness).
  */
@@ -35,7 +35,7 @@ const mayImport = {
   // The console too: a browser app on the published SDK only (by its package name), and the
   // pure definition language (mayImportParts).
   console: ['sdk'],
-  // Tests also build what they run (scripts/build-console.mjs, for the console the API serves).
+  // Tests also build what they run (scripts/build/build-console.mjs, for the console the API serves).
   test: [
     'sdk',
     'cli',
@@ -61,7 +61,7 @@ function boundary(folder) {
   const named = Object.entries(parts).map(([other, paths]) =>
     paths.map((path) => `${other}/${path.slice(2)}`),
   );
-  const message = `${folder}/ may import only ${[...allowed, ...named.flat()].join(', ')} (DESIGN.md §1).`;
+  const message = `${folder}/ may import only ${[...allowed, ...named.flat()].join(', ')} (docs/ARCHITECTURE.md#rooms).`;
   const forbidden = topFolders.filter((other) => !allowed.includes(other));
   return [
     {
@@ -164,7 +164,7 @@ export default tseslint.config(
         'error',
         { zones: Object.keys(mayImport).flatMap(boundary) },
       ],
-      // Value imports only: `npm run lint`'s scripts/import-circles.ts also counts type-only ones.
+      // Value imports only: `npm run lint`'s scripts/dev/import-circles.ts also counts type-only ones.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },

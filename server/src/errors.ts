@@ -6,7 +6,7 @@ import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 import { HttpError } from './http-error.js';
 
-/** The one mapping of domain errors to HTTP statuses (DESIGN.md §4). */
+/** The one mapping of domain errors to HTTP statuses (docs/ARCHITECTURE.md#api-conventions). */
 const statusOfDomainError = {
   invalid: 400,
   not_found: 404,

@@ -19,7 +19,7 @@ import {
   tasksOf,
   type Definition,
   type TaskView,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** A second API process with its own worker, on the same database and task queue. */

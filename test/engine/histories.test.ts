@@ -43,7 +43,7 @@ import {
   tasksOf,
   untilStatuses,
   type Definition,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 import { historyFromFile } from './history-file.js';
 
 const historiesDirectory = fileURLToPath(new URL('../histories/', import.meta.url));

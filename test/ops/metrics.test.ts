@@ -17,7 +17,7 @@ import {
 import { expectFailure } from '../api/api-error.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { approvalsOncePaused, definition, noop, run, start } from '../engine/engine-support.js';
+import { approvalsOncePaused, definition, noop, run, start } from '../support/engine-support.js';
 
 /** The samples of a Prometheus text exposition: `name{labels}` → value. */
 function samples(text: string): Map<string, number> {

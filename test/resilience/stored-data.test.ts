@@ -14,7 +14,7 @@ import { startExecutionWorkflow } from '../../core/src/executions/launch-executi
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { createActivities } from '../../workflows-worker/src/activities/index.js';
 import { expectFailure } from '../api/api-error.js';
-import { definition, executionLogs, run, taskLogs, tasksOf } from '../engine/engine-support.js';
+import { definition, executionLogs, run, taskLogs, tasksOf } from '../support/engine-support.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 
 let trellis: Trellis;

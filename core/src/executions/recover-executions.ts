@@ -1,5 +1,5 @@
 /**
- * Execution recovery (DESIGN.md §7, "Durability"). A start records an execution, then launches
+ * Execution recovery (docs/ARCHITECTURE.md#durability). A start records an execution, then launches
  * its Temporal run (`launchExecution`); an API process killed between the two would leave an execution that
  * says Running with nothing behind it. And a run terminated outside Trellis (the Temporal UI,
  * `temporal workflow terminate`) never writes its outcome. Every API process therefore checks,

@@ -26,7 +26,7 @@ import type { PluginManifest } from './contract.js';
 import { validationProblems } from './schema.js';
 
 /**
- * The plugin package format (DESIGN.md §8): a folder holding `plugin.json` and an ES module,
+ * The plugin package (docs/ARCHITECTURE.md#plugins): a folder with `plugin.json` and an ES module,
  * shipped as a deterministic gzip'd tarball whose sha256 is its content address.
  */
 

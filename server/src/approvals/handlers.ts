@@ -107,7 +107,7 @@ export function checkDecision(
 }
 
 /**
- * Decides an approval (DESIGN.md §7, "Approvals"): sends the decision to the run as an update,
+ * Decides an approval (docs/ARCHITECTURE.md#approvals): sends the decision to the run as an update,
  * the same path a decision sent from the Temporal UI or CLI takes, and answers once the run has
  * recorded it. The run is the one place decisions are taken, so each approval is decided exactly
  * once, whoever sends what. Runs started before decisions were updates have no handler for it:

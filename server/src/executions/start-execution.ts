@@ -59,7 +59,7 @@ export interface StartOptions {
 }
 
 /**
- * Executes a workflow (DESIGN.md §7, "Start"): records the execution (`recordExecution`) and
+ * Executes a workflow (docs/ARCHITECTURE.md#start): records the execution (`recordExecution`) and
  * starts its Temporal run (`launchExecution`). The execution is Running from the start,
  * as the API promises (Pending under a concurrency limit, until its run has a slot).
  *

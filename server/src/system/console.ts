@@ -7,7 +7,7 @@ import { routeNotFound } from '../errors.js';
 import { HttpError } from '../http-error.js';
 import { staticFiles } from './static-files.js';
 
-/** Where `npm run build` puts the console (scripts/build-console.mjs). */
+/** Where `npm run build` puts the console (scripts/build/build-console.mjs). */
 const consoleDirectory = installPath('console', 'dist');
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `trellisExecution`: one Temporal workflow per Trellis execution, interpreting the DAG
- * (DESIGN.md §7). Deterministic: the graph decisions come from the pure planner, time from
+ * (docs/ARCHITECTURE.md#scheduling). Deterministic: decisions come from the pure planner, time from
  * Temporal timers, randomness (backoff jitter) from the workflow's seeded `Math.random`; all I/O
  * happens in activities, imported here only as types.
  *
