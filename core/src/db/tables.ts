@@ -1,6 +1,7 @@
 import type { LogLevel, PluginSpecification } from '@trellis/plugin-kit';
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { Approvers, InputDeclaration } from '../definition/types.js';
+import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '../temporal/statuses.js';
 
 /**
  * The database schema as Kysely sees it. Migrations in `migrations/` create exactly this;
@@ -98,18 +99,7 @@ export interface WebhookDeliveryTable {
   receivedAt: CreatedAt;
 }
 
-export type ExecutionStatus =
-  'Pending' | 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
-export type TaskStatus =
-  | 'Pending'
-  | 'Running'
-  | 'Retrying'
-  | 'WaitingForApproval'
-  | 'Completed'
-  | 'Failed'
-  | 'Skipped'
-  | 'Canceled';
-export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Canceled';
+export type { ApprovalStatus, ExecutionStatus, TaskStatus };
 /** What an approval that times out does (`manualApproval.onTimeout`). */
 export type ApprovalTimeoutAction = 'Approve' | 'Reject';
 /** Log entry levels: the ones plugins log at (the plugin contract's), which the engine uses too. */

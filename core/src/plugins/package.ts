@@ -135,17 +135,6 @@ export function matchesSettingType(
   return isOfJsonType(type, value);
 }
 
-/** Orders packages by type (case-insensitively), then by semver. */
-export function compareTypeAndVersion(
-  a: { type: string; version: string },
-  b: { type: string; version: string },
-): number {
-  return (
-    a.type.localeCompare(b.type, 'en', { sensitivity: 'base' }) ||
-    semver.compare(a.version, b.version)
-  );
-}
-
 function isInsideRoot(relative: string): boolean {
   const normalised = path.posix.normalize(relative);
   return !path.posix.isAbsolute(normalised) && !normalised.startsWith('..');
