@@ -3,7 +3,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * Folder boundaries of DESIGN.md §1: what each folder's code may import besides itself and npm
+ * Folder boundaries (docs/ARCHITECTURE.md#rooms): what each folder may import besides itself and npm
  * packages. Checked on resolved paths, so `core/src/plugins` and the top-level `plugins/` differ.
  * Tests, wherever they sit, may also use test/support (their services and harness).
  */
@@ -32,9 +32,10 @@ const mayImport = {
   sdk: [],
   // The CLI is a client like any other: the published SDK only (by its package name).
   cli: ['sdk'],
-  // The console too: a browser app on the published SDK only (by its package name).
+  // The console too: a browser app on the published SDK only (by its package name), and the
+  // pure definition language (mayImportParts).
   console: ['sdk'],
-  // Tests also build what they run (scripts/build-console.mjs, for the console the API serves).
+  // Tests also build what they run (scripts/build/build-console.mjs, for the console the API serves).
   test: [
     'sdk',
     'cli',
@@ -48,15 +49,33 @@ const mayImport = {
   ],
   bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
 };
+/** Parts of a folder another may import, though not the rest of it: no Node, no database. */
+const mayImportParts = {
+  console: { core: ['./src/definition', './src/validation'] },
+};
 const tests = ['**/*.test.ts', '**/*.test.js', '**/*.int.test.ts'];
 
 function boundary(folder) {
   const allowed = [folder, ...mayImport[folder]];
-  return {
-    target: `./${folder}`,
-    from: topFolders.filter((other) => !allowed.includes(other)).map((other) => `./${other}`),
-    message: `${folder}/ may import only ${allowed.join(', ')} (DESIGN.md §1).`,
-  };
+  const parts = mayImportParts[folder] ?? {};
+  const named = Object.entries(parts).map(([other, paths]) =>
+    paths.map((path) => `${other}/${path.slice(2)}`),
+  );
+  const message = `${folder}/ may import only ${[...allowed, ...named.flat()].join(', ')} (docs/ARCHITECTURE.md#rooms).`;
+  const forbidden = topFolders.filter((other) => !allowed.includes(other));
+  return [
+    {
+      target: `./${folder}`,
+      from: forbidden.filter((other) => !(other in parts)).map((other) => `./${other}`),
+      message,
+    },
+    ...Object.entries(parts).map(([other, paths]) => ({
+      target: `./${folder}`,
+      from: `./${other}`,
+      except: paths,
+      message,
+    })),
+  ];
 }
 
 /** Workflow code runs in Temporal's deterministic sandbox: no Node, no database, no server. */
@@ -132,13 +151,21 @@ export default tseslint.config(
     ignores: tests,
     plugins: { 'import-x': importX },
     settings: {
+      // no-cycle reads the files an import names: TypeScript ones too.
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/resolver-next': [
         // Sources import each other as `.js`; the files are `.ts`.
         createNodeResolver({ extensionAlias: { '.js': ['.ts', '.js'] } }),
       ],
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { zones: Object.keys(mayImport).map(boundary) }],
+      'import-x/no-restricted-paths': [
+        'error',
+        { zones: Object.keys(mayImport).flatMap(boundary) },
+      ],
+      // Value imports only: `npm run lint`'s scripts/dev/import-circles.ts also counts type-only ones.
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {

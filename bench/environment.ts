@@ -233,7 +233,7 @@ async function profileArgs(directory: string): Promise<string[]> {
 
 /** `npm run build`: dist/ and the workflow bundle, as a deployment has them. */
 function buildTrellis(): void {
-  const built = spawnSync(process.execPath, [path.join(projectRoot, 'scripts/build.mjs')], {
+  const built = spawnSync(process.execPath, [path.join(projectRoot, 'scripts/build/build.mjs')], {
     cwd: projectRoot,
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -78,13 +78,13 @@ export async function benchmarkStartup(
 }
 
 /**
- * `npm start` as the README runs it (`node scripts/run-built.mjs bin/trellis.js`), on a port of
+ * `npm start` as the README runs it (`node scripts/build/run-built.mjs bin/trellis.js`), on a port of
  * its own over `dataDirectory`; the milliseconds until `/livez` and then `/readyz` answer 200.
  */
 async function startAll(dataDirectory: string) {
   const port = await freePort();
   const began = performance.now();
-  const child = spawn(process.execPath, ['scripts/run-built.mjs', 'bin/trellis.js'], {
+  const child = spawn(process.execPath, ['scripts/build/run-built.mjs', 'bin/trellis.js'], {
     cwd: projectRoot,
     env: {
       ...withoutTrellisSettings(process.env),

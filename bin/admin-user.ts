@@ -1,5 +1,5 @@
 /**
- * The generated `admin` user of a Trellis with no users configured (DESIGN.md §3): a random
+ * The generated `admin` user of a Trellis with no users configured: a random
  * password, printed once when created, kept only as an scrypt hash in the data directory.
  */
 import { randomBytes } from 'node:crypto';

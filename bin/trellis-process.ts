@@ -15,7 +15,13 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { buildConfig } from '../core/src/config/load.js';
 import type { TrellisConfig } from '../core/src/config/types.js';
-import { describeUrl, isConnectionError, openDatabase } from '../core/src/db/database.js';
+import { countWaitingApprovals } from '../core/src/db/approval-repository.js';
+import {
+  describeUrl,
+  isConnectionError,
+  openDatabase,
+  pingDatabase,
+} from '../core/src/db/database.js';
 import { Unavailable } from '../core/src/errors.js';
 import { migrateToLatest } from '../core/src/db/migrate.js';
 import type { Database } from '../core/src/db/tables.js';
@@ -201,7 +207,9 @@ export function createTrellis(
       : await openDatabase(config, logger);
     started('database', () => database.close());
     await migrateToLatest(database.db, logger);
-    const metrics = config.Metrics.Enabled ? createMetrics({ db: database.db, logger }) : noMetrics;
+    const metrics = config.Metrics.Enabled
+      ? createMetrics({ waitingApprovals: () => countWaitingApprovals(database.db), logger })
+      : noMetrics;
     const executionLog = createExecutionLog(logger, metrics);
     checkpoint();
 
@@ -250,7 +258,7 @@ export function createTrellis(
       ));
     started('Temporal connection', () => temporal.connection.close());
     const readiness = createReadiness({
-      db: database.db,
+      pingDatabase: () => pingDatabase(database.db),
       temporal: temporal.client,
       withWorker: role !== 'api',
     });
@@ -282,7 +290,7 @@ export function createTrellis(
     if (role !== 'worker') {
       // Repairs executions a killed API left without a run, now and every little while after.
       const { startExecutionRecovery } =
-        await import('../server/src/executions/recover-executions.js');
+        await import('../core/src/executions/recover-executions.js');
       const recovery = startExecutionRecovery({
         db: database.db,
         client: temporal.client,

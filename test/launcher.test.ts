@@ -76,7 +76,7 @@ async function tempFolder(): Promise<string> {
 
 /**
  * Runs the launcher with `config` as its TRELLIS_CONFIG file: from source (`bin/trellis.ts`), or
- * compiled as `npm start` runs it (`scripts/run-built.mjs`, which builds dist/ when it is stale).
+ * compiled as `npm start` runs it (`scripts/build/run-built.mjs`, which builds dist/ when it is stale).
  */
 async function launch(
   config: object,
@@ -98,7 +98,7 @@ async function launch(
   const program =
     as === 'source'
       ? ['--import', 'tsx', path.join(root, 'bin/trellis.ts')]
-      : [path.join(root, 'scripts/run-built.mjs'), 'bin/trellis.js'];
+      : [path.join(root, 'scripts/build/run-built.mjs'), 'bin/trellis.js'];
   const child = spawn(process.execPath, [...program, ...args], {
     cwd: root,
     env: { ...env, TRELLIS_CONFIG: configFile },

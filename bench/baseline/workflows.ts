@@ -3,7 +3,7 @@
  * many at once), nothing else. Each runs its activities the way Trellis runs the tasks it is
  * compared with: a quick plugin's attempts (`Flow/NoOp`) as local activities, any other plugin's
  * (`Flow/Delay`) as regular ones, with the options Trellis gives them
- * (`attemptActivities` in workflows-worker/src/workflows/execution-workflow.ts): the safety
+ * (`attemptActivities` in workflows-worker/src/workflows/attempts.ts): the safety
  * start-to-close timeout, the retry policy, waiting for a cancellation to complete, and for
  * regular activities the heartbeat timeout.
  */

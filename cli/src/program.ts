@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import type { Act } from './commands/act.js';
 import { approvalCommands } from './commands/approvals.js';
 import { executionCommands } from './commands/executions.js';
 import { runCommand } from './commands/run.js';
@@ -8,21 +9,6 @@ import { Context, type GlobalOptions } from './context.js';
 import { describeFailure, exitCodes, reportFailure } from './failures.js';
 import { Output, type Io } from './output/output.js';
 import { version } from './version.js';
-
-/**
- * A command's handler: its positional arguments, its options; resolves to the exit code (0 when
- * nothing is returned).
- */
-export type Handler<Args extends (string | undefined)[], Options> = (
-  context: Context,
-  args: Args,
-  options: Options,
-) => Promise<number | void>;
-
-/** Turns a handler into a commander action. */
-export type Act = <Args extends (string | undefined)[] = [], Options = Record<string, never>>(
-  handler: Handler<Args, Options>,
-) => (...params: unknown[]) => Promise<void>;
 
 const helpAfter = `
 Environment:

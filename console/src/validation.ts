@@ -2,7 +2,8 @@
  * Checks a definition's text as the editor is typed in, before anything is sent: JSON syntax, the
  * served definition schema (`/schemas/workflow-definition.json`: with each task's parameters
  * typed by its plugin), and the graph rules a schema cannot state (unique task names, edges to
- * tasks that exist, no cycle). Each problem says where it is, as a path and a line.
+ * tasks that exist, no cycle: the server's own cycle check). Each problem says where it is, as a
+ * path and a line.
  *
  * The schema is applied with @cfworker/json-schema, which interprets it rather than compiling it
  * to code: the console's Content-Security-Policy allows no `eval`. Keys are matched to the
@@ -16,6 +17,7 @@ import {
   type Node,
   type ParseError,
 } from 'jsonc-parser';
+import { findCycles } from '../../core/src/definition/dag.js';
 import { readDefinition } from './definition.js';
 
 export interface Problem {
@@ -194,7 +196,7 @@ function graphProblems(value: Json): SchemaProblem[] {
       });
     }
   });
-  const cycle = findCycle(definition.tasks.map((task) => [task.name, task.dependencies] as const));
+  const [cycle] = findCycles(definition);
   if (cycle) {
     problems.push({
       segments: [
@@ -202,40 +204,10 @@ function graphProblems(value: Json): SchemaProblem[] {
         definition.tasks.findIndex((task) => task.name === cycle[0]),
         'dependencies',
       ],
-      message: `is part of a cycle: ${cycle.join(' → ')}`,
+      message: `is part of a cycle: ${[...cycle, cycle[0]].join(' → ')}`,
     });
   }
   return problems;
-}
-
-/** A dependency cycle, as the names along it (the first repeated at the end); null when none. */
-export function findCycle(
-  tasks: readonly (readonly [string, readonly string[]])[],
-): string[] | null {
-  // A name given twice is reported as such; its first task is the one the graph has.
-  const dependencies = new Map<string, readonly string[]>();
-  for (const [name, list] of tasks) if (!dependencies.has(name)) dependencies.set(name, list);
-  const state = new Map<string, 'visiting' | 'done'>();
-  const path: string[] = [];
-  const visit = (name: string): string[] | null => {
-    if (state.get(name) === 'done' || !dependencies.has(name)) return null;
-    if (state.get(name) === 'visiting') return [...path.slice(path.indexOf(name)), name];
-    state.set(name, 'visiting');
-    path.push(name);
-    for (const next of dependencies.get(name) ?? []) {
-      if (next === name) continue;
-      const found = visit(next);
-      if (found) return found;
-    }
-    path.pop();
-    state.set(name, 'done');
-    return null;
-  };
-  for (const [name] of tasks) {
-    const found = visit(name);
-    if (found) return found.reverse();
-  }
-  return null;
 }
 
 /** The keys each canonical object had in the text, by their canonical spelling. */

@@ -5,7 +5,7 @@ import type { TrellisConfig } from './config/types.js';
 export type Logger = pino.Logger;
 
 /**
- * Credentials must never reach a log line, whatever object a caller passes in (DESIGN.md §5,
+ * Credentials never reach a log line, whatever object a caller passes (docs/ARCHITECTURE.md#auth,
  * request logs "never credentials").
  */
 const redactPaths = [

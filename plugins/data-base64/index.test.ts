@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PluginInputError } from '../../core/src/plugins/runner.js';
-import { runPluginFolder } from '../../core/src/plugins/testing.js';
+import { runPluginFolder } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 const run = (parameters: Record<string, unknown>) => runPluginFolder(folder, { parameters });

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisDatabaseAddress } from '../../core/src/plugins/contract.js';
 import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
 import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
-import { runPluginFolder, type FolderRunOptions } from '../../core/src/plugins/testing.js';
+import { runPluginFolder, type FolderRunOptions } from '../../test/support/plugin-folder.js';
 import { createTestDatabase } from '../../test/support/services.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));

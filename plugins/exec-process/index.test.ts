@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
-import { runPluginFolder, type FolderRunOptions } from '../../core/src/plugins/testing.js';
+import { runPluginFolder, type FolderRunOptions } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 const node = process.execPath;

@@ -9,7 +9,7 @@ import {
   createRecordingLogger,
   runPluginFolder,
   type FolderRunOptions,
-} from '../../core/src/plugins/testing.js';
+} from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 let server: Server;

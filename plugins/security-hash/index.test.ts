@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PluginInputError } from '../../core/src/plugins/runner.js';
-import { createRecordingLogger, runPluginFolder } from '../../core/src/plugins/testing.js';
+import { createRecordingLogger, runPluginFolder } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 const digest = async (parameters: Record<string, unknown>, specifications = {}) =>

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PluginInputError } from '../../core/src/plugins/runner.js';
-import { runPluginFolder } from '../../core/src/plugins/testing.js';
+import { runPluginFolder } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));
 let root: string;

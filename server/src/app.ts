@@ -12,7 +12,8 @@ import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
-import { bodyTooLarge, HttpError, renderError, routeNotFound } from './errors.js';
+import { bodyTooLarge, renderError, routeNotFound } from './errors.js';
+import { HttpError } from './http-error.js';
 import type {
   AppDeps,
   EnvelopeReply,

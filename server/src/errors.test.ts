@@ -4,7 +4,8 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../core/src/errors.js';
 import { createLogger } from '../../core/src/logging.js';
-import { HttpError, renderErrors } from './errors.js';
+import { renderErrors } from './errors.js';
+import { HttpError } from './http-error.js';
 
 /** A tiny app whose routes throw, behind the real error renderer, on a real socket. */
 async function serve(lines: string[]) {

@@ -1,68 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { loggablePath, type Req, type Res } from './request-context.js';
-import { TrellisError, type Problem, type TrellisErrorCode } from '../../core/src/errors.js';
-import { renderProblem } from '../../core/src/validation/problem.js';
+import { TrellisError, type TrellisErrorCode } from '../../core/src/errors.js';
 import type { Logger } from '../../core/src/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
+import { HttpError } from './http-error.js';
 
-/**
- * A failure only HTTP knows: no or bad credentials (401, with `WWW-Authenticate`), a wrong role
- * (403), a route or method the API does not serve (404, 405), a body that cannot be read (400,
- * 413, 415). What goes wrong in the domain is core's `TrellisError` instead.
- */
-export class HttpError extends Error {
-  readonly status: number;
-  readonly messages: string[];
-  /** The messages with stable codes (`auth.unauthenticated`, `route.not_found`, ...). */
-  readonly problems: Problem[];
-  /** Extra response headers, e.g. `WWW-Authenticate` on 401. */
-  readonly headers: Record<string, string>;
-
-  constructor(
-    status: number,
-    given: string | readonly string[] | readonly Problem[],
-    headers: Record<string, string> = {},
-  ) {
-    const list = typeof given === 'string' ? [given] : [...given];
-    const problems = list.map((item) =>
-      typeof item === 'string' ? { code: codeOfStatus(status), message: item } : item,
-    );
-    const messages = problems.map(renderProblem);
-    super(messages.join('; '));
-    this.name = 'HttpError';
-    this.status = status;
-    this.problems = problems;
-    this.messages = messages;
-    this.headers = headers;
-  }
-}
-
-/** The stable code of a failure only HTTP knows, by its status (README, "Error codes"). */
-function codeOfStatus(status: number): string {
-  switch (status) {
-    case 400:
-      return 'request.malformed';
-    case 401:
-      return 'auth.unauthenticated';
-    case 403:
-      return 'auth.forbidden';
-    case 404:
-      return 'route.not_found';
-    case 405:
-      return 'route.method_not_allowed';
-    case 413:
-      return 'request.too_large';
-    case 415:
-      return 'request.unsupported_media_type';
-    case 429:
-      return 'auth.rate_limited';
-    default:
-      return 'internal';
-  }
-}
-
-/** The one mapping of domain errors to HTTP statuses (DESIGN.md §4). */
+/** The one mapping of domain errors to HTTP statuses (docs/ARCHITECTURE.md#api-conventions). */
 const statusOfDomainError = {
   invalid: 400,
   not_found: 404,

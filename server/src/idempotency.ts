@@ -19,7 +19,7 @@ const waitForFirstMs = 10_000;
 const abandonedAfterMs = 120_000;
 
 /**
- * Runs a creating request at most once per user and key (DESIGN.md §4): the first request with
+ * Runs a creating request at most once per user and key: the first request with
  * a key runs and its response is kept; a repeat with the same fingerprint (operation, parameters
  * and body) gets that response again and creates nothing; a repeat with another fingerprint is
  * 409. A first request that fails creates nothing and keeps no response, so it can be retried.

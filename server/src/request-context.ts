@@ -15,7 +15,7 @@ import type { Logger } from '../../core/src/logging.js';
 import { withoutLinkSignature } from '../../core/src/notifications/approval-links.js';
 import type { Metrics } from '../../core/src/observability/metrics.js';
 import type { AuthUser } from './auth/user.js';
-import { HttpError } from './errors.js';
+import { HttpError } from './http-error.js';
 
 /**
  * What every request carries from its first middleware to its last line of log: its id (the

@@ -21,7 +21,7 @@ function $link(context, target, to, parameters, requestBody) {
 /**
  * Writes each operation's links as its `x-links` extension once every decorator has run (the
  * `@operationId` of the operation a link names may not have run when the `@link` does).
- * `scripts/finalize-openapi.ts` moves them to the operation's 200 response, where OpenAPI puts
+ * `scripts/contract/finalize-openapi.ts` moves them to the operation's 200 response, where OpenAPI puts
  * links, and checks every name in them against the document.
  *
  * @param {import('@typespec/compiler').Program} program

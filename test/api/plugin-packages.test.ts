@@ -11,11 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../core/src/plugins/package.js';
 import type { RegistryEntry } from '../../core/src/plugins/registry.js';
-import {
-  rawPackageEntries,
-  rawTarball,
-  type RawTarEntry,
-} from '../../core/src/plugins/test-packages.js';
+import { rawPackageEntries, rawTarball, type RawTarEntry } from '../support/plugin-packages.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 

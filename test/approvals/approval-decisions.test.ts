@@ -16,7 +16,7 @@ import {
   tasksOf,
   taskLogs,
   type Definition,
-} from '../engine/engine-support.js';
+} from '../support/engine-support.js';
 import {
   basicAs,
   mintToken,

@@ -12,7 +12,7 @@ import { createLogger } from '../../core/src/logging.js';
 import { approvalLinkToken } from '../../core/src/notifications/approval-links.js';
 import type { NotificationPayload } from '../../core/src/notifications/events.js';
 import { expectFailure } from '../api/api-error.js';
-import { approvalsOncePaused, definition, eventually, start } from '../engine/engine-support.js';
+import { approvalsOncePaused, definition, eventually, start } from '../support/engine-support.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 
 interface Received {

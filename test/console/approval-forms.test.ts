@@ -8,7 +8,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { approvalLinkToken } from '../../core/src/notifications/approval-links.js';
-import { approvalsOncePaused, start } from '../engine/engine-support.js';
+import { approvalsOncePaused, start } from '../support/engine-support.js';
 import { record, signIn, useConsoleSession } from './browser.js';
 
 const session = useConsoleSession({ worker: true });

@@ -1,4 +1,4 @@
-"""Schemathesis hooks of Trellis's contract run (`schemathesis.toml`, `scripts/contract-fuzz.sh`).
+"""Schemathesis hooks of Trellis's contract run (`schemathesis.toml`, `scripts/contract/contract-fuzz.sh`).
 
 They give the fuzzer what the OpenAPI document cannot: test data that reaches the operations'
 success paths, and a server that stays worth testing. None hides a response from a check: they
@@ -73,7 +73,7 @@ path after a case was completed.
    trigger without signature for a delivery), made when there is none.
 
 8. Approval links. A link's token is its credential, made by the server and sent only to the
-   notification webhooks, so the fuzzer can never draw one. `scripts/with-trellis.ts` configures
+   notification webhooks, so the fuzzer can never draw one. `scripts/dev/with-trellis.ts` configures
    a webhook of its own and writes every approval link's token to a file
    (`TRELLIS_APPROVAL_LINKS`). In half the positive cases of an operation on a link, the token
    is the newest one not used yet, of an approval still waiting (the hooks start a waiting run

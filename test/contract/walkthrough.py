@@ -1,6 +1,6 @@
 """The README's walk-through, through a Python client generated from generated/openapi.yaml.
 
-Proves the document is usable outside TypeScript: `scripts/python-client.sh` generates the client
+Proves the document is usable outside TypeScript: `scripts/contract/python-client.sh` generates the client
 with openapi-python-client (nothing hand-written about the API), installs it and runs this against
 a real Trellis (TRELLIS_URL, TRELLIS_USER, TRELLIS_PASSWORD). Every response is parsed into the
 generated models; any surprise (an undeclared status, a field the models lack, a wrong value)

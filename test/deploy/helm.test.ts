@@ -2,7 +2,7 @@
  * The Helm chart (deploy/helm/trellis) as Kubernetes would receive it: `helm template` output
  * parsed as YAML and checked for what an install depends on (roles, probes, the Secret and the
  * ConfigMap wired in, non-root and read-only, replicas, metrics), and the pods' configuration
- * loaded by Trellis's own loader. Needs Helm (scripts/setup-helm.sh; CI installs it).
+ * loaded by Trellis's own loader. Needs Helm (scripts/setup/setup-helm.sh; CI installs it).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,9 +18,10 @@ const chart = deployPath('helm', 'trellis');
 const lintValues = path.join(chart, 'ci', 'lint-values.yaml');
 const helm = findHelm();
 if (!helm) {
-  if (process.env.CI) throw new Error('Helm is missing in CI: .ci/run runs scripts/setup-helm.sh');
+  if (process.env.CI)
+    throw new Error('Helm is missing in CI: .ci/run runs scripts/setup/setup-helm.sh');
   console.warn(
-    'test/deploy/helm.test.ts skipped: no Helm (HELM, PATH or .tools/helm); run `bash scripts/setup-helm.sh`',
+    'test/deploy/helm.test.ts skipped: no Helm (HELM, PATH or .tools/helm); run `bash scripts/setup/setup-helm.sh`',
   );
 }
 

@@ -19,7 +19,7 @@ import { createLogger } from '../../core/src/logging.js';
 import { hashPassword } from '../../core/src/security/password.js';
 import { freePort } from '../../core/src/temporal/dev-server.js';
 import { createTrellisClient, type TrellisClient } from '../../sdk/src/index.js';
-import { addWorkflow, execute } from '../engine/engine-support.js';
+import { addWorkflow, execute } from '../support/engine-support.js';
 import { runConcurrently } from '../resilience/support/concurrency.js';
 import { ledgerOf, waitUntilSettled } from '../resilience/support/ledger.js';
 import { spawnTrellis, type TrellisProcess } from '../resilience/support/trellis-process.js';

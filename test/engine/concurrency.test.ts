@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/src/logging.js';
 import { executionWorkflowId, scheduleId } from '../../core/src/temporal/ids.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
-import { recoverExecutions } from '../../server/src/executions/recover-executions.js';
+import { recoverExecutions } from '../../core/src/executions/recover-executions.js';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
@@ -19,7 +19,7 @@ import {
   tasksOf,
   type Definition,
   type TaskView,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 /** A second API process with its own worker, on the same database and task queue. */

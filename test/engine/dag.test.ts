@@ -10,7 +10,7 @@ import {
   statuses,
   taskLogs,
   tasksOf,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

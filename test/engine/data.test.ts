@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
-import { definition, run, tasksOf } from './engine-support.js';
-import { startScriptedServer, type ScriptedServer } from './scripted-server.js';
+import { definition, run, tasksOf } from '../support/engine-support.js';
+import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 let trellis: Trellis;
 let server: ScriptedServer;

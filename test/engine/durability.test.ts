@@ -1,5 +1,5 @@
 /**
- * Durability (DESIGN.md §7): a worker process killed with SIGKILL in the middle of a run loses
+ * Durability: a worker process killed with SIGKILL in the middle of a run loses
  * nothing. Another worker process picks the run up; every task is recorded exactly once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,8 +21,12 @@ import {
   taskLogs,
   tasksOf,
   untilStatuses,
-} from './engine-support.js';
-import { installQuickWait, quickWaitTask, writeQuickPluginRegistry } from './quick-plugin.js';
+} from '../support/engine-support.js';
+import {
+  installQuickWait,
+  quickWaitTask,
+  writeQuickPluginRegistry,
+} from '../support/quick-plugin.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let trellis: Trellis;

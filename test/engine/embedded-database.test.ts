@@ -17,7 +17,7 @@ import {
   start,
   statuses,
   tasksOf,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
-import { definition, delay, noop, run, statuses, taskLogs, tasksOf } from './engine-support.js';
-import { startScriptedServer, type ScriptedServer } from './scripted-server.js';
+import {
+  definition,
+  delay,
+  noop,
+  run,
+  statuses,
+  taskLogs,
+  tasksOf,
+} from '../support/engine-support.js';
+import { startScriptedServer, type ScriptedServer } from '../support/scripted-server.js';
 
 let trellis: Trellis;
 let server: ScriptedServer;

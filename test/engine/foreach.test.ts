@@ -15,7 +15,7 @@ import {
   untilStatuses,
   eventually,
   type TaskView,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

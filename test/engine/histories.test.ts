@@ -28,6 +28,7 @@ import { executionWorkflowId } from '../../core/src/temporal/ids.js';
 import { forEachChunkWorkflowId } from '../../workflows-worker/src/workflows/foreach.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
 import { LOCAL_ATTEMPTS_PER_TASK } from '../../workflows-worker/src/workflows/local-attempt-budget.js';
+import { patches } from '../../workflows-worker/src/workflows/patches.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
@@ -42,7 +43,7 @@ import {
   tasksOf,
   untilStatuses,
   type Definition,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 import { historyFromFile } from './history-file.js';
 
 const historiesDirectory = fileURLToPath(new URL('../histories/', import.meta.url));
@@ -820,6 +821,17 @@ describe('replaying recorded histories', () => {
     expect(await replayFailures({ workflowBundle: await workflowBundle(logger) })).toEqual([]);
   });
 
+  // A patch id is recorded in every history that ran under it: one renamed in the registry
+  // would no longer match, and a patch no history ran under has a branch no replay checks.
+  it('recorded histories asked for exactly the patches of the registry, under their ids', async () => {
+    const recorded = new Set((await committedHistories()).flatMap(({ json }) => patchIds(json)));
+    expect([...recorded].sort()).toEqual(
+      Object.values(patches)
+        .map(({ id }) => id)
+        .sort(),
+    );
+  });
+
   // Tracing (Telemetry.OtlpEndpoint) runs the workflows with Temporal's OpenTelemetry
   // interceptors in their bundle: they add spans and headers, never commands, so runs started
   // with tracing off replay with it on (and back).
@@ -843,8 +855,8 @@ describe('replaying recorded histories', () => {
   });
 });
 
-/** Replays every committed history with `options`; a line per history that failed. */
-async function replayFailures(options: ReplayWorkerOptions): Promise<string[]> {
+/** Every committed history: the workflow id it replays as, and its file's JSON. */
+async function committedHistories(): Promise<Array<{ workflowId: string; json: unknown }>> {
   const files = (await readdir(historiesDirectory)).filter((file) => /\.json(\.gz)?$/.test(file));
   const histories = await Promise.all(
     files.map(async (file) => {
@@ -852,11 +864,40 @@ async function replayFailures(options: ReplayWorkerOptions): Promise<string[]> {
       const json = file.endsWith('.gz') ? gunzipSync(bytes) : bytes;
       return {
         workflowId: file.replace(/\.json(\.gz)?$/, ''),
-        history: historyFromFile(JSON.parse(json.toString('utf8'))),
+        json: JSON.parse(json.toString('utf8')) as unknown,
       };
     }),
   );
   expect(histories.length).toBeGreaterThan(0);
+  return histories;
+}
+
+/** The ids of the patches a history file's run asked for (its `core_patch` markers). */
+function patchIds(json: unknown): string[] {
+  const { events } = json as {
+    events: Array<{
+      markerRecordedEventAttributes?: {
+        markerName: string;
+        details: Record<string, { payloads: Array<{ data: string }> }>;
+      };
+    }>;
+  };
+  return events.flatMap(({ markerRecordedEventAttributes: marker }) =>
+    marker?.markerName === 'core_patch'
+      ? (marker.details['patch-data']?.payloads ?? []).map(
+          ({ data }) =>
+            (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id,
+        )
+      : [],
+  );
+}
+
+/** Replays every committed history with `options`; a line per history that failed. */
+async function replayFailures(options: ReplayWorkerOptions): Promise<string[]> {
+  const histories = (await committedHistories()).map(({ workflowId, json }) => ({
+    workflowId,
+    history: historyFromFile(json),
+  }));
   await installTemporalRuntime(createLogger({ Level: 'silent' }));
   const failures: string[] = [];
   for await (const result of Worker.runReplayHistories(options, histories)) {

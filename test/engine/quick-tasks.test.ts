@@ -20,8 +20,12 @@ import {
   taskLogs,
   tasksOf,
   untilStatuses,
-} from './engine-support.js';
-import { installQuickWait, quickWaitTask, writeQuickPluginRegistry } from './quick-plugin.js';
+} from '../support/engine-support.js';
+import {
+  installQuickWait,
+  quickWaitTask,
+  writeQuickPluginRegistry,
+} from '../support/quick-plugin.js';
 
 let trellis: Trellis;
 let registry: Awaited<ReturnType<typeof writeQuickPluginRegistry>>;

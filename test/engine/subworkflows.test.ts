@@ -13,7 +13,7 @@ import {
   taskLogs,
   tasksOf,
   type Definition,
-} from './engine-support.js';
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 

@@ -9,6 +9,7 @@ import { buildConfig } from '../../core/src/config/load.js';
 import type { TrellisConfig } from '../../core/src/config/types.js';
 import { createLogger } from '../../core/src/logging.js';
 import { createMetrics } from '../../core/src/observability/metrics.js';
+import { countWaitingApprovals } from '../../core/src/db/approval-repository.js';
 import {
   createTrellis,
   type RunningTrellis,
@@ -17,7 +18,7 @@ import {
 import { expectFailure } from '../api/api-error.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { approvalsOncePaused, definition, noop, run, start } from '../engine/engine-support.js';
+import { approvalsOncePaused, definition, noop, run, start } from '../support/engine-support.js';
 
 /** The samples of a Prometheus text exposition: `name{labels}` → value. */
 function samples(text: string): Map<string, number> {
@@ -139,7 +140,10 @@ describe('/metrics on the API port', () => {
 
 describe('event streams', () => {
   it('are counted while open, each closed once however often it says so', async () => {
-    const metrics = createMetrics({ db: trellis.db, logger: createLogger({ Level: 'silent' }) });
+    const metrics = createMetrics({
+      waitingApprovals: () => countWaitingApprovals(trellis.db),
+      logger: createLogger({ Level: 'silent' }),
+    });
     const open = async () => samples((await metrics.scrape()).text);
     const first = metrics.trackEventStream();
     const second = metrics.trackEventStream();

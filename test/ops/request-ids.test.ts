@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../../core/src/logging.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, noop, run } from '../engine/engine-support.js';
+import { addWorkflow, definition, noop, run } from '../support/engine-support.js';
 
 type LogLine = Record<string, unknown> & { level: string; msg: string };
 

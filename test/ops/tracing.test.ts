@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition } from '../engine/engine-support.js';
+import { addWorkflow, definition } from '../support/engine-support.js';
 
 interface ReceivedSpan {
   traceId: string;

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 5, DESIGN.md §2 "a process can die at any time"): the worker SIGKILLed and
+ * Faults (issue 5, docs/ARCHITECTURE.md#durability): the worker SIGKILLed and
  * replaced, the API SIGKILLed mid-request and restarted, the Temporal dev server (persisted to a
  * file) stopped and started again, PostgreSQL restarted, each in the middle of running
  * executions. After each, every execution completes and no row is lost or duplicated.
@@ -21,7 +21,7 @@ import { createLogger } from '../../core/src/logging.js';
 import { freePort } from '../../core/src/temporal/dev-server.js';
 import { createTrellisClient, type TrellisClient } from '../../sdk/src/index.js';
 import { createDatabase } from '../support/postgres.js';
-import { addWorkflow, execute } from '../engine/engine-support.js';
+import { addWorkflow, execute } from '../support/engine-support.js';
 import { runConcurrently } from './support/concurrency.js';
 import { ledgerOf, waitUntilSettled, type Ledger } from './support/ledger.js';
 import {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, execute } from '../engine/engine-support.js';
+import { addWorkflow, execute } from '../support/engine-support.js';
 import { runConcurrently } from './support/concurrency.js';
 import { ledgerOf, waitUntilSettled } from './support/ledger.js';
 import { chainDefinition, expectedChainLogs, uniqueWorkflowName } from './support/workload.js';

@@ -10,11 +10,11 @@ import * as workflowRepository from '../../core/src/db/workflow-repository.js';
 import { createLogger } from '../../core/src/logging.js';
 import { createPluginRunner } from '../../core/src/plugins/runner.js';
 import { executionWorkflowId } from '../../core/src/temporal/ids.js';
-import { startExecutionWorkflow } from '../../server/src/executions/start-execution.js';
+import { startExecutionWorkflow } from '../../core/src/executions/launch-execution.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { createActivities } from '../../workflows-worker/src/activities/index.js';
 import { expectFailure } from '../api/api-error.js';
-import { definition, executionLogs, run, taskLogs, tasksOf } from '../engine/engine-support.js';
+import { definition, executionLogs, run, taskLogs, tasksOf } from '../support/engine-support.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 
 let trellis: Trellis;

@@ -22,7 +22,7 @@ import { createLogger, type Logger } from '../../core/src/logging.js';
 import { hashPassword } from '../../core/src/security/password.js';
 import type { TemporalConnection } from '../../core/src/temporal/connection.js';
 import { createTrellis } from '../../bin/trellis-process.js';
-import { buildConsoleIfStale } from '../../scripts/build-console.mjs';
+import { buildConsoleIfStale } from '../../scripts/build/build-console.mjs';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './services.js';
 
 /** The Basic users every harness configures: one per role, plus admin. */

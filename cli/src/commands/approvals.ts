@@ -4,7 +4,7 @@ import { UsageError } from '../failures.js';
 import { approvalsOfExecution } from '../execution-lists.js';
 import { styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
-import type { Act } from '../program.js';
+import type { Act } from './act.js';
 import { approvalIdOf, workflowIdOf } from '../resolve.js';
 
 type ApprovalStatus = components['schemas']['ApprovalStatus'];

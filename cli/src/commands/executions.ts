@@ -8,7 +8,7 @@ import { executionEvents } from '../follow/event-source.js';
 import { logLine } from '../follow/views.js';
 import { compact, elapsed, styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
-import type { Act } from '../program.js';
+import type { Act } from './act.js';
 import { taskOf, workflowIdOf } from '../resolve.js';
 import { runInputs } from '../inputs.js';
 import { followExecution, reportStartedRun } from './follow-run.js';

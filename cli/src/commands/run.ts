@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { addInput, runInputs, type Inputs } from '../inputs.js';
-import type { Act } from '../program.js';
+import type { Act } from './act.js';
 import { workflowIdOf } from '../resolve.js';
 import { reportStartedRun } from './follow-run.js';
 

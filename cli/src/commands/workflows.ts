@@ -3,7 +3,7 @@ import { readableDefinition } from '../definition.js';
 import { readText } from '../inputs.js';
 import { time } from '../output/format.js';
 import { table } from '../output/table.js';
-import type { Act } from '../program.js';
+import type { Act } from './act.js';
 import { workflowIdOf } from '../resolve.js';
 
 /** `trellis workflows list|show|add|update|delete`. */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cidrProblems } from '../plugins/reach.js';
+import { cidrProblems } from './cidr.js';
 import { isHashed } from '../security/password.js';
 import { trellisSchemas } from '../validation/ajv.js';
 import { canonicalizeKeys } from '../validation/canonical-keys.js';

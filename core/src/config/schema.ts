@@ -1,14 +1,14 @@
 import Type, { type Static } from 'typebox';
 
 /**
- * The configuration (DESIGN.md §3) as one JSON Schema, built with TypeBox: Ajv validates with it
+ * The configuration as one JSON Schema, built with TypeBox: Ajv validates with it
  * and fills in its defaults, and `types.ts` derives `TrellisConfig` from it. A key with a default
  * is listed as required, which is what it is once the defaults are in; input may omit it.
  * Defaults that depend on other values (`Plugins.StorageRoot`, `Plugins.CacheDirectory`) are
  * derived in `load.ts`.
  */
 
-/** Every role a user or token may hold (DESIGN.md §5). */
+/** Every role a user or token may hold (docs/ARCHITECTURE.md#auth). */
 export const roles = ['admin', 'config', 'plugins', 'workflow'] as const;
 
 /** What a notification may tell (`Notifications.Webhooks[].Events`). */

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import type { basicUserSchema, configSchema, roles } from './schema.js';
 
 /**
- * The parsed, validated, frozen configuration (DESIGN.md §3), as `schema.ts` describes it, with
+ * The parsed, validated, frozen configuration, as `schema.ts` describes it, with
  * `Plugins.StorageRoot` and `Plugins.CacheDirectory` always set (derived from `DataDirectory`
  * when not given). Built once at
  * boot by `loadConfig()`; tests build it with `buildConfig(partial)`. Nothing else reads

@@ -327,3 +327,8 @@ function unavailable(error: unknown): unknown {
     code: 'database.unavailable',
   });
 }
+
+/** Resolves when the database answers a query (the readiness probe's check). */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

@@ -5,7 +5,7 @@ import { problemAt, type Problem } from '../validation/problem.js';
 /** A requested page; `page` counts from 1. */
 export type Page = { page: number; pageSize: number };
 
-/** What a paged list response carries beside `data` (DESIGN.md §4). */
+/** What a paged list response carries beside `data` (docs/ARCHITECTURE.md#api-conventions). */
 export type Pagination = { page: number; pageSize: number; totalCount: number; totalPages: number };
 
 export type Paged<T> = { items: T[]; pagination: Pagination };

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { Conflict } from '../errors.js';
-import { compareTypeAndVersion } from '../plugins/package.js';
+import { compareTypeAndVersion } from '../definition/plugin-versions.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { preparedQuery } from './prepared.js';

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkApprovalReads as checkApprovalReadsProblems } from './approval-reads.js';
-import {
-  checkExpression,
-  evaluateExpression,
-  referencedApprovals,
-  resolveValue,
-} from './expressions.js';
+import { checkExpression } from './expressions/check.js';
+import { evaluateExpression, resolveValue } from './expressions/evaluate.js';
+import { referencedApprovals } from './expressions/references.js';
 import type { WorkflowDefinition } from './types.js';
 import { renderProblem } from '../validation/problem.js';
 

@@ -4,8 +4,8 @@
  * only by a task that asks for one (and not by its condition, checked before it is asked), and
  * the defaults of `manualApproval.inputs` have their declared types. Pure, like dag.ts.
  */
-import { forEachString } from './dag.js';
-import { referencedApprovals } from './expressions.js';
+import { forEachString } from './json-strings.js';
+import { referencedApprovals } from './expressions/references.js';
 import { checkInputDeclarations } from './inputs.js';
 import { problemIn, type PathSegment } from './location.js';
 import type { Problem } from '../validation/problem.js';

@@ -3,12 +3,9 @@
  * takes. The key may read the run's inputs only, so it is known before any task runs and is the
  * same wherever it is evaluated. Pure: no I/O.
  */
-import {
-  calledFunctions,
-  checkOutputExpression,
-  evaluateOutputExpression,
-  referencedInputs,
-} from './expressions.js';
+import { checkOutputExpression } from './expressions/check.js';
+import { evaluateOutputExpression } from './expressions/evaluate.js';
+import { calledFunctions, referencedInputs } from './expressions/references.js';
 import { formatPath } from './location.js';
 import { problemAt, type Problem } from '../validation/problem.js';
 import type { ConcurrencyLimit, WorkflowDefinition } from './types.js';

@@ -3,18 +3,17 @@
  * every reference names a task, the graph has no cycle, and expressions parse and read only
  * outputs of tasks that exist. Pure: the engine may run these inside workflow code too.
  */
+import { checkExpression, checkOutputExpression, checkTemplate } from './expressions/check.js';
 import {
-  checkExpression,
-  checkOutputExpression,
-  checkTemplate,
   referencedInputs,
   referencedItemFunctions,
   referencedTasks,
-} from './expressions.js';
+} from './expressions/references.js';
 import { checkConcurrency } from './concurrency.js';
 import { checkForEachTasks } from './foreach.js';
 import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
+import { forEachString } from './json-strings.js';
 import { formatPath, problemIn, type PathSegment } from './location.js';
 import { problemAt, type Problem } from '../validation/problem.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
@@ -205,18 +204,9 @@ function readProblems(
   return problems;
 }
 
-/** Visits every string inside a JSON value, with its path. */
-export function forEachString(
-  value: unknown,
-  path: PathSegment[],
-  visit: (path: PathSegment[], text: string) => void,
-): void {
-  if (typeof value === 'string') visit(path, value);
-  else if (Array.isArray(value))
-    value.forEach((item, i) => forEachString(item, [...path, i], visit));
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) forEachString(item, [...path, key], visit);
-  }
+/** What the graph of a definition is made of: each task's name and the tasks it waits for. */
+export interface TaskGraph {
+  tasks: readonly Pick<TaskDefinition, 'name' | 'dependencies' | 'runOnFailureOf'>[];
 }
 
 /**
@@ -224,7 +214,7 @@ export function forEachString(
  * `runOnFailureOf`), in definition order. Unknown and self references are left out: they are
  * reported on their own.
  */
-function successors(definition: WorkflowDefinition): Map<string, string[]> {
+function successors(definition: TaskGraph): Map<string, string[]> {
   const edges = new Map<string, string[]>(definition.tasks.map((task) => [task.name, []]));
   for (const task of definition.tasks) {
     for (const before of [...(task.dependencies ?? []), ...(task.runOnFailureOf ?? [])]) {
@@ -272,7 +262,7 @@ export function topologicalOrder(definition: WorkflowDefinition): string[] {
  * for a DAG, at least one otherwise (cycles that share tasks are reported once). Linear-ish and
  * iterative, so very large definitions neither take long nor overflow the stack.
  */
-export function findCycles(definition: WorkflowDefinition): string[][] {
+export function findCycles(definition: TaskGraph): string[][] {
   const edges = successors(definition);
   const acyclic = new Set(kahnOrder(edges));
   // What Kahn's pass leaves are the tasks on cycles and the tasks downstream of them.
@@ -305,7 +295,7 @@ export function findCycles(definition: WorkflowDefinition): string[][] {
   return cycles;
 }
 
-function rotateToFirstDefined(cycle: string[], definition: WorkflowDefinition): string[] {
+function rotateToFirstDefined(cycle: string[], definition: TaskGraph): string[] {
   const position = new Map(definition.tasks.map((task, i) => [task.name, i]));
   const first = cycle.reduce(
     (best, name, i) =>

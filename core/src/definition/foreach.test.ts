@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { checkGraph as checkGraphProblems } from './dag.js';
+import { checkExpression, checkTemplate } from './expressions/check.js';
 import {
-  checkExpression,
-  checkTemplate,
   evaluateCondition,
   evaluateWrapped,
   ExpressionError,
-  referencedItemFunctions,
   resolveValue,
   type ExpressionScope,
-} from './expressions.js';
+} from './expressions/evaluate.js';
+import { referencedItemFunctions } from './expressions/references.js';
 import { checkForEachTasks as checkForEachTasksProblems, itemTaskName } from './foreach.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 import { renderProblem } from '../validation/problem.js';

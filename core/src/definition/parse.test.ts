@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDefinition } from './parse.js';
 import { renderProblem } from '../validation/problem.js';
 
-/** The sample definition of DESIGN.md §6, verbatim. */
+/** The founding sample definition: both kinds of type, an approval, a condition, retries. */
 const designSample = `{
   "name": "NightlyReport", "description": "...",
   "variables": { "region": "eu" },
@@ -40,7 +40,7 @@ const task = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('parseDefinition', () => {
-  it('accepts the sample definition of DESIGN.md §6', () => {
+  it('accepts the founding sample definition', () => {
     const result = parseDefinition(designSample);
     expect(result).toMatchObject({ ok: true });
     if (!result.ok) return;

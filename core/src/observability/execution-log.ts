@@ -1,4 +1,4 @@
-import type { ExecutionStatus } from '../db/tables.js';
+import type { ExecutionStatus } from '../temporal/statuses.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from './metrics.js';
 

@@ -1,7 +1,4 @@
-import type { Kysely } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { countWaitingApprovals } from '../db/approval-repository.js';
-import type { Database } from '../db/tables.js';
 import type { Logger } from '../logging.js';
 
 /**
@@ -54,8 +51,11 @@ const attemptBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1
 /** Seconds; a run takes from a fraction of a second to days (approvals). */
 const executionBuckets = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 21600, 86400];
 
-/** The metrics of one process; `db` feeds the approvals gauge at scrape time. */
-export function createMetrics(deps: { db: Kysely<Database>; logger: Logger }): Metrics {
+/** The metrics of one process; `waitingApprovals` feeds the approvals gauge at scrape time. */
+export function createMetrics(deps: {
+  waitingApprovals: () => Promise<number>;
+  logger: Logger;
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -109,14 +109,14 @@ export function createMetrics(deps: { db: Kysely<Database>; logger: Logger }): M
     help: 'Execution event streams this process is serving now.',
     registers,
   });
-  const { db, logger } = deps;
+  const { waitingApprovals, logger } = deps;
   new Gauge({
     name: 'trellis_approvals_waiting',
     help: 'Approvals waiting for a decision in runs still going, in the whole database (the same in every process).',
     registers,
     async collect() {
       try {
-        this.set(await countWaitingApprovals(db));
+        this.set(await waitingApprovals());
       } catch (error) {
         // A scrape still answers while the database does not; the gauge keeps its last value.
         logger.debug({ err: error }, 'metrics: could not count the waiting approvals');

@@ -1,6 +1,4 @@
 import type { Client } from '@temporalio/client';
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db/tables.js';
 
 /**
  * The probes an orchestrator asks (`/livez`, `/readyz`; README, "Operating Trellis"). They are
@@ -45,7 +43,8 @@ export const CHECK_TIMEOUT_MS = 2_000;
  * worker (`withWorker`), the worker polls its task queue.
  */
 export function createReadiness(deps: {
-  db: Kysely<Database>;
+  /** Resolves when the database answers a query. */
+  pingDatabase: () => Promise<void>;
   temporal: Client;
   withWorker: boolean;
 }): Readiness {
@@ -53,7 +52,7 @@ export function createReadiness(deps: {
   const checks: Array<() => Promise<ReadinessCheck>> = [
     () =>
       probe('database', async () => {
-        await sql`select 1`.execute(deps.db);
+        await deps.pingDatabase();
         return 'The database answers.';
       }),
     () =>

@@ -7,11 +7,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../config/load.js';
 import { NotFound, Unavailable } from '../errors.js';
-import { errorOf } from '../expect-error.js';
+import { errorOf } from '../../../test/support/expect-error.js';
 import { builtInPluginsDirectory, createCatalog } from './catalog.js';
 import { packFolder, sha256Hex } from './package.js';
 import { buildRegistry, PackageIntegrityError, type RegistryIndex } from './registry.js';
-import { writeTestPackage } from './test-packages.js';
+import { writeTestPackage } from '../../../test/support/plugin-packages.js';
 
 let registry: string;
 let sources: string;

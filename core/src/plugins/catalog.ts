@@ -5,8 +5,8 @@ import type { TrellisConfig } from '../config/types.js';
 import { Invalid, NotFound } from '../errors.js';
 import { installPath } from '../install-root.js';
 import type { PluginManifest } from './contract.js';
+import { compareTypeAndVersion } from '../definition/plugin-versions.js';
 import {
-  compareTypeAndVersion,
   packageLimits,
   packFolder,
   readPackage,

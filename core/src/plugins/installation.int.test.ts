@@ -13,15 +13,15 @@ import * as pluginRepository from '../db/plugin-repository.js';
 import type { Database } from '../db/tables.js';
 import * as workflowRepository from '../db/workflow-repository.js';
 import { Conflict, NotFound } from '../errors.js';
-import { errorOf } from '../expect-error.js';
+import { errorOf } from '../../../test/support/expect-error.js';
 import { createCatalog, type PluginCatalog } from './catalog.js';
 import { installBuiltIns, installPlugin, uninstallPlugin, updatePlugin } from './installation.js';
 import { pluginCacheDirectory } from './package.js';
 import { buildRegistry, PackageIntegrityError } from './registry.js';
 import { createPluginRunner, PluginInputError, type PluginRunRequest } from './runner.js';
 import { encryptSecrets, loadSecretKeys } from './settings.js';
-import { writeTestPackage } from './test-packages.js';
-import { createRecordingLogger } from './testing.js';
+import { writeTestPackage } from '../../../test/support/plugin-packages.js';
+import { createRecordingLogger } from '../../../test/support/plugin-folder.js';
 
 // A fresh nonce makes fresh package bytes, so no earlier run left them in the cache: the
 // runner has to fetch them from the database.

@@ -15,7 +15,11 @@ import {
   sha256Hex,
   unpackPackage,
 } from './package.js';
-import { rawPackageEntries, rawTarball, writeTestPackage } from './test-packages.js';
+import {
+  rawPackageEntries,
+  rawTarball,
+  writeTestPackage,
+} from '../../../test/support/plugin-packages.js';
 
 const valid = { type: 'Acme/Echo', version: '1.2.3', description: 'Echoes' };
 const limits = { maxPackageBytes: 1024 * 1024, maxUnpackedBytes: 4 * 1024 * 1024 };

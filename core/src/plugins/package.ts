@@ -26,7 +26,7 @@ import type { PluginManifest } from './contract.js';
 import { validationProblems } from './schema.js';
 
 /**
- * The plugin package format (DESIGN.md §8): a folder holding `plugin.json` and an ES module,
+ * The plugin package (docs/ARCHITECTURE.md#plugins): a folder with `plugin.json` and an ES module,
  * shipped as a deterministic gzip'd tarball whose sha256 is its content address.
  */
 
@@ -133,17 +133,6 @@ export function matchesSettingType(
   value: unknown,
 ): boolean {
   return isOfJsonType(type, value);
-}
-
-/** Orders packages by type (case-insensitively), then by semver. */
-export function compareTypeAndVersion(
-  a: { type: string; version: string },
-  b: { type: string; version: string },
-): number {
-  return (
-    a.type.localeCompare(b.type, 'en', { sensitivity: 'base' }) ||
-    semver.compare(a.version, b.version)
-  );
 }
 
 function isInsideRoot(relative: string): boolean {

@@ -74,15 +74,6 @@ export function reachSettings(
   });
 }
 
-/** One message per entry of a CIDR list that is neither `address/bits` nor a single address. */
-export function cidrProblems(key: string, cidrs: readonly string[]): string[] {
-  return cidrs.flatMap((cidr, index) =>
-    ipaddr.isValidCIDR(cidr) || ipaddr.isValid(cidr)
-      ? []
-      : [`${key}[${index}]: "${cidr}" is not an address range like 10.0.0.0/8 or fd00::/8`],
-  );
-}
-
 /** A single address as the range holding only it. */
 function asCidr(value: string): string {
   if (value.includes('/')) return value;

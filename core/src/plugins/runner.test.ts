@@ -3,8 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPluginFolder, PluginInputError, PluginRuntimeError } from './runner.js';
 import { encryptSecrets, SecretKeys } from './settings.js';
-import { writeTestPackage } from './test-packages.js';
-import { createRecordingLogger, runPluginFolder } from './testing.js';
+import { writeTestPackage } from '../../../test/support/plugin-packages.js';
+import { createRecordingLogger, runPluginFolder } from '../../../test/support/plugin-folder.js';
 
 const probe = await writeTestPackage(
   {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { TrellisConfig } from '../config/types.js';
 import * as pluginRepository from '../db/plugin-repository.js';
 import type { InstalledPlugin } from '../db/plugin-repository.js';
@@ -31,12 +32,8 @@ import {
 import { descendantListeningPorts } from './listening-ports.js';
 import { reachSettings, type RuntimeReach } from './reach.js';
 import { redactError, redactOutput, secretRedactor } from './redaction.js';
-import {
-  createSandboxPool,
-  sandboxSettings,
-  type SandboxPool,
-  type SandboxProfile,
-} from './sandbox/pool.js';
+import { createSandboxPool, type SandboxPool } from './sandbox/pool.js';
+import { sandboxSettings, type SandboxProfile } from './sandbox/sandbox-settings.js';
 import { validationProblems } from './schema.js';
 import {
   checkConfigurationSpecifications,
@@ -184,22 +181,19 @@ export function createPluginRunner(deps: {
   // Every attempt of every task asks which package runs it: a row found is reused for a moment.
   // A miss is never remembered, so a plugin just installed runs at once; an uninstall or a newer
   // latest version is seen within INSTALLED_ROW_TTL_MS.
-  const installedRows = new Map<string, { row: InstalledPlugin; expiresAt: number }>();
+  const installedRows = new LRUCache<string, InstalledPlugin>({
+    max: MAX_INSTALLED_ROWS,
+    ttl: INSTALLED_ROW_TTL_MS,
+  });
   async function installedRow(type: string, version: string | undefined) {
     const key = `${type}\n${version ?? 'latest'}`;
     const cached = installedRows.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.row;
-    installedRows.delete(key);
+    if (cached) return cached;
     const row =
       version !== undefined
         ? await pluginRepository.findByTypeVersion(db, type, version)
         : await pluginRepository.latestByType(db, type);
-    if (row) {
-      installedRows.set(key, { row, expiresAt: Date.now() + INSTALLED_ROW_TTL_MS });
-      if (installedRows.size > MAX_INSTALLED_ROWS) {
-        installedRows.delete(installedRows.keys().next().value!);
-      }
-    }
+    if (row) installedRows.set(key, row);
     return row;
   }
 

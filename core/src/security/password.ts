@@ -2,7 +2,7 @@ import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } 
 
 /**
  * Password hashes for Basic users: `scrypt$N$r$p$saltB64$hashB64`. Configured passwords may also
- * be plain text (DESIGN.md §3); both are compared in constant time.
+ * be plain text (docs/ARCHITECTURE.md#configuration); both are compared in constant time.
  */
 
 const cost = { N: 16384, r: 8, p: 1 } as const;

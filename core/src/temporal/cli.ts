@@ -1,6 +1,6 @@
 /**
  * Finds the Temporal CLI (`temporal server start-dev` runs the embedded server and the test
- * server), installing it into the project when it is nowhere to be found (DESIGN.md §2).
+ * server), installing it into the project when none is found (docs/ARCHITECTURE.md#processes).
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';

@@ -5,7 +5,7 @@
  * the workflow bundle does too, so this file stays deterministic (no Node, no I/O).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '../db/tables.js';
+import type { ApprovalStatus, ExecutionStatus, TaskStatus } from './statuses.js';
 
 /** The Temporal workflow type of every Trellis execution. */
 export const executionWorkflowType = 'trellisExecution';

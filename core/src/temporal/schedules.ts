@@ -1,5 +1,5 @@
 /**
- * TimeBased triggers as Temporal Schedules (DESIGN.md §7). Temporal does the timekeeping; the
+ * TimeBased triggers as Temporal Schedules. Temporal does the timekeeping; the
  * database stays the source of truth, and `reconcileSchedules` repairs drift at start-up.
  */
 import {

@@ -1,6 +1,6 @@
 /**
  * Search attributes set on every Trellis run so operators can find it in the Temporal UI
- * (DESIGN.md §7), e.g. `TrellisWorkflowName="NightlyReport"` or `TrellisStatus="Paused"` in the
+ * with e.g. `TrellisWorkflowName="NightlyReport"` or `TrellisStatus="Paused"` in the
  * workflow list filter.
  *
  * On the embedded dev server they are registered at start (`--search-attribute`) and again by

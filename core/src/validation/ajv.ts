@@ -1,6 +1,7 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Where Trellis gets its Ajv instances: one shared instance for its own schemas, and the one
@@ -32,9 +33,8 @@ export const trellisSchemas = createAjv('2020-12', {
   verbose: true,
 });
 
-/** Enough for every plugin version in use; the oldest is dropped past it. */
-const MAX_PLUGIN_SCHEMAS = 256;
-const pluginSchemas = new Map<string, ValidateFunction>();
+/** Enough for every plugin version in use; the least recently used is dropped past it. */
+const pluginSchemas = new LRUCache<string, ValidateFunction>({ max: 256 });
 
 /**
  * The validator of a schema a plugin supplies (draft-07, as plugin authors write them; lenient
@@ -57,9 +57,6 @@ export function pluginSchemaValidator(
       strict: false,
       verbose,
     }).compile(schema);
-    if (pluginSchemas.size >= MAX_PLUGIN_SCHEMAS) {
-      pluginSchemas.delete(pluginSchemas.keys().next().value as string);
-    }
     pluginSchemas.set(key, validate);
   }
   return validate;

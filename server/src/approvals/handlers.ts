@@ -16,7 +16,7 @@ import {
   type DecisionExtras,
 } from '../../../core/src/temporal/messages.js';
 import type { AuthUser } from '../auth/user.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { decisionRefusal } from './approvers.js';
 import {
   assertActive,
@@ -100,7 +100,7 @@ export function checkDecision(
 }
 
 /**
- * Decides an approval (DESIGN.md §7, "Approvals"): sends the decision to the run as an update,
+ * Decides an approval (docs/ARCHITECTURE.md#approvals): sends the decision to the run as an update,
  * the same path a decision sent from the Temporal UI or CLI takes, and answers once the run has
  * recorded it. The run is the one place decisions are taken, so each approval is decided exactly
  * once, whoever sends what. Runs started before decisions were updates have no handler for it:

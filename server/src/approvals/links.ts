@@ -13,7 +13,7 @@ import {
 } from '../../../core/src/notifications/approval-links.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { decideFor } from './handlers.js';
 
 /** Who an approval link's decision is recorded as decided by. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { hashPassword } from '../../../core/src/security/password.js';
 import { createBasicAuthenticator, parseBasicHeader } from './basic.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { hashPassword, isHashed, verifyPassword } from '../../../core/src/security/password.js';
 import { CredentialCache } from './credential-cache.js';

@@ -3,8 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { errorOf } from '../../../core/src/expect-error.js';
-import { HttpError } from '../errors.js';
+import { errorOf } from '../../../test/support/expect-error.js';
+import { HttpError } from '../http-error.js';
 import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';
 
 const secret = 'unit-test-secret-unit-test-secret-unit-test';

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Remembers verified credentials for a short time so that a client sending the same
@@ -6,33 +7,25 @@ import { hash } from 'node:crypto';
  * Keys are a hash of the header, never the header itself. Least recently used entries go first.
  */
 export class CredentialCache<T> {
-  readonly #entries = new Map<string, { value: T; expiresAt: number }>();
+  readonly #entries: LRUCache<string, { value: T }>;
+  readonly #ttlMs: number;
 
-  constructor(
-    private readonly maxEntries = 1000,
-    private readonly ttlMs = 60_000,
-  ) {}
+  constructor(maxEntries = 1000, ttlMs = 60_000) {
+    // Date's clock, as `notAfter` (a token's expiry) is read on it.
+    this.#entries = new LRUCache({ max: maxEntries, ttl: ttlMs, perf: Date });
+    this.#ttlMs = ttlMs;
+  }
 
   get(header: string): T | undefined {
-    const key = CredentialCache.#key(header);
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    this.#entries.delete(key);
-    if (entry.expiresAt <= Date.now()) return undefined;
-    this.#entries.set(key, entry);
-    return entry.value;
+    return this.#entries.get(CredentialCache.#key(header))?.value;
   }
 
   /** Caches `value` for the TTL, or until `notAfter` (epoch ms) when that comes sooner. */
   set(header: string, value: T, notAfter = Infinity): void {
     const key = CredentialCache.#key(header);
-    this.#entries.delete(key);
-    this.#entries.set(key, { value, expiresAt: Math.min(Date.now() + this.ttlMs, notAfter) });
-    while (this.#entries.size > this.maxEntries) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.#entries.delete(oldest);
-    }
+    const ttl = Math.min(this.#ttlMs, notAfter - Date.now());
+    if (ttl > 0) this.#entries.set(key, { value }, { ttl });
+    else this.#entries.delete(key);
   }
 
   static #key(header: string): string {

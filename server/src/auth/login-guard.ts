@@ -8,7 +8,7 @@ import {
 import type { Database } from '../../../core/src/db/tables.js';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import type { Logger } from '../../../core/src/logging.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 
 /**
  * Abuse limits on authentication (`Security.RateLimits`, OWASP API2 and API4):

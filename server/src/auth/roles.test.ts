@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { assertAllowed, declaredRoles } from './roles.js';
 
 describe('declaredRoles', () => {

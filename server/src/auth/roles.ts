@@ -1,5 +1,5 @@
 import type { Role } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import type { AuthUser } from './user.js';
 
 /** Every role there is; typed so that a new `Role` cannot be left out. */
@@ -12,7 +12,7 @@ const isRole = (value: unknown): value is Role =>
  * The roles that may call a protected operation: exactly the list in its `x-roles` extension,
  * which the spec declares with `@roles` (spec/common/roles.tsp). Throws, naming the operation,
  * when the list is missing or empty, names an unknown role, or leaves out `admin` (who may call
- * every protected operation, DESIGN.md §5): the server must not start on such a document.
+ * every protected operation): the server must not start on such a document.
  */
 export function declaredRoles(operation: object, name: string): Role[] {
   const declared = 'x-roles' in operation ? operation['x-roles'] : undefined;

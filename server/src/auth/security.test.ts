@@ -4,7 +4,7 @@ import { openApiDocument } from '../openapi.js';
 import { accessByOperation, operationKey } from './security.js';
 
 /**
- * The seed's table of areas and the roles allowed besides admin (DESIGN.md §5), `/approvals`,
+ * The seed's table of areas and the roles allowed besides admin, `/approvals`,
  * every workflow's approvals, which belongs to the workflow area like the approvals under
  * `/workflows`, and `/me`, which any role may ask.
  */

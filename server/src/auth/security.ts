@@ -1,6 +1,6 @@
 import type { Document, Operation } from 'openapi-backend';
 import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';

@@ -8,7 +8,7 @@ import type { WorkflowExecutionRow, WorkflowRow } from '../../../core/src/db/tab
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
 import { problemAt } from '../../../core/src/validation/problem.js';
-import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import type { Logger } from '../../../core/src/logging.js';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
 import type { AppDeps } from '../handler.js';
@@ -240,16 +240,12 @@ export const executionHandlers = {
     if (sent === 'sent') await requestTemporalCancel(client, execution, log);
     if (sent === 'no-run') {
       // Nothing runs it (its start never reached Temporal): there is nothing to stop.
-      const outcome = {
-        status: 'Canceled' as const,
+      await finishExecution(withExecutionLog(deps, log), execution.id, {
+        by: 'run',
+        status: 'Canceled',
         message: `Canceled by ${user.name}.`,
         at: new Date(),
-      };
-      const ended = await executionRepository.markExecutionFinished(deps.db, execution.id, outcome);
-      if (ended) {
-        const runs = createExecutionLog(log, deps.metrics);
-        runs.finished({ executionId: execution.id, ...outcome, ...ended });
-      }
+      });
     }
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },

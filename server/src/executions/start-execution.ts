@@ -1,46 +1,28 @@
-import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { Kysely } from 'kysely';
 import {
   createExecutionLog,
   type ExecutionLog,
 } from '../../../core/src/observability/execution-log.js';
 import type { Logger } from '../../../core/src/logging.js';
 import type { Metrics } from '../../../core/src/observability/metrics.js';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import type {
-  Database,
   WorkflowExecutionRow,
   WorkflowRevisionRow,
   WorkflowRow,
 } from '../../../core/src/db/tables.js';
-import { Unavailable } from '../../../core/src/errors.js';
 import { problemsOf } from '../../../core/src/validation/problem.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
+import { launchExecution, type LaunchDeps } from '../../../core/src/executions/launch-execution.js';
 import type { PathSegment } from '../../../core/src/validation/path.js';
-import {
-  TrellisExecutionId,
-  TrellisWorkflowId,
-  TrellisWorkflowName,
-} from '../../../core/src/temporal/search-attributes.js';
-import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
-import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
 import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { validateWorkflowDefinition } from '../workflows/definition.js';
 
-export interface StartExecutionDeps {
-  db: Kysely<Database>;
-  temporal: { client: Client };
-  config: TrellisConfig;
+export interface StartExecutionDeps extends LaunchDeps {
   /**
    * The API process's view of the installed plugins, which the definition is checked against
    * (as when it is added); without it, or when `db` is a transaction, each plugin the definition
    * names is a query.
    */
   installedPlugins?: InstalledPlugins;
-  /** Logs and counts a run whose start Temporal refused. */
-  executionLog?: ExecutionLog;
 }
 
 export interface ExecutionStarted {
@@ -56,9 +38,6 @@ export function withExecutionLog<D extends StartExecutionDeps & { metrics: Metri
 ): D & { executionLog: ExecutionLog } {
   return { ...deps, executionLog: createExecutionLog(log, deps.metrics) };
 }
-
-/** How long a start waits for Temporal before the execution is recorded Failed (503). */
-export const startDeadlineMs = 10_000;
 
 /** What a start may carry beyond the workflow. */
 export interface StartOptions {
@@ -80,8 +59,8 @@ export interface StartOptions {
 }
 
 /**
- * Executes a workflow (DESIGN.md §7, "Start"): records the execution (`recordExecution`) and
- * starts its Temporal run (`startExecutionWorkflow`). The execution is Running from the start,
+ * Executes a workflow (docs/ARCHITECTURE.md#start): records the execution (`recordExecution`) and
+ * starts its Temporal run (`launchExecution`). The execution is Running from the start,
  * as the API promises (Pending under a concurrency limit, until its run has a slot).
  *
  * Temporal unavailable: 503, and the execution is recorded Failed with the reason rather than
@@ -94,50 +73,7 @@ export async function startExecution(
   options: StartOptions = {},
 ): Promise<ExecutionStarted> {
   const execution = await recordExecution(deps, workflow, options);
-  return launchExecution(deps, execution);
-}
-
-/**
- * The second half of a start: starts the Temporal run of a recorded execution. Temporal
- * unavailable: the execution is recorded Failed with the reason, and `Unavailable` (503).
- */
-export async function launchExecution(
-  deps: StartExecutionDeps,
-  execution: WorkflowExecutionRow,
-): Promise<ExecutionStarted> {
-  const { db, temporal, config } = deps;
-  try {
-    await startExecutionWorkflow(temporal.client, config, execution);
-  } catch (error) {
-    const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
-    const at = new Date();
-    // The reason goes into the execution's log too: the detail has no message field to show it.
-    const ended = await executionRepository.markExecutionFinished(
-      db,
-      execution.id,
-      { status: 'Failed', message, at },
-      [
-        {
-          executionId: execution.id,
-          taskExecutionId: null,
-          dedupeKey: 'start-failed',
-          level: 'Error',
-          message,
-          timeStamp: at,
-        },
-      ],
-    );
-    if (ended) {
-      deps.executionLog?.finished({
-        executionId: execution.id,
-        status: 'Failed',
-        message,
-        at,
-        ...ended,
-      });
-    }
-    throw new Unavailable(message, { code: 'temporal.unavailable' });
-  }
+  await launchExecution(deps, execution);
   return {
     workflowId: execution.workflowId,
     executionId: execution.id,
@@ -189,40 +125,4 @@ export async function recordExecution(
     ...(options.rerun ? { rerun: options.rerun } : {}),
   });
   return execution;
-}
-
-/**
- * Starts the Temporal run of a recorded execution, with its search attributes, and the summary
- * and details the Temporal UI shows (the Trellis workflow's name and ids). Idempotent: a run with
- * the execution's workflow id that exists already counts as started.
- */
-export async function startExecutionWorkflow(
-  client: Client,
-  config: TrellisConfig,
-  execution: Pick<
-    WorkflowExecutionRow,
-    'id' | 'workflowId' | 'workflowName' | 'temporalWorkflowId'
-  > &
-    Partial<Pick<WorkflowExecutionRow, 'triggerId' | 'rerunOf'>>,
-): Promise<void> {
-  const input: ExecutionInput = { executionId: execution.id };
-  try {
-    // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
-    await client.withDeadline(Date.now() + startDeadlineMs, () =>
-      client.workflow.start(executionWorkflowType, {
-        workflowId: execution.temporalWorkflowId,
-        taskQueue: config.Temporal.TaskQueue,
-        args: [input],
-        typedSearchAttributes: [
-          { key: TrellisWorkflowId, value: execution.workflowId },
-          { key: TrellisWorkflowName, value: execution.workflowName },
-          { key: TrellisExecutionId, value: execution.id },
-        ],
-        staticSummary: runSummary(execution.workflowName),
-        staticDetails: runDetails({ ...execution, executionId: execution.id }),
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
 }

@@ -1,5 +1,5 @@
 import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../http-error.js';
 
 /**
  * The execution event streams one API process holds open: at most `MaxStreamsPerUser` for one

@@ -3,7 +3,7 @@ import type { Listen } from '../../../core/src/db/notifications.js';
 import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
 import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
 import type { Database } from '../../../core/src/db/tables.js';
-import { compareTypeAndVersion } from '../../../core/src/plugins/package.js';
+import { compareTypeAndVersion } from '../../../core/src/definition/plugin-versions.js';
 import type { Logger } from '../../../core/src/logging.js';
 
 /**

@@ -3,10 +3,11 @@ import express from 'express';
 import type { RequestHandler, Response } from 'express';
 import type { TrellisConfig } from '../../../core/src/config/types.js';
 import { installPath } from '../../../core/src/install-root.js';
-import { HttpError, routeNotFound } from '../errors.js';
+import { routeNotFound } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { staticFiles } from './static-files.js';
 
-/** Where `npm run build` puts the console (scripts/build-console.mjs). */
+/** Where `npm run build` puts the console (scripts/build/build-console.mjs). */
 const consoleDirectory = installPath('console', 'dist');
 
 /**

@@ -7,13 +7,10 @@ import * as webhookDeliveryRepository from '../../../core/src/db/webhook-deliver
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { NotFound, Unavailable } from '../../../core/src/errors.js';
+import { launchExecution } from '../../../core/src/executions/launch-execution.js';
 import { checkWebhookProperties } from '../../../core/src/triggers/webhook-properties.js';
-import { HttpError } from '../errors.js';
-import {
-  launchExecution,
-  recordExecution,
-  withExecutionLog,
-} from '../executions/start-execution.js';
+import { HttpError } from '../http-error.js';
+import { recordExecution, withExecutionLog } from '../executions/start-execution.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
 import { header } from '../request-context.js';

@@ -13,7 +13,7 @@ import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
 
 /**
- * Validates a definition's text as add and update both require (DESIGN.md §6): JSON, schema,
+ * Validates a definition's text as add and update both require: JSON, schema,
  * DAG checks within the configured `limits`, then that every plugin and configuration it names
  * exists and that each task's parameters fit its plugin's parameter schema. 400 with one message
  * per problem; nothing is stored when there is any. Plugins are looked up in `plugins` (the API

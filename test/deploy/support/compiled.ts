@@ -13,7 +13,7 @@ export async function ensureCompiledBuild(): Promise<void> {
     [
       '--input-type=module',
       '--eval',
-      "const { buildIfStale } = await import('./scripts/build.mjs'); await buildIfStale({ quiet: true });",
+      "const { buildIfStale } = await import('./scripts/build/build.mjs'); await buildIfStale({ quiet: true });",
     ],
     { cwd: projectRoot, timeout: 300_000 },
   );

@@ -150,7 +150,7 @@ export function imageEnvironment(stage: DockerStage): Record<string, string> {
 }
 
 /**
- * The Helm to render the chart with, found as scripts/setup-helm.sh finds it (HELM, PATH,
+ * The Helm to render the chart with, found as scripts/setup/setup-helm.sh finds it (HELM, PATH,
  * .tools/helm), or null. CI installs it; a developer without it has the chart tests skipped.
  */
 export function findHelm(): string | null {

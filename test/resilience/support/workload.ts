@@ -2,7 +2,7 @@
  * The workloads of the resilience tests (and the benchmarks): chains of built-in plugins whose
  * every row and log entry can be counted in advance.
  */
-import { delay, noop, type Definition } from '../../engine/engine-support.js';
+import { delay, noop, type Definition } from '../../support/engine-support.js';
 
 /**
  * One task of a chain: the no-op plugin, a delay that keeps the run busy for a while, or a

@@ -1,12 +1,10 @@
 import type { Kysely } from 'kysely';
 import { decisionsByTask } from '../../../core/src/db/approval-repository.js';
 import type { Database } from '../../../core/src/db/tables.js';
-import {
-  referencedApprovals,
-  type ExpressionScope,
-} from '../../../core/src/definition/expressions.js';
-import { forEachString } from '../../../core/src/definition/dag.js';
-import type { LoadedDefinition } from './definitions.js';
+import type { ExpressionScope } from '../../../core/src/definition/expressions/evaluate.js';
+import { referencedApprovals } from '../../../core/src/definition/expressions/references.js';
+import { forEachString } from '../../../core/src/definition/json-strings.js';
+import type { LoadedDefinition } from './loaded-definition.js';
 
 /**
  * What expressions read of approvals: `Approval('Task')` (a task's decision) and `Approval()`

@@ -9,6 +9,7 @@ import type { Preemption } from '../../../core/src/db/concurrency-repository.js'
 import { appendLogs } from '../../../core/src/db/log-repository.js';
 import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
 import { concurrencyKey } from '../../../core/src/definition/concurrency.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 
@@ -63,19 +64,7 @@ export async function admitExecution(
     }
   } catch (error) {
     const message = `Failed: the concurrency key (configuration.concurrency.key) could not be taken: ${(error as Error).message}`;
-    const ended = await concurrencyRepository.finishWaiting(db, execution.id, {
-      status: 'Failed',
-      message,
-      at,
-    });
-    if (ended)
-      deps.executionLog.finished({
-        executionId: execution.id,
-        status: 'Failed',
-        message,
-        at,
-        ...ended,
-      });
+    await finishExecution(deps, execution.id, { by: 'waiting', status: 'Failed', message, at });
     return { ok: false, executionId: execution.id, message, status: 'Failed' };
   }
   const slot = { workflowId: execution.workflowId, key };
@@ -125,12 +114,12 @@ export async function admitExecution(
           { ...context, status: admission.status },
           'execution refused by its concurrency limit',
         );
-        deps.executionLog.finished({
-          executionId: execution.id,
+        await finishExecution(deps, execution.id, {
+          by: 'recorded',
           status: admission.status,
           message: admission.message,
           at,
-          ...admission.ended,
+          ended: admission.ended,
         });
       }
       return {
@@ -163,7 +152,7 @@ export interface LeaveInput {
 
 /** The activities of the concurrency limit, run as local activities by the workflow. */
 export function concurrencyActivities(deps: EngineDeps) {
-  const { db, executionLog } = deps;
+  const { db } = deps;
   return {
     /** Ends a run canceled while it waited in line: Canceled, its place in line given up. */
     async leaveConcurrencyQueue(input: LeaveInput): Promise<{
@@ -172,21 +161,13 @@ export function concurrencyActivities(deps: EngineDeps) {
     }> {
       const at = new Date();
       const message = `Canceled${input.requestedBy ? ` by ${input.requestedBy}` : ''} while waiting for a concurrency slot.`;
-      const ended = await concurrencyRepository.finishWaiting(db, input.executionId, {
+      const ended = await finishExecution(deps, input.executionId, {
+        by: 'waiting',
         status: 'Canceled',
         message,
         at,
       });
-      if (ended) {
-        executionLog.finished({
-          executionId: input.executionId,
-          status: 'Canceled',
-          message,
-          at,
-          ...ended,
-        });
-        return { status: 'Canceled', message };
-      }
+      if (ended) return { status: 'Canceled', message };
       // It ended meanwhile (its run is the only writer, so hardly): say how.
       const row = await db
         .selectFrom('workflowExecution')

@@ -1,36 +1,22 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { itemValue } from '../../../core/src/db/foreach-item-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import { referencedTasks, type ExpressionScope } from '../../../core/src/definition/expressions.js';
+import { type ExpressionScope } from '../../../core/src/definition/expressions/evaluate.js';
+import { referencedTasks } from '../../../core/src/definition/expressions/references.js';
 import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { renderProblem } from '../../../core/src/validation/problem.js';
 import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { taskDecisionScope } from './approval-scope.js';
-
-/**
- * The definition an execution runs, parsed from its snapshot once per worker process: the
- * snapshot never changes, and parsing a 2,000-task definition for every task attempt would
- * dominate a run. It is validated again, within this worker's `Definitions` limits: a snapshot
- * that is no longer valid (stored before the limits, or under larger ones) is `Invalid`, which
- * no retry fixes.
- */
-export interface LoadedDefinition {
-  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName' | 'inputs'>;
-  definition: WorkflowDefinition;
-  tasks: Map<string, TaskDefinition>;
-  /** Per task: the tasks whose outputs its parameters and condition read. */
-  reads: Map<string, string[]>;
-}
-
-const MAX_CACHED = 200;
+import type { LoadedDefinition } from './loaded-definition.js';
 
 /** Caches parsed execution definitions; one per worker process. */
 export class DefinitionCache {
-  private readonly cache = new Map<string, Promise<LoadedDefinition>>();
+  private readonly cache = new LRUCache<string, Promise<LoadedDefinition>>({ max: 200 });
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -52,19 +38,10 @@ export class DefinitionCache {
     load: () => Promise<LoadedDefinition>,
   ): Promise<LoadedDefinition> {
     const cached = this.cache.get(executionId);
-    if (cached) {
-      // Refresh its place: the map's order is the eviction order.
-      this.cache.delete(executionId);
-      this.cache.set(executionId, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const loading = load();
     this.cache.set(executionId, loading);
     loading.catch(() => this.cache.delete(executionId));
-    if (this.cache.size > MAX_CACHED) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
     return loading;
   }
 

@@ -3,8 +3,8 @@ import * as taskExecutionRepository from '../../../core/src/db/task-execution-re
 import {
   evaluateOutputExpression,
   ExpressionError,
-  referencedTasks,
-} from '../../../core/src/definition/expressions.js';
+} from '../../../core/src/definition/expressions/evaluate.js';
+import { referencedTasks } from '../../../core/src/definition/expressions/references.js';
 import { approvalReads, decisionScope } from './approval-scope.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';

@@ -5,17 +5,16 @@
  * items' attempts are ordinary task attempts (`runTaskAttempt` with `item`).
  */
 import * as itemRepository from '../../../core/src/db/foreach-item-repository.js';
-import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
-import { appendLogs } from '../../../core/src/db/log-repository.js';
-import type { LogLevel } from '../../../core/src/db/tables.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import { evaluateWrapped, ExpressionError } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateWrapped,
+  ExpressionError,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { itemTaskName, MAX_FOREACH_ITEMS } from '../../../core/src/definition/foreach.js';
 import { Invalid } from '../../../core/src/errors.js';
+import { attemptRecorder } from './attempt-recorder.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
-import { runKey } from './reset-runs.js';
 
 /** A forEach task of a run: its row and name. */
 export interface ForEachTaskInput {
@@ -44,37 +43,28 @@ export type ForEachEnd = { status: 'Completed' | 'Failed' | 'Canceled'; message:
 export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache) {
   const { db, claimRun, logger } = deps;
 
-  /** Writes the forEach task's own log entries, keyed so that a retry writes each once. */
-  function taskLog(input: ForEachTaskInput, key: string, level: LogLevel, message: string) {
-    const entry: NewLogEntry = {
-      executionId: input.executionId,
-      taskExecutionId: input.taskExecutionId,
-      dedupeKey: runKey(input.run, `${input.taskExecutionId}:foreach:${key}`),
-      level,
-      message,
-      exception: null,
-      timeStamp: new Date(),
-    };
-    return entry;
+  /**
+   * The forEach task's one attempt, its log entries keyed by step (`start`, `end`) so that a
+   * retry writes each once.
+   */
+  function taskAttempt(input: ForEachTaskInput, key: string) {
+    const { executionId, taskExecutionId, run } = input;
+    return attemptRecorder(
+      db,
+      { executionId, taskExecutionId, attempt: 1, run },
+      { keyOf: () => `${taskExecutionId}:foreach:${key}` },
+    );
   }
 
   async function fail(
     input: ForEachTaskInput,
     message: string,
     key = 'start',
+    at = new Date(),
   ): Promise<ForEachStart> {
-    await taskExecutionRepository.recordAttempt(
-      db,
-      {
-        id: input.taskExecutionId,
-        attempt: 1,
-        status: 'Failed',
-        message,
-        at: new Date(),
-        ...(input.run !== undefined ? { run: input.run } : {}),
-      },
-      [taskLog(input, key, 'Error', message)],
-    );
+    const attempt = taskAttempt(input, key);
+    attempt.log('Error', message);
+    await attempt.record('Failed', message, { at });
     return { ok: false, message };
   }
 
@@ -123,15 +113,13 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
       if (cause === null) throw error;
       return fail(input, `Failed: the items could not be stored: ${cause}`);
     }
-    const at = new Date();
-    await taskExecutionRepository.markTaskRunning(db, {
-      id: input.taskExecutionId,
-      attempt: 1,
-      at,
-      run: input.run,
-    });
-    const message = `Started: ${items.length} item${items.length === 1 ? '' : 's'}, at most ${input.parallelism} at once.`;
-    await appendLogs(db, [taskLog(input, 'start', 'Info', message)]);
+    const started = taskAttempt(input, 'start');
+    await started.markRunning(new Date());
+    started.log(
+      'Info',
+      `Started: ${items.length} item${items.length === 1 ? '' : 's'}, at most ${input.parallelism} at once.`,
+    );
+    await started.flush();
     logger.debug(
       { executionId: input.executionId, task: task.name, items: items.length },
       'forEach items created',
@@ -157,7 +145,6 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
   async function finishForEach(input: ForEachFinish): Promise<ForEachEnd> {
     await claimRun(input.executionId, input.run);
     const at = new Date();
-    const run = input.run !== undefined ? { run: input.run } : {};
     if (input.outcome === 'Canceled') {
       const message = 'Canceled: the execution was canceled.';
       await itemRepository.endUnfinishedItems(db, input.taskExecutionId, {
@@ -187,11 +174,7 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
       const outcomes = await itemRepository.itemOutcomes(db, input.taskExecutionId);
       const cause = outcomes.find((item) => item.name === failed)?.message ?? 'Failed.';
       const message = `Failed: item ${failed} failed: ${cause}`;
-      await taskExecutionRepository.recordAttempt(
-        db,
-        { id: input.taskExecutionId, attempt: 1, status: 'Failed', message, at, ...run },
-        [taskLog(input, 'end', 'Error', message)],
-      );
+      await fail(input, message, 'end', at);
       return { status: 'Failed', message };
     }
     const outcomes = await itemRepository.itemOutcomes(db, input.taskExecutionId);
@@ -199,11 +182,9 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
     const output = outcomes.map((item) => (item.status === 'Completed' ? item.output : null));
     const message = `Completed: ${outcomes.length} item${outcomes.length === 1 ? '' : 's'}${skipped > 0 ? ` (${skipped} skipped)` : ''}.`;
     try {
-      await taskExecutionRepository.recordAttempt(
-        db,
-        { id: input.taskExecutionId, attempt: 1, status: 'Completed', message, at, output, ...run },
-        [taskLog(input, 'end', 'Info', message)],
-      );
+      const ended = taskAttempt(input, 'end');
+      ended.log('Info', message);
+      await ended.record('Completed', message, { output, at });
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;

@@ -34,8 +34,8 @@ export type {
   ProgressResult,
   SettledDecision,
 } from './record-progress.js';
-export { taskFailedType } from './run-task.js';
-export type { AttemptInput, AttemptResult, TaskFailedDetails } from './run-task.js';
+export { taskFailedType, type TaskFailedDetails } from './attempt-recorder.js';
+export type { AttemptInput, AttemptResult } from './run-task.js';
 export type { SubworkflowAttemptInput, SubworkflowStart } from './subworkflows.js';
 
 /** The activity implementations, bound to one worker's database, runner and logger. */

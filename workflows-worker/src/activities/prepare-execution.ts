@@ -12,6 +12,7 @@ import {
   createExecution,
   type ExecutionToCreate,
 } from '../../../core/src/executions/create-execution.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
 import { triggerInputs } from '../../../core/src/temporal/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
@@ -107,14 +108,12 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
     if (created && execution.status === 'Failed') {
-      executionLog.finished({
-        executionId: execution.id,
-        workflowId: execution.workflowId,
-        temporalWorkflowId,
+      await finishExecution(deps, execution.id, {
+        by: 'recorded',
         status: 'Failed',
         message: execution.message,
-        executionStart: execution.executionStart,
         at: execution.executionEnd ?? execution.executionStart,
+        ended: execution,
       });
     }
     return execution;
@@ -165,22 +164,13 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       const cause = permanentCause(error);
       if (cause === null) throw error;
       const message = `The execution cannot run: ${cause}`;
-      const at = new Date();
-      const ended = await executionRepository.finishAbandonedExecution(
-        db,
-        execution.id,
-        { status: 'Failed', message, at },
-        'engine:cannot-run',
-      );
-      if (ended) {
-        executionLog.finished({
-          executionId: execution.id,
-          status: 'Failed',
-          message,
-          at,
-          ...ended,
-        });
-      }
+      await finishExecution(deps, execution.id, {
+        by: 'abandonment',
+        status: 'Failed',
+        message,
+        at: new Date(),
+        logKey: 'engine:cannot-run',
+      });
       return {
         ok: false,
         executionId: execution.id,

@@ -4,7 +4,8 @@ import * as approvalRepository from '../../../core/src/db/approval-repository.js
 import * as logRepository from '../../../core/src/db/log-repository.js';
 import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import type { ApprovalStatus, ExecutionStatus, LogLevel } from '../../../core/src/db/tables.js';
-import { evaluateCondition } from '../../../core/src/definition/expressions.js';
+import { evaluateCondition } from '../../../core/src/definition/expressions/evaluate.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import { decisionMessage } from '../../../core/src/temporal/messages.js';
 import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
@@ -91,7 +92,7 @@ export interface ProgressResult {
 const MAX_LOGS_WITH_STATUS = 1000;
 
 export function recordProgressActivity(deps: EngineDeps, definitions: DefinitionCache) {
-  const { db, executionLog, claimRun } = deps;
+  const { db, claimRun } = deps;
 
   async function requestApproval(
     executionId: string,
@@ -235,22 +236,13 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
       const cause = permanentCause(error);
       if (cause === null) throw error;
       const message = `The execution cannot go on: its progress could not be recorded: ${cause}`;
-      const at = new Date();
-      const ended = await executionRepository.finishAbandonedExecution(
-        db,
-        input.executionId,
-        { status: 'Failed', message, at },
-        'engine:unrecordable',
-      );
-      if (ended) {
-        executionLog.finished({
-          executionId: input.executionId,
-          status: 'Failed',
-          message,
-          at,
-          ...ended,
-        });
-      }
+      await finishExecution(deps, input.executionId, {
+        by: 'abandonment',
+        status: 'Failed',
+        message,
+        at: new Date(),
+        logKey: 'engine:unrecordable',
+      });
       throw ApplicationFailure.nonRetryable(message, 'ProgressUnrecordable');
     }
   };
@@ -291,16 +283,14 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
     } else if (execution?.status === 'Paused') {
       await executionRepository.markExecutionPaused(db, executionId, withStatus, run);
     } else if (execution && 'message' in execution) {
-      const { status, message } = execution;
-      const outcome = { status, message, at };
-      const ended = await executionRepository.markExecutionFinished(
-        db,
-        executionId,
-        outcome,
-        withStatus,
+      await finishExecution(deps, executionId, {
+        by: 'run',
+        status: execution.status,
+        message: execution.message,
+        at,
+        logs: withStatus,
         run,
-      );
-      if (ended) executionLog.finished({ executionId, ...outcome, ...ended });
+      });
     }
     return {
       approvals: requested.map((result) => result.outcome),

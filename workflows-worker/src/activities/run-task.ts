@@ -6,19 +6,21 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
-  ApplicationFailure,
-  ApplicationFailureCategory,
-  CancelledFailure,
-} from '@temporalio/common';
-import type { NewLogEntry } from '../../../core/src/db/log-repository.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type { LogLevel } from '../../../core/src/db/tables.js';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import type { PluginTraceContext } from '../../../core/src/plugins/contract.js';
 import { createPluginLogger } from '../../../core/src/plugins/runner.js';
 import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
+import {
+  attemptRecorder,
+  taskFailedType,
+  type Failure,
+  type TaskFailedDetails,
+} from './attempt-recorder.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -49,70 +51,11 @@ export interface AttemptInput {
 
 export type AttemptResult = { status: 'Completed' } | { status: 'Skipped'; message: string };
 
-/** The `type` of the ApplicationFailure a failed attempt throws; never retried by Temporal. */
-export const taskFailedType = 'TaskFailed';
-
-/** The details of a `TaskFailed` failure: what the activity recorded. */
-export interface TaskFailedDetails {
-  outcome: 'Retrying' | 'Skipped' | 'Failed';
-}
-
 /** How often a running plugin heartbeats; cancellation and a dead worker are noticed this fast. */
 const HEARTBEAT_INTERVAL_MS = 1000;
 
 /** A task still running after this long is shown Running; quicker ones go straight to done. */
 const RUNNING_MARK_DELAY_MS = 250;
-
-/** Why an attempt did not complete. */
-export type Failure = { message: string; retryable: boolean; exception?: string };
-
-/**
- * What a failed attempt leads to, as `onFailure` planned it (a failure no retry can fix is not
- * retried), and the message and level the task records and logs.
- */
-export function attemptFailure(
-  plan: FailurePlan,
-  attempt: number,
-  failure: Failure,
-): { outcome: TaskFailedDetails['outcome']; message: string; level: LogLevel } {
-  if (plan.outcome === 'Retrying' && failure.retryable) {
-    return {
-      outcome: 'Retrying',
-      message: `Attempt ${attempt} failed: ${failure.message} Retrying in ${plan.delayMilliseconds} ms (retry ${plan.retry} of ${plan.maxRetries}).`,
-      level: 'Warning',
-    };
-  }
-  if (plan.outcome === 'Skipped') {
-    return {
-      outcome: 'Skipped',
-      message: `Skipped after a failure (error strategy Skip): ${failure.message}`,
-      level: 'Warning',
-    };
-  }
-  return {
-    outcome: 'Failed',
-    message:
-      attempt > 1
-        ? `Failed after ${attempt} attempts: ${failure.message}`
-        : `Failed: ${failure.message}`,
-    level: 'Error',
-  };
-}
-
-/** The non-retryable `TaskFailed` failure of an attempt that recorded `outcome`. */
-export function taskFailedError(
-  outcome: TaskFailedDetails['outcome'],
-  message: string,
-): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: taskFailedType,
-    message,
-    nonRetryable: true,
-    // An expected outcome the workflow handles, not a worker problem: logged at debug level.
-    category: ApplicationFailureCategory.BENIGN,
-    details: [{ outcome } satisfies TaskFailedDetails],
-  });
-}
 
 class AttemptTimeout extends Error {
   constructor(readonly milliseconds: number) {
@@ -142,47 +85,10 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt, run } = input;
     await claimRun(executionId, run);
-    const logs: NewLogEntry[] = [];
-    const log = (level: LogLevel, message: string, exception?: string) => {
-      logs.push({
-        executionId,
-        taskExecutionId: taskId,
-        dedupeKey: runKey(run, `${taskId}:${attempt}:${logs.length}`),
-        level,
-        message,
-        exception: exception ?? null,
-        timeStamp: new Date(),
-      });
-    };
     const running = new RunningMark();
-    const record = async (
-      status: taskExecutionRepository.AttemptOutcome['status'],
-      message: string,
-      output?: unknown,
-    ) => {
-      await running.settle();
-      await taskExecutionRepository.recordAttempt(
-        db,
-        {
-          id: taskId,
-          attempt,
-          status,
-          message,
-          at: new Date(),
-          ...(running.startedAt ? { startedAt: running.startedAt } : {}),
-          ...(output !== undefined ? { output } : {}),
-          ...(run !== undefined ? { run } : {}),
-        },
-        logs,
-      );
-    };
-
-    const failed = async (failure: Failure): Promise<never> => {
-      const { outcome, message, level } = attemptFailure(input.onFailure, attempt, failure);
-      log(level, message, failure.exception);
-      await record(outcome, message);
-      throw taskFailedError(outcome, message);
-    };
+    const recorder = attemptRecorder(db, input, { running });
+    const { log, record } = recorder;
+    const failed = (failure: Failure) => recorder.failed(input.onFailure, failure);
 
     let loaded;
     let task;
@@ -223,9 +129,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       });
     }
 
-    const started = running.start((at) =>
-      taskExecutionRepository.markTaskRunning(db, { id: taskId, attempt, at, run }),
-    );
+    const started = running.start((at) => recorder.markRunning(at));
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
 
     let parameters: Record<string, unknown>;
@@ -330,11 +234,11 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     const message = `Completed in ${Date.now() - started.getTime()} ms.`;
     log('Info', message);
     try {
-      await record('Completed', message, output ?? null);
+      await record('Completed', message, { output: output ?? null });
     } catch (error) {
       const cause = permanentCause(error);
       if (cause === null) throw error;
-      logs.pop(); // not completed after all
+      recorder.unlog(); // not completed after all
       return failed({ message: `The output could not be stored: ${cause}`, retryable: false });
     }
     return { status: 'Completed' };

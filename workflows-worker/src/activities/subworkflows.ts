@@ -10,27 +10,22 @@
  */
 import * as executionRepository from '../../../core/src/db/execution-repository.js';
 import { derivedId } from '../../../core/src/db/ids.js';
-import { appendLogs, type NewLogEntry } from '../../../core/src/db/log-repository.js';
 import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
-import type { LogLevel } from '../../../core/src/db/tables.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
 import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { evaluateCondition, resolveValue } from '../../../core/src/definition/expressions.js';
+import {
+  evaluateCondition,
+  resolveValue,
+} from '../../../core/src/definition/expressions/evaluate.js';
 import { parseDefinition } from '../../../core/src/definition/parse.js';
 import { renderProblem } from '../../../core/src/validation/problem.js';
 import { Invalid } from '../../../core/src/errors.js';
 import { createExecution } from '../../../core/src/executions/create-execution.js';
+import { finishExecution } from '../../../core/src/executions/finish-execution.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
-import { runKey } from './reset-runs.js';
-import {
-  attemptFailure,
-  taskFailedError,
-  type AttemptInput,
-  type AttemptResult,
-  type Failure,
-} from './run-task.js';
+import { attemptRecorder, type Failure } from './attempt-recorder.js';
+import type { AttemptInput, AttemptResult } from './run-task.js';
 
 /** One attempt of a subworkflow task and the execution id of the child it started. */
 export interface SubworkflowAttemptInput extends AttemptInput {
@@ -53,47 +48,14 @@ export type SubworkflowStart =
     }
   | Extract<AttemptResult, { status: 'Skipped' }>;
 
-/** The attempt's log and its writes, keyed by attempt like a plugin attempt's. */
-function attemptRecorder(deps: EngineDeps, input: AttemptInput, keyPrefix: string) {
-  const { executionId, taskExecutionId: taskId, attempt, run } = input;
-  const logs: NewLogEntry[] = [];
-  const log = (level: LogLevel, message: string) => {
-    logs.push({
-      executionId,
-      taskExecutionId: taskId,
-      dedupeKey: runKey(run, `${taskId}:${attempt}:${keyPrefix}${logs.length}`),
-      level,
-      message,
-      exception: null,
-      timeStamp: new Date(),
-    });
-  };
-  const record = async (
-    status: taskExecutionRepository.AttemptOutcome['status'],
-    message: string,
-    output?: unknown,
-  ) => {
-    await taskExecutionRepository.recordAttempt(
-      deps.db,
-      {
-        id: taskId,
-        attempt,
-        status,
-        message,
-        at: new Date(),
-        ...(output !== undefined ? { output } : {}),
-        ...(run !== undefined ? { run } : {}),
-      },
-      logs.splice(0),
-    );
-  };
-  const failed = async (failure: Failure): Promise<never> => {
-    const { outcome, message, level } = attemptFailure(input.onFailure, attempt, failure);
-    log(level, message);
-    await record(outcome, message);
-    throw taskFailedError(outcome, message);
-  };
-  return { log, record, failed, logs };
+/** A subworkflow attempt's recorder: its log entries keyed by attempt like a plugin attempt's. */
+function subworkflowAttempt(deps: EngineDeps, input: AttemptInput, keyPrefix: string) {
+  const { taskExecutionId: taskId, attempt } = input;
+  const recorder = attemptRecorder(deps.db, input, {
+    keyOf: (index) => `${taskId}:${attempt}:${keyPrefix}${index}`,
+  });
+  const failed = (failure: Failure) => recorder.failed(input.onFailure, failure);
+  return { ...recorder, failed };
 }
 
 /** Runs `step`; an error no retry can fix fails the attempt with its cause (not retried). */
@@ -120,7 +82,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     const { executionId, taskExecutionId: taskId, attempt, run } = input;
     const childExecutionId = derivedId(`subworkflow:${taskId}:${attempt}:${run ?? ''}`);
     await claimRun(executionId, run);
-    const { log, record, failed, logs } = attemptRecorder(deps, input, 'start:');
+    const { log, record, failed, markRunning, flush } = subworkflowAttempt(deps, input, 'start:');
     const loaded = await orFail(() => definitions.get(executionId), failed);
     const task = await orFail(async () => taskOf(loaded, input.taskName), failed);
     const calledId = task.workflow;
@@ -151,12 +113,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
       };
     }
 
-    await taskExecutionRepository.markTaskRunning(db, {
-      id: taskId,
-      attempt,
-      at: new Date(),
-      ...(run !== undefined ? { run } : {}),
-    });
+    await markRunning(new Date());
     log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
     const inputs = await orFail(
       async () => resolveValue(task.inputs ?? {}, scope) as Record<string, unknown>,
@@ -208,7 +165,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
       'Info',
       `Started subworkflow "${workflow.name}" (revision ${workflow.revision}): execution ${childExecutionId}.`,
     );
-    await appendLogs(db, logs.splice(0));
+    await flush();
     return {
       status: 'Start',
       childExecutionId,
@@ -227,17 +184,18 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
   ): Promise<AttemptResult> {
     const { executionId, childExecutionId, run } = input;
     await claimRun(executionId, run);
-    const { log, record, failed } = attemptRecorder(deps, input, 'finish:');
+    const { log, record, failed, unlog } = subworkflowAttempt(deps, input, 'finish:');
     let child = await executionRepository.findExecution(db, childExecutionId);
     if (child && executionRepository.isExecutionActive(child.status)) {
       // Its run ended without recording how (terminated from Temporal): it ran no further.
       const message = 'Failed: its Temporal run ended without recording an outcome.';
-      await executionRepository.finishAbandonedExecution(
-        db,
-        childExecutionId,
-        { status: 'Failed', message, at: new Date() },
-        'engine:subworkflow-abandoned',
-      );
+      await finishExecution(deps, childExecutionId, {
+        by: 'abandonment',
+        status: 'Failed',
+        message,
+        at: new Date(),
+        logKey: 'engine:subworkflow-abandoned',
+      });
       child = await executionRepository.findExecution(db, childExecutionId);
     }
     if (!child) {
@@ -271,7 +229,13 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
       : '';
     const message = `Completed: ${name} completed${seconds}.`;
     log('Info', message);
-    await orFail(() => record('Completed', message, child.outputs ?? {}), failed);
+    await orFail(
+      () => record('Completed', message, { output: child.outputs ?? {} }),
+      (failure) => {
+        unlog(); // not completed after all
+        return failed(failure);
+      },
+    );
     return { status: 'Completed' };
   }
 
@@ -282,16 +246,13 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
   async function closeSubworkflow(input: { childExecutionId: string }): Promise<void> {
     const child = await executionRepository.findExecution(db, input.childExecutionId);
     if (!child || !executionRepository.isExecutionActive(child.status)) return;
-    await executionRepository.finishAbandonedExecution(
-      db,
-      child.id,
-      {
-        status: 'Canceled',
-        message: 'Canceled: its parent execution was canceled before it started.',
-        at: new Date(),
-      },
-      'engine:subworkflow-closed',
-    );
+    await finishExecution(deps, child.id, {
+      by: 'abandonment',
+      status: 'Canceled',
+      message: 'Canceled: its parent execution was canceled before it started.',
+      at: new Date(),
+      logKey: 'engine:subworkflow-closed',
+    });
   }
 
   return { startSubworkflow, finishSubworkflow, closeSubworkflow };

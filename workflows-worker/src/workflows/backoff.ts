@@ -1,5 +1,5 @@
 /**
- * Delays between retries of a task (DESIGN.md §7, "Errors"). Pure; `random` is injected so the
+ * Delays between retries of a task (docs/ARCHITECTURE.md#errors). Pure; `random` is injected so the
  * workflow passes its own `Math.random`, which Temporal seeds per run and replays identically.
  */
 import type { BackoffStrategy, RetryPolicy } from '../../../core/src/definition/types.js';

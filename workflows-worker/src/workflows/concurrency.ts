@@ -12,14 +12,12 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   patched,
-  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 import { cancelSignal } from '../../../core/src/temporal/messages.js';
-import type { PrepareResult, Preemption, SlotKey, TrellisActivities } from '../activities/index.js';
-
-/** The patch of the concurrency limit: waiting in line, waking the next, CancelOldest. */
-export const concurrencyPatch = 'concurrency';
+import type { PrepareResult, Preemption, SlotKey } from '../activities/index.js';
+import { bookkeeping } from './bookkeeping.js';
+import { patches } from './patches.js';
 
 /** Sent by a run that freed a slot (or gave up its place) to the runs first in line. */
 export const slotFreedSignal = defineSignal('concurrencySlotFreed');
@@ -27,13 +25,6 @@ export const slotFreedSignal = defineSignal('concurrencySlotFreed');
 /** The first re-check of a run in line without a wake-up; then doubling up to the last. */
 const RECHECK_FIRST_MS = 5_000;
 const RECHECK_MAX_MS = 5 * 60_000;
-
-const bookkeeping = (summary: string) =>
-  proxyLocalActivities<TrellisActivities>({
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-    summary,
-  });
 
 /** What the run's signal handlers know of a cancel. */
 export interface CancelState {
@@ -51,7 +42,8 @@ export async function waitForSlot(
   prepare: () => Promise<PrepareResult>,
   cancel: CancelState,
 ): Promise<PrepareResult> {
-  if (prepared.ok || prepared.queued === undefined || !patched(concurrencyPatch)) return prepared;
+  if (prepared.ok || prepared.queued === undefined || !patched(patches.concurrency.id))
+    return prepared;
   let woken = false;
   setHandler(slotFreedSignal, () => {
     woken = true;
@@ -96,7 +88,7 @@ export async function waitForSlot(
  * for the slots now free.
  */
 export async function releasedSlot(slot: SlotKey | undefined): Promise<void> {
-  if (slot === undefined || !patched(concurrencyPatch)) return;
+  if (slot === undefined || !patched(patches.concurrency.id)) return;
   await CancellationScope.nonCancellable(() => wakeNextInLine(slot));
 }
 

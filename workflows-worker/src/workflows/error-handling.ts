@@ -1,5 +1,5 @@
 /**
- * A task's error handling (DESIGN.md §7, "Errors"): the task's settings merged over the
+ * A task's error handling (docs/ARCHITECTURE.md#errors): the task's settings merged over the
  * workflow's, and what happens when one attempt fails. Pure.
  */
 import type { ErrorHandling, TaskDefinition } from '../../../core/src/definition/types.js';

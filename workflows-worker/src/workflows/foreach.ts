@@ -23,27 +23,15 @@ import {
   isCancellation,
   ParentClosePolicy,
   ChildWorkflowCancellationType,
-  proxyLocalActivities,
   sleep,
 } from '@temporalio/workflow';
 import type { ErrorHandling } from '../../../core/src/definition/types.js';
-import type { TrellisActivities } from '../activities/index.js';
+import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
+import { bookkeeping } from './bookkeeping.js';
 import { failurePlan } from './error-handling.js';
-import { attemptActivities, attemptSummary, taskFailure } from './execution-workflow.js';
 import { itemChunks, itemParallelism, itemsToStart } from './foreach-plan.js';
 import type { TaskState } from './planner.js';
 import type { RunTask } from './run-definition.js';
-
-/** The patch under which a task with `forEach` runs once per item. */
-export const foreachPatch = 'foreach';
-
-function bookkeeping(summary: string) {
-  return proxyLocalActivities<TrellisActivities>({
-    summary,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-  });
-}
 
 /** A forEach task of a run, and what its items need to run. */
 export interface ForEachTask {

@@ -1,14 +1,5 @@
 import { patched, sleep } from '@temporalio/workflow';
-
-/**
- * The patch under which a run ends its workflow task after every `LOCAL_ATTEMPTS_PER_TASK`
- * quick attempts. A workflow task's completion carries a marker for each local activity that
- * finished during it, and Temporal terminates a run whose completion passes its 4 MB message
- * limit (`GrpcMessageTooLarge`): a 10,000-task DAG of quick tasks did, its first workflow task
- * holding every attempt of its first ~8 seconds. Runs from before it, and runs that never reach
- * the bound (no marker is written then), behave as before.
- */
-export const boundedWorkflowTasksPatch = 'bounded-workflow-tasks';
+import { patches } from './patches.js';
 
 /**
  * Quick attempts per workflow task: their markers (about 0.5 KB each, more with long task
@@ -18,6 +9,12 @@ export const boundedWorkflowTasksPatch = 'bounded-workflow-tasks';
 export const LOCAL_ATTEMPTS_PER_TASK = 1_000;
 
 /**
+ * Why a bound (patch `bounded-workflow-tasks`): a workflow task's completion carries a marker for
+ * each local activity that finished during it, and Temporal terminates a run whose completion
+ * passes its 4 MB message limit (`GrpcMessageTooLarge`): a 10,000-task DAG of quick tasks did,
+ * its first workflow task holding every attempt of its first ~8 seconds. Runs from before the
+ * patch, and runs that never reach the bound (no marker is written then), behave as before.
+ *
  * Counts the quick attempts a run starts. Past the bound it sets a 1 ms timer and starts no more
  * until it fires: the workflow task then completes as soon as the attempts already running have
  * ended, and the timer's firing starts the next one, with a fresh count. The count depends on
@@ -33,7 +30,7 @@ export class LocalAttemptBudget {
    */
   reserve(): Promise<void> | undefined {
     if (this.boundary === undefined) {
-      if (this.started < LOCAL_ATTEMPTS_PER_TASK || !patched(boundedWorkflowTasksPatch)) {
+      if (this.started < LOCAL_ATTEMPTS_PER_TASK || !patched(patches.boundedWorkflowTasks.id)) {
         this.started++;
         return undefined;
       }

@@ -8,13 +8,7 @@
 import { CancellationScope, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { NotificationEvent, NotifyTargets } from '../../../core/src/notifications/events.js';
 import type { TrellisActivities } from '../activities/index.js';
-
-/**
- * The patch under which a run sends notifications. Only runs of a worker with webhooks
- * configured ask for it (their prepared run names the targets), so other runs' histories stay
- * as they were.
- */
-export const notificationsPatch = 'notifications';
+import { patches } from './patches.js';
 
 export class Notifications {
   private readonly deliveries: Array<Promise<unknown>> = [];
@@ -29,7 +23,7 @@ export class Notifications {
   send(event: NotificationEvent, approvalId?: string): void {
     const webhooks = this.targets?.webhooks.filter((webhook) => webhook.events.includes(event));
     if (!this.targets || !webhooks || webhooks.length === 0) return;
-    this.enabled ??= patched(notificationsPatch);
+    this.enabled ??= patched(patches.notifications.id);
     if (!this.enabled) return;
     const activities = proxyActivities<TrellisActivities>({
       summary: `Notify ${event}`,

@@ -1,5 +1,5 @@
 /**
- * Pure DAG planning for one execution (DESIGN.md §7, "Scheduling"): given the tasks and where
+ * Pure DAG planning for one execution (docs/ARCHITECTURE.md#scheduling): given the tasks and where
  * each one is, decide what to start, what to skip, whether to ask for an approval, and when the
  * run is over. No I/O and no clock: the workflow calls `plan` after every change and carries
  * out the answer, so every scheduling rule is unit-tested here, away from Temporal.

@@ -18,7 +18,6 @@ import {
   isCancellation,
   ParentClosePolicy,
   patched,
-  proxyLocalActivities,
   sleep,
 } from '@temporalio/workflow';
 import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
@@ -29,29 +28,14 @@ import {
   TrellisWorkflowName,
 } from '../../../core/src/temporal/search-attributes.js';
 import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
-import type {
-  AttemptInput,
-  AttemptResult,
-  SubworkflowAttemptInput,
-  TrellisActivities,
-} from '../activities/index.js';
-import type { trellisExecution } from './execution-workflow.js';
-
-/** The patch under which a task with `workflow` runs its workflow as a child workflow. */
-export const subworkflowsPatch = 'subworkflows';
+import type { AttemptInput, AttemptResult, SubworkflowAttemptInput } from '../activities/index.js';
+import { bookkeeping } from './bookkeeping.js';
+import type { ExecutionWorkflow } from './execution-signature.js';
+import { patches } from './patches.js';
 
 /** Whether this run starts subworkflows (asked once a task with `workflow` runs). */
 export function startsSubworkflows(): boolean {
-  return patched(subworkflowsPatch);
-}
-
-/** Checks and records around the child: short database work, retried until it answers. */
-function subworkflowSteps(summary: string) {
-  return proxyLocalActivities<TrellisActivities>({
-    summary,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-  });
+  return patched(patches.subworkflows.id);
 }
 
 /**
@@ -65,7 +49,7 @@ export async function runSubworkflowAttempt(
   const label = `Task ${input.taskName}: attempt ${input.attempt}`;
   // Not cancellable: once the child's row may exist, the code below sees to it.
   const start = await CancellationScope.nonCancellable(() =>
-    subworkflowSteps(`${label}: check and record the subworkflow`).startSubworkflow(input),
+    bookkeeping(`${label}: check and record the subworkflow`).startSubworkflow(input),
   );
   if (start.status === 'Skipped') return start;
   const { childExecutionId } = start;
@@ -87,7 +71,7 @@ export async function runSubworkflowAttempt(
   }
   try {
     await child.run(() =>
-      executeChild<typeof trellisExecution>(executionWorkflowType, {
+      executeChild<ExecutionWorkflow>(executionWorkflowType, {
         workflowId: executionWorkflowId(childExecutionId),
         args: [{ executionId: childExecutionId } satisfies ExecutionInput],
         // The child ends with its parent, Canceled, whatever ends the parent.
@@ -109,7 +93,7 @@ export async function runSubworkflowAttempt(
   } catch (error) {
     if (isCancellation(error) && CancellationScope.current().consideredCancelled) {
       await CancellationScope.nonCancellable(() =>
-        subworkflowSteps(`${label}: close the subworkflow`).closeSubworkflow({ childExecutionId }),
+        bookkeeping(`${label}: close the subworkflow`).closeSubworkflow({ childExecutionId }),
       );
       throw error;
     }
@@ -117,7 +101,7 @@ export async function runSubworkflowAttempt(
   } finally {
     timer.cancel();
   }
-  return subworkflowSteps(`${label}: record the subworkflow's outcome`).finishSubworkflow({
+  return bookkeeping(`${label}: record the subworkflow's outcome`).finishSubworkflow({
     ...attempt,
     ...(timedOut && timeoutMilliseconds !== undefined
       ? { timedOutAfter: timeoutMilliseconds }

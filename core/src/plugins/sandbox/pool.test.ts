@@ -4,14 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeTestPackage } from '../test-packages.js';
-import { createRecordingLogger } from '../testing.js';
-import {
-  createSandboxPool,
-  type SandboxJob,
-  type SandboxPool,
-  type SandboxSettings,
-} from './pool.js';
+import { writeTestPackage } from '../../../../test/support/plugin-packages.js';
+import { createRecordingLogger } from '../../../../test/support/plugin-folder.js';
+import { createSandboxPool, type SandboxPool } from './pool.js';
+import type { SandboxJob } from './process.js';
+import type { SandboxSettings } from './sandbox-settings.js';
 
 const storageRoot = path.join(os.tmpdir(), `trellis-sandbox-test-${process.pid}`);
 await mkdir(storageRoot, { recursive: true });

@@ -1,0 +1,54 @@
+/** The tables of workflows: their definitions, revisions, triggers and webhook deliveries. */
+import type { ColumnType, Selectable } from 'kysely';
+import type { Timestamp, CreatedAt, Json } from './columns.js';
+
+export interface WorkflowTable {
+  id: string;
+  name: string;
+  /** The definition exactly as the client sent it. */
+  definition: string;
+  createdAt: CreatedAt;
+  modifiedDate: Timestamp;
+  /** The number of the current definition's revision (`workflow_revision`). */
+  revision: ColumnType<number, number | undefined, number>;
+}
+/** Every definition a workflow has had: revision 1 when added, one more at each update. */
+export interface WorkflowRevisionTable {
+  workflowId: string;
+  revision: number;
+  /** The definition's name. */
+  name: string;
+  /** The definition exactly as the client sent it. */
+  definition: string;
+  createdAt: CreatedAt;
+}
+export type TriggerType = 'Manual' | 'TimeBased' | 'Webhook';
+export interface WorkflowTriggerTable {
+  id: string;
+  workflowId: string;
+  type: TriggerType;
+  status: 'Active' | 'DeActive';
+  /** As the client sent them, without a Webhook trigger's secret (which is `secret`). */
+  properties: Json<Record<string, unknown>>;
+  /** A Webhook trigger's signing secret, encrypted (`enc:v2:...`); null for any other. */
+  secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The user who created or last changed it, or asked for its latest backfill: the starter of
+   * the runs it fires, for approvals' self-approval rule. Null for triggers from before it was
+   * recorded.
+   */
+  changedBy: ColumnType<string | null, string | null | undefined, string | null>;
+  createdAt: CreatedAt;
+  lastModified: Timestamp;
+}
+/** A webhook delivery received: its `webhook-id` starts one execution, once. */
+export interface WebhookDeliveryTable {
+  triggerId: string;
+  webhookId: string;
+  executionId: string;
+  receivedAt: CreatedAt;
+}
+
+export type WorkflowRow = Selectable<WorkflowTable>;
+export type WorkflowRevisionRow = Selectable<WorkflowRevisionTable>;
+export type WorkflowTriggerRow = Selectable<WorkflowTriggerTable>;

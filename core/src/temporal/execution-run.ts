@@ -1,0 +1,26 @@
+/**
+ * How the Temporal run of one Trellis execution is started, wherever it is started from: its
+ * input, its search attributes, and the summary and details the Temporal UI shows (the Trellis
+ * workflow's name and ids). Deterministic, so that workflow code may use it too.
+ */
+import type { ExecutionInput } from './messages.js';
+import { TrellisExecutionId, TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
+import { runDetails, runSummary, type RunIds } from './user-metadata.js';
+
+/** The execution whose run starts: its ids, and what its details show. */
+export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>> &
+  Pick<RunIds, 'triggerId' | 'rerunOf'> & { id: string };
+
+/** The start options every run of an execution carries (its Temporal workflow id aside). */
+export function executionRunOptions(execution: ExecutionRun) {
+  return {
+    args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
+    typedSearchAttributes: [
+      { key: TrellisWorkflowId, value: execution.workflowId },
+      { key: TrellisWorkflowName, value: execution.workflowName },
+      { key: TrellisExecutionId, value: execution.id },
+    ],
+    staticSummary: runSummary(execution.workflowName),
+    staticDetails: runDetails({ ...execution, executionId: execution.id }),
+  };
+}

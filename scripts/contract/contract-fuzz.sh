@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Schemathesis over every operation of the contract, against a real Trellis: all checks, all
+# phases, a fixed seed, configured by schemathesis.toml (with the hooks in
+# test/contract/schemathesis_hooks.py). Fails on any failure. Extra arguments go to `st run`
+# (e.g. `--max-time 30` for a quick local run).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin="$(bash scripts/contract/contract-tools.sh)"
+export PATH="$bin:$PATH"
+echo "Schemathesis $(st --version | awk '{print $NF}'), configuration: schemathesis.toml"
+exec node --import tsx scripts/dev/with-trellis.ts -- \
+  sh -c 'exec st run "$TRELLIS_URL/openapi.json" "$@"' st "$@"

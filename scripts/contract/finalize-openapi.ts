@@ -1,0 +1,28 @@
+/**
+ * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
+ * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts) and
+ * the links of `@link` put where OpenAPI reads them (openapi-links.ts).
+ *
+ * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { withAdditionalProperties, type Json } from './closed-objects.js';
+import { withLinks } from './openapi-links.js';
+
+const [source, outputDirectory] = process.argv.slice(2);
+if (!source || !outputDirectory) {
+  console.error(
+    'usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>',
+  );
+  process.exit(2);
+}
+const document = withLinks(
+  withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+);
+writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
+writeFileSync(
+  join(outputDirectory, 'openapi.yaml'),
+  stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }),
+);

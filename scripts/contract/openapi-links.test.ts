@@ -1,0 +1,185 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { Json } from './closed-objects.js';
+import { withLinks } from './openapi-links.js';
+
+type JsonObject = { [key: string]: Json };
+
+/** A document with a `createThing` that links to `getThing` as `links` says. */
+function documentLinking(links: Json, target: JsonObject = {}): JsonObject {
+  return {
+    openapi: '3.1.0',
+    components: {
+      parameters: { thingId: { name: 'thingId', in: 'path', required: true, schema: {} } },
+    },
+    paths: {
+      '/things': {
+        post: {
+          operationId: 'createThing',
+          'x-links': links,
+          responses: { '200': { description: 'Created.' } },
+        },
+      },
+      '/things/{thingId}': {
+        get: {
+          operationId: 'getThing',
+          summary: 'Get a thing',
+          parameters: [{ $ref: '#/components/parameters/thingId' }],
+          responses: { '200': { description: 'The thing.' } },
+          ...target,
+        },
+      },
+    },
+  };
+}
+
+describe('withLinks', () => {
+  it('moves `x-links` to the 200 response, described by the target’s summary', () => {
+    const document = withLinks(
+      documentLinking({
+        getThing: { operationId: 'getThing', parameters: { thingId: '$response.body#/data/id' } },
+      }),
+    ) as JsonObject;
+    const create = (document.paths as JsonObject)['/things'] as JsonObject;
+    const post = create.post as JsonObject;
+    expect(post['x-links']).toBeUndefined();
+    expect((post.responses as JsonObject)['200']).toEqual({
+      description: 'Created.',
+      links: {
+        getThing: {
+          operationId: 'getThing',
+          parameters: { thingId: '$response.body#/data/id' },
+          description: 'Get a thing',
+        },
+      },
+    });
+  });
+
+  it('puts the links of an operation that accepts work for later on its 202 response', () => {
+    const linking = documentLinking({
+      getThing: { operationId: 'getThing', parameters: { thingId: '$response.body#/data/id' } },
+    });
+    const post = ((linking.paths as JsonObject)['/things'] as JsonObject).post as JsonObject;
+    post.responses = { '202': { description: 'Accepted.' } };
+    withLinks(linking);
+    expect(Object.keys(post.responses['202'] as JsonObject)).toEqual(['description', 'links']);
+    post.responses = { '201': { description: 'Created.' } };
+    post['x-links'] = { getThing: { operationId: 'getThing', parameters: {} } };
+    expect(() => withLinks(linking)).toThrow('createThing: links need a 200 or 202 response');
+  });
+
+  it('refuses a link to an operation that does not exist or does not take a parameter', () => {
+    expect(() =>
+      withLinks(documentLinking({ nope: { operationId: 'nope', parameters: {} } })),
+    ).toThrow('createThing → nope: no operation "nope"');
+    expect(() =>
+      withLinks(
+        documentLinking({
+          getThing: { operationId: 'getThing', parameters: { thingID: '$response.body#/id' } },
+        }),
+      ),
+    ).toThrow('getThing takes no "thingID"');
+    expect(() =>
+      withLinks(
+        documentLinking({
+          getThing: { operationId: 'getThing', parameters: {}, requestBody: { a: 1 } },
+        }),
+      ),
+    ).toThrow('getThing takes no body');
+  });
+});
+
+describe('the contract’s links', () => {
+  const document = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url)), 'utf8'),
+  ) as JsonObject;
+  const operations = new Map<string, JsonObject>();
+  for (const item of Object.values(document.paths as JsonObject)) {
+    for (const operation of Object.values(item as JsonObject)) {
+      const { operationId } = operation as JsonObject;
+      if (typeof operationId === 'string') operations.set(operationId, operation as JsonObject);
+    }
+  }
+  const linksOf = (operationId: string) => {
+    const responses = operations.get(operationId)?.responses as JsonObject;
+    const success = (responses['200'] ?? responses['202']) as JsonObject;
+    return success.links as Record<string, JsonObject>;
+  };
+
+  it('leads from everything a client creates to what it can do with it', () => {
+    const expected: Record<string, string[]> = {
+      addWorkflow: [
+        'getWorkflow',
+        'updateWorkflow',
+        'deleteWorkflow',
+        'executeWorkflow',
+        'listExecutions',
+        'listTriggers',
+        'createTrigger',
+        'listWorkflowRevisions',
+      ],
+      executeWorkflow: [
+        'getExecution',
+        'cancelExecution',
+        'rerunExecution',
+        'listExecutionLogs',
+        'listExecutionTasks',
+        'listApprovals',
+        'streamExecutionEvents',
+      ],
+      createTrigger: [
+        'getTrigger',
+        'updateTrigger',
+        'deleteTrigger',
+        'backfillTrigger',
+        'listUpcomingFirings',
+        'deliverWebhook',
+      ],
+      listWorkflowRevisions: ['getWorkflowRevision', 'executeWorkflow'],
+      deliverWebhook: ['getExecution', 'cancelExecution', 'listExecutionTasks'],
+      createConfiguration: ['getConfiguration', 'updateConfiguration', 'deleteConfiguration'],
+      installPlugin: ['uninstallPlugin'],
+      listExecutionTasks: ['getExecutionTask', 'listTaskLogs'],
+      listApprovals: ['approveApproval', 'rejectApproval'],
+    };
+    expected.createWorkflow = expected.addWorkflow!;
+    expected.rerunExecution = expected.executeWorkflow!;
+    for (const [source, targets] of Object.entries(expected)) {
+      expect(Object.keys(linksOf(source)), source).toEqual(targets);
+    }
+  });
+
+  it('fills the ids a body must repeat from the path, so a followed link passes that rule', () => {
+    expect(linksOf('addWorkflow').executeWorkflow).toMatchObject({
+      parameters: { workflowId: '$response.body#/data/id' },
+      requestBody: { workflowId: '$response.body#/data/id' },
+    });
+    expect(linksOf('createTrigger').updateTrigger).toMatchObject({
+      parameters: {
+        workflowId: '$request.path.workflowId',
+        triggerId: '$response.body#/data/triggerId',
+      },
+      requestBody: {
+        workflowId: '$request.path.workflowId',
+        triggerId: '$response.body#/data/triggerId',
+      },
+    });
+  });
+
+  it('gives a definition its media type and the definition schema as its content schema', () => {
+    const schemas = (document.components as JsonObject).schemas as JsonObject;
+    for (const name of ['WorkflowWrite', 'WorkflowUpdate']) {
+      const definition = ((schemas[name] as JsonObject).properties as JsonObject).definition;
+      expect(definition, name).toMatchObject({
+        type: 'string',
+        contentMediaType: 'application/json',
+        contentSchema: { $ref: '#/components/schemas/Definition.WorkflowDefinition' },
+      });
+    }
+    expect(schemas['Definition.WorkflowDefinition']).toMatchObject({
+      type: 'object',
+      required: ['name', 'tasks'],
+    });
+  });
+});

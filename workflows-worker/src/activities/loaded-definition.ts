@@ -1,0 +1,17 @@
+import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
+import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
+
+/**
+ * The definition an execution runs, parsed from its snapshot once per worker process: the
+ * snapshot never changes, and parsing a 2,000-task definition for every task attempt would
+ * dominate a run. It is validated again, within this worker's `Definitions` limits: a snapshot
+ * that is no longer valid (stored before the limits, or under larger ones) is `Invalid`, which
+ * no retry fixes.
+ */
+export interface LoadedDefinition {
+  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName' | 'inputs'>;
+  definition: WorkflowDefinition;
+  tasks: Map<string, TaskDefinition>;
+  /** Per task: the tasks whose outputs its parameters and condition read. */
+  reads: Map<string, string[]>;
+}

@@ -1,0 +1,40 @@
+import type { CancellationScope } from '@temporalio/workflow';
+import type { TrellisExecutionId } from '../../../core/src/temporal/search-attributes.js';
+import type { LocalAttemptBudget } from './local-attempt-budget.js';
+import type { MessageHandlers } from './message-handlers.js';
+import type { TaskState } from './planner.js';
+import type { ProgressBatch } from './progress-batch.js';
+import type { RunDefinition, RunTask } from './run-definition.js';
+
+/** The features of a run under the `temporal-ui` patch, and what it was started with. */
+export interface RunFeatures {
+  /** Under the `temporal-ui` patch. */
+  ui: boolean;
+  /** The run keeps `TrellisStatus` current. */
+  statusAttribute: boolean;
+  /** The run's id when an operator reset it from Temporal. */
+  run: string | undefined;
+  /** Search attributes to set with the first status (a scheduled run's execution id). */
+  initialAttributes: Array<{ key: typeof TrellisExecutionId; value: string }>;
+}
+
+/** What the parts of one run share: its loop, its approval desk and its tasks' attempts. */
+export interface RunState {
+  readonly executionId: string;
+  readonly definition: RunDefinition;
+  readonly features: RunFeatures;
+  readonly messages: MessageHandlers;
+  /** Every task's state, by name: what the planner plans from. */
+  readonly states: Map<string, TaskState>;
+  /** The bookkeeping gathered for the next write. */
+  readonly batch: ProgressBatch;
+  /** The run's limit of tasks at once. */
+  readonly parallelism: number;
+  /** Quick attempts per workflow task (local-attempt-budget.ts). */
+  readonly localAttempts: LocalAttemptBudget;
+  /** Activities and timers of tasks and approvals: canceled together on cancel or timeout. */
+  readonly taskScope: CancellationScope;
+  /** The run's own timeout fired. */
+  readonly timedOut: boolean;
+  task(name: string): RunTask;
+}
