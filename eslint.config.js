@@ -82,7 +82,7 @@ function boundary(folder) {
 const workflowPatterns = [
   { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
   {
-    group: ['**/core/src/db/**', '**/core/src/config/**', '**/activities/*.js'],
+    group: ['**/core/src/store/**', '**/core/src/platform/config/**', '**/activities/*.js'],
     allowTypeImports: true,
     message: 'Workflow code may import activities and core/db only as types.',
   },
@@ -203,7 +203,7 @@ export default tseslint.config(
   },
   // Workflow code runs in Temporal's sandbox, and so does the messages module it shares.
   {
-    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/temporal/messages.ts'],
+    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/protocol/messages.ts'],
     ignores: tests,
     rules: { 'no-restricted-imports': ['error', { patterns: workflowPatterns }] },
   },

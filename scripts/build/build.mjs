@@ -33,7 +33,7 @@ export async function build({ say = (line) => console.log(line) } = {}) {
 
   say('build: bundling the workflow code (plain, and traced for Telemetry.OtlpEndpoint)');
   const worker = await import('../../dist/workflows-worker/src/worker.js');
-  const { createLogger } = await import('../../dist/core/src/logging.js');
+  const { createLogger } = await import('../../dist/core/src/platform/logging.js');
   const logger = createLogger({ Level: 'warn' });
   const bundle = await worker.buildWorkflowBundle(logger);
   await writeFile(worker.prebuiltBundlePath, bundle.code);

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import type { Pagination } from '../../core/src/db/paging.js';
-import type { Problem } from '../../core/src/errors.js';
-import { renderProblem } from '../../core/src/validation/problem.js';
+import type { Pagination } from '#store/paging.js';
+import type { Problem } from '#definition/errors.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import { sendJson } from './respond.js';
 
 /** The body of every response except `/health`. */

@@ -1,5 +1,5 @@
-import type { Problem } from '../../core/src/errors.js';
-import { renderProblem } from '../../core/src/validation/problem.js';
+import type { Problem } from '#definition/errors.js';
+import { renderProblem } from '#definition/validation/problem.js';
 
 /**
  * A failure only HTTP knows: no or bad credentials (401, with `WWW-Authenticate`), a wrong role

@@ -1,7 +1,7 @@
-import type { Paged, Pagination, Slice } from '../../core/src/db/paging.js';
-import { isPageRequested, normalizePage } from '../../core/src/db/paging.js';
-import { Invalid } from '../../core/src/errors.js';
-import { problemAt } from '../../core/src/validation/problem.js';
+import type { Paged, Pagination, Slice } from '#store/paging.js';
+import { isPageRequested, normalizePage } from '#store/paging.js';
+import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 
 interface PagingQuery {
   page?: number;

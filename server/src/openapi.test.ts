@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { OpenAPIRouter } from 'openapi-backend';
 import type { Request } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { renderProblem } from '../../core/src/validation/problem.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import {
   createOpenApiBackend,
   describeRequestErrors as describeRequestProblems,

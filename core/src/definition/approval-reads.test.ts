@@ -4,7 +4,7 @@ import { checkExpression } from './expressions/check.js';
 import { evaluateExpression, resolveValue } from './expressions/evaluate.js';
 import { referencedApprovals } from './expressions/references.js';
 import type { WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkApprovalReads = (...args: Parameters<typeof checkApprovalReadsProblems>) =>

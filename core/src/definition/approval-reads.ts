@@ -8,7 +8,7 @@ import { forEachString } from './json-strings.js';
 import { referencedApprovals } from './expressions/references.js';
 import { checkInputDeclarations } from './inputs.js';
 import { problemIn, type PathSegment } from './location.js';
-import type { Problem } from '../validation/problem.js';
+import type { Problem } from './validation/problem.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 
 /** Every problem of the definition's approval reads and approval inputs, each naming where. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkConcurrency as checkConcurrencyProblems, concurrencyKey } from './concurrency.js';
 import { parseDefinition } from './parse.js';
 import type { ConcurrencyLimit, WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkConcurrency = (...args: Parameters<typeof checkConcurrencyProblems>) =>

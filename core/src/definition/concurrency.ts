@@ -7,7 +7,7 @@ import { checkOutputExpression } from './expressions/check.js';
 import { evaluateOutputExpression } from './expressions/evaluate.js';
 import { calledFunctions, referencedInputs } from './expressions/references.js';
 import { formatPath } from './location.js';
-import { problemAt, type Problem } from '../validation/problem.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { ConcurrencyLimit, WorkflowDefinition } from './types.js';
 
 const KEY_PATH = ['configuration', 'concurrency', 'key'] as const;

@@ -6,7 +6,7 @@ import {
   topologicalOrder,
 } from './dag.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkGraph = (...args: Parameters<typeof checkGraphProblems>) =>

@@ -15,7 +15,7 @@ import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
 import { forEachString } from './json-strings.js';
 import { formatPath, problemIn, type PathSegment } from './location.js';
-import { problemAt, type Problem } from '../validation/problem.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
 /**

@@ -11,7 +11,7 @@ import {
 import { referencedItemFunctions } from './expressions/references.js';
 import { checkForEachTasks as checkForEachTasksProblems, itemTaskName } from './foreach.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkGraph = (...args: Parameters<typeof checkGraphProblems>) =>

@@ -4,7 +4,7 @@
  * make. Pure: the workflow code imports it too.
  */
 import { problemIn } from './location.js';
-import type { Problem } from '../validation/problem.js';
+import type { Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 /** The most items one forEach task runs (more fail the task when its items are evaluated). */

@@ -4,7 +4,7 @@ import {
   resolveInputs as resolveInputsProblems,
 } from './inputs.js';
 import type { WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkInputDeclarations = (...args: Parameters<typeof checkInputDeclarationsProblems>) =>

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { maxSupportedDepth } from '../config/schema.js';
+import { maxSupportedDepth } from '#platform/config/schema.js';
 import { resolveValue } from './expressions/evaluate.js';
 import { defaultDefinitionLimits, type DefinitionLimits } from './limits.js';
 import { parseDefinition } from './parse.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 const limits = (changes: Partial<DefinitionLimits> = {}): DefinitionLimits => ({
   ...defaultDefinitionLimits,

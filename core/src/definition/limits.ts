@@ -4,10 +4,10 @@
  * recursively, so that whatever is accepted also runs: the DAG walk, the expression resolver and
  * the database writes of a run never meet a definition larger or deeper than these.
  */
-import { definitionLimitDefaults } from '../config/schema.js';
-import type { TrellisConfig } from '../config/types.js';
-import type { ValidationProblem } from '../validation/describe.js';
-import { jsonLimitProblems } from '../validation/json-limits.js';
+import { definitionLimitDefaults } from '#platform/config/schema.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { ValidationProblem } from './validation/describe.js';
+import { jsonLimitProblems } from './validation/json-limits.js';
 import type { WorkflowDefinition } from './types.js';
 
 export type DefinitionLimits = TrellisConfig['Definitions'];

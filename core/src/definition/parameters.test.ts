@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { JsonSchema, PluginManifest } from '../plugins/contract.js';
+import type { JsonSchema, PluginManifest } from '#plugin-host/contract.js';
 import {
   acceptingExpressions,
   checkTaskParameters as checkTaskParametersProblems,
   parameterProblems,
 } from './parameters.js';
 import type { TaskType, WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkTaskParameters = async (...args: Parameters<typeof checkTaskParametersProblems>) =>

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDefinition } from './parse.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** The founding sample definition: both kinds of type, an approval, a condition, retries. */
 const designSample = `{

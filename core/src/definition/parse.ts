@@ -7,14 +7,14 @@
 import type { ValidateFunction } from 'ajv';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import definitionSchema from '../../../generated/workflow-definition.schema.json' with { type: 'json' };
-import { trellisSchemas } from '../validation/ajv.js';
-import { canonicalizeKeys } from '../validation/canonical-keys.js';
+import { trellisSchemas } from './validation/ajv.js';
+import { canonicalizeKeys } from './validation/canonical-keys.js';
 import {
   placedProblems,
   validationErrorProblems,
   type MessageStyle,
-} from '../validation/describe.js';
-import { distinctProblems, problemAt, type Problem } from '../validation/problem.js';
+} from './validation/describe.js';
+import { distinctProblems, problemAt, type Problem } from './validation/problem.js';
 import { checkGraph } from './dag.js';
 import {
   defaultDefinitionLimits,

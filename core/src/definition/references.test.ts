@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkReferences as checkReferencesProblems, type ReferenceLookup } from './references.js';
 import type { WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkReferences = async (...args: Parameters<typeof checkReferencesProblems>) =>

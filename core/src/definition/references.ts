@@ -4,7 +4,7 @@
  * caller (the repositories), so this module has no database code of its own.
  */
 import { formatPath } from './location.js';
-import { problemAt, type Problem } from '../validation/problem.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 export interface ReferenceLookup {

@@ -7,7 +7,7 @@ import {
   type CalledWorkflowLookup,
 } from './subworkflows.js';
 import type { WorkflowDefinition } from './types.js';
-import { renderProblem } from '../validation/problem.js';
+import { renderProblem } from './validation/problem.js';
 
 /** What a user reads of each problem. */
 const checkWorkflowCalls = async (...args: Parameters<typeof checkWorkflowCallsProblems>) =>

@@ -5,7 +5,7 @@
  * this module has no database code of its own.
  */
 import { formatPath, problemIn } from './location.js';
-import { problemAt, type Problem } from '../validation/problem.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 /** A task of a definition that calls a workflow. */
