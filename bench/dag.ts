@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { executionWorkflowId } from '../core/src/temporal/ids.js';
+import { executionWorkflowId } from '#protocol/ids.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';

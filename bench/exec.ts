@@ -20,13 +20,13 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import type { WorkflowStartOptions } from '@temporalio/client';
-import { executionWorkflowId } from '../core/src/temporal/ids.js';
+import { executionWorkflowId } from '#protocol/ids.js';
 import {
   TrellisExecutionId,
   TrellisWorkflowId,
   TrellisWorkflowName,
-} from '../core/src/temporal/search-attributes.js';
-import { runDetails, runSummary } from '../core/src/temporal/user-metadata.js';
+} from '#protocol/search-attributes.js';
+import { runDetails, runSummary } from '#protocol/user-metadata.js';
 import { runConcurrently } from '../test/resilience/support/concurrency.js';
 import {
   chainDefinition,

@@ -9,10 +9,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import * as executionRepository from '../core/src/db/execution-repository.js';
-import * as logRepository from '../core/src/db/log-repository.js';
-import { newId } from '../core/src/db/ids.js';
-import type { LogLevel } from '../core/src/db/tables.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as logRepository from '#store/log-repository.js';
+import { newId } from '#store/ids.js';
+import type { LogLevel } from '#store/tables.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';

@@ -14,7 +14,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { executionWorkflowId } from '../core/src/temporal/ids.js';
+import { executionWorkflowId } from '#protocol/ids.js';
 import { chainDefinition, uniqueWorkflowName } from '../test/resilience/support/workload.js';
 import { residentBytes } from './cpu.js';
 import type { BenchEnvironment } from './environment.js';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../core/src/temporal/dev-server.js';
+import { freePort } from '#platform/temporal/dev-server.js';
 import type { BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome } from './report.js';

@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BasicUser } from '../core/src/config/types.js';
-import { hashPassword, isHashed } from '../core/src/security/password.js';
+import type { BasicUser } from '#platform/config/types.js';
+import { hashPassword, isHashed } from '#platform/security/password.js';
 
 export interface GeneratedAdmin {
   user: BasicUser;

@@ -10,8 +10,8 @@
  * ports come from the configuration the process itself reads (file and `TRELLIS__` variables).
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/src/config/load.js';
-import type { TrellisConfig } from '../core/src/config/types.js';
+import { loadConfig } from '#platform/config/load.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 
 const timeoutMs = 3_000;
 

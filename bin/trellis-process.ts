@@ -13,37 +13,29 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
-import { buildConfig } from '../core/src/config/load.js';
-import type { TrellisConfig } from '../core/src/config/types.js';
-import { countWaitingApprovals } from '../core/src/db/approval-repository.js';
-import {
-  describeUrl,
-  isConnectionError,
-  openDatabase,
-  pingDatabase,
-} from '../core/src/db/database.js';
-import { Unavailable } from '../core/src/errors.js';
-import { migrateToLatest } from '../core/src/db/migrate.js';
-import type { Database } from '../core/src/db/tables.js';
-import { trellisVersion } from '../core/src/install-root.js';
-import type { Logger } from '../core/src/logging.js';
-import { createExecutionLog } from '../core/src/observability/execution-log.js';
-import { createMetrics, noMetrics } from '../core/src/observability/metrics.js';
-import { startProbeServer } from '../core/src/observability/probe-server.js';
-import { createReadiness } from '../core/src/observability/readiness.js';
-import { startTracing } from '../core/src/observability/tracing.js';
-import { createCatalog } from '../core/src/plugins/catalog.js';
-import { installBuiltIns } from '../core/src/plugins/installation.js';
-import { removeStaleStaging } from '../core/src/plugins/package.js';
-import { findTemporalCli } from '../core/src/temporal/cli.js';
-import { connectTemporal, type TemporalConnection } from '../core/src/temporal/connection.js';
-import { startDevServer } from '../core/src/temporal/dev-server.js';
-import { waitUntilReachable, type WaitOptions } from '../core/src/startup.js';
-import { reconcileSchedules } from '../core/src/temporal/schedules.js';
-import {
-  ensureSearchAttributes,
-  registeredSearchAttributes,
-} from '../core/src/temporal/search-attributes.js';
+import { buildConfig } from '#platform/config/load.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { countWaitingApprovals } from '#store/approval-repository.js';
+import { describeUrl, isConnectionError, openDatabase, pingDatabase } from '#store/database.js';
+import { Unavailable } from '#definition/errors.js';
+import { migrateToLatest } from '#store/migrate.js';
+import type { Database } from '#store/tables.js';
+import { trellisVersion } from '#platform/install-root.js';
+import type { Logger } from '#platform/logging.js';
+import { createExecutionLog } from '#platform/observability/execution-log.js';
+import { createMetrics, noMetrics } from '#platform/observability/metrics.js';
+import { startProbeServer } from '#platform/observability/probe-server.js';
+import { createReadiness } from '#platform/observability/readiness.js';
+import { startTracing } from '#platform/observability/tracing.js';
+import { createCatalog } from '#plugin-host/catalog.js';
+import { installBuiltIns } from '#plugin-host/installation.js';
+import { removeStaleStaging } from '#plugin-host/package.js';
+import { findTemporalCli } from '#platform/temporal/cli.js';
+import { connectTemporal, type TemporalConnection } from '#platform/temporal/connection.js';
+import { startDevServer } from '#platform/temporal/dev-server.js';
+import { waitUntilReachable, type WaitOptions } from '#platform/startup.js';
+import { reconcileSchedules } from '#application/triggers/schedules.js';
+import { ensureSearchAttributes, registeredSearchAttributes } from '#protocol/search-attributes.js';
 
 export type ProcessRole = 'all' | 'api' | 'worker';
 export const processRoles: readonly ProcessRole[] = ['all', 'api', 'worker'];
@@ -244,7 +236,7 @@ export function createTrellis(
             logger,
             tracing &&
               (
-                await import('../core/src/observability/temporal-tracing.js')
+                await import('#platform/observability/temporal-tracing.js')
               ).tracingClientInterceptors(tracing),
           ),
         {
@@ -290,7 +282,7 @@ export function createTrellis(
     if (role !== 'worker') {
       // Repairs executions a killed API left without a run, now and every little while after.
       const { startExecutionRecovery } =
-        await import('../core/src/executions/recover-executions.js');
+        await import('#application/executions/recover-executions.js');
       const recovery = startExecutionRecovery({
         db: database.db,
         client: temporal.client,

@@ -16,10 +16,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildConfig, loadConfig } from '../core/src/config/load.js';
-import type { TrellisConfig } from '../core/src/config/types.js';
-import { installPath } from '../core/src/install-root.js';
-import { createLogger } from '../core/src/logging.js';
+import { buildConfig, loadConfig } from '#platform/config/load.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { installPath } from '#platform/install-root.js';
+import { createLogger } from '#platform/logging.js';
 import { ensureGeneratedAdmin, type GeneratedAdmin } from './admin-user.js';
 import {
   checkRole,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultDeniedCidrs } from '../core/src/plugins/reach.js';
+import { defaultDeniedCidrs } from '../core/src/plugin-host/reach.js';
 import { NonRetryableError, networkFence, nonRetryable, type PluginNetworkFence } from './index.js';
 
 describe('NonRetryableError', () => {

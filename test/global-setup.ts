@@ -4,9 +4,9 @@
  * `test/support/services.ts`; they share the servers but never a database or a task queue.
  */
 import type { TestProject } from 'vitest/node';
-import { createLogger } from '../core/src/logging.js';
-import { findTemporalCli } from '../core/src/temporal/cli.js';
-import { startDevServer, type DevServer } from '../core/src/temporal/dev-server.js';
+import { createLogger } from '#platform/logging.js';
+import { findTemporalCli } from '#platform/temporal/cli.js';
+import { startDevServer, type DevServer } from '#platform/temporal/dev-server.js';
 import { ensurePostgres } from './support/postgres.js';
 
 declare module 'vitest' {

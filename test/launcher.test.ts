@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../core/src/temporal/dev-server.js';
+import { freePort } from '#platform/temporal/dev-server.js';
 import { createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { createTestDatabase, testServices, uniqueTaskQueue } from './support/services.js';
 

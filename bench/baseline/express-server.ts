@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import pg from 'pg';
-import { verifyPassword } from '../../core/src/security/password.js';
+import { verifyPassword } from '#platform/security/password.js';
 import { announceReady, requiredArguments, stopOnSignal } from './arguments.js';
 
 const args = requiredArguments(['database', 'pool', 'user', 'passwordHash']);

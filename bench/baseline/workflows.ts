@@ -15,7 +15,7 @@ import {
   upsertSearchAttributes,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
-import { TrellisStatus } from '../../core/src/temporal/search-attributes.js';
+import { TrellisStatus } from '#protocol/search-attributes.js';
 import type { baselineActivities } from './activities.js';
 
 const attemptOptions = {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PluginInputError } from '../../core/src/plugins/runner.js';
+import { PluginInputError } from '#plugin-host/runner.js';
 import { runPluginFolder } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TrellisDatabaseAddress } from '../../core/src/plugins/contract.js';
-import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
-import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
+import type { TrellisDatabaseAddress } from '#plugin-host/contract.js';
+import { defaultDeniedCidrs } from '#plugin-host/reach.js';
+import { PluginInputError, PluginRuntimeError } from '#plugin-host/runner.js';
 import { runPluginFolder, type FolderRunOptions } from '../../test/support/plugin-folder.js';
 import { createTestDatabase } from '../../test/support/services.js';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
+import { PluginInputError, PluginRuntimeError } from '#plugin-host/runner.js';
 import { runPluginFolder, type FolderRunOptions } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));

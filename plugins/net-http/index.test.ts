@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PluginInputError, PluginRuntimeError } from '../../core/src/plugins/runner.js';
-import type { PluginNetworkFence } from '../../core/src/plugins/contract.js';
-import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
+import { PluginInputError, PluginRuntimeError } from '#plugin-host/runner.js';
+import type { PluginNetworkFence } from '#plugin-host/contract.js';
+import { defaultDeniedCidrs } from '#plugin-host/reach.js';
 import {
   createRecordingLogger,
   runPluginFolder,

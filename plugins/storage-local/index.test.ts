@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PluginInputError } from '../../core/src/plugins/runner.js';
+import { PluginInputError } from '#plugin-host/runner.js';
 import { runPluginFolder } from '../../test/support/plugin-folder.js';
 
 const folder = fileURLToPath(new URL('.', import.meta.url));

@@ -5,7 +5,7 @@
  *   npm run hash-password                   # prompts without echo
  *   printf 's3cret' | npm run hash-password # from a pipe
  */
-import { hashPassword } from '../../core/src/security/password.js';
+import { hashPassword } from '#platform/security/password.js';
 
 async function main(): Promise<void> {
   const password = process.argv[2] ?? (await readPassword());

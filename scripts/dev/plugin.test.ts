@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../core/src/config/load.js';
-import { createCatalog } from '../../core/src/plugins/catalog.js';
-import { sha256Hex } from '../../core/src/plugins/package.js';
-import type { RegistryIndex } from '../../core/src/plugins/registry.js';
+import { buildConfig } from '#platform/config/load.js';
+import { createCatalog } from '#plugin-host/catalog.js';
+import { sha256Hex } from '#plugin-host/package.js';
+import type { RegistryIndex } from '#plugin-host/registry.js';
 import { writeTestPackage } from '../../test/support/plugin-packages.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,7 +1,7 @@
 /**
  * The plugin author's command (`npm run plugin -- <command>`): packs plugin folders into the
  * deterministic, checksummed tarballs Trellis installs, and publishes them to a registry folder,
- * exactly as Trellis reads them (core/src/plugins/package.ts and registry.ts).
+ * exactly as Trellis reads them (core/src/plugin-host/package.ts and registry.ts).
  *
  *   npm run plugin -- pack <folder>... [--out <dir>]    # <group>-<name>-<version>.tgz in <dir> (default .)
  *   npm run plugin -- pack <folder>... --registry <dir> # into <dir>, adding them to <dir>/index.json
@@ -12,13 +12,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { TrellisError } from '../../core/src/errors.js';
-import { packFolder, readPackageFolder, sha256Hex } from '../../core/src/plugins/package.js';
-import {
-  buildRegistry,
-  REGISTRY_INDEX_FILE,
-  tarballName,
-} from '../../core/src/plugins/registry.js';
+import { TrellisError } from '#definition/errors.js';
+import { packFolder, readPackageFolder, sha256Hex } from '#plugin-host/package.js';
+import { buildRegistry, REGISTRY_INDEX_FILE, tarballName } from '#plugin-host/registry.js';
 
 const usage = `usage: npm run plugin -- pack <folder>... [--out <dir> | --registry <dir>]
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Pagination } from '../../core/src/db/paging.js';
-import type { Problem } from '../../core/src/errors.js';
+import type { Pagination } from '#store/paging.js';
+import type { Problem } from '#definition/errors.js';
 import { sendJson } from './respond.js';
 
 /** The body of every response except `/health`. */

@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
-import { Conflict, Invalid, NotFound, Unavailable } from '../../core/src/errors.js';
-import { createLogger } from '../../core/src/logging.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '#definition/errors.js';
+import { createLogger } from '#platform/logging.js';
 import { renderErrors } from './errors.js';
 import { HttpError } from './http-error.js';
 

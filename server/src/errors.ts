@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { loggablePath, type Req, type Res } from './request-context.js';
-import { TrellisError, type TrellisErrorCode } from '../../core/src/errors.js';
-import type { Logger } from '../../core/src/logging.js';
+import { TrellisError, type TrellisErrorCode } from '#definition/errors.js';
+import type { Logger } from '#platform/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 import { HttpError } from './http-error.js';
 

@@ -1,18 +1,18 @@
 import type { Client } from '@temporalio/client';
 import type { Kysely } from 'kysely';
-import type { TrellisConfig } from '../../core/src/config/types.js';
-import type { Database } from '../../core/src/db/tables.js';
-import type { PluginCatalog } from '../../core/src/plugins/catalog.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { Database } from '#store/tables.js';
+import type { PluginCatalog } from '#plugin-host/catalog.js';
 import type { operations } from '../../generated/schema.js';
-import type { Logger } from '../../core/src/logging.js';
+import type { Logger } from '#platform/logging.js';
 import type { AuthUser } from './auth/user.js';
-import type { Pagination } from '../../core/src/db/paging.js';
+import type { Pagination } from '#store/paging.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
 import type { EventStreamSlots } from './executions/stream-slots.js';
 import type { InstalledPlugins } from './plugins/installed-plugins.js';
-import type { Metrics } from '../../core/src/observability/metrics.js';
-import type { Readiness } from '../../core/src/observability/readiness.js';
-import type { Tracing } from '../../core/src/observability/tracing.js';
+import type { Metrics } from '#platform/observability/metrics.js';
+import type { Readiness } from '#platform/observability/readiness.js';
+import type { Tracing } from '#platform/observability/tracing.js';
 import type { Req, Res } from './request-context.js';
 
 /** What the API needs; built once at boot (or by the test harness) and passed down. */

@@ -1,4 +1,4 @@
-import type { Problem } from '../../core/src/errors.js';
+import type { Problem } from '#definition/errors.js';
 
 /**
  * A failure only HTTP knows: no or bad credentials (401, with `WWW-Authenticate`), a wrong role

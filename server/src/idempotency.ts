@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import * as idempotencyRepository from '../../core/src/db/idempotency-repository.js';
-import type { Database } from '../../core/src/db/tables.js';
-import { Conflict } from '../../core/src/errors.js';
+import * as idempotencyRepository from '#store/idempotency-repository.js';
+import type { Database } from '#store/tables.js';
+import { Conflict } from '#definition/errors.js';
 
 /** The header; operations that declare it in the contract honour it. */
 export const idempotencyHeader = 'Idempotency-Key';

@@ -1,6 +1,6 @@
-import type { Paged, Pagination, Slice } from '../../core/src/db/paging.js';
-import { isPageRequested, normalizePage } from '../../core/src/db/paging.js';
-import { Invalid } from '../../core/src/errors.js';
+import type { Paged, Pagination, Slice } from '#store/paging.js';
+import { isPageRequested, normalizePage } from '#store/paging.js';
+import { Invalid } from '#definition/errors.js';
 
 interface PagingQuery {
   page?: number;

@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
 import { OpenAPIBackend, OpenAPIRouter } from 'openapi-backend';
 import type { Document, Operation, ParsedRequest, Request } from 'openapi-backend';
-import { installPath } from '../../core/src/install-root.js';
-import { createAjv } from '../../core/src/validation/ajv.js';
+import { installPath } from '#platform/install-root.js';
+import { createAjv } from '#definition/validation/ajv.js';
 import {
   describeProblems,
   describeValidationErrors,
   type MessageStyle,
   type ValidationProblem,
-} from '../../core/src/validation/describe.js';
-import { formatPath, type PathSegment } from '../../core/src/validation/path.js';
+} from '#definition/validation/describe.js';
+import { formatPath, type PathSegment } from '#definition/validation/path.js';
 
 const documentUrl = installPath('generated', 'openapi.json');
 const yamlUrl = installPath('generated', 'openapi.yaml');

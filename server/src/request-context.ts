@@ -11,9 +11,9 @@ import {
 } from '@opentelemetry/api';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import parseUrl from 'parseurl';
-import type { Logger } from '../../core/src/logging.js';
-import { withoutLinkSignature } from '../../core/src/notifications/approval-links.js';
-import type { Metrics } from '../../core/src/observability/metrics.js';
+import type { Logger } from '#platform/logging.js';
+import { withoutLinkSignature } from '#application/notifications/approval-links.js';
+import type { Metrics } from '#platform/observability/metrics.js';
 import type { AuthUser } from './auth/user.js';
 import { HttpError } from './http-error.js';
 

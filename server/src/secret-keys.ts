@@ -1,5 +1,5 @@
-import type { TrellisConfig } from '../../core/src/config/types.js';
-import { loadSecretKeys, type SecretKeys } from '../../core/src/plugins/settings.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { loadSecretKeys, type SecretKeys } from '#plugin-host/settings.js';
 
 const keys = new WeakMap<TrellisConfig, Promise<SecretKeys>>();
 

@@ -1,14 +1,14 @@
 /**
  * The one place every request's values are checked for what no field of the API can take:
- * text PostgreSQL cannot store (a NUL, an unpaired surrogate; see core/src/db/storable-text.ts)
+ * text PostgreSQL cannot store (a NUL, an unpaired surrogate; see core/src/definition/storable-text.ts)
  * in any string or key of the body, the path or the query, and a body nested deeper than
  * `Server.MaxBodyDepth` (JSON.parse reads any depth; the code after it recurses). It runs after
  * the body is parsed and before the request is validated, so no handler ever sees such a value.
  */
 import type { Operation } from 'openapi-backend';
-import { unstorableCharacter } from '../../core/src/db/storable-text.js';
-import type { ValidationProblem } from '../../core/src/validation/describe.js';
-import { jsonLimitProblems } from '../../core/src/validation/json-limits.js';
+import { unstorableCharacter } from '#definition/storable-text.js';
+import type { ValidationProblem } from '#definition/validation/describe.js';
+import { jsonLimitProblems } from '#definition/validation/json-limits.js';
 
 export interface RequestValues {
   /** The request path as received (percent-encoded). */

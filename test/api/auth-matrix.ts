@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTrellisClient, type Credentials, type TrellisClient } from '../../sdk/src/index.js';
-import type { Role } from '../../core/src/config/types.js';
+import type { Role } from '#platform/config/types.js';
 import { basicAs, mintToken, tokens, users, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAjv } from '../../core/src/validation/ajv.js';
+import { createAjv } from '#definition/validation/ajv.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 
 let trellis: Trellis;

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecutionWithTasks } from '../../core/src/db/execution-repository.js';
-import type { ExecutionStatus } from '../../core/src/db/tables.js';
+import { createExecutionWithTasks } from '#store/execution-repository.js';
+import type { ExecutionStatus } from '#store/tables.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { simpleDefinition } from './definitions.js';

@@ -2,7 +2,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRegistry } from '../../core/src/plugins/registry.js';
+import { buildRegistry } from '#plugin-host/registry.js';
 import { writeTestPackage } from '../support/plugin-packages.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';

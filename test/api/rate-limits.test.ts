@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/src/logging.js';
+import { createLogger } from '#platform/logging.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 import { createTestDatabase } from '../support/services.js';

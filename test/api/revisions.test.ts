@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleId } from '../../core/src/temporal/ids.js';
+import { scheduleId } from '#protocol/ids.js';
 import { expectFailure } from './api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

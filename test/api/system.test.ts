@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/src/logging.js';
+import { createLogger } from '#platform/logging.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';

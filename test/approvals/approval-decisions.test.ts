@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { expectFailure } from '../api/api-error.js';
-import { scheduleId } from '../../core/src/temporal/ids.js';
+import { scheduleId } from '#protocol/ids.js';
 import {
   addWorkflow,
   approvalsOncePaused,

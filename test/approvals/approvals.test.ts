@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/src/logging.js';
-import { executionWorkflowId } from '../../core/src/temporal/ids.js';
-import { approveSignal, rejectSignal, stateQuery } from '../../core/src/temporal/messages.js';
-import { recoverExecutions } from '../../core/src/executions/recover-executions.js';
+import { createLogger } from '#platform/logging.js';
+import { executionWorkflowId } from '#protocol/ids.js';
+import { approveSignal, rejectSignal, stateQuery } from '#protocol/messages.js';
+import { recoverExecutions } from '#application/executions/recover-executions.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from '../api/api-error.js';
 import { expectRawFailure, sendRaw } from '../api/http.js';

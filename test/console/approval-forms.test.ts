@@ -7,7 +7,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { approvalLinkToken } from '../../core/src/notifications/approval-links.js';
+import { approvalLinkToken } from '#application/notifications/approval-links.js';
 import { approvalsOncePaused, start } from '../support/engine-support.js';
 import { record, signIn, useConsoleSession } from './browser.js';
 

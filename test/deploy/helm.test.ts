@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
-import { loadConfig } from '../../core/src/config/load.js';
+import { loadConfig } from '#platform/config/load.js';
 import { deployPath, findHelm, projectRoot } from './support/recipes.js';
 
 const chart = deployPath('helm', 'trellis');

@@ -13,8 +13,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/src/config/load.js';
-import { freePort } from '../../core/src/temporal/dev-server.js';
+import { loadConfig } from '#platform/config/load.js';
+import { freePort } from '#platform/temporal/dev-server.js';
 import { ensureCompiledBuild } from './support/compiled.js';
 import {
   configKnows,

@@ -4,10 +4,10 @@
  * shows them, prove that runs with the same key never overlap.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/src/logging.js';
-import { executionWorkflowId, scheduleId } from '../../core/src/temporal/ids.js';
+import { createLogger } from '#platform/logging.js';
+import { executionWorkflowId, scheduleId } from '#protocol/ids.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
-import { recoverExecutions } from '../../core/src/executions/recover-executions.js';
+import { recoverExecutions } from '#application/executions/recover-executions.js';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

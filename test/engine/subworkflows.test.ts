@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { executionWorkflowId } from '#protocol/ids.js';
 import { expectFailure } from '../api/api-error.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

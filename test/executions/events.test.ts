@@ -6,7 +6,7 @@ import http from 'node:http';
 import { sql } from 'kysely';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendLogs } from '../../core/src/db/log-repository.js';
+import { appendLogs } from '#store/log-repository.js';
 import { basicAuthorization, type ExecutionEvent } from '../../sdk/src/index.js';
 import { expectFailure } from '../api/api-error.js';
 import { expectRawFailure, sendRaw } from '../api/http.js';

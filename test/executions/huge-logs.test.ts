@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/src/db/ids.js';
+import { newId } from '#store/ids.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 import { definition, run } from '../support/engine-support.js';
 

@@ -5,12 +5,12 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as workflowRepository from '../../core/src/db/workflow-repository.js';
-import { createLogger } from '../../core/src/logging.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import { createLogger } from '#platform/logging.js';
 import {
   recoverExecutions,
   type RecoveryDeps,
-} from '../../core/src/executions/recover-executions.js';
+} from '#application/executions/recover-executions.js';
 import { recordExecution } from '../../server/src/executions/start-execution.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

@@ -5,11 +5,11 @@
  * process serves them, with the probes, on its own port.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../core/src/config/load.js';
-import type { TrellisConfig } from '../../core/src/config/types.js';
-import { createLogger } from '../../core/src/logging.js';
-import { createMetrics } from '../../core/src/observability/metrics.js';
-import { countWaitingApprovals } from '../../core/src/db/approval-repository.js';
+import { buildConfig } from '#platform/config/load.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { createLogger } from '#platform/logging.js';
+import { createMetrics } from '#platform/observability/metrics.js';
+import { countWaitingApprovals } from '#store/approval-repository.js';
 import {
   createTrellis,
   type RunningTrellis,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, type Logger } from '../../core/src/logging.js';
+import { createLogger, type Logger } from '#platform/logging.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';

@@ -17,15 +17,15 @@ import {
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/src/logging.js';
-import { findTemporalCli } from '../../core/src/temporal/cli.js';
-import { executionWorkflowId, scheduleId } from '../../core/src/temporal/ids.js';
-import { pendingApprovalsQuery } from '../../core/src/temporal/messages.js';
+import { createLogger } from '#platform/logging.js';
+import { findTemporalCli } from '#platform/temporal/cli.js';
+import { executionWorkflowId, scheduleId } from '#protocol/ids.js';
+import { pendingApprovalsQuery } from '#protocol/messages.js';
 import {
   TrellisExecutionId,
   TrellisStatus,
   TrellisWorkflowName,
-} from '../../core/src/temporal/search-attributes.js';
+} from '#protocol/search-attributes.js';
 import { isMissingUpdateHandler } from '../../server/src/approvals/handlers.js';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import {

@@ -6,9 +6,9 @@
  * beside an ordinary run, while `/version` is asked every 100 ms.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as pluginRepository from '../../core/src/db/plugin-repository.js';
-import { installRoot } from '../../core/src/install-root.js';
-import { sha256Hex } from '../../core/src/plugins/package.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import { installRoot } from '#platform/install-root.js';
+import { sha256Hex } from '#plugin-host/package.js';
 import { rawPackageEntries, rawTarball } from '../support/plugin-packages.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

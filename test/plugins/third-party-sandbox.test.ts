@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRegistry } from '../../core/src/plugins/registry.js';
+import { buildRegistry } from '#plugin-host/registry.js';
 import { writeTestPackage } from '../support/plugin-packages.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRegistry } from '../../core/src/plugins/registry.js';
+import { buildRegistry } from '#plugin-host/registry.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { definition, run, taskLogs, tasksOf } from '../support/engine-support.js';
 

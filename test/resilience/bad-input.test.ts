@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDefinition } from '../../core/src/definition/parse.js';
+import { parseDefinition } from '#definition/parse.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
 

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unstorableCharacter } from '../../core/src/db/storable-text.js';
+import { unstorableCharacter } from '#definition/storable-text.js';
 import { definition, run, taskLogs, tasksOf } from '../support/engine-support.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 

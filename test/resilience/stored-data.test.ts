@@ -5,12 +5,12 @@
  * NUL in a workflow name and parameters nested 3,000+ deep answered 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as executionRepository from '../../core/src/db/execution-repository.js';
-import * as workflowRepository from '../../core/src/db/workflow-repository.js';
-import { createLogger } from '../../core/src/logging.js';
-import { createPluginRunner } from '../../core/src/plugins/runner.js';
-import { executionWorkflowId } from '../../core/src/temporal/ids.js';
-import { startExecutionWorkflow } from '../../core/src/executions/launch-execution.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import { createLogger } from '#platform/logging.js';
+import { createPluginRunner } from '#plugin-host/runner.js';
+import { executionWorkflowId } from '#protocol/ids.js';
+import { startExecutionWorkflow } from '#application/executions/launch-execution.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { createActivities } from '../../workflows-worker/src/activities/index.js';
 import { expectFailure } from '../api/api-error.js';

@@ -2,10 +2,10 @@
  * A migrated Trellis database for integration tests: a fresh PostgreSQL database of the test
  * server (see `services.ts`), opened the way the service opens it.
  */
-import { buildConfig } from '../../core/src/config/load.js';
-import { openDatabase, type TrellisDatabase } from '../../core/src/db/database.js';
-import { migrateToLatest } from '../../core/src/db/migrate.js';
-import { createLogger } from '../../core/src/logging.js';
+import { buildConfig } from '#platform/config/load.js';
+import { openDatabase, type TrellisDatabase } from '#store/database.js';
+import { migrateToLatest } from '#store/migrate.js';
+import { createLogger } from '#platform/logging.js';
 import { createTestDatabase } from './services.js';
 
 export async function openMigratedTestDatabase(): Promise<TrellisDatabase & { url: string }> {

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { expect } from 'vitest';
-import { executionWorkflowId } from '../../core/src/temporal/ids.js';
+import { executionWorkflowId } from '#protocol/ids.js';
 import type { ExecutionDetail, TrellisClient } from '../../sdk/src/index.js';
 import type { Trellis } from './harness.js';
 

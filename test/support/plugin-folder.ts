@@ -1,20 +1,20 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { LogLevel } from '../../core/src/db/tables.js';
-import { pluginSchemaValidator } from '../../core/src/validation/ajv.js';
-import { builtInPluginsDirectory } from '../../core/src/plugins/catalog.js';
-import type { PluginHostSettings, PluginLogger } from '../../core/src/plugins/contract.js';
-import { defaultDeniedCidrs } from '../../core/src/plugins/reach.js';
-import type { SecretKeys } from '../../core/src/plugins/settings.js';
+import type { LogLevel } from '#store/tables.js';
+import { pluginSchemaValidator } from '#definition/validation/ajv.js';
+import { builtInPluginsDirectory } from '#plugin-host/catalog.js';
+import type { PluginHostSettings, PluginLogger } from '#plugin-host/contract.js';
+import { defaultDeniedCidrs } from '#plugin-host/reach.js';
+import type { SecretKeys } from '#plugin-host/settings.js';
 import {
   createPluginLogger,
   executePlugin,
   loadPluginFolder,
   type PluginRunRequest,
-} from '../../core/src/plugins/runner.js';
-import { validationProblems } from '../../core/src/plugins/schema.js';
-import { createSandboxPool, type SandboxPool } from '../../core/src/plugins/sandbox/pool.js';
-import type { SandboxSettings } from '../../core/src/plugins/sandbox/sandbox-settings.js';
+} from '#plugin-host/runner.js';
+import { validationProblems } from '#definition/validation/plugin-wording.js';
+import { createSandboxPool, type SandboxPool } from '#plugin-host/sandbox/pool.js';
+import type { SandboxSettings } from '#plugin-host/sandbox/sandbox-settings.js';
 
 /**
  * Running a plugin package folder exactly as the runner would, without a database: for the

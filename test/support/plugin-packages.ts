@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Header, Pax } from 'tar';
-import type { PluginManifest } from '../../core/src/plugins/contract.js';
+import type { PluginManifest } from '#plugin-host/contract.js';
 
 /**
  * Writes throwaway plugin package folders for tests: a manifest and an `index.js` whose

@@ -7,8 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildRegistry } from '../../core/src/plugins/registry.js';
-import { writeTestPackage } from '../support/plugin-packages.js';
+import { buildRegistry } from '#plugin-host/registry.js';
+import { writeTestPackage } from './plugin-packages.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
 
 export const quickWait = { type: 'Test/QuickWait', version: '1.0.0' } as const;

@@ -1,10 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleId } from '../../core/src/temporal/ids.js';
-import {
-  TrellisExecutionId,
-  TrellisWorkflowId,
-} from '../../core/src/temporal/search-attributes.js';
+import { scheduleId } from '#protocol/ids.js';
+import { TrellisExecutionId, TrellisWorkflowId } from '#protocol/search-attributes.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,

@@ -17,14 +17,14 @@ import {
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { Kysely } from 'kysely';
-import type { TrellisConfig } from '../../core/src/config/types.js';
-import type { Database } from '../../core/src/db/tables.js';
-import type { Logger } from '../../core/src/logging.js';
-import type { Metrics } from '../../core/src/observability/metrics.js';
-import type { Tracing } from '../../core/src/observability/tracing.js';
-import type { RuntimeReach } from '../../core/src/plugins/reach.js';
-import { createPluginRunner, type PluginRunner } from '../../core/src/plugins/runner.js';
-import { temporalConnectionOptions } from '../../core/src/temporal/connection.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { Database } from '#store/tables.js';
+import type { Logger } from '#platform/logging.js';
+import type { Metrics } from '#platform/observability/metrics.js';
+import type { Tracing } from '#platform/observability/tracing.js';
+import type { RuntimeReach } from '#plugin-host/reach.js';
+import { createPluginRunner, type PluginRunner } from '#plugin-host/runner.js';
+import { temporalConnectionOptions } from '#platform/temporal/connection.js';
 import { createActivities } from './activities/index.js';
 
 /** Whether this module runs compiled (`dist/`, `npm run build`) rather than from TypeScript source. */
@@ -189,7 +189,7 @@ export async function buildWorkflowBundle(
   options: { traced?: boolean } = {},
 ): Promise<WorkflowBundle> {
   const interceptors = options.traced
-    ? [(await import('../../core/src/observability/temporal-tracing.js')).workflowTracingModule]
+    ? [(await import('#platform/observability/temporal-tracing.js')).workflowTracingModule]
     : [];
   return bundleWorkflowCode({
     workflowsPath,
@@ -267,9 +267,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   try {
     const traced =
       tracing &&
-      (await import('../../core/src/observability/temporal-tracing.js')).tracingWorkerOptions(
-        tracing,
-      );
+      (await import('#platform/observability/temporal-tracing.js')).tracingWorkerOptions(tracing);
     const worker = await Worker.create({
       connection,
       namespace: config.Temporal.Namespace,

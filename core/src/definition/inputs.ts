@@ -3,8 +3,8 @@
  * given value must be declared and have the declared JSON type, every required input must be
  * given, and defaults fill the rest. Pure: no Node, no database.
  */
-import { formatPath, type PathSegment } from '../validation/path.js';
-import { isOfJsonType } from '../validation/json-type.js';
+import { formatPath, type PathSegment } from './validation/path.js';
+import { isOfJsonType } from './validation/json-type.js';
 import type { InputType, WorkflowDefinition } from './types.js';
 
 export type InputsResult =

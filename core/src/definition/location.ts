@@ -2,7 +2,7 @@
  * How validation messages name a place in a definition: `tasks[2].errorHandling.strategy`.
  * The JSON Schema errors (parse.ts) and the DAG checks (dag.ts) are written this way.
  */
-import { formatPath as formatValuePath, type PathSegment } from '../validation/path.js';
+import { formatPath as formatValuePath, type PathSegment } from './validation/path.js';
 
 export type { PathSegment };
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { JsonSchema, PluginManifest } from '../plugins/contract.js';
+import type { JsonSchema, PluginManifest } from '@trellis/plugin-kit';
 import { acceptingExpressions, checkTaskParameters, parameterProblems } from './parameters.js';
 import type { TaskType, WorkflowDefinition } from './types.js';
 

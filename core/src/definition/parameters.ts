@@ -7,11 +7,11 @@
  * repositories), so this module has no database code of its own.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { JsonSchema } from '../plugins/contract.js';
-import { pluginMessageStyle } from '../plugins/schema.js';
-import { pluginSchemaValidator } from '../validation/ajv.js';
-import { describeValidationErrors } from '../validation/describe.js';
-import { mapSubschemas, type Schema, type SubschemaKeyword } from '../validation/subschemas.js';
+import type { JsonSchema } from '@trellis/plugin-kit';
+import { pluginMessageStyle } from './validation/plugin-wording.js';
+import { pluginSchemaValidator } from './validation/ajv.js';
+import { describeValidationErrors } from './validation/describe.js';
+import { mapSubschemas, type Schema, type SubschemaKeyword } from './validation/subschemas.js';
 import { formatPath } from './location.js';
 import type { TaskType, WorkflowDefinition } from './types.js';
 

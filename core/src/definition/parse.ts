@@ -7,13 +7,13 @@
 import type { ValidateFunction } from 'ajv';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import definitionSchema from '../../../generated/workflow-definition.schema.json' with { type: 'json' };
-import { trellisSchemas } from '../validation/ajv.js';
-import { canonicalizeKeys } from '../validation/canonical-keys.js';
+import { trellisSchemas } from './validation/ajv.js';
+import { canonicalizeKeys } from './validation/canonical-keys.js';
 import {
   describeProblems,
   describeValidationErrors,
   type MessageStyle,
-} from '../validation/describe.js';
+} from './validation/describe.js';
 import { checkGraph } from './dag.js';
 import {
   defaultDefinitionLimits,

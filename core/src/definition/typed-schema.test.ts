@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAjv } from '../validation/ajv.js';
+import { createAjv } from './validation/ajv.js';
 import { typedDefinitionSchema, type PluginParameters } from './typed-schema.js';
 
 /** A third-party schema using what draft-07 and 2020-12 spell differently. */

@@ -7,8 +7,8 @@
  */
 import semver from 'semver';
 import definitionSchema from '../../../generated/workflow-definition.schema.json' with { type: 'json' };
-import type { JsonSchema } from '../plugins/contract.js';
-import { isObject, mapSubschemas, type Schema } from '../validation/subschemas.js';
+import type { JsonSchema } from '@trellis/plugin-kit';
+import { isObject, mapSubschemas, type Schema } from './validation/subschemas.js';
 import { acceptingExpressions } from './parameters.js';
 
 /** An installed plugin version, as far as its parameters go. */

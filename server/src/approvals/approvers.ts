@@ -3,7 +3,7 @@
  * its users, and not the user who started the run unless `allowSelfApproval`. Without approvers,
  * anyone who may call approve or reject (the seed's behaviour).
  */
-import type { Approvers } from '../../../core/src/definition/types.js';
+import type { Approvers } from '#definition/types.js';
 import type { AuthUser } from '../auth/user.js';
 
 /** Why `user` may not decide the approval, naming who may; null when they may. */

@@ -1,11 +1,11 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
-import * as approvalRepository from '../../../core/src/db/approval-repository.js';
-import type { ApprovalView } from '../../../core/src/db/approval-repository.js';
-import type { ApprovalRow, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { resolveInputs } from '../../../core/src/definition/inputs.js';
-import { Conflict, Invalid, NotFound, Unavailable } from '../../../core/src/errors.js';
+import * as approvalRepository from '#store/approval-repository.js';
+import type { ApprovalView } from '#store/approval-repository.js';
+import type { ApprovalRow, WorkflowExecutionRow } from '#store/tables.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import { resolveInputs } from '#definition/inputs.js';
+import { Conflict, Invalid, NotFound, Unavailable } from '#definition/errors.js';
 import {
   approveSignal,
   approveUpdate,
@@ -13,7 +13,7 @@ import {
   rejectSignal,
   rejectUpdate,
   type DecisionExtras,
-} from '../../../core/src/temporal/messages.js';
+} from '#protocol/messages.js';
 import type { AuthUser } from '../auth/user.js';
 import { HttpError } from '../http-error.js';
 import { decisionRefusal } from './approvers.js';

@@ -3,14 +3,11 @@
  * shows the approval and its form; deciding through one records the decision as made through
  * the notification's link (`decidedVia: Link`), once.
  */
-import * as approvalRepository from '../../../core/src/db/approval-repository.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as notificationRepository from '../../../core/src/db/notification-repository.js';
-import { NotFound } from '../../../core/src/errors.js';
-import {
-  checkApprovalLink,
-  type LinkCheck,
-} from '../../../core/src/notifications/approval-links.js';
+import * as approvalRepository from '#store/approval-repository.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as notificationRepository from '#store/notification-repository.js';
+import { NotFound } from '#definition/errors.js';
+import { checkApprovalLink, type LinkCheck } from '#application/notifications/approval-links.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { HttpError } from '../http-error.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
-import { hashPassword } from '../../../core/src/security/password.js';
+import { hashPassword } from '#platform/security/password.js';
 import { createBasicAuthenticator, parseBasicHeader } from './basic.js';
 
 const header = (name: string, password: string) =>

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
-import type { Logger } from '../../../core/src/logging.js';
-import { hashPassword, isHashed, verifyPassword } from '../../../core/src/security/password.js';
+import type { Logger } from '#platform/logging.js';
+import { hashPassword, isHashed, verifyPassword } from '#platform/security/password.js';
 import { CredentialCache } from './credential-cache.js';
 import type { LoginGuard } from './login-guard.js';
 import type { AuthUser } from './user.js';

@@ -2,7 +2,7 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 import { errorOf } from '../../../test/support/expect-error.js';
 import { HttpError } from '../http-error.js';
 import { createBearerAuthenticator, rolesFromClaims } from './bearer.js';

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
-import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
+import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
 import { CredentialCache } from './credential-cache.js';
 import type { LoginGuard } from './login-guard.js';

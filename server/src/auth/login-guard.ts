@@ -1,13 +1,9 @@
 import type { Kysely } from 'kysely';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import {
-  clearFailures,
-  failureState,
-  recordFailure,
-} from '../../../core/src/db/auth-failure-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import type { Logger } from '../../../core/src/logging.js';
+import { clearFailures, failureState, recordFailure } from '#store/auth-failure-repository.js';
+import type { Database } from '#store/tables.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { Logger } from '#platform/logging.js';
 import { HttpError } from '../http-error.js';
 
 /**

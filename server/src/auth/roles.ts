@@ -1,4 +1,4 @@
-import type { Role } from '../../../core/src/config/types.js';
+import type { Role } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
 import type { AuthUser } from './user.js';
 

@@ -1,7 +1,7 @@
 import type { Document, Operation } from 'openapi-backend';
-import type { Role, TrellisConfig } from '../../../core/src/config/types.js';
+import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
-import type { Logger } from '../../../core/src/logging.js';
+import type { Logger } from '#platform/logging.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';
 import type { LoginGuard } from './login-guard.js';

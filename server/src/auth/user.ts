@@ -1,4 +1,4 @@
-import type { Role } from '../../../core/src/config/types.js';
+import type { Role } from '#platform/config/types.js';
 
 /** The authenticated caller, as handlers and request logs see it (`req.user`). */
 export interface AuthUser {

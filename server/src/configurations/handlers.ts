@@ -1,6 +1,6 @@
-import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
-import type { PluginConfigurationRow } from '../../../core/src/db/tables.js';
-import { Conflict, NotFound } from '../../../core/src/errors.js';
+import * as configurationRepository from '#store/configuration-repository.js';
+import type { PluginConfigurationRow } from '#store/tables.js';
+import { Conflict, NotFound } from '#definition/errors.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';

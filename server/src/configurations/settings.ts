@@ -1,22 +1,22 @@
 import type { Kysely } from 'kysely';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import type { ConfigurationInput } from '../../../core/src/db/configuration-repository.js';
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { ConfigurationInput } from '#store/configuration-repository.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import type { InstalledPlugin } from '#store/plugin-repository.js';
 import type {
   Database,
   PluginConfigurationRow,
   PluginSpecificationDescriptor,
-} from '../../../core/src/db/tables.js';
-import { Invalid } from '../../../core/src/errors.js';
+} from '#store/tables.js';
+import { Invalid } from '#definition/errors.js';
 import {
   REDACTED,
   changedDestinations,
   checkConfigurationSpecifications,
   encryptSecrets,
   redactSecrets,
-} from '../../../core/src/plugins/settings.js';
-import { taskTypes } from '../../../core/src/plugins/usages.js';
+} from '#plugin-host/settings.js';
+import { taskTypes } from '#plugin-host/usages.js';
 import { secretKeys } from '../secret-keys.js';
 
 /**

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TrellisDatabase } from '../../../core/src/db/database.js';
-import { executionEventsChannel } from '../../../core/src/db/execution-event-repository.js';
-import { createLogger } from '../../../core/src/logging.js';
+import type { TrellisDatabase } from '#store/database.js';
+import { executionEventsChannel } from '#store/execution-event-repository.js';
+import { createLogger } from '#platform/logging.js';
 import { openMigratedTestDatabase } from '../../../test/support/database.js';
 import { createExecutionEventHub, type ExecutionEventHub } from './event-hub.js';
 

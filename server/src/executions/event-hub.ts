@@ -1,6 +1,6 @@
-import { executionEventsChannel } from '../../../core/src/db/execution-event-repository.js';
-import type { Listen } from '../../../core/src/db/notifications.js';
-import type { Logger } from '../../../core/src/logging.js';
+import { executionEventsChannel } from '#store/execution-event-repository.js';
+import type { Listen } from '#store/notifications.js';
+import type { Logger } from '#platform/logging.js';
 
 /**
  * Wakes whoever follows an execution in this API process when PostgreSQL says it has new events:

@@ -5,9 +5,9 @@ import {
   isTerminal,
   readEvents,
   type ExecutionEvent,
-} from '../../../core/src/db/execution-event-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { Logger } from '../../../core/src/logging.js';
+} from '#store/execution-event-repository.js';
+import type { Database } from '#store/tables.js';
+import type { Logger } from '#platform/logging.js';
 import type { ExecutionEventHub } from './event-hub.js';
 
 /** Events read (and so held in memory) at a time; a stream further behind reads page after page. */

@@ -1,18 +1,11 @@
-import {
-  createExecutionLog,
-  type ExecutionLog,
-} from '../../../core/src/observability/execution-log.js';
-import type { Logger } from '../../../core/src/logging.js';
-import type { Metrics } from '../../../core/src/observability/metrics.js';
-import type {
-  WorkflowExecutionRow,
-  WorkflowRevisionRow,
-  WorkflowRow,
-} from '../../../core/src/db/tables.js';
-import { Invalid } from '../../../core/src/errors.js';
-import { createExecution } from '../../../core/src/executions/create-execution.js';
-import { launchExecution, type LaunchDeps } from '../../../core/src/executions/launch-execution.js';
-import type { PathSegment } from '../../../core/src/validation/path.js';
+import { createExecutionLog, type ExecutionLog } from '#platform/observability/execution-log.js';
+import type { Logger } from '#platform/logging.js';
+import type { Metrics } from '#platform/observability/metrics.js';
+import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
+import { Invalid } from '#definition/errors.js';
+import { createExecution } from '#application/executions/create-execution.js';
+import { launchExecution, type LaunchDeps } from '#application/executions/launch-execution.js';
+import type { PathSegment } from '#definition/validation/path.js';
 import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { validateWorkflowDefinition } from '../workflows/definition.js';
 

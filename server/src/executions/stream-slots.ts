@@ -1,4 +1,4 @@
-import type { TrellisConfig } from '../../../core/src/config/types.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
 
 /**

@@ -1,5 +1,5 @@
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import type { ExecutionStatus, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
+import * as executionRepository from '#store/execution-repository.js';
+import type { ExecutionStatus, WorkflowExecutionRow } from '#store/tables.js';
 import type { AppDeps } from '../handler.js';
 
 /** Where a run stands after a wait: its status, and its outputs when it completed. */

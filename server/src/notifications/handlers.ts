@@ -1,5 +1,5 @@
-import * as notificationRepository from '../../../core/src/db/notification-repository.js';
-import type { DeliveryRow } from '../../../core/src/db/notification-repository.js';
+import * as notificationRepository from '#store/notification-repository.js';
+import type { DeliveryRow } from '#store/notification-repository.js';
 import type { HandlerMap } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 

@@ -1,12 +1,8 @@
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
-import { isUuid } from '../../../core/src/db/ids.js';
-import { NotFound } from '../../../core/src/errors.js';
-import {
-  installPlugin,
-  uninstallPlugin,
-  updatePlugin,
-} from '../../../core/src/plugins/installation.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import type { InstalledPlugin } from '#store/plugin-repository.js';
+import { isUuid } from '#store/ids.js';
+import { NotFound } from '#definition/errors.js';
+import { installPlugin, uninstallPlugin, updatePlugin } from '#plugin-host/installation.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory } from '../lists.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConfig } from '../../../core/src/config/load.js';
-import { openDatabase, type TrellisDatabase } from '../../../core/src/db/database.js';
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import { createLogger } from '../../../core/src/logging.js';
+import { buildConfig } from '#platform/config/load.js';
+import { openDatabase, type TrellisDatabase } from '#store/database.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import { createLogger } from '#platform/logging.js';
 import { openMigratedTestDatabase } from '../../../test/support/database.js';
 import { createInstalledPlugins, type InstalledPlugins } from './installed-plugins.js';
 

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Listen } from '../../../core/src/db/notifications.js';
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { InstalledPlugin } from '../../../core/src/db/plugin-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import { compareTypeAndVersion } from '../../../core/src/definition/plugin-versions.js';
-import type { Logger } from '../../../core/src/logging.js';
+import type { Listen } from '#store/notifications.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import type { InstalledPlugin } from '#store/plugin-repository.js';
+import type { Database } from '#store/tables.js';
+import { compareTypeAndVersion } from '#definition/plugin-versions.js';
+import type { Logger } from '#platform/logging.js';
 
 /**
  * The installed plugins as this API process looks them up to check a definition (which plugin

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import express from 'express';
 import type { RequestHandler, Response } from 'express';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { installPath } from '../../../core/src/install-root.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { installPath } from '#platform/install-root.js';
 import { routeNotFound } from '../errors.js';
 import { HttpError } from '../http-error.js';
 import { staticFiles } from './static-files.js';

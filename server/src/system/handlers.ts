@@ -1,5 +1,5 @@
-import { trellisVersion } from '../../../core/src/install-root.js';
-import { liveness } from '../../../core/src/observability/readiness.js';
+import { trellisVersion } from '#platform/install-root.js';
+import { liveness } from '#platform/observability/readiness.js';
 import { routeNotFound } from '../errors.js';
 import type { HandlerMap } from '../handler.js';
 import { checkHealth } from './health.js';

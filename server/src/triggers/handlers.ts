@@ -1,10 +1,10 @@
-import type { TriggerInput } from '../../../core/src/db/trigger-repository.js';
-import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
-import type { WorkflowRow, WorkflowTriggerRow } from '../../../core/src/db/tables.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import { Conflict, Invalid, NotFound } from '../../../core/src/errors.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
-import { REDACTED } from '../../../core/src/plugins/settings.js';
+import type { TriggerInput } from '#store/trigger-repository.js';
+import * as triggerRepository from '#store/trigger-repository.js';
+import type { WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
+import { parseDefinition } from '#definition/parse.js';
+import { REDACTED } from '#plugin-host/settings.js';
 import {
   backfillSchedule,
   checkTimeBasedProperties,
@@ -12,12 +12,12 @@ import {
   syncTriggerSchedule,
   triggerInputs,
   upcomingFirings,
-} from '../../../core/src/temporal/schedules.js';
+} from '#application/triggers/schedules.js';
 import {
   checkWebhookProperties,
   generateWebhookSecret,
   withoutSecret,
-} from '../../../core/src/triggers/webhook-properties.js';
+} from '#application/triggers/webhook-properties.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';

@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../core/src/db/tables.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
+import type { Database } from '#store/tables.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import type { DefinitionLimits } from '#definition/limits.js';
+import { parseDefinition } from '#definition/parse.js';
 import {
   checkWorkflowCalls,
   workflowCalls,
   type CalledWorkflow,
-} from '../../../core/src/definition/subworkflows.js';
-import type { WorkflowDefinition } from '../../../core/src/definition/types.js';
+} from '#definition/subworkflows.js';
+import type { WorkflowDefinition } from '#definition/types.js';
 
 /**
  * The problems of a definition's subworkflow tasks against the stored workflows: a called

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
-import { checkTaskParameters } from '../../../core/src/definition/parameters.js';
-import { limited, parseDefinition } from '../../../core/src/definition/parse.js';
-import { checkReferences } from '../../../core/src/definition/references.js';
-import type { TaskType, WorkflowDefinition } from '../../../core/src/definition/types.js';
-import { Invalid } from '../../../core/src/errors.js';
+import * as configurationRepository from '#store/configuration-repository.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import type { Database } from '#store/tables.js';
+import type { DefinitionLimits } from '#definition/limits.js';
+import { checkTaskParameters } from '#definition/parameters.js';
+import { limited, parseDefinition } from '#definition/parse.js';
+import { checkReferences } from '#definition/references.js';
+import type { TaskType, WorkflowDefinition } from '#definition/types.js';
+import { Invalid } from '#definition/errors.js';
 import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
 

@@ -1,14 +1,11 @@
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as pluginRepository from '../../../core/src/db/plugin-repository.js';
-import type { WorkflowSummary } from '../../../core/src/db/workflow-repository.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
-import { typedDefinitionSchema } from '../../../core/src/definition/typed-schema.js';
-import { Conflict, Invalid, NotFound } from '../../../core/src/errors.js';
-import {
-  deleteTriggerSchedule,
-  syncTriggerSchedule,
-} from '../../../core/src/temporal/schedules.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as pluginRepository from '#store/plugin-repository.js';
+import type { WorkflowSummary } from '#store/workflow-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import * as triggerRepository from '#store/trigger-repository.js';
+import { typedDefinitionSchema } from '#definition/typed-schema.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
+import { deleteTriggerSchedule, syncTriggerSchedule } from '#application/triggers/schedules.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';

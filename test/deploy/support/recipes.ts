@@ -9,7 +9,7 @@ import { cp, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { readEnvOverrides } from '../../../core/src/config/env.js';
+import { readEnvOverrides } from '#platform/config/env.js';
 
 export const projectRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const deployPath = (...segments: string[]) => path.join(projectRoot, 'deploy', ...segments);

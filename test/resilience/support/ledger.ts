@@ -3,7 +3,7 @@
  * resilience tests ("no row lost or duplicated") read it after the load or the fault.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../core/src/db/tables.js';
+import type { Database } from '#store/tables.js';
 
 export interface Ledger {
   executions: number;

@@ -4,9 +4,9 @@
  * server (benchmarks).
  */
 import path from 'node:path';
-import { findTemporalCli } from '../../../core/src/temporal/cli.js';
-import { freePort, startDevServer, type DevServer } from '../../../core/src/temporal/dev-server.js';
-import type { Logger } from '../../../core/src/logging.js';
+import { findTemporalCli } from '#platform/temporal/cli.js';
+import { freePort, startDevServer, type DevServer } from '#platform/temporal/dev-server.js';
+import type { Logger } from '#platform/logging.js';
 import { ensurePostgres, type TestPostgres } from '../../support/postgres.js';
 
 export interface PrivatePostgres {

@@ -9,8 +9,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { DeepPartial } from '../../../core/src/config/load.js';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
+import type { DeepPartial } from '#platform/config/load.js';
+import type { TrellisConfig } from '#platform/config/types.js';
 
 export const projectRoot = fileURLToPath(new URL('../../../', import.meta.url));
 

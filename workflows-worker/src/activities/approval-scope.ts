@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { decisionsByTask } from '../../../core/src/db/approval-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { ExpressionScope } from '../../../core/src/definition/expressions/evaluate.js';
-import { referencedApprovals } from '../../../core/src/definition/expressions/references.js';
-import { forEachString } from '../../../core/src/definition/json-strings.js';
+import { decisionsByTask } from '#store/approval-repository.js';
+import type { Database } from '#store/tables.js';
+import type { ExpressionScope } from '#definition/expressions/evaluate.js';
+import { referencedApprovals } from '#definition/expressions/references.js';
+import { forEachString } from '#definition/json-strings.js';
 import type { LoadedDefinition } from './loaded-definition.js';
 
 /**

@@ -6,9 +6,9 @@
  */
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { Kysely } from 'kysely';
-import { appendLogs, type NewLogEntry } from '../../../core/src/db/log-repository.js';
-import type { Database, LogLevel } from '../../../core/src/db/tables.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
+import { appendLogs, type NewLogEntry } from '#store/log-repository.js';
+import type { Database, LogLevel } from '#store/tables.js';
+import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import { runKey } from './reset-runs.js';
 

@@ -2,18 +2,18 @@
  * The activities' side of `configuration.concurrency` (issue 14): the admission a run passes
  * before it is marked Running (in `prepareExecution`), what a run that waited in line records
  * when it is canceled there, and who is next in line once a slot may have freed. The decisions
- * are PostgreSQL's (core/src/db/concurrency-repository.ts).
+ * are PostgreSQL's (core/src/store/concurrency-repository.ts).
  */
-import * as concurrencyRepository from '../../../core/src/db/concurrency-repository.js';
-import type { Preemption } from '../../../core/src/db/concurrency-repository.js';
-import { appendLogs } from '../../../core/src/db/log-repository.js';
-import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import { concurrencyKey } from '../../../core/src/definition/concurrency.js';
-import { finishExecution } from '../../../core/src/executions/finish-execution.js';
+import * as concurrencyRepository from '#store/concurrency-repository.js';
+import type { Preemption } from '#store/concurrency-repository.js';
+import { appendLogs } from '#store/log-repository.js';
+import type { WorkflowExecutionRow } from '#store/tables.js';
+import { concurrencyKey } from '#definition/concurrency.js';
+import { finishExecution } from '#application/executions/finish-execution.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 
-export type { Preemption } from '../../../core/src/db/concurrency-repository.js';
+export type { Preemption } from '#store/concurrency-repository.js';
 
 /** The key whose slots a run holds or waits for. */
 export interface SlotKey {

@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import { itemValue } from '../../../core/src/db/foreach-item-repository.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type { Database, WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import { type ExpressionScope } from '../../../core/src/definition/expressions/evaluate.js';
-import { referencedTasks } from '../../../core/src/definition/expressions/references.js';
-import type { DefinitionLimits } from '../../../core/src/definition/limits.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
-import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
-import { Invalid } from '../../../core/src/errors.js';
+import * as executionRepository from '#store/execution-repository.js';
+import { itemValue } from '#store/foreach-item-repository.js';
+import * as taskExecutionRepository from '#store/task-execution-repository.js';
+import type { Database, WorkflowExecutionRow } from '#store/tables.js';
+import { type ExpressionScope } from '#definition/expressions/evaluate.js';
+import { referencedTasks } from '#definition/expressions/references.js';
+import type { DefinitionLimits } from '#definition/limits.js';
+import { parseDefinition } from '#definition/parse.js';
+import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
+import { Invalid } from '#definition/errors.js';
 import { taskDecisionScope } from './approval-scope.js';
 import type { LoadedDefinition } from './loaded-definition.js';
 

@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
-import * as approvalRepository from '../../../core/src/db/approval-repository.js';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as notificationRepository from '../../../core/src/db/notification-repository.js';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import { approvalLinkToken } from '../../../core/src/notifications/approval-links.js';
+import * as approvalRepository from '#store/approval-repository.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as notificationRepository from '#store/notification-repository.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import { approvalLinkToken } from '#application/notifications/approval-links.js';
 import type {
   NotificationInput,
   NotificationPayload,
   NotifyTargets,
-} from '../../../core/src/notifications/events.js';
+} from '#protocol/notifications.js';
 import type { EngineDeps } from './deps.js';
 
 /** The webhooks a run notifies, from this worker's configuration; undefined when none. */

@@ -1,11 +1,11 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
-import type { TrellisConfig } from '../../../core/src/config/types.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { Logger } from '../../../core/src/logging.js';
-import type { ExecutionLog } from '../../../core/src/observability/execution-log.js';
-import type { Metrics } from '../../../core/src/observability/metrics.js';
-import type { PluginRunner } from '../../../core/src/plugins/runner.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { Database } from '#store/tables.js';
+import type { Logger } from '#platform/logging.js';
+import type { ExecutionLog } from '#platform/observability/execution-log.js';
+import type { Metrics } from '#platform/observability/metrics.js';
+import type { PluginRunner } from '#plugin-host/runner.js';
 import type { RunClaims } from './reset-runs.js';
 
 /** What the activities need; built once per worker process. */

@@ -1,10 +1,7 @@
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import {
-  evaluateOutputExpression,
-  ExpressionError,
-} from '../../../core/src/definition/expressions/evaluate.js';
-import { referencedTasks } from '../../../core/src/definition/expressions/references.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as taskExecutionRepository from '#store/task-execution-repository.js';
+import { evaluateOutputExpression, ExpressionError } from '#definition/expressions/evaluate.js';
+import { referencedTasks } from '#definition/expressions/references.js';
 import { approvalReads, decisionScope } from './approval-scope.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';

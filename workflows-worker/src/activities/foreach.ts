@@ -4,13 +4,10 @@
  * row ids (`forEachItemIds`), and record the task's end from its items' (`finishForEach`). The
  * items' attempts are ordinary task attempts (`runTaskAttempt` with `item`).
  */
-import * as itemRepository from '../../../core/src/db/foreach-item-repository.js';
-import {
-  evaluateWrapped,
-  ExpressionError,
-} from '../../../core/src/definition/expressions/evaluate.js';
-import { itemTaskName, MAX_FOREACH_ITEMS } from '../../../core/src/definition/foreach.js';
-import { Invalid } from '../../../core/src/errors.js';
+import * as itemRepository from '#store/foreach-item-repository.js';
+import { evaluateWrapped, ExpressionError } from '#definition/expressions/evaluate.js';
+import { itemTaskName, MAX_FOREACH_ITEMS } from '#definition/foreach.js';
+import { Invalid } from '#definition/errors.js';
 import { attemptRecorder } from './attempt-recorder.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';

@@ -6,8 +6,8 @@
  * quick it runs as a local activity instead. In a run an operator reset from Temporal, each
  * takes the execution over first (reset-runs.ts).
  */
-import { createExecutionLog } from '../../../core/src/observability/execution-log.js';
-import { noMetrics } from '../../../core/src/observability/metrics.js';
+import { createExecutionLog } from '#platform/observability/execution-log.js';
+import { noMetrics } from '#platform/observability/metrics.js';
 import { concurrencyActivities } from './concurrency.js';
 import { DefinitionCache } from './definitions.js';
 import { deliverNotificationActivity } from './deliver-notification.js';

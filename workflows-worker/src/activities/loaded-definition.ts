@@ -1,5 +1,5 @@
-import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import type { TaskDefinition, WorkflowDefinition } from '../../../core/src/definition/types.js';
+import type { WorkflowExecutionRow } from '#store/tables.js';
+import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
 
 /**
  * The definition an execution runs, parsed from its snapshot once per worker process: the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Invalid, Unavailable } from '../../../core/src/errors.js';
+import { Invalid, Unavailable } from '#definition/errors.js';
 import { permanentCause } from './permanent-failures.js';
 
 const sqlError = (code: string, message: string) => Object.assign(new Error(message), { code });

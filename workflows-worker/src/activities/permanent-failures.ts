@@ -1,5 +1,5 @@
-import { isRefusedData } from '../../../core/src/db/constraint-errors.js';
-import { Invalid } from '../../../core/src/errors.js';
+import { isRefusedData } from '#store/constraint-errors.js';
+import { Invalid } from '#definition/errors.js';
 
 /**
  * Temporal retries a failed activity until it succeeds, which is right for a database that is

@@ -1,19 +1,19 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import * as taskExecutionRepository from '../../../core/src/db/task-execution-repository.js';
-import type { TaskRoster } from '../../../core/src/db/task-execution-repository.js';
-import * as triggerRepository from '../../../core/src/db/trigger-repository.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import type { WorkflowExecutionRow } from '../../../core/src/db/tables.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
+import * as executionRepository from '#store/execution-repository.js';
+import * as taskExecutionRepository from '#store/task-execution-repository.js';
+import type { TaskRoster } from '#store/task-execution-repository.js';
+import * as triggerRepository from '#store/trigger-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import type { WorkflowExecutionRow } from '#store/tables.js';
+import { parseDefinition } from '#definition/parse.js';
 import {
   createExecution,
   type ExecutionToCreate,
-} from '../../../core/src/executions/create-execution.js';
-import { finishExecution } from '../../../core/src/executions/finish-execution.js';
-import type { ExecutionInput } from '../../../core/src/temporal/messages.js';
-import { triggerInputs } from '../../../core/src/temporal/schedules.js';
+} from '#application/executions/create-execution.js';
+import { finishExecution } from '#application/executions/finish-execution.js';
+import type { ExecutionInput } from '#protocol/messages.js';
+import { triggerInputs } from '#application/triggers/schedules.js';
 import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
 import { admitExecution, type SlotKey, type Waiting } from './concurrency.js';
 import type { DefinitionCache } from './definitions.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { Logger } from '../../../core/src/logging.js';
+import * as executionRepository from '#store/execution-repository.js';
+import type { Database } from '#store/tables.js';
+import type { Logger } from '#platform/logging.js';
 
 /** Executions whose claim by a reset run this process remembers (each claim is one write). */
 const MAX_REMEMBERED = 1000;

@@ -7,13 +7,10 @@ import {
 } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import {
-  evaluateCondition,
-  resolveValue,
-} from '../../../core/src/definition/expressions/evaluate.js';
-import type { PluginTraceContext } from '../../../core/src/plugins/contract.js';
-import { createPluginLogger } from '../../../core/src/plugins/runner.js';
-import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
+import { evaluateCondition, resolveValue } from '#definition/expressions/evaluate.js';
+import type { PluginTraceContext } from '#plugin-host/contract.js';
+import { createPluginLogger } from '#plugin-host/runner.js';
+import { canceledWhileRunning } from '#protocol/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import {
   attemptRecorder,

@@ -8,18 +8,15 @@
  * does (run-task.ts): its failures come back as `TaskFailed`, so the task's error handling
  * decides what follows, and a retry starts a new child.
  */
-import * as executionRepository from '../../../core/src/db/execution-repository.js';
-import { derivedId } from '../../../core/src/db/ids.js';
-import * as subworkflowRepository from '../../../core/src/db/subworkflow-repository.js';
-import * as workflowRepository from '../../../core/src/db/workflow-repository.js';
-import {
-  evaluateCondition,
-  resolveValue,
-} from '../../../core/src/definition/expressions/evaluate.js';
-import { parseDefinition } from '../../../core/src/definition/parse.js';
-import { Invalid } from '../../../core/src/errors.js';
-import { createExecution } from '../../../core/src/executions/create-execution.js';
-import { finishExecution } from '../../../core/src/executions/finish-execution.js';
+import * as executionRepository from '#store/execution-repository.js';
+import { derivedId } from '#store/ids.js';
+import * as subworkflowRepository from '#store/subworkflow-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
+import { evaluateCondition, resolveValue } from '#definition/expressions/evaluate.js';
+import { parseDefinition } from '#definition/parse.js';
+import { Invalid } from '#definition/errors.js';
+import { createExecution } from '#application/executions/create-execution.js';
+import { finishExecution } from '#application/executions/finish-execution.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';

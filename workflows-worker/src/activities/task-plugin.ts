@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import * as configurationRepository from '../../../core/src/db/configuration-repository.js';
-import type { Database } from '../../../core/src/db/tables.js';
-import type { TaskDefinition, TaskType } from '../../../core/src/definition/types.js';
-import type { PluginRunner, PluginRunRequest } from '../../../core/src/plugins/runner.js';
+import * as configurationRepository from '#store/configuration-repository.js';
+import type { Database } from '#store/tables.js';
+import type { TaskDefinition, TaskType } from '#definition/types.js';
+import type { PluginRunner, PluginRunRequest } from '#plugin-host/runner.js';
 
 export type TaskPlugin = Pick<PluginRunRequest, 'type' | 'version' | 'specifications'>;
 

@@ -16,7 +16,7 @@ import {
   decisionRefusals,
   type DecisionResult,
   type PendingApproval,
-} from '../../../core/src/temporal/messages.js';
+} from '#protocol/messages.js';
 import type { SettledDecision } from '../activities/index.js';
 import { notWaitingFor, type ApprovalDesk, type Decision } from './message-handlers.js';
 import { patches } from './patches.js';

@@ -2,7 +2,7 @@
  * Delays between retries of a task (docs/ARCHITECTURE.md#errors). Pure; `random` is injected so the
  * workflow passes its own `Math.random`, which Temporal seeds per run and replays identically.
  */
-import type { BackoffStrategy, RetryPolicy } from '../../../core/src/definition/types.js';
+import type { BackoffStrategy, RetryPolicy } from '#definition/types.js';
 
 /** What a task gets when its retry policy leaves a field out. */
 export const retryDefaults = {

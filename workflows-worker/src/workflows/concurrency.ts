@@ -14,7 +14,7 @@ import {
   patched,
   setHandler,
 } from '@temporalio/workflow';
-import { cancelSignal } from '../../../core/src/temporal/messages.js';
+import { cancelSignal } from '#protocol/messages.js';
 import type { PrepareResult, Preemption, SlotKey } from '../activities/index.js';
 import { bookkeeping } from './bookkeeping.js';
 import { patches } from './patches.js';

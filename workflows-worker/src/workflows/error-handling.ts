@@ -2,7 +2,7 @@
  * A task's error handling (docs/ARCHITECTURE.md#errors): the task's settings merged over the
  * workflow's, and what happens when one attempt fails. Pure.
  */
-import type { ErrorHandling, TaskDefinition } from '../../../core/src/definition/types.js';
+import type { ErrorHandling, TaskDefinition } from '#definition/types.js';
 import { retryDefaults, retryDelay } from './backoff.js';
 
 /**

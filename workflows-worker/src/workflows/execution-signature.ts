@@ -1,4 +1,4 @@
-import type { ExecutionInput, ExecutionOutcome } from '../../../core/src/temporal/messages.js';
+import type { ExecutionInput, ExecutionOutcome } from '#protocol/messages.js';
 
 /**
  * The signature of the `trellisExecution` workflow: what a run that starts another one as its

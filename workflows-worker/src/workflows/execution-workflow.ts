@@ -24,8 +24,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ExecutionOutcome } from '../../../core/src/temporal/messages.js';
-import { TrellisExecutionId, TrellisStatus } from '../../../core/src/temporal/search-attributes.js';
+import type { ExecutionOutcome } from '#protocol/messages.js';
+import { TrellisExecutionId, TrellisStatus } from '#protocol/search-attributes.js';
 import { bookkeeping } from './bookkeeping.js';
 import { waitForSlot, releasedSlot } from './concurrency.js';
 import type { ExecutionWorkflow } from './execution-signature.js';

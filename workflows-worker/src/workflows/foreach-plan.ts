@@ -8,7 +8,7 @@
  * runs in a child workflow with a history of its own (about 6,000 events), and the run's
  * workflow gains only about 6 events a chunk.
  */
-import { DEFAULT_FOREACH_PARALLELISM } from '../../../core/src/definition/foreach.js';
+import { DEFAULT_FOREACH_PARALLELISM } from '#definition/foreach.js';
 
 /** The most items one chunk's child workflow runs. */
 export const FOREACH_CHUNK_SIZE = 1000;

@@ -25,7 +25,7 @@ import {
   ChildWorkflowCancellationType,
   sleep,
 } from '@temporalio/workflow';
-import type { ErrorHandling } from '../../../core/src/definition/types.js';
+import type { ErrorHandling } from '#definition/types.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { bookkeeping } from './bookkeeping.js';
 import { failurePlan } from './error-handling.js';

@@ -20,7 +20,7 @@ import {
   type DecisionUpdate,
   type ExecutionState,
   type PendingApproval,
-} from '../../../core/src/temporal/messages.js';
+} from '#protocol/messages.js';
 
 /** A decision on an approval, as it reached the run. */
 export interface Decision {

@@ -6,7 +6,7 @@
  * ids come from the workflow's seeded `uuid4`.
  */
 import { CancellationScope, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
-import type { NotificationEvent, NotifyTargets } from '../../../core/src/notifications/events.js';
+import type { NotificationEvent, NotifyTargets } from '#protocol/notifications.js';
 import type { TrellisActivities } from '../activities/index.js';
 import { patches } from './patches.js';
 

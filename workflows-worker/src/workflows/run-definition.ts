@@ -4,12 +4,8 @@
  * (activities read them from the execution's snapshot), so history stays small however big the
  * definition's data is. Pure: built by an activity, read by the workflow.
  */
-import type { NotifyTargets } from '../../../core/src/notifications/events.js';
-import type {
-  ErrorHandling,
-  TaskDefinition,
-  WorkflowDefinition,
-} from '../../../core/src/definition/types.js';
+import type { NotifyTargets } from '#protocol/notifications.js';
+import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from '#definition/types.js';
 
 export interface RunTask {
   /** The task execution row's id. */

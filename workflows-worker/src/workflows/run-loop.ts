@@ -14,10 +14,10 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { ExecutionStatus } from '../../../core/src/db/tables.js';
-import type { ErrorHandling } from '../../../core/src/definition/types.js';
-import type { ExecutionOutcome } from '../../../core/src/temporal/messages.js';
-import { TrellisStatus } from '../../../core/src/temporal/search-attributes.js';
+import type { ExecutionStatus } from '#protocol/statuses.js';
+import type { ErrorHandling } from '#definition/types.js';
+import type { ExecutionOutcome } from '#protocol/messages.js';
+import { TrellisStatus } from '#protocol/search-attributes.js';
 import { Approvals } from './approval-desk.js';
 import { bookkeeping } from './bookkeeping.js';
 import { failureSources, mergeErrorHandling } from './error-handling.js';

@@ -1,5 +1,5 @@
 import type { CancellationScope } from '@temporalio/workflow';
-import type { TrellisExecutionId } from '../../../core/src/temporal/search-attributes.js';
+import type { TrellisExecutionId } from '#protocol/search-attributes.js';
 import type { LocalAttemptBudget } from './local-attempt-budget.js';
 import type { MessageHandlers } from './message-handlers.js';
 import type { TaskState } from './planner.js';

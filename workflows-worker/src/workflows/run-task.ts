@@ -3,8 +3,8 @@
  * handling, a subworkflow (subworkflow.ts) or a forEach task's items (foreach.ts).
  */
 import { ActivityFailure, isCancellation, patched, sleep } from '@temporalio/workflow';
-import type { ErrorHandling } from '../../../core/src/definition/types.js';
-import { canceledWhileRunning } from '../../../core/src/temporal/messages.js';
+import type { ErrorHandling } from '#definition/types.js';
+import { canceledWhileRunning } from '#protocol/messages.js';
 import type { AttemptInput } from '../activities/index.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { failurePlan } from './error-handling.js';

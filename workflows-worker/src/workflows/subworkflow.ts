@@ -20,14 +20,14 @@ import {
   patched,
   sleep,
 } from '@temporalio/workflow';
-import { executionWorkflowId } from '../../../core/src/temporal/ids.js';
-import { executionWorkflowType, type ExecutionInput } from '../../../core/src/temporal/messages.js';
+import { executionWorkflowId } from '#protocol/ids.js';
+import { executionWorkflowType, type ExecutionInput } from '#protocol/messages.js';
 import {
   TrellisExecutionId,
   TrellisWorkflowId,
   TrellisWorkflowName,
-} from '../../../core/src/temporal/search-attributes.js';
-import { runDetails, runSummary } from '../../../core/src/temporal/user-metadata.js';
+} from '#protocol/search-attributes.js';
+import { runDetails, runSummary } from '#protocol/user-metadata.js';
 import type { AttemptInput, AttemptResult, SubworkflowAttemptInput } from '../activities/index.js';
 import { bookkeeping } from './bookkeeping.js';
 import type { ExecutionWorkflow } from './execution-signature.js';

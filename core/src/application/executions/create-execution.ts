@@ -1,0 +1,171 @@
+/**
+ * The one way an execution is created, whatever begins it: the API's start and rerun, a webhook
+ * delivery, a schedule's firing, a subworkflow task's child. The caller checks the definition as
+ * its transport must (a 400, a failed task) and says who started the run; this snapshots the
+ * definition into the execution with its inputs and one Pending row per task, and decides its
+ * initial status, here and nowhere else.
+ */
+import type { Kysely } from 'kysely';
+import * as executionRepository from '#store/execution-repository.js';
+import { newId } from '#store/ids.js';
+import { appendLogs } from '#store/log-repository.js';
+import type { Database, ExecutionStatus, WorkflowExecutionRow } from '#store/tables.js';
+import * as taskExecutionRepository from '#store/task-execution-repository.js';
+import type { ReusedTasks } from '#store/task-execution-repository.js';
+import { downstreamOf } from '#definition/dag.js';
+import { resolveInputs } from '#definition/inputs.js';
+import type { WorkflowDefinition } from '#definition/types.js';
+import { Invalid } from '#definition/errors.js';
+import { executionWorkflowId } from '#protocol/ids.js';
+import type { PathSegment } from '#definition/validation/path.js';
+
+/** What runs: the snapshot's definition, and the inputs given for it. */
+export interface Runnable {
+  definition: WorkflowDefinition;
+  /** The values of the definition's inputs as given; a rerun without them reuses the original's. */
+  inputs?: Record<string, unknown>;
+  /** Where the inputs were given, for messages (`body.inputs`). */
+  inputsAt: readonly PathSegment[];
+}
+
+/**
+ * Why the snapshot cannot run (a schedule fired a definition or trigger no longer valid): the
+ * execution is recorded Failed at once, with this message.
+ */
+export interface CannotRun {
+  cannotRun: string;
+  /** The definition, when it parsed: its tasks get their rows. */
+  definition?: WorkflowDefinition;
+  inputs?: Record<string, unknown>;
+}
+
+export interface ExecutionToCreate {
+  workflow: { id: string; name: string };
+  /** The definition text the execution runs (and keeps), and its revision. */
+  snapshot: { definition: string; revision: number | null };
+  run: Runnable | CannotRun;
+  /** Given when the id derives from what starts it (a subworkflow attempt's child). */
+  id?: string;
+  /** Given when the Temporal run exists already (a schedule's firing); else from the id. */
+  temporalWorkflowId?: string;
+  triggerId?: string | null;
+  /** The user who starts the run (approvers may exclude them from its approvals). */
+  startedBy?: string | null;
+  /** The execution and task that start this one as a subworkflow. */
+  parent?: { executionId: string; taskExecutionId: string; taskName: string };
+  /**
+   * Rerun this finished execution: its inputs unless others are given, and its completed tasks'
+   * outputs except from `fromTask` on (without it, every completed task is reused).
+   */
+  rerun?: { of: WorkflowExecutionRow; fromTask?: string };
+}
+
+/**
+ * Creates the execution (`Invalid` naming each problem with its inputs, or an unknown
+ * `fromTask`; nothing is written then). Keyed by its Temporal workflow id: when a row for it
+ * exists already (a retried firing), that execution is returned with `created: false`.
+ * `db` may be a transaction, which then holds every write.
+ */
+export async function createExecution(
+  db: Kysely<Database>,
+  request: ExecutionToCreate,
+): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
+  const { run } = request;
+  const inputs = 'cannotRun' in run ? run.inputs : inputsOf(run, request.rerun);
+  const rerun =
+    request.rerun && run.definition && (await reusedTasks(db, run.definition, request.rerun));
+  const id = request.id ?? newId();
+  const created = await executionRepository.createExecutionWithTasks(db, {
+    id,
+    workflowId: request.workflow.id,
+    workflowName: request.workflow.name,
+    definition: request.snapshot.definition,
+    revision: request.snapshot.revision,
+    taskNames: run.definition?.tasks.map((task) => task.name) ?? [],
+    triggerId: request.triggerId ?? null,
+    startedBy: request.startedBy ?? null,
+    temporalWorkflowId: request.temporalWorkflowId ?? executionWorkflowId(id),
+    ...(inputs !== undefined ? { inputs } : {}),
+    ...(request.parent ? { parent: request.parent } : {}),
+    ...(rerun ? { rerun } : {}),
+    ...initialStatus(run),
+  });
+  if (rerun && created.created) await logReusedTasks(db, created.execution.id, rerun);
+  if ('cannotRun' in run && created.created) {
+    // Ended before it ran: no task of it is left waiting.
+    await taskExecutionRepository.cancelUnfinishedTasks(db, created.execution.id, {
+      message: `Canceled: the execution ended before it ran (${run.cannotRun})`,
+      at: created.execution.executionEnd ?? new Date(),
+    });
+  }
+  return created;
+}
+
+/**
+ * Failed when it cannot run; Pending under a concurrency limit, until its run has a slot (the
+ * run's admission decides, see activities/concurrency.ts); Running otherwise.
+ */
+function initialStatus(run: Runnable | CannotRun): {
+  status: ExecutionStatus;
+  message?: string;
+  executionEnd?: Date;
+} {
+  if ('cannotRun' in run) {
+    return { status: 'Failed', message: run.cannotRun, executionEnd: new Date() };
+  }
+  return { status: run.definition.configuration?.concurrency ? 'Pending' : 'Running' };
+}
+
+function inputsOf(run: Runnable, rerun: ExecutionToCreate['rerun']): Record<string, unknown> {
+  if (rerun && run.inputs === undefined) return rerun.of.inputs;
+  const resolved = resolveInputs(run.definition, run.inputs, run.inputsAt);
+  if (!resolved.ok) throw new Invalid(resolved.problems);
+  return resolved.inputs;
+}
+
+const reusedMessage = (of: string) => ({
+  task: `Completed: output reused from execution ${of}; not run again.`,
+  log: `Output reused from execution ${of}; not run again.`,
+});
+
+/** What a rerun takes over from the execution it reruns (`Invalid` for an unknown `fromTask`). */
+async function reusedTasks(
+  db: Kysely<Database>,
+  definition: WorkflowDefinition,
+  rerun: NonNullable<ExecutionToCreate['rerun']>,
+): Promise<{ of: string; reused: ReusedTasks }> {
+  const { of, fromTask } = rerun;
+  if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
+    throw new Invalid(`body.fromTask: names no task of the execution's definition (${fromTask})`);
+  }
+  const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
+  const completed = await taskExecutionRepository.completedOutputs(db, of.id);
+  const outputs = new Map([...completed].filter(([name]) => !again.has(name)));
+  return {
+    of: of.id,
+    reused: { outputs, message: reusedMessage(of.id).task, at: new Date() },
+  };
+}
+
+/** Each reused task's log says so. */
+async function logReusedTasks(
+  db: Kysely<Database>,
+  executionId: string,
+  rerun: { of: string; reused: ReusedTasks },
+): Promise<void> {
+  const { outputs, at } = rerun.reused;
+  if (outputs.size === 0) return;
+  const ids = await taskExecutionRepository.taskIds(db, executionId);
+  await appendLogs(
+    db,
+    [...outputs.keys()].map((name) => ({
+      executionId,
+      taskExecutionId: ids.get(name) ?? null,
+      dedupeKey: `${ids.get(name) ?? name}:reused`,
+      level: 'Info' as const,
+      message: reusedMessage(rerun.of).log,
+      exception: null,
+      timeStamp: at,
+    })),
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * Launch: starts the Temporal run of a recorded execution (`createExecution`), the second half of
+ * every start that is not a schedule's firing (whose run exists before its execution) or a
+ * subworkflow child (which its parent's run starts). Recovery launches the runs a process died
+ * before launching.
+ */
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { TrellisConfig } from '#platform/config/types.js';
+import type { WorkflowExecutionRow } from '#store/tables.js';
+import { Unavailable } from '#definition/errors.js';
+import { executionRunOptions, type ExecutionRun } from '#protocol/execution-run.js';
+import { executionWorkflowType } from '#protocol/messages.js';
+import { finishExecution, type FinishDeps } from './finish-execution.js';
+
+export interface LaunchDeps extends FinishDeps {
+  temporal: { client: Client };
+  config: TrellisConfig;
+}
+
+/** How long a launch waits for Temporal before the execution is recorded Failed (503). */
+export const startDeadlineMs = 10_000;
+
+/**
+ * Starts the Temporal run of a recorded execution. Temporal unavailable: the execution is
+ * recorded Failed with the reason (not left Running with nothing behind it), and `Unavailable`.
+ */
+export async function launchExecution(
+  deps: LaunchDeps,
+  execution: WorkflowExecutionRow,
+): Promise<void> {
+  try {
+    await startExecutionWorkflow(deps.temporal.client, deps.config, execution);
+  } catch (error) {
+    const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
+    const at = new Date();
+    // The reason goes into the execution's log too: the detail has no message field to show it.
+    await finishExecution(deps, execution.id, {
+      by: 'run',
+      status: 'Failed',
+      message,
+      at,
+      logs: [
+        {
+          executionId: execution.id,
+          taskExecutionId: null,
+          dedupeKey: 'start-failed',
+          level: 'Error',
+          message,
+          timeStamp: at,
+        },
+      ],
+    });
+    throw new Unavailable(message, { code: 'temporal.unavailable' });
+  }
+}
+
+/**
+ * Starts the Temporal run of a recorded execution, bounded by `startDeadlineMs`. Idempotent: a
+ * run with the execution's workflow id that exists already counts as started.
+ */
+export async function startExecutionWorkflow(
+  client: Client,
+  config: TrellisConfig,
+  execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId'>,
+): Promise<void> {
+  try {
+    // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
+    await client.withDeadline(Date.now() + startDeadlineMs, () =>
+      client.workflow.start(executionWorkflowType, {
+        workflowId: execution.temporalWorkflowId,
+        taskQueue: config.Temporal.TaskQueue,
+        ...executionRunOptions(execution),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}

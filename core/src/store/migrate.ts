@@ -1,0 +1,88 @@
+import { inspect } from 'node:util';
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Logger } from '#platform/logging.js';
+import * as initial from './migrations/2026-11-22T00-00-00-initial.js';
+import * as engine from './migrations/2026-11-22T01-00-00-engine.js';
+import * as activeExecutions from './migrations/2026-11-22T02-00-00-active-executions.js';
+import * as executionInputs from './migrations/2026-11-24T00-00-00-execution-inputs.js';
+import * as executionOutputs from './migrations/2026-11-24T01-00-00-execution-outputs.js';
+import * as idempotencyKeys from './migrations/2026-11-24T02-00-00-idempotency-keys.js';
+import * as reruns from './migrations/2026-11-24T03-00-00-reruns.js';
+import * as pluginOutputSchema from './migrations/2026-11-24T04-00-00-plugin-output-schema.js';
+import * as executionEvents from './migrations/2026-11-25T00-00-00-execution-events.js';
+import * as approvalDecisions from './migrations/2026-11-25T01-00-00-approval-decisions.js';
+import * as authFailures from './migrations/2026-11-25T03-00-00-auth-failures.js';
+import * as resetRuns from './migrations/2026-11-26T10-00-00-reset-runs.js';
+import * as workflowRevisions from './migrations/2026-11-26T20-00-00-workflow-revisions.js';
+import * as webhookTriggers from './migrations/2026-11-26T21-00-00-webhook-triggers.js';
+import * as pluginChangeNotifications from './migrations/2026-11-26T30-00-00-plugin-change-notifications.js';
+import * as foreachItems from './migrations/2026-11-27T10-00-00-foreach-items.js';
+import * as subworkflows from './migrations/2026-11-27T20-00-00-subworkflows.js';
+import * as concurrencySlots from './migrations/2026-11-27T30-00-00-concurrency-slots.js';
+import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-approvals-that-reach-people.js';
+import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
+import * as triggerAuthors from './migrations/2026-11-28T05-00-00-trigger-authors.js';
+import type { Database } from './tables.js';
+
+/**
+ * Every migration, keyed by its timestamped name. Listed statically (not read from the folder)
+ * so migrations work wherever the code runs, bundled or not. Add new files here in order.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-22T00-00-00-initial': initial,
+  '2026-11-22T01-00-00-engine': engine,
+  '2026-11-22T02-00-00-active-executions': activeExecutions,
+  '2026-11-24T00-00-00-execution-inputs': executionInputs,
+  '2026-11-24T01-00-00-execution-outputs': executionOutputs,
+  '2026-11-24T02-00-00-idempotency-keys': idempotencyKeys,
+  '2026-11-24T03-00-00-reruns': reruns,
+  '2026-11-24T04-00-00-plugin-output-schema': pluginOutputSchema,
+  '2026-11-25T00-00-00-execution-events': executionEvents,
+  '2026-11-25T01-00-00-approval-decisions': approvalDecisions,
+  '2026-11-25T03-00-00-auth-failures': authFailures,
+  '2026-11-26T10-00-00-reset-runs': resetRuns,
+  '2026-11-26T20-00-00-workflow-revisions': workflowRevisions,
+  '2026-11-26T21-00-00-webhook-triggers': webhookTriggers,
+  '2026-11-26T30-00-00-plugin-change-notifications': pluginChangeNotifications,
+  '2026-11-27T10-00-00-foreach-items': foreachItems,
+  '2026-11-27T20-00-00-subworkflows': subworkflows,
+  '2026-11-27T30-00-00-concurrency-slots': concurrencySlots,
+  '2026-11-27T40-00-00-approvals-that-reach-people': approvalsThatReachPeople,
+  '2026-11-27T50-00-00-execution-list-keys': executionListKeys,
+  '2026-11-28T05-00-00-trigger-authors': triggerAuthors,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Thrown when a migration fails; names the migration and the database's own error. */
+export class MigrationError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: the migrator
+ * holds a database lock while it works.
+ */
+export async function migrateToLatest(db: Kysely<Database>, logger?: Logger): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results = [] } = await migrator.migrateToLatest();
+
+  for (const result of results) {
+    if (result.status === 'Success')
+      logger?.info({ migration: result.migrationName }, 'applied migration');
+  }
+  if (error !== undefined) {
+    const failed = results.find((result) => result.status === 'Error')?.migrationName;
+    const reason = error instanceof Error ? error.message : inspect(error);
+    throw new MigrationError(
+      failed ? `Migration ${failed} failed: ${reason}` : `Database migration failed: ${reason}`,
+      { cause: error },
+    );
+  }
+  if (!results.some((result) => result.status === 'Success')) {
+    logger?.debug('database schema is up to date');
+  }
+}

@@ -1,0 +1,134 @@
+/** The tables of runs: executions, their tasks, logs, events and concurrency slots. */
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { LogLevel } from '@trellis/plugin-kit';
+import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '#protocol/statuses.js';
+import type { Timestamp } from './columns.js';
+
+export type { ApprovalStatus, ExecutionStatus, TaskStatus };
+/** Log entry levels: the ones plugins log at (the plugin contract's), which the engine uses too. */
+export type { LogLevel };
+export interface WorkflowExecutionTable {
+  id: string;
+  workflowId: string;
+  workflowName: string;
+  /** Snapshot of the definition text at start; later edits do not affect the run. */
+  definition: string;
+  status: ExecutionStatus;
+  message: string;
+  triggerId: string | null;
+  /** Temporal workflow id, derived from the execution id. */
+  temporalWorkflowId: string;
+  executionStart: Timestamp;
+  executionEnd: Timestamp | null;
+  /** The inputs the run was given, defaults filled in (JSON); `{}` when it takes none. */
+  inputs: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** The definition's `outputs` evaluated when the run completed (JSON); null until then. */
+  outputs: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The execution this one reruns; null for a first run. */
+  rerunOf: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The workflow revision the definition snapshot is; null for a run of a definition replaced
+   * before revisions were kept.
+   */
+  revision: ColumnType<number | null, number | null | undefined, number | null>;
+  /**
+   * The Temporal run that took this row over after an operator reset the execution's run
+   * (Temporal UI or CLI); null while the execution's first run writes it.
+   */
+  temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The execution whose task started this one as a subworkflow; null for any other run. */
+  parentExecutionId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** That task's row. */
+  parentTaskExecutionId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** That task's name. */
+  parentTaskName: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The user who started the run; null for scheduled, webhook and older runs. */
+  startedBy: ColumnType<string | null, string | null | undefined, string | null>;
+}
+export interface TaskExecutionTable {
+  id: string;
+  executionId: string;
+  workflowId: string;
+  name: string;
+  /** Position of the task in the definition, for stable ordering. */
+  position: number;
+  status: TaskStatus;
+  message: string;
+  /** Attempts started so far (0 before the first). */
+  attempts: Generated<number>;
+  startTime: Timestamp | null;
+  endTime: Timestamp | null;
+  /** A completed task's output (JSON), read by later tasks' expressions; null otherwise. */
+  output: ColumnType<unknown, string | null | undefined, string | null>;
+  /**
+   * The Temporal run that took this row over after an operator reset the execution's run
+   * (Temporal UI or CLI); null while the execution's first run writes it.
+   */
+  temporalRunId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An item of a forEach task (`Task[3]`): that task's row; null for the definition's tasks. */
+  foreachTaskId: ColumnType<string | null, string | null | undefined, string | null>;
+  /** An item's position in its task's list (null for the definition's tasks). */
+  itemIndex: ColumnType<number | null, number | null | undefined, number | null>;
+  /** An item's value, read by `Item()` (JSON; null for the definition's tasks). */
+  item: ColumnType<unknown, string | null | undefined, string | null>;
+}
+export interface LogEntryTable {
+  id: string;
+  executionId: string;
+  /** null for execution-level entries. */
+  taskExecutionId: string | null;
+  /** Monotonic order within the table. */
+  seq: Generated<string>;
+  /**
+   * Idempotency key unique per execution, e.g. `${taskExecutionId}:${attempt}:${n}`, so a
+   * retried activity or replayed workflow writing the same entry again inserts nothing.
+   */
+  dedupeKey: string;
+  level: LogLevel;
+  message: string;
+  exception: string | null;
+  timeStamp: Timestamp;
+}
+/** What an execution event is about. */
+export type ExecutionEventType = 'execution' | 'task' | 'log' | 'approval';
+/**
+ * The event log of an execution, written by database triggers (migration
+ * `2026-11-25T00-00-00-execution-events`), never by the application.
+ */
+export interface ExecutionEventTable {
+  executionId: string;
+  /** 1, 2, 3... within the execution, in commit order. */
+  seq: string;
+  type: ExecutionEventType;
+  /** The changed row's fields (JSON); null for a log event, whose entry is `logEntryId`. */
+  data: Record<string, unknown> | null;
+  logEntryId: string | null;
+  recordedAt: Date;
+}
+/** The last event number of each execution; its row lock orders the execution's events. */
+export interface ExecutionEventSequenceTable {
+  executionId: string;
+  lastSeq: string;
+}
+/**
+ * An execution holding a slot of its workflow's concurrency key, or waiting in line for one
+ * (`configuration.concurrency`); the row goes when the execution ends.
+ */
+export interface ConcurrencySlotTable {
+  executionId: string;
+  workflowId: string;
+  key: string;
+  /** The limit of the execution's own definition. */
+  slotLimit: number;
+  holding: boolean;
+  /** Chosen to be canceled by a newer execution (`onLimit: CancelOldest`). */
+  preempted: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The order of the queue. */
+  seq: ColumnType<string, never, never>;
+  queuedAt: ColumnType<Date, Date | string | undefined, Date | string>;
+  heldAt: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export type WorkflowExecutionRow = Selectable<WorkflowExecutionTable>;
+export type TaskExecutionRow = Selectable<TaskExecutionTable>;
+export type LogEntryRow = Selectable<LogEntryTable>;

@@ -1,0 +1,214 @@
+import { sql, type Kysely } from 'kysely';
+import { Conflict } from '#definition/errors.js';
+import { translateConstraintErrors } from './constraint-errors.js';
+import { isUuid, newId } from './ids.js';
+import { paginate, type Page, type Paged } from './paging.js';
+import { preparedQuery } from './prepared.js';
+import type { Database, WorkflowRevisionRow, WorkflowRow } from './tables.js';
+
+/**
+ * Stored workflows: the definition text as the client sent it, named by the definition's name.
+ * Every definition a workflow has had is kept as a numbered revision (1 when added, one more at
+ * each update), written in the same statement or transaction as the workflow row.
+ */
+
+export interface WorkflowInput {
+  /** The definition's name. */
+  name: string;
+  /** The definition text, stored unchanged. */
+  definition: string;
+}
+
+/** A list item: everything but the definition text. */
+export type WorkflowSummary = Pick<
+  WorkflowRow,
+  'id' | 'name' | 'createdAt' | 'modifiedDate' | 'revision'
+>;
+
+const duplicateName = (name: string) => () =>
+  new Conflict(`A workflow named "${name}" already exists`, { code: 'workflow.name_taken' });
+
+/** Workflows by name, without their definitions; one page of them when `page` is given. */
+export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<WorkflowSummary>> {
+  return paginate(
+    db
+      .selectFrom('workflow')
+      .select(['id', 'name', 'createdAt', 'modifiedDate', 'revision'])
+      .orderBy('name')
+      .orderBy('id'),
+    page,
+  );
+}
+
+/** Every workflow with its definition, e.g. to find the ones using a plugin or configuration. */
+export async function listAll(db: Kysely<Database>): Promise<WorkflowRow[]> {
+  return db.selectFrom('workflow').selectAll().orderBy('name').execute();
+}
+
+const selectById = preparedQuery((db, values: { id: string }) =>
+  db.selectFrom('workflow').selectAll().where('id', '=', values.id),
+);
+
+export async function findById(db: Kysely<Database>, id: string): Promise<WorkflowRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await selectById(db, { id });
+  return row;
+}
+
+/** A stored workflow as `GET /workflows/{id}` shows it: no timestamps to read and parse. */
+export type StoredDefinition = Pick<WorkflowRow, 'id' | 'name' | 'definition' | 'revision'>;
+
+const selectDefinitionById = preparedQuery((db, values: { id: string }) =>
+  db
+    .selectFrom('workflow')
+    .select(['id', 'name', 'definition', 'revision'])
+    .where('id', '=', values.id),
+);
+
+export async function findDefinitionById(
+  db: Kysely<Database>,
+  id: string,
+): Promise<StoredDefinition | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await selectDefinitionById(db, { id });
+  return row;
+}
+
+export async function findByName(
+  db: Kysely<Database>,
+  name: string,
+): Promise<WorkflowRow | undefined> {
+  return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** Runs `work` in the caller's transaction, or in a new one. */
+function inTransaction<T>(
+  db: Kysely<Database>,
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<void> {
+  await db
+    .insertInto('workflowRevision')
+    .values({
+      workflowId: row.id,
+      revision: row.revision,
+      name: row.name,
+      definition: row.definition,
+      createdAt: row.modifiedDate,
+    })
+    .execute();
+}
+
+/**
+ * The workflow row and its revision 1 in one statement (a data-modifying CTE is atomic): one round
+ * trip where a transaction took four, on the path every `POST /workflows/Add` takes.
+ */
+const insertWithRevision = preparedQuery(
+  (db, values: { id: string; name: string; definition: string }) =>
+    db
+      .with('added', (db) =>
+        db
+          .insertInto('workflow')
+          .values({
+            id: values.id,
+            name: values.name,
+            definition: values.definition,
+            revision: 1,
+            modifiedDate: sql<Date>`now()`,
+          })
+          .returningAll(),
+      )
+      .with('kept', (db) =>
+        db
+          .insertInto('workflowRevision')
+          .columns(['workflowId', 'revision', 'name', 'definition', 'createdAt'])
+          .expression(
+            db.selectFrom('added').select(['id', 'revision', 'name', 'definition', 'modifiedDate']),
+          ),
+      )
+      .selectFrom('added')
+      .selectAll(),
+);
+
+/** Stores a new workflow as its revision 1; `Conflict` when the name is taken. */
+export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
+  const [row] = await translateConstraintErrors(
+    () => insertWithRevision(db, { id: newId(), name: input.name, definition: input.definition }),
+    { unique: duplicateName(input.name) },
+  );
+  return row!;
+}
+
+/**
+ * Replaces the definition (and name) with a new revision, keeping the previous one, and stamps
+ * `modifiedDate`; undefined when unknown.
+ */
+export async function update(
+  db: Kysely<Database>,
+  id: string,
+  input: WorkflowInput,
+): Promise<WorkflowRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return inTransaction(db, async (trx) => {
+    const row = await translateConstraintErrors(
+      () =>
+        trx
+          .updateTable('workflow')
+          .set((eb) => ({
+            ...input,
+            revision: eb('revision', '+', 1),
+            modifiedDate: sql<Date>`now()`,
+          }))
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst(),
+      { unique: duplicateName(input.name) },
+    );
+    if (row) await insertRevision(trx, row);
+    return row;
+  });
+}
+
+/** A revision as listed: everything but the definition text. */
+export type RevisionSummary = Pick<WorkflowRevisionRow, 'revision' | 'name' | 'createdAt'>;
+
+/** A workflow's revisions, newest first; one page of them when `page` is given. */
+export async function listRevisions(
+  db: Kysely<Database>,
+  workflowId: string,
+  page?: Page,
+): Promise<Paged<RevisionSummary>> {
+  return paginate(
+    db
+      .selectFrom('workflowRevision')
+      .select(['revision', 'name', 'createdAt'])
+      .where('workflowId', '=', workflowId)
+      .orderBy('revision', 'desc'),
+    page,
+  );
+}
+
+/** One revision of a workflow; undefined when it never had that number. */
+export async function findRevision(
+  db: Kysely<Database>,
+  workflowId: string,
+  revision: number,
+): Promise<WorkflowRevisionRow | undefined> {
+  if (!isUuid(workflowId) || !Number.isSafeInteger(revision)) return undefined;
+  return db
+    .selectFrom('workflowRevision')
+    .selectAll()
+    .where('workflowId', '=', workflowId)
+    .where('revision', '=', revision)
+    .executeTakeFirst();
+}
+
+/** Deletes a workflow with its revisions, triggers and executions (cascade); false when unknown. */
+export async function remove(db: Kysely<Database>, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const result = await db.deleteFrom('workflow').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
