@@ -54,6 +54,8 @@ function resolved(from: string, specifier: string): string | undefined {
   return candidates.find((path) => existsSync(path) && statSync(path).isFile());
 }
 
+/** The rooms `room` may import. */
+const allowed = (room: string): string[] => mayImport[room] ?? [];
 const rooms = Object.keys(mayImport).sort((a, b) => b.length - a.length);
 /** The room a file is in: the longest room path holding it. */
 const roomOf = (file: string) =>
@@ -125,7 +127,11 @@ for (const room of quiet ? [] : Object.keys(mayImport)) {
   const total = source.reduce((sum, file) => sum + lines(file), 0);
   console.log(
     `  ${room.padEnd(22)} ${String(source.length).padStart(4)} files ${String(total).padStart(7)} lines` +
-      `   may import: ${mayImport[room].filter((other) => other !== room).join(', ') || '(nothing)'}`,
+      `   may import: ${
+        allowed(room)
+          .filter((other) => other !== room)
+          .join(', ') || '(nothing)'
+      }`,
   );
 }
 
@@ -135,7 +141,7 @@ const crossing = edges.filter(({ from, to }) => {
   const [a, b] = [roomOf(from), roomOf(to)];
   return a !== null && b !== null && a !== b;
 });
-const upward = crossing.filter(({ from, to }) => !mayImport[roomOf(from)!].includes(roomOf(to)!));
+const upward = crossing.filter(({ from, to }) => !allowed(roomOf(from)!).includes(roomOf(to)!));
 // The workspace packages (the console, the CLI) cannot use the root package's `#` names: a
 // package's own `imports` may only name files inside it.
 const ownPackages = ['cli', 'console', 'sdk', 'plugin-kit'];
