@@ -3,88 +3,84 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /**
- * Folder boundaries (docs/ARCHITECTURE.md#rooms): what each folder may import besides itself and npm
- * packages. Checked on resolved paths, so `core/src/plugins` and the top-level `plugins/` differ.
- * Tests, wherever they sit, may also use test/support (their services and harness).
+ * The rooms and what each may import besides itself and npm packages (docs/ARCHITECTURE.md#rooms).
+ * `core/src` holds six rooms, from the pure language up to the use cases; the others are top-level
+ * folders. Checked on resolved paths, so `core/src/plugin-host` and the top-level `plugins/`
+ * differ. Tests, wherever they sit, may reach what they test and test/support. `npm run house`
+ * prints the rooms' sizes and checks the same table, with import circles and climbing imports.
  */
-const topFolders = [
-  'core',
-  'server',
-  'workflows-worker',
-  'plugins',
-  'plugin-kit',
-  'sdk',
-  'cli',
-  'console',
-  'test',
-  'bench',
-  'bin',
-  'scripts',
-  'generated',
-];
-const mayImport = {
-  core: ['generated', 'plugin-kit'],
-  server: ['core', 'generated'],
-  'workflows-worker': ['core', 'generated'],
+const core = (room) => `core/src/${room}`;
+const coreRooms = ['definition', 'protocol', 'platform', 'store', 'plugin-host', 'application'];
+const domain = coreRooms.map(core);
+export const mayImport = {
+  // The workflow language: parse, DAG, expressions, limits, inputs, problems. No Node, no I/O.
+  [core('definition')]: ['generated', 'plugin-kit'],
+  // What the API and the worker share through Temporal: workflow type, messages, ids, statuses.
+  [core('protocol')]: [core('definition')],
+  // Configuration, logging, observability, the Temporal connection and dev server.
+  [core('platform')]: [core('definition'), core('protocol'), 'generated'],
+  // The database: tables, migrations, repositories.
+  [core('store')]: [core('definition'), core('protocol'), core('platform'), 'plugin-kit'],
+  // Plugin packages, catalog, registry, runner and sandbox.
+  [core('plugin-host')]: [
+    core('definition'),
+    core('protocol'),
+    core('platform'),
+    core('store'),
+    'plugin-kit',
+  ],
+  // The use cases both processes call: executions, workflows, triggers, approvals.
+  [core('application')]: [...domain, 'generated'],
+  server: [...domain, 'generated'],
+  'workflows-worker': [...domain, 'generated'],
+  bin: [...domain, 'server', 'workflows-worker', 'generated'],
   // The plugin contract: the author kit, which itself depends on nothing.
   plugins: ['plugin-kit'],
   'plugin-kit': [],
-  sdk: [],
-  // The CLI is a client like any other: the published SDK only (by its package name).
-  cli: ['sdk'],
-  // The console too: a browser app on the published SDK only (by its package name), and the
-  // pure definition language (mayImportParts).
-  console: ['sdk'],
+  // The generated types, as `./generated/*.js` (tsconfig.json's rootDirs); its build copies them.
+  sdk: ['generated'],
+  // The CLI and the console are clients like any other: the published SDK (by its package name),
+  // and the pure definition language.
+  cli: ['sdk', core('definition')],
+  console: ['sdk', core('definition')],
+  scripts: [...domain, 'server', 'workflows-worker', 'generated', 'sdk', 'test'],
   // Tests also build what they run (scripts/build/build-console.mjs, for the console the API serves).
   test: [
+    ...domain,
     'sdk',
     'cli',
-    'core',
+    'console',
     'bin',
     'workflows-worker',
     'server',
     'generated',
     'plugins',
+    'plugin-kit',
     'scripts',
   ],
-  bench: ['sdk', 'core', 'test', 'workflows-worker', 'generated'],
+  bench: [...domain, 'sdk', 'test', 'workflows-worker', 'server', 'bin', 'generated'],
+  generated: [],
 };
-/** Parts of a folder another may import, though not the rest of it: no Node, no database. */
-const mayImportParts = {
-  console: { core: ['./src/definition', './src/validation'] },
-};
+const rooms = Object.keys(mayImport);
 const tests = ['**/*.test.ts', '**/*.test.js', '**/*.int.test.ts'];
 
-function boundary(folder) {
-  const allowed = [folder, ...mayImport[folder]];
-  const parts = mayImportParts[folder] ?? {};
-  const named = Object.entries(parts).map(([other, paths]) =>
-    paths.map((path) => `${other}/${path.slice(2)}`),
-  );
-  const message = `${folder}/ may import only ${[...allowed, ...named.flat()].join(', ')} (docs/ARCHITECTURE.md#rooms).`;
-  const forbidden = topFolders.filter((other) => !allowed.includes(other));
-  return [
-    {
-      target: `./${folder}`,
-      from: forbidden.filter((other) => !(other in parts)).map((other) => `./${other}`),
-      message,
-    },
-    ...Object.entries(parts).map(([other, paths]) => ({
-      target: `./${folder}`,
-      from: `./${other}`,
-      except: paths,
-      message,
-    })),
-  ];
+function boundary(room) {
+  const allowed = [room, ...mayImport[room]];
+  return {
+    target: `./${room}`,
+    from: rooms.filter((other) => !allowed.includes(other)).map((other) => `./${other}`),
+    message: `${room}/ may import only ${allowed.join(', ')} (docs/ARCHITECTURE.md#rooms).`,
+  };
 }
 
 /** Workflow code runs in Temporal's deterministic sandbox: no Node, no database, no server. */
 const workflowPatterns = [
   { group: ['node:*'], message: 'Workflow code must be deterministic: no Node built-ins.' },
   {
-    group: ['**/core/src/store/**', '**/core/src/platform/config/**', '**/activities/*.js'],
+    group: ['#store/*', '#platform/*', '#plugin-host/*', '#application/*', '**/activities/*.js'],
     allowTypeImports: true,
-    message: 'Workflow code may import activities and core/db only as types.',
+    message:
+      'Workflow code imports the definition and the protocol; activities and the other rooms only as types.',
   },
   {
     group: ['pg', 'kysely', 'express', 'fs', 'path', 'crypto', 'child_process'],
@@ -96,7 +92,6 @@ export default tseslint.config(
   {
     ignores: [
       'generated/**',
-      'sdk/src/generated/**',
       'node_modules/**',
       '**/dist/**',
       '.trellis/**',
@@ -160,10 +155,7 @@ export default tseslint.config(
       ],
     },
     rules: {
-      'import-x/no-restricted-paths': [
-        'error',
-        { zones: Object.keys(mayImport).flatMap(boundary) },
-      ],
+      'import-x/no-restricted-paths': ['error', { zones: rooms.map(boundary) }],
       // Value imports only: `npm run lint`'s scripts/dev/import-circles.ts also counts type-only ones.
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
@@ -203,7 +195,7 @@ export default tseslint.config(
   },
   // Workflow code runs in Temporal's sandbox, and so does the messages module it shares.
   {
-    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/protocol/messages.ts'],
+    files: ['workflows-worker/src/workflows/**/*.ts', 'core/src/protocol/**/*.ts'],
     ignores: tests,
     rules: { 'no-restricted-imports': ['error', { patterns: workflowPatterns }] },
   },

@@ -14,7 +14,7 @@ const consoleRoot = path.join(root, 'console');
 /** What the server serves (`consoleDirectory` in server/src/system/console.ts). */
 export const consoleDist = path.join(consoleRoot, 'dist');
 const stampFile = path.join(consoleDist, '.build-stamp');
-/** What the console's build reads: its sources, the SDK's (with the generated types), itself. */
+/** What the console's build reads: its sources, the SDK's, itself (the generated types are erased). */
 const inputs = [
   'console/src',
   'console/package.json',

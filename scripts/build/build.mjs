@@ -3,7 +3,7 @@
 // no webpack run, and builds the console's static files (console/dist, build-console.mjs). Plain
 // JavaScript itself: building must not need a TypeScript loader.
 import { spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,13 @@ export async function build({ say = (line) => console.log(line) } = {}) {
     stdio: 'inherit',
   });
   if (compiled.status !== 0) throw new Error('build: tsc failed (errors above)');
+  // Compiled modules import each other's rooms by name (`#store/…`) as the sources do: dist/ gets
+  // a package.json of its own whose `imports` name the compiled files, not the sources.
+  const { imports } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
+  await writeFile(
+    path.join(root, 'dist', 'package.json'),
+    `${JSON.stringify({ private: true, type: 'module', imports }, null, 2)}\n`,
+  );
 
   say('build: bundling the workflow code (plain, and traced for Telemetry.OtlpEndpoint)');
   const worker = await import('../../dist/workflows-worker/src/worker.js');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { maxSupportedDepth } from '#platform/config/schema.js';
 import { resolveValue } from './expressions/evaluate.js';
-import { defaultDefinitionLimits, type DefinitionLimits } from './limits.js';
+import { defaultDefinitionLimits, maxSupportedDepth, type DefinitionLimits } from './limits.js';
 import { parseDefinition } from './parse.js';
 import { renderProblem } from './validation/problem.js';
 

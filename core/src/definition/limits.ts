@@ -4,13 +4,37 @@
  * recursively, so that whatever is accepted also runs: the DAG walk, the expression resolver and
  * the database writes of a run never meet a definition larger or deeper than these.
  */
-import { definitionLimitDefaults } from '#platform/config/schema.js';
-import type { TrellisConfig } from '#platform/config/types.js';
 import type { ValidationProblem } from './validation/describe.js';
 import { jsonLimitProblems } from './validation/json-limits.js';
 import type { WorkflowDefinition } from './types.js';
 
-export type DefinitionLimits = TrellisConfig['Definitions'];
+/**
+ * The bounds of a workflow definition, checked at add, update and execution (`Definitions.*` in the configuration).
+ * They keep every definition the API accepts runnable: its JSON and its expressions nest no deeper
+ * than the code walking them can go, and its size stays within what PostgreSQL and Temporal's
+ * payloads take. `MaxDepth` has a ceiling for the same reason.
+ */
+export const definitionLimitDefaults = {
+  /** UTF-8 bytes of the definition's JSON text. */
+  MaxBytes: 1_048_576,
+  /** Objects and arrays around any value, the definition itself counted; also expression nesting. */
+  MaxDepth: 64,
+  MaxTasks: 5_000,
+  /** `dependencies` and `runOnFailureOf` entries of all tasks together. */
+  MaxDependencies: 20_000,
+  /** The workflow's and each task's name. */
+  MaxNameLength: 200,
+  /** Any other key or string, in UTF-16 code units. */
+  MaxStringLength: 65_536,
+  /** Subworkflows nested in a run: a run this many levels below its root starts no child. */
+  MaxSubworkflowDepth: 10,
+} as const;
+
+/** Deepest nesting the code that walks definitions and bodies is known to handle. */
+export const maxSupportedDepth = 1_000;
+
+/** The bounds in force: the configuration's `Definitions` section. */
+export type DefinitionLimits = { [Key in keyof typeof definitionLimitDefaults]: number };
 
 /** The limits when the configuration sets none. */
 export const defaultDefinitionLimits: DefinitionLimits = definitionLimitDefaults;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { JsonSchema, PluginManifest } from '#plugin-host/contract.js';
+import type { JsonSchema, PluginManifest } from '@trellis/plugin-kit';
 import {
   acceptingExpressions,
   checkTaskParameters as checkTaskParametersProblems,

@@ -7,7 +7,7 @@
  * repositories), so this module has no database code of its own.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { JsonSchema } from '#plugin-host/contract.js';
+import type { JsonSchema } from '@trellis/plugin-kit';
 import { pluginMessageStyle } from './validation/plugin-wording.js';
 import { pluginSchemaValidator } from './validation/ajv.js';
 import { describeValidationErrors } from './validation/describe.js';

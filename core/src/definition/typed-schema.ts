@@ -7,7 +7,7 @@
  */
 import semver from 'semver';
 import definitionSchema from '../../../generated/workflow-definition.schema.json' with { type: 'json' };
-import type { JsonSchema } from '#plugin-host/contract.js';
+import type { JsonSchema } from '@trellis/plugin-kit';
 import { isObject, mapSubschemas, type Schema } from './validation/subschemas.js';
 import { acceptingExpressions } from './parameters.js';
 

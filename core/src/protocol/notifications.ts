@@ -2,9 +2,8 @@
  * Notification events (`Notifications.Webhooks`): what the run sends, and what each delivery
  * activity is given. Types and constants only: the workflow bundle imports this module.
  */
-import type { NotificationEvent } from '#store/tables.js';
-
-export type { NotificationEvent };
+/** What a notification tells. */
+export type NotificationEvent = 'ApprovalRequested' | 'ExecutionFailed' | 'ExecutionCompleted';
 
 /**
  * The webhooks a run notifies, by URL with the events each takes, and how often a delivery is

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskStatus } from '#store/tables.js';
+import type { TaskStatus } from '#protocol/statuses.js';
 import { DagPlanner, type PlanTask, type TaskState } from './planner.js';
 
 function task(name: string, extra: Partial<PlanTask> = {}): PlanTask {

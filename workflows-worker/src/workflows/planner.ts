@@ -19,7 +19,7 @@
  * - The run is finished when no task can still run. It Failed when some task Failed and no task
  *   handling that failure (a failure source's dependant) ever started; otherwise it Completed.
  */
-import type { TaskStatus } from '#store/tables.js';
+import type { TaskStatus } from '#protocol/statuses.js';
 
 /** The shape of a task the planner needs (names only: no parameters, no plugin). */
 export interface PlanTask {

@@ -14,7 +14,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { ExecutionStatus } from '#store/tables.js';
+import type { ExecutionStatus } from '#protocol/statuses.js';
 import type { ErrorHandling } from '#definition/types.js';
 import type { ExecutionOutcome } from '#protocol/messages.js';
 import { TrellisStatus } from '#protocol/search-attributes.js';

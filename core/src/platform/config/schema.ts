@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { definitionLimitDefaults, maxSupportedDepth } from '#definition/limits.js';
 
 /**
  * The configuration as one JSON Schema, built with TypeBox: Ajv validates with it
@@ -41,36 +42,11 @@ export const basicUserSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * The bounds of a workflow definition, checked at add, update and execution (definition/limits.ts).
- * They keep every definition the API accepts runnable: its JSON and its expressions nest no deeper
- * than the code walking them can go, and its size stays within what PostgreSQL and Temporal's
- * payloads take. `MaxDepth` has a ceiling for the same reason.
- */
-export const definitionLimitDefaults = {
-  /** UTF-8 bytes of the definition's JSON text. */
-  MaxBytes: 1_048_576,
-  /** Objects and arrays around any value, the definition itself counted; also expression nesting. */
-  MaxDepth: 64,
-  MaxTasks: 5_000,
-  /** `dependencies` and `runOnFailureOf` entries of all tasks together. */
-  MaxDependencies: 20_000,
-  /** The workflow's and each task's name. */
-  MaxNameLength: 200,
-  /** Any other key or string, in UTF-16 code units. */
-  MaxStringLength: 65_536,
-  /** Subworkflows nested in a run: a run this many levels below its root starts no child. */
-  MaxSubworkflowDepth: 10,
-} as const;
-
 /** The bounds of execution logs as stored and as read (`ExecutionLogs.*`). */
 export const executionLogDefaults = {
   MaxEntryBytes: 65_536,
   MaxPageBytes: 4 * 1024 * 1024,
 } as const;
-
-/** Deepest nesting the code that walks definitions and bodies is known to handle. */
-export const maxSupportedDepth = 1_000;
 
 export const configSchema = Type.Object(
   {

@@ -1,6 +1,7 @@
 /** The tables of approvals and what reaches people about them: notifications and links. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Approvers, InputDeclaration } from '#definition/types.js';
+import type { NotificationEvent } from '#protocol/notifications.js';
 import type { ApprovalStatus } from '#protocol/statuses.js';
 import type { Timestamp } from './columns.js';
 
@@ -56,8 +57,7 @@ export interface ApprovalTable {
 }
 /** How an approval was decided. */
 export type DecisionChannel = 'Api' | 'Link' | 'Temporal' | 'System';
-/** What a notification tells. */
-export type NotificationEvent = 'ApprovalRequested' | 'ExecutionFailed' | 'ExecutionCompleted';
+export type { NotificationEvent };
 /** One attempt to deliver a notification event to a webhook. */
 export interface NotificationDeliveryTable {
   id: string;
