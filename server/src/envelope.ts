@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Pagination } from '#store/paging.js';
 import type { Problem } from '#definition/errors.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import { sendJson } from './respond.js';
 
 /** The body of every response except `/health`. */
@@ -10,7 +11,7 @@ export interface Envelope<T> {
   succeeded: boolean;
   generatedAtUtc: string;
   pagination?: Pagination;
-  /** On failure: the messages with their stable codes. */
+  /** On failure: the messages with their stable codes (and places, for input). */
   errors?: Problem[];
   /** On a 5xx failure: the request's id (`X-Request-Id`), which its log lines carry. */
   requestId?: string;
@@ -44,18 +45,19 @@ export function successEnvelope<T>(
 
 /**
  * The envelope of a failed operation: `data` is null, `messages` say what was wrong, and
- * `errors` say it again with a stable code (and a place, for input) per message.
+ * `errors` say it again with a stable code (and a place, for input) per message. The one place
+ * the API renders problems into messages.
  */
 export function errorEnvelope(problems: readonly Problem[], requestId?: string): Envelope<null> {
   return {
     data: null,
-    messages: problems.map((problem) => problem.message),
+    messages: problems.map(renderProblem),
     succeeded: false,
     generatedAtUtc: nowUtc(),
-    errors: problems.map(({ code, message, path }) => ({
-      code,
-      message,
-      ...(path === undefined ? {} : { path }),
+    errors: problems.map((problem) => ({
+      code: problem.code,
+      message: renderProblem(problem),
+      ...(problem.path === undefined ? {} : { path: problem.path }),
     })),
     ...(requestId === undefined ? {} : { requestId }),
   };

@@ -1,4 +1,5 @@
 import type { Problem } from '#definition/errors.js';
+import { renderProblem } from '#definition/validation/problem.js';
 
 /**
  * A failure only HTTP knows: no or bad credentials (401, with `WWW-Authenticate`), a wrong role
@@ -22,11 +23,12 @@ export class HttpError extends Error {
     const problems = list.map((item) =>
       typeof item === 'string' ? { code: codeOfStatus(status), message: item } : item,
     );
-    super(problems.map((problem) => problem.message).join('; '));
+    const rendered = problems.map(renderProblem);
+    super(rendered.join('; '));
     this.name = 'HttpError';
     this.status = status;
     this.problems = problems;
-    this.messages = problems.map((problem) => problem.message);
+    this.messages = rendered;
     this.headers = headers;
   }
 }

@@ -1,6 +1,7 @@
 import type { Paged, Pagination, Slice } from '#store/paging.js';
 import { isPageRequested, normalizePage } from '#store/paging.js';
 import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 
 interface PagingQuery {
   page?: number;
@@ -34,7 +35,9 @@ export function requestedSlice(query: CursorPagingQuery): Slice {
     return page ? { page } : {};
   }
   if (query.page !== undefined) {
-    throw new Invalid('query.after: cannot be combined with page (use one way of paging)');
+    throw new Invalid(
+      problemAt('query.after', 'cannot be combined with page (use one way of paging)'),
+    );
   }
   return { after: query.after, pageSize: normalizePage(query).pageSize };
 }

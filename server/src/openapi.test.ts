@@ -2,7 +2,16 @@ import type { ErrorObject } from 'ajv';
 import { OpenAPIRouter } from 'openapi-backend';
 import type { Request } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { createOpenApiBackend, describeRequestErrors, openApiDocument } from './openapi.js';
+import { renderProblem } from '#definition/validation/problem.js';
+import {
+  createOpenApiBackend,
+  describeRequestErrors as describeRequestProblems,
+  openApiDocument,
+} from './openapi.js';
+
+/** What a user reads of each problem. */
+const describeRequestErrors = (errors: ErrorObject[]) =>
+  describeRequestProblems(errors).map(renderProblem);
 
 /**
  * Errors without what Ajv's `verbose` adds (the data and schema at each error): the request
@@ -43,6 +52,26 @@ describe('describeRequestErrors', () => {
       'query.pageSize: must be <= 1000',
     ]);
   });
+  it('codes each problem, with its place as the path', () => {
+    expect(
+      describeRequestProblems([
+        error('/requestBody', 'required', { missingProperty: 'definition' }),
+        error('/requestBody', 'unevaluatedProperties', { unevaluatedProperty: 'extra' }),
+        error('/requestBody/type', 'enum', { allowedValues: ['Manual', 'TimeBased'] }),
+        error('/query/pageSize', 'maximum', { limit: 1000 }, 'must be <= 1000'),
+      ]),
+    ).toEqual([
+      { code: 'validation.required', path: 'body.definition', message: 'is required' },
+      { code: 'validation.unknown', path: 'body.extra', message: 'is not allowed' },
+      {
+        code: 'validation.enum',
+        path: 'body.type',
+        message: 'must be one of "Manual", "TimeBased"',
+      },
+      { code: 'validation.invalid', path: 'query.pageSize', message: 'must be <= 1000' },
+    ]);
+  });
+
   it('tells a key with a dot in it from nested keys', () => {
     expect(
       describeRequestErrors([

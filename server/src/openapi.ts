@@ -5,12 +5,13 @@ import type { Document, Operation, ParsedRequest, Request } from 'openapi-backen
 import { installPath } from '#platform/install-root.js';
 import { createAjv } from '#definition/validation/ajv.js';
 import {
-  describeProblems,
-  describeValidationErrors,
+  placedProblems,
+  validationErrorProblems,
   type MessageStyle,
   type ValidationProblem,
 } from '#definition/validation/describe.js';
 import { formatPath, type PathSegment } from '#definition/validation/path.js';
+import type { Problem } from '#definition/validation/problem.js';
 
 const documentUrl = installPath('generated', 'openapi.json');
 const yamlUrl = installPath('generated', 'openapi.yaml');
@@ -386,29 +387,29 @@ const sectionNames: Record<string, string> = {
 /** `/requestBody/tasks/0/name` → `body.tasks[0].name`. */
 const requestMessageStyle: MessageStyle = {
   patternDescriptions: true,
-  sentence: (path: readonly PathSegment[], problem: string) => {
+  place: (path: readonly PathSegment[]) => {
     const [section, ...rest] = path;
     const place =
       section === undefined ? '' : formatPath([sectionNames[section] ?? section, ...rest]);
-    return `${place || 'request'}: ${problem}`;
+    return place || 'request';
   },
 };
 
 /**
- * One message per field problem, naming the field as the client sent it:
+ * One problem per field problem, naming the field as the client sent it:
  * `body.name: must be string`, `path.workflowId: must match format "uuid"`, `body: is required`.
  */
-export function describeRequestErrors(errors: readonly ErrorObject[]): string[] {
+export function describeRequestErrors(errors: readonly ErrorObject[]): Problem[] {
   // openapi-backend reports a body that is not JSON at the request's root.
   const located = errors.map((error) =>
     error.keyword === 'parse' && error.instancePath === ''
       ? { ...error, instancePath: '/requestBody' }
       : error,
   );
-  return describeValidationErrors(located, requestMessageStyle);
+  return validationErrorProblems(located, requestMessageStyle);
 }
 
-/** Messages for problems found beside the validator, worded like its own (`body.name: ...`). */
-export function describeRequestProblems(problems: readonly ValidationProblem[]): string[] {
-  return describeProblems(problems, requestMessageStyle);
+/** Problems found beside the validator, placed like its own (`body.name: ...`). */
+export function describeRequestProblems(problems: readonly ValidationProblem[]): Problem[] {
+  return placedProblems(problems, requestMessageStyle);
 }

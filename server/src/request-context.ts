@@ -76,7 +76,7 @@ export function rejectBadRequestId(req: Req): void {
   throw new HttpError(400, [
     {
       code: 'request.invalid_request_id',
-      message: `header.${requestIdHeader}: must be 1 to 128 letters, digits or . _ : + / = @ -, not ${JSON.stringify(shown)}`,
+      message: `must be 1 to 128 letters, digits or . _ : + / = @ -, not ${JSON.stringify(shown)}`,
       path: `header.${requestIdHeader}`,
     },
   ]);

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { checkApprovalReads } from './approval-reads.js';
+import { checkApprovalReads as checkApprovalReadsProblems } from './approval-reads.js';
 import { checkExpression } from './expressions/check.js';
 import { evaluateExpression, resolveValue } from './expressions/evaluate.js';
 import { referencedApprovals } from './expressions/references.js';
 import type { WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkApprovalReads = (...args: Parameters<typeof checkApprovalReadsProblems>) =>
+  checkApprovalReadsProblems(...args).map(renderProblem);
 
 const flowLog = { plugin: 'Flow/Log' };
 

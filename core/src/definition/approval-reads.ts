@@ -7,37 +7,50 @@
 import { forEachString } from './json-strings.js';
 import { referencedApprovals } from './expressions/references.js';
 import { checkInputDeclarations } from './inputs.js';
-import { formatPath, type PathSegment } from './location.js';
+import { problemIn, type PathSegment } from './location.js';
+import type { Problem } from './validation/problem.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 
 /** Every problem of the definition's approval reads and approval inputs, each naming where. */
-export function checkApprovalReads(definition: WorkflowDefinition): string[] {
+export function checkApprovalReads(definition: WorkflowDefinition): Problem[] {
   const gated = new Map(
     definition.tasks.map((task) => [task.name, task.manualApproval?.enabled === true]),
   );
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const check = (path: PathSegment[], text: string, task: TaskDefinition | undefined) => {
     if (!/approval/i.test(text)) return;
     for (const name of referencedApprovals(text)) {
       if (name === '') {
         if (task === undefined) {
           problems.push(
-            `${formatPath(path)}: Approval() reads a task's own approval; name one here: Approval('Task')`,
+            problemIn(
+              path,
+              `Approval() reads a task's own approval; name one here: Approval('Task')`,
+            ),
           );
         } else if (task.manualApproval?.enabled !== true) {
           problems.push(
-            `${formatPath(path)}: Approval() reads the task's own approval, and task '${task.name}' asks for none (manualApproval.enabled)`,
+            problemIn(
+              path,
+              `Approval() reads the task's own approval, and task '${task.name}' asks for none (manualApproval.enabled)`,
+            ),
           );
         } else if (path.includes('executionCondition')) {
           problems.push(
-            `${formatPath(path)}: Approval() is not decided yet when the condition is checked (before the approval is asked for)`,
+            problemIn(
+              path,
+              `Approval() is not decided yet when the condition is checked (before the approval is asked for)`,
+            ),
           );
         }
       } else if (!gated.has(name)) {
-        problems.push(`${formatPath(path)}: Approval('${name}') names no task`);
+        problems.push(problemIn(path, `Approval('${name}') names no task`));
       } else if (!gated.get(name)) {
         problems.push(
-          `${formatPath(path)}: Approval('${name}') names a task that asks for no approval (manualApproval.enabled)`,
+          problemIn(
+            path,
+            `Approval('${name}') names a task that asks for no approval (manualApproval.enabled)`,
+          ),
         );
       }
     }
@@ -50,11 +63,14 @@ export function checkApprovalReads(definition: WorkflowDefinition): string[] {
       check(path, text, task),
     );
     if (task.manualApproval?.inputs !== undefined) {
-      for (const problem of checkInputDeclarations(task.manualApproval)) {
-        problems.push(
-          problem.replace(/^inputs/, formatPath(['tasks', index, 'manualApproval', 'inputs'])),
-        );
-      }
+      problems.push(
+        ...checkInputDeclarations(task.manualApproval, [
+          'tasks',
+          index,
+          'manualApproval',
+          'inputs',
+        ]),
+      );
     }
   });
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {

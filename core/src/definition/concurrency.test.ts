@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkConcurrency, concurrencyKey } from './concurrency.js';
+import { checkConcurrency as checkConcurrencyProblems, concurrencyKey } from './concurrency.js';
 import { parseDefinition } from './parse.js';
 import type { ConcurrencyLimit, WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkConcurrency = (...args: Parameters<typeof checkConcurrencyProblems>) =>
+  checkConcurrencyProblems(...args).map(renderProblem);
 
 const withKey = (key: string | undefined): WorkflowDefinition => ({
   name: 'W',
@@ -47,14 +52,18 @@ describe('checkConcurrency', () => {
       }),
     );
     expect(bad.ok).toBe(false);
-    const errors = bad.ok ? [] : bad.errors.join('\n');
+    const errors = bad.ok ? '' : bad.problems.map(renderProblem).join('\n');
     expect(errors).toMatch(/configuration\.concurrency\.limit/);
     expect(errors).toMatch(/configuration\.concurrency\.onLimit/);
     const reads = parseDefinition(JSON.stringify(withKey("Outputs('A')")));
     expect(reads).toEqual({
       ok: false,
-      errors: [
-        `${at}: may read only the run's inputs (Inputs('name')), not Outputs(...): the key is taken before any task runs`,
+      problems: [
+        {
+          code: 'validation.invalid',
+          path: at,
+          message: `may read only the run's inputs (Inputs('name')), not Outputs(...): the key is taken before any task runs`,
+        },
       ],
     });
   });

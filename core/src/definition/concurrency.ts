@@ -7,29 +7,33 @@ import { checkOutputExpression } from './expressions/check.js';
 import { evaluateOutputExpression } from './expressions/evaluate.js';
 import { calledFunctions, referencedInputs } from './expressions/references.js';
 import { formatPath } from './location.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { ConcurrencyLimit, WorkflowDefinition } from './types.js';
 
 const KEY_PATH = ['configuration', 'concurrency', 'key'] as const;
 
 /** The problems of the definition's concurrency key, each naming its place; none without one. */
-export function checkConcurrency(definition: WorkflowDefinition): string[] {
+export function checkConcurrency(definition: WorkflowDefinition): Problem[] {
   const key = definition.configuration?.concurrency?.key;
   if (key === undefined) return [];
   const at = formatPath(KEY_PATH);
   const problem = checkOutputExpression(key);
-  if (problem !== null) return [`${at}: ${problem}`];
-  const problems: string[] = [];
+  if (problem !== null) return [problemAt(at, `${problem}`)];
+  const problems: Problem[] = [];
   for (const name of calledFunctions(key)) {
     if (name !== 'Inputs') {
       problems.push(
-        `${at}: may read only the run's inputs (Inputs('name')), not ${name}(...): the key is taken before any task runs`,
+        problemAt(
+          at,
+          `may read only the run's inputs (Inputs('name')), not ${name}(...): the key is taken before any task runs`,
+        ),
       );
     }
   }
   const declared = definition.inputs ?? {};
   for (const name of referencedInputs(key)) {
     if (!Object.hasOwn(declared, name)) {
-      problems.push(`${at}: Inputs('${name}') names no declared input`);
+      problems.push(problemAt(at, `Inputs('${name}') names no declared input`));
     }
   }
   return problems;

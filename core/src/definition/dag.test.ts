@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { checkGraph, downstreamOf, findCycles, topologicalOrder } from './dag.js';
+import {
+  checkGraph as checkGraphProblems,
+  downstreamOf,
+  findCycles,
+  topologicalOrder,
+} from './dag.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkGraph = (...args: Parameters<typeof checkGraphProblems>) =>
+  checkGraphProblems(...args).map(renderProblem);
 
 const task = (name: string, extra: Partial<TaskDefinition> = {}): TaskDefinition => ({
   name,

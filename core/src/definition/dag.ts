@@ -14,22 +14,26 @@ import { checkForEachTasks } from './foreach.js';
 import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
 import { forEachString } from './json-strings.js';
-import { formatPath, type PathSegment } from './location.js';
+import { formatPath, problemIn, type PathSegment } from './location.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
 /**
  * Every graph and expression problem of the definition, each naming where it is; expressions
  * nest at most `maxExpressionDepth` deep.
  */
-export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: number): string[] {
-  const problems: string[] = [];
+export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: number): Problem[] {
+  const problems: Problem[] = [];
   const names = new Map<string, number>();
   definition.tasks.forEach((task, index) => {
     const first = names.get(task.name);
     if (first === undefined) names.set(task.name, index);
     else {
       problems.push(
-        `${formatPath(['tasks', index, 'name'])}: duplicate task name '${task.name}' (also tasks[${first}])`,
+        problemIn(
+          ['tasks', index, 'name'],
+          `duplicate task name '${task.name}' (also tasks[${first}])`,
+        ),
       );
     }
   });
@@ -51,7 +55,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
       targets?.forEach((target, i) => {
         const problem =
           target === task.name ? `task '${task.name}' ${selfProblem}` : unknownTask(target);
-        if (problem !== null) problems.push(`${at(field, i)}: ${problem}`);
+        if (problem !== null) problems.push(problemAt(at(field, i), `${problem}`));
       });
     }
     problems.push(
@@ -72,12 +76,12 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
   for (const [name, text] of Object.entries(definition.outputs ?? {})) {
     const path = ['outputs', name];
     const problem = checkOutputExpression(text);
-    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    if (problem !== null) problems.push(problemIn(path, `${problem}`));
     else problems.push(...readProblems(path, text, names, definition.inputs ?? {}));
   }
 
   for (const cycle of findCycles(definition)) {
-    problems.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+    problems.push(problemAt(undefined, `cycle: ${[...cycle, cycle[0]].join(' → ')}`));
   }
   return problems;
 }
@@ -87,31 +91,38 @@ function checkErrorHandling(
   path: PathSegment[],
   unknownTask: (name: string) => string | null,
   taskName?: string,
-): string[] {
+): Problem[] {
   if (handling === undefined) return [];
   const at = formatPath([...path, 'errorHandling', 'triggerTask']);
   if (handling.triggerTask === undefined) {
     return handling.strategy === 'TriggerTask'
-      ? [`${at}: is required with strategy TriggerTask`]
+      ? [problemAt(at, 'is required with strategy TriggerTask', 'validation.required')]
       : [];
   }
-  if (handling.triggerTask === taskName) return [`${at}: task '${taskName}' cannot trigger itself`];
+  if (handling.triggerTask === taskName)
+    return [problemAt(at, `task '${taskName}' cannot trigger itself`)];
   const problem = unknownTask(handling.triggerTask);
-  return problem === null ? [] : [`${at}: ${problem}`];
+  return problem === null ? [] : [problemAt(at, `${problem}`)];
 }
 
 /** An approval times out only with both a timeout and the decision to take then. */
-function checkApprovalTimeout(task: TaskDefinition, index: number): string[] {
+function checkApprovalTimeout(task: TaskDefinition, index: number): Problem[] {
   const approval = task.manualApproval;
   if (approval === undefined) return [];
   const at = (field: string) => formatPath(['tasks', index, 'manualApproval', field]);
   if (approval.timeoutMilliseconds !== undefined && approval.onTimeout === undefined) {
     return [
-      `${at('onTimeout')}: is required with timeoutMilliseconds (Approve or Reject: the decision taken when no one decides in time)`,
+      problemAt(
+        at('onTimeout'),
+        'is required with timeoutMilliseconds (Approve or Reject: the decision taken when no one decides in time)',
+        'validation.required',
+      ),
     ];
   }
   if (approval.onTimeout !== undefined && approval.timeoutMilliseconds === undefined) {
-    return [`${at('timeoutMilliseconds')}: is required with onTimeout`];
+    return [
+      problemAt(at('timeoutMilliseconds'), 'is required with onTimeout', 'validation.required'),
+    ];
   }
   return [];
 }
@@ -122,8 +133,8 @@ function checkTaskExpressions(
   names: ReadonlyMap<string, number>,
   maxDepth: number | undefined,
   inputs: object,
-): string[] {
-  const problems: string[] = [];
+): Problem[] {
+  const problems: Problem[] = [];
   const checkReads = (path: PathSegment[], text: string, item = task.forEach !== undefined) => {
     problems.push(...readProblems(path, text, names, inputs, task.name, item));
   };
@@ -132,7 +143,7 @@ function checkTaskExpressions(
   if (items !== undefined) {
     const path = ['tasks', index, 'forEach', 'items'];
     const problem = checkExpression(items, maxDepth);
-    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    if (problem !== null) problems.push(problemIn(path, `${problem}`));
     else checkReads(path, items, false);
   }
 
@@ -140,7 +151,7 @@ function checkTaskExpressions(
   if (condition !== undefined) {
     const path = ['tasks', index, 'executionCondition', 'expression'];
     const problem = checkExpression(condition, maxDepth);
-    if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+    if (problem !== null) problems.push(problemIn(path, `${problem}`));
     else checkReads(path, condition);
   }
   // A subworkflow's `inputs` hold expressions as a plugin's `parameters` do.
@@ -148,7 +159,7 @@ function checkTaskExpressions(
     forEachString(task[field], ['tasks', index, field], (path, text) => {
       if (!text.includes('$[')) return;
       const problem = checkTemplate(text, maxDepth);
-      if (problem !== null) problems.push(`${formatPath(path)}: ${problem}`);
+      if (problem !== null) problems.push(problemIn(path, `${problem}`));
       else checkReads(path, text);
     });
   }
@@ -166,25 +177,28 @@ function readProblems(
   inputs: object,
   self?: string,
   item = false,
-): string[] {
-  const problems: string[] = [];
+): Problem[] {
+  const problems: Problem[] = [];
   if (!item) {
     for (const name of referencedItemFunctions(text)) {
       problems.push(
-        `${formatPath(path)}: ${name}() is valid only in a forEach task's parameters and executionCondition`,
+        problemIn(
+          path,
+          `${name}() is valid only in a forEach task's parameters and executionCondition`,
+        ),
       );
     }
   }
   for (const name of referencedInputs(text)) {
     if (!Object.hasOwn(inputs, name)) {
-      problems.push(`${formatPath(path)}: Inputs('${name}') names no declared input`);
+      problems.push(problemIn(path, `Inputs('${name}') names no declared input`));
     }
   }
   for (const name of referencedTasks(text)) {
     if (name === self) {
-      problems.push(`${formatPath(path)}: task '${name}' cannot read its own output`);
+      problems.push(problemIn(path, `task '${name}' cannot read its own output`));
     } else if (!names.has(name)) {
-      problems.push(`${formatPath(path)}: Outputs('${name}') names no task`);
+      problems.push(problemIn(path, `Outputs('${name}') names no task`));
     }
   }
   return problems;

@@ -1,49 +1,55 @@
 /**
  * The errors core raises on purpose: what went wrong in the domain, never how a transport
  * reports it. Each kind has a stable `code` (for logs and callers that branch on it) and one or
- * more messages a user may read; the server alone decides which HTTP status each kind becomes.
- * Each message is also a {@link Problem} with a finer stable code (`workflow.not_found`,
- * `validation.required`), which the API shows beside the messages so that programs need not
- * match message text.
+ * more {@link Problem}s, made where they were found, each with a finer stable code
+ * (`workflow.not_found`, `validation.required`) and, for input, its place: the API shows them
+ * beside the messages so that programs need not match message text. The server alone decides
+ * which HTTP status each kind becomes.
  */
-import { validationProblem } from './validation/problem-codes.js';
+import { renderProblem, type Problem } from './validation/problem.js';
+
+export type { Problem };
 
 /** The stable code of each kind of {@link TrellisError}. */
 export type TrellisErrorCode = 'invalid' | 'not_found' | 'conflict' | 'unavailable';
 
-/** One problem: a stable code, the message, and (for input) where it is. */
-export interface Problem {
-  code: string;
-  message: string;
-  path?: string;
-}
-
 export interface TrellisErrorOptions extends ErrorOptions {
-  /** The stable code of every message; by default the kind's (validation: by the message). */
+  /** The stable code of every problem given as a message (a Problem has its own); by default the kind's. */
   code?: string;
 }
 
 export abstract class TrellisError extends Error {
   abstract readonly code: TrellisErrorCode;
-  /** What was wrong, one problem per message, in words a user can act on. */
-  readonly messages: string[];
+  private readonly given: ReadonlyArray<string | Problem>;
   private readonly problemCode: string | undefined;
 
-  constructor(messages: string | readonly string[], options?: TrellisErrorOptions) {
-    const list = typeof messages === 'string' ? [messages] : [...messages];
-    super(list.join('; '), options);
+  /** Each problem as data, or as a message (which then has the kind's code, or `options.code`). */
+  constructor(
+    problems: string | Problem | ReadonlyArray<string | Problem>,
+    options?: TrellisErrorOptions,
+  ) {
+    const list: ReadonlyArray<string | Problem> =
+      typeof problems === 'string' || !Array.isArray(problems)
+        ? [problems as string | Problem]
+        : problems;
+    super(
+      list.map((item) => (typeof item === 'string' ? item : renderProblem(item))).join('; '),
+      options,
+    );
     this.name = new.target.name;
-    this.messages = list;
+    this.given = list;
     this.problemCode = options?.code;
   }
 
-  /** The messages with their stable codes (and places, for input). */
+  /** What was wrong, one problem each, with their stable codes (and places, for input). */
   get problems(): Problem[] {
-    return this.messages.map((message) => {
-      const problem: Problem =
-        this.code === 'invalid' ? validationProblem(message) : { code: this.code, message };
-      return this.problemCode === undefined ? problem : { ...problem, code: this.problemCode };
-    });
+    const code = this.problemCode ?? (this.code === 'invalid' ? 'validation.invalid' : this.code);
+    return this.given.map((item) => (typeof item === 'string' ? { code, message: item } : item));
+  }
+
+  /** The problems as a user reads them, one message each. */
+  get messages(): string[] {
+    return this.problems.map(renderProblem);
   }
 }
 

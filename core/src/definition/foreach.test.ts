@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGraph } from './dag.js';
+import { checkGraph as checkGraphProblems } from './dag.js';
 import { checkExpression, checkTemplate } from './expressions/check.js';
 import {
   evaluateCondition,
@@ -9,8 +9,15 @@ import {
   type ExpressionScope,
 } from './expressions/evaluate.js';
 import { referencedItemFunctions } from './expressions/references.js';
-import { checkForEachTasks, itemTaskName } from './foreach.js';
+import { checkForEachTasks as checkForEachTasksProblems, itemTaskName } from './foreach.js';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkGraph = (...args: Parameters<typeof checkGraphProblems>) =>
+  checkGraphProblems(...args).map(renderProblem);
+const checkForEachTasks = (...args: Parameters<typeof checkForEachTasksProblems>) =>
+  checkForEachTasksProblems(...args).map(renderProblem);
 
 const item: ExpressionScope = {
   outputs: { List: { ids: ['a', 'b'] } },

@@ -3,7 +3,8 @@
  * and the checks of a definition's forEach tasks that the expression checks of `dag.ts` do not
  * make. Pure: the workflow code imports it too.
  */
-import { formatPath } from './location.js';
+import { problemIn } from './location.js';
+import type { Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 /** The most items one forEach task runs (more fail the task when its items are evaluated). */
@@ -22,8 +23,8 @@ export function itemTaskName(taskName: string, index: number): string {
  * need an item), and no task may be named like an item of one (`Task[3]`), since the items' task
  * list entries take those names.
  */
-export function checkForEachTasks(definition: WorkflowDefinition): string[] {
-  const problems: string[] = [];
+export function checkForEachTasks(definition: WorkflowDefinition): Problem[] {
+  const problems: Problem[] = [];
   const looping = new Set(
     definition.tasks.filter((task) => task.forEach !== undefined).map((task) => task.name),
   );
@@ -31,18 +32,27 @@ export function checkForEachTasks(definition: WorkflowDefinition): string[] {
   definition.tasks.forEach((task, index) => {
     if (task.forEach !== undefined && task.manualApproval?.enabled === true) {
       problems.push(
-        `${formatPath(['tasks', index, 'forEach'])}: a forEach task cannot also have manualApproval enabled`,
+        problemIn(
+          ['tasks', index, 'forEach'],
+          `a forEach task cannot also have manualApproval enabled`,
+        ),
       );
     }
     if (task.forEach !== undefined && task.workflow !== undefined) {
       problems.push(
-        `${formatPath(['tasks', index, 'forEach'])}: a task that runs a workflow cannot have forEach (run forEach inside the called workflow instead)`,
+        problemIn(
+          ['tasks', index, 'forEach'],
+          `a task that runs a workflow cannot have forEach (run forEach inside the called workflow instead)`,
+        ),
       );
     }
     const item = /^(.*)\[\d+\]$/s.exec(task.name);
     if (item !== null && looping.has(item[1]!)) {
       problems.push(
-        `${formatPath(['tasks', index, 'name'])}: '${task.name}' is the name of an item of forEach task '${item[1]}'`,
+        problemIn(
+          ['tasks', index, 'name'],
+          `'${task.name}' is the name of an item of forEach task '${item[1]}'`,
+        ),
       );
     }
   });

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { checkInputDeclarations, resolveInputs } from './inputs.js';
+import {
+  checkInputDeclarations as checkInputDeclarationsProblems,
+  resolveInputs as resolveInputsProblems,
+} from './inputs.js';
 import type { WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkInputDeclarations = (...args: Parameters<typeof checkInputDeclarationsProblems>) =>
+  checkInputDeclarationsProblems(...args).map(renderProblem);
+const resolveInputs = (...args: Parameters<typeof resolveInputsProblems>) => {
+  const result = resolveInputsProblems(...args);
+  return result.ok ? result : { ...result, problems: result.problems.map(renderProblem) };
+};
 
 const definition: Pick<WorkflowDefinition, 'inputs'> = {
   inputs: {

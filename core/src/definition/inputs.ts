@@ -5,23 +5,26 @@
  */
 import { formatPath, type PathSegment } from './validation/path.js';
 import { isOfJsonType } from './validation/json-type.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { InputType, WorkflowDefinition } from './types.js';
 
 export type InputsResult =
-  { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: string[] };
+  { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: Problem[] };
 
 /**
- * Resolves the values given to a run against the definition's declared inputs. `at` is where
- * the values came from in the request (`body.inputs`), so that each problem names its input.
+ * Resolves the values given to a run against the declared inputs. `at` is where the values came
+ * from in the request (`body.inputs`), so that each problem names its input; `declarer` is what
+ * declares them, named when it declares none.
  */
 export function resolveInputs(
   definition: Pick<WorkflowDefinition, 'inputs'>,
   given: Record<string, unknown> | undefined,
   at: readonly PathSegment[],
+  declarer: 'workflow' | 'approval' = 'workflow',
 ): InputsResult {
   const declared = definition.inputs ?? {};
   const values = given ?? {};
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const inputs: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(values)) {
     const declaration = Object.hasOwn(declared, name) ? declared[name] : undefined;
@@ -29,33 +32,47 @@ export function resolveInputs(
     if (declaration === undefined) {
       const known = Object.keys(declared);
       problems.push(
-        `${where}: is not a declared input (${known.length > 0 ? `declared: ${known.join(', ')}` : 'the workflow declares none'})`,
+        problemAt(
+          where,
+          `is not a declared input (${known.length > 0 ? `declared: ${known.join(', ')}` : `the ${declarer} declares none`})`,
+          'validation.unknown',
+        ),
       );
       continue;
     }
     const problem = typeProblem(declaration.type, value);
-    if (problem !== null) problems.push(`${where}: ${problem}`);
+    if (problem !== null) problems.push(problemAt(where, problem));
     else inputs[name] = value;
   }
   for (const [name, declaration] of Object.entries(declared)) {
     if (Object.hasOwn(values, name)) continue;
     if (declaration.default !== undefined) inputs[name] = declaration.default;
     else if (declaration.required === true) {
-      problems.push(`${formatPath([...at, name])}: is required (${declaration.type})`);
+      problems.push(
+        problemAt(
+          formatPath([...at, name]),
+          `is required (${declaration.type})`,
+          'validation.required',
+        ),
+      );
     }
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs };
 }
 
-/** Problems of the declarations themselves: a default must have its input's type. */
-export function checkInputDeclarations(definition: Pick<WorkflowDefinition, 'inputs'>): string[] {
-  const problems: string[] = [];
+/**
+ * Problems of the declarations themselves: a default must have its input's type. `at` is where
+ * the declarations are in the definition (a workflow's `inputs`, an approval's).
+ */
+export function checkInputDeclarations(
+  definition: Pick<WorkflowDefinition, 'inputs'>,
+  at: readonly PathSegment[] = ['inputs'],
+): Problem[] {
+  const problems: Problem[] = [];
   for (const [name, declaration] of Object.entries(definition.inputs ?? {})) {
     if (declaration.default === undefined) continue;
     const problem = typeProblem(declaration.type, declaration.default);
-    if (problem !== null) {
-      problems.push(`${formatPath(['inputs', name, 'default'])}: ${problem}`);
-    }
+    if (problem !== null) problems.push(problemAt(formatPath([...at, name, 'default']), problem));
   }
   return problems;
 }

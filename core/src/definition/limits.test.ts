@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveValue } from './expressions/evaluate.js';
 import { defaultDefinitionLimits, maxSupportedDepth, type DefinitionLimits } from './limits.js';
 import { parseDefinition } from './parse.js';
+import { renderProblem } from './validation/problem.js';
 
 const limits = (changes: Partial<DefinitionLimits> = {}): DefinitionLimits => ({
   ...defaultDefinitionLimits,
@@ -19,7 +20,7 @@ const nested = (levels: number, bottom = '1') =>
 function errorsOf(text: string, within = limits()): string[] {
   const result = parseDefinition(text, within);
   if (result.ok) throw new Error('expected the definition to be rejected');
-  return result.errors;
+  return result.problems.map(renderProblem);
 }
 
 describe('definition limits', () => {

@@ -3,6 +3,7 @@
  * The JSON Schema errors (parse.ts) and the DAG checks (dag.ts) are written this way.
  */
 import { formatPath as formatValuePath, type PathSegment } from './validation/path.js';
+import { problemAt, type Problem, type ValidationCode } from './validation/problem.js';
 
 export type { PathSegment };
 
@@ -12,4 +13,13 @@ export const DEFINITION_ROOT = 'definition';
 /** `['tasks', 2, 'name']` → `tasks[2].name`; the empty path is the definition itself. */
 export function formatPath(segments: readonly PathSegment[]): string {
   return formatValuePath(segments) || DEFINITION_ROOT;
+}
+
+/** A problem at a place in a definition, `validation.invalid` unless said otherwise. */
+export function problemIn(
+  segments: readonly PathSegment[],
+  message: string,
+  code?: ValidationCode,
+): Problem {
+  return problemAt(formatPath(segments), message, code);
 }

@@ -1,8 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { JsonSchema, PluginManifest } from '@trellis/plugin-kit';
-import { acceptingExpressions, checkTaskParameters, parameterProblems } from './parameters.js';
+import {
+  acceptingExpressions,
+  checkTaskParameters as checkTaskParametersProblems,
+  parameterProblems,
+} from './parameters.js';
 import type { TaskType, WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkTaskParameters = async (...args: Parameters<typeof checkTaskParametersProblems>) =>
+  (await checkTaskParametersProblems(...args)).map(renderProblem);
 
 /** A built-in's parameters schema, as installed. */
 function builtIn(folder: string): JsonSchema {

@@ -11,6 +11,7 @@ import type { JsonSchema } from '@trellis/plugin-kit';
 import { pluginMessageStyle } from './validation/plugin-wording.js';
 import { pluginSchemaValidator } from './validation/ajv.js';
 import { describeValidationErrors } from './validation/describe.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import { mapSubschemas, type Schema, type SubschemaKeyword } from './validation/subschemas.js';
 import { formatPath } from './location.js';
 import type { TaskType, WorkflowDefinition } from './types.js';
@@ -79,21 +80,23 @@ function orExpression(schema: Schema): Schema {
 export type ParameterSchemaLookup = (type: TaskType) => Promise<JsonSchema | undefined>;
 
 /**
- * One message per problem, naming the task and the parameter:
+ * One problem each, naming the task and the parameter in words:
  * `tasks[0] "Sum": parameter "data" is not allowed`. Tasks whose plugin or configuration is
  * unknown are skipped (that is reported on its own).
  */
 export async function checkTaskParameters(
   definition: WorkflowDefinition,
   parametersSchema: ParameterSchemaLookup,
-): Promise<string[]> {
+): Promise<Problem[]> {
   const problems = await Promise.all(
     definition.tasks.map(async (task, index) => {
       if (task.type === undefined) return []; // a subworkflow: its inputs are checked on their own
       const schema = await parametersSchema(task.type);
       if (schema === undefined) return [];
       const at = `${formatPath(['tasks', index])} "${task.name}"`;
-      return parameterProblems(schema, task.parameters ?? {}).map((problem) => `${at}: ${problem}`);
+      return parameterProblems(schema, task.parameters ?? {}).map((problem) =>
+        problemAt(undefined, `${at}: ${problem}`),
+      );
     }),
   );
   return problems.flat();

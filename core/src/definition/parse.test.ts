@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDefinition } from './parse.js';
+import { renderProblem } from './validation/problem.js';
 
 /** The founding sample definition: both kinds of type, an approval, a condition, retries. */
 const designSample = `{
@@ -29,7 +30,7 @@ function errorsOf(definition: unknown): string[] {
     typeof definition === 'string' ? definition : JSON.stringify(definition),
   );
   if (result.ok) throw new Error('expected the definition to be rejected');
-  return result.errors;
+  return result.problems.map(renderProblem);
 }
 
 const task = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -300,7 +301,7 @@ describe('parseDefinition on arbitrary input', () => {
       fc.property(shapes, (text) => {
         const result = parseDefinition(text);
         expect(typeof result.ok).toBe('boolean');
-        if (!result.ok) expect(result.errors.length).toBeGreaterThan(0);
+        if (!result.ok) expect(result.problems.length).toBeGreaterThan(0);
       }),
       { numRuns: 500 },
     );

@@ -2,7 +2,7 @@
  * Reads a workflow definition from its JSON text: size, syntax, the bounds of `limits.ts` (before
  * anything walks the value recursively), case-insensitive keys, the JSON Schema emitted from
  * `spec/definition/` (generated/workflow-definition.schema.json), the size bounds, then the
- * graph and expression checks of `dag.ts`. Every problem is its own message naming where it is.
+ * graph and expression checks of `dag.ts`. Every problem is its own, with its code and place.
  */
 import type { ValidateFunction } from 'ajv';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
@@ -10,10 +10,11 @@ import definitionSchema from '../../../generated/workflow-definition.schema.json
 import { trellisSchemas } from './validation/ajv.js';
 import { canonicalizeKeys } from './validation/canonical-keys.js';
 import {
-  describeProblems,
-  describeValidationErrors,
+  placedProblems,
+  validationErrorProblems,
   type MessageStyle,
 } from './validation/describe.js';
+import { distinctProblems, problemAt, type Problem } from './validation/problem.js';
 import { checkGraph } from './dag.js';
 import {
   defaultDefinitionLimits,
@@ -27,7 +28,7 @@ import { checkSubworkflowTasks } from './subworkflows.js';
 import type { WorkflowDefinition } from './types.js';
 
 export type ParseResult =
-  { ok: true; definition: WorkflowDefinition } | { ok: false; errors: string[] };
+  { ok: true; definition: WorkflowDefinition } | { ok: false; problems: Problem[] };
 
 /** Enough to fix a definition without flooding a response with thousands of lines. */
 const MAX_ERRORS = 50;
@@ -38,14 +39,16 @@ export function parseDefinition(
   limits: DefinitionLimits = defaultDefinitionLimits,
 ): ParseResult {
   const tooLarge = textSizeProblem(text, limits);
-  if (tooLarge !== null) return { ok: false, errors: [`${DEFINITION_ROOT}: ${tooLarge}`] };
+  if (tooLarge !== null) return { ok: false, problems: [problemAt(DEFINITION_ROOT, tooLarge)] };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return {
       ok: false,
-      errors: [`definition is not valid JSON: ${describeSyntaxError(error, text)}`],
+      problems: [
+        problemAt(undefined, `definition is not valid JSON: ${describeSyntaxError(error, text)}`),
+      ],
     };
   }
   return validateDefinition(value, limits);
@@ -66,33 +69,34 @@ export function validateDefinition(
 ): ParseResult {
   const outOfBounds = valueProblems(value, limits);
   if (outOfBounds.length > 0) {
-    return { ok: false, errors: limited(describeProblems(outOfBounds, messageStyle)) };
+    return { ok: false, problems: limited(placedProblems(outOfBounds, messageStyle)) };
   }
   const canonical = canonicalizeKeys(value, definitionSchema);
   const validate = definitionValidator();
-  const errors = describeProblems(canonical.problems, messageStyle);
+  const problems = placedProblems(canonical.problems, messageStyle);
   if (!validate(canonical.value)) {
-    errors.push(
-      ...describeValidationErrors(validate.errors, {
+    problems.push(
+      ...validationErrorProblems(validate.errors, {
         ...messageStyle,
         knownKeysAt: canonical.knownKeysAt,
       }),
     );
-  } else if (errors.length === 0) {
+  } else if (problems.length === 0) {
     const definition = canonical.value;
-    errors.push(...describeProblems(sizeProblems(definition, limits), messageStyle));
-    if (errors.length === 0) errors.push(...checkGraph(definition, limits.MaxDepth));
-    if (errors.length === 0) errors.push(...checkSubworkflowTasks(definition));
-    if (errors.length === 0) return { ok: true, definition };
+    problems.push(...placedProblems(sizeProblems(definition, limits), messageStyle));
+    if (problems.length === 0) problems.push(...checkGraph(definition, limits.MaxDepth));
+    if (problems.length === 0) problems.push(...checkSubworkflowTasks(definition));
+    if (problems.length === 0) return { ok: true, definition };
   }
-  return { ok: false, errors: limited(errors) };
+  return { ok: false, problems: limited(problems) };
 }
 
-/** The distinct problems, at most `MAX_ERRORS` of them and a line saying how many more. */
-export function limited(errors: string[]): string[] {
-  const unique = [...new Set(errors)];
+/** The distinct problems, at most `MAX_ERRORS` of them and one saying how many more. */
+export function limited(problems: readonly Problem[]): Problem[] {
+  const unique = distinctProblems(problems);
   if (unique.length <= MAX_ERRORS) return unique;
-  return [...unique.slice(0, MAX_ERRORS), `... and ${unique.length - MAX_ERRORS} more problems`];
+  const more = problemAt(undefined, `... and ${unique.length - MAX_ERRORS} more problems`);
+  return [...unique.slice(0, MAX_ERRORS), more];
 }
 
 let compiled: ValidateFunction<WorkflowDefinition> | undefined;

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkReferences, type ReferenceLookup } from './references.js';
+import { checkReferences as checkReferencesProblems, type ReferenceLookup } from './references.js';
 import type { WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkReferences = async (...args: Parameters<typeof checkReferencesProblems>) =>
+  (await checkReferencesProblems(...args)).map(renderProblem);
 
 /** An in-memory lookup that records what it was asked (the real one queries the database). */
 function lookup(plugins: Record<string, string[]>, configurations: string[]) {

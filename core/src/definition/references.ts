@@ -4,6 +4,7 @@
  * caller (the repositories), so this module has no database code of its own.
  */
 import { formatPath } from './location.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 export interface ReferenceLookup {
@@ -17,7 +18,7 @@ export interface ReferenceLookup {
 export async function checkReferences(
   definition: WorkflowDefinition,
   lookup: ReferenceLookup,
-): Promise<string[]> {
+): Promise<Problem[]> {
   const answers = new Map<string, Promise<boolean>>();
   const once = (key: string, ask: () => Promise<boolean>) => {
     let answer = answers.get(key);
@@ -37,7 +38,7 @@ export async function checkReferences(
         const exists = await once(`configuration\u0000${type}`, () => lookup.configuration(type));
         return exists
           ? null
-          : `${at}: task '${task.name}' uses unknown plugin configuration '${type}'`;
+          : problemAt(at, `task '${task.name}' uses unknown plugin configuration '${type}'`);
       }
       const { plugin, version } = type;
       const exists = await once(`plugin\u0000${plugin}\u0000${version ?? ''}`, () =>
@@ -45,8 +46,8 @@ export async function checkReferences(
       );
       if (exists) return null;
       const named = version === undefined ? `'${plugin}'` : `'${plugin}' version ${version}`;
-      return `${at}: task '${task.name}' uses plugin ${named}, which is not installed`;
+      return problemAt(at, `task '${task.name}' uses plugin ${named}, which is not installed`);
     }),
   );
-  return problems.filter((problem): problem is string => problem !== null);
+  return problems.filter((problem) => problem !== null);
 }

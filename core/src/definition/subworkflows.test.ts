@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseDefinition } from './parse.js';
 import {
-  checkWorkflowCalls,
+  checkWorkflowCalls as checkWorkflowCallsProblems,
   workflowCalls,
   type CalledWorkflow,
   type CalledWorkflowLookup,
 } from './subworkflows.js';
 import type { WorkflowDefinition } from './types.js';
+import { renderProblem } from './validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkWorkflowCalls = async (...args: Parameters<typeof checkWorkflowCallsProblems>) =>
+  (await checkWorkflowCallsProblems(...args)).map(renderProblem);
 
 const ids = {
   a: '0a000000-0000-4000-8000-000000000000',
@@ -55,9 +60,17 @@ describe('subworkflow tasks', () => {
     );
     expect(parsed).toEqual({
       ok: false,
-      errors: [
-        'tasks[0].parameters: a task with workflow takes inputs, not parameters',
-        "tasks[1].inputs: only a task with workflow takes inputs (a plugin's task takes parameters)",
+      problems: [
+        {
+          code: 'validation.invalid',
+          path: 'tasks[0].parameters',
+          message: 'a task with workflow takes inputs, not parameters',
+        },
+        {
+          code: 'validation.invalid',
+          path: 'tasks[1].inputs',
+          message: "only a task with workflow takes inputs (a plugin's task takes parameters)",
+        },
       ],
     });
   });

@@ -4,7 +4,8 @@
  * itself, directly or through others. The lookups come from the caller (the repositories), so
  * this module has no database code of its own.
  */
-import { formatPath } from './location.js';
+import { formatPath, problemIn } from './location.js';
+import { problemAt, type Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 /** A task of a definition that calls a workflow. */
@@ -27,17 +28,23 @@ export function workflowCalls(definition: Pick<WorkflowDefinition, 'tasks'>): Wo
  * Keys that belong to the other kind of task: `inputs` go with `workflow`, `parameters` with
  * `type`. (That a task has exactly one of `type` and `workflow` is the schema's to say.)
  */
-export function checkSubworkflowTasks(definition: WorkflowDefinition): string[] {
-  const problems: string[] = [];
+export function checkSubworkflowTasks(definition: WorkflowDefinition): Problem[] {
+  const problems: Problem[] = [];
   definition.tasks.forEach((task, index) => {
     if (task.workflow !== undefined && task.parameters !== undefined) {
       problems.push(
-        `${formatPath(['tasks', index, 'parameters'])}: a task with workflow takes inputs, not parameters`,
+        problemIn(
+          ['tasks', index, 'parameters'],
+          `a task with workflow takes inputs, not parameters`,
+        ),
       );
     }
     if (task.workflow === undefined && task.inputs !== undefined) {
       problems.push(
-        `${formatPath(['tasks', index, 'inputs'])}: only a task with workflow takes inputs (a plugin's task takes parameters)`,
+        problemIn(
+          ['tasks', index, 'inputs'],
+          `only a task with workflow takes inputs (a plugin's task takes parameters)`,
+        ),
       );
     }
   });
@@ -63,7 +70,7 @@ export async function checkWorkflowCalls(
   definition: WorkflowDefinition,
   self: { id: string } | undefined,
   lookup: CalledWorkflowLookup,
-): Promise<string[]> {
+): Promise<Problem[]> {
   const known = new Map<string, Promise<CalledWorkflow | undefined>>();
   const find = (id: string) => {
     let answer = known.get(id);
@@ -74,24 +81,33 @@ export async function checkWorkflowCalls(
     return answer;
   };
   const selfId = self?.id.toLowerCase();
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   for (const call of workflowCalls(definition)) {
     const at = formatPath(['tasks', call.index, 'workflow']);
     const called = await find(call.workflowId);
     if (selfId !== undefined && call.workflowId === selfId) {
       problems.push(
-        `${at}: task '${call.taskName}' calls its own workflow: ${definition.name} → ${definition.name}`,
+        problemAt(
+          at,
+          `task '${call.taskName}' calls its own workflow: ${definition.name} → ${definition.name}`,
+        ),
       );
     } else if (called === undefined) {
       problems.push(
-        `${at}: task '${call.taskName}' calls workflow ${call.workflowId}, which does not exist`,
+        problemAt(
+          at,
+          `task '${call.taskName}' calls workflow ${call.workflowId}, which does not exist`,
+        ),
       );
     } else if (selfId !== undefined) {
       const path = await pathBack(call.workflowId, selfId, find);
       if (path !== null) {
         const names = [definition.name, ...path, definition.name];
         problems.push(
-          `${at}: task '${call.taskName}' closes a cycle of workflows calling each other: ${names.join(' → ')}`,
+          problemAt(
+            at,
+            `task '${call.taskName}' closes a cycle of workflows calling each other: ${names.join(' → ')}`,
+          ),
         );
       }
     }

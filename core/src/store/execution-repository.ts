@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Updateable, type WhereInterface } from 'kysely';
 import { newId, isUuid } from './ids.js';
 import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import { cancelPendingApprovals, closedApproval } from './approval-repository.js';
 import { appendLogs, logValues, withLogsReturning, type NewLogEntry } from './log-repository.js';
 import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
@@ -241,7 +242,10 @@ export async function list(
   }
   const unknownCursor = () =>
     new Invalid(
-      `query.after: must be the id of an execution of this workflow (${slice.after} is not)`,
+      problemAt(
+        'query.after',
+        `must be the id of an execution of this workflow (${slice.after} is not)`,
+      ),
     );
   if (!isUuid(slice.after)) throw unknownCursor();
   const values = { workflowId, after: slice.after, limit: slice.pageSize };

@@ -7,6 +7,7 @@ import {
 } from 'kysely';
 import { executionLogDefaults } from '#platform/config/schema.js';
 import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import { isUuid, newId } from './ids.js';
 import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
 import { preparedQuery } from './prepared.js';
@@ -221,7 +222,9 @@ async function listLogs(
   if ('page' in slice) return paginate(query, slice.page, bounded);
   if (!('after' in slice)) return paginate(query, undefined, bounded);
   const unknownCursor = () =>
-    new Invalid(`query.after: must be the id of an entry of this list (${slice.after} is not)`);
+    new Invalid(
+      problemAt('query.after', `must be the id of an entry of this list (${slice.after} is not)`),
+    );
   if (!isUuid(slice.after)) throw unknownCursor();
   const items = await pageAfter(db, scope, {
     after: slice.after,

@@ -1,5 +1,6 @@
 import type { SelectQueryBuilder } from 'kysely';
 import { Invalid } from '#definition/errors.js';
+import { problemAt, type Problem } from '#definition/validation/problem.js';
 
 /** A requested page; `page` counts from 1. */
 export type Page = { page: number; pageSize: number };
@@ -29,14 +30,14 @@ export const maxPageSize = 1000;
  * values that are not positive integers, or a page size over the maximum, are `Invalid`.
  */
 export function normalizePage(query: { page?: unknown; pageSize?: unknown } = {}): Page {
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const read = (name: 'page' | 'pageSize', fallback: number, max: number) => {
     const raw = query[name];
     if (raw === undefined || raw === null || raw === '') return fallback;
     const value =
       typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(value) || value < 1 || value > max) {
-      problems.push(`${name}: must be an integer from 1 to ${max}`);
+      problems.push(problemAt(name, `must be an integer from 1 to ${max}`));
       return fallback;
     }
     return value;

@@ -6,6 +6,7 @@ import type { ApprovalRow, WorkflowExecutionRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { resolveInputs } from '#definition/inputs.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import {
   approveSignal,
   approveUpdate,
@@ -88,21 +89,13 @@ export function checkDecision(
   const at = request.inputsAt ?? ['body', 'inputs'];
   if (decision === 'Rejected') {
     if (request.inputs !== undefined && Object.keys(request.inputs).length > 0) {
-      throw new Invalid(`${at.join('.')}: only an approval takes inputs, not a rejection`);
+      throw new Invalid(problemAt(at.join('.'), 'only an approval takes inputs, not a rejection'));
     }
     return undefined;
   }
   if (!approval.form && request.inputs === undefined) return undefined;
-  const resolved = resolveInputs({ inputs: approval.form ?? {} }, request.inputs, at);
-  if (!resolved.ok) {
-    throw new Invalid(
-      approval.form
-        ? resolved.problems
-        : resolved.problems.map((problem) =>
-            problem.replace('the workflow declares none', 'the approval declares none'),
-          ),
-    );
-  }
+  const resolved = resolveInputs({ inputs: approval.form ?? {} }, request.inputs, at, 'approval');
+  if (!resolved.ok) throw new Invalid(resolved.problems);
   return resolved.inputs;
 }
 

@@ -9,6 +9,7 @@ import type {
   PluginSpecificationDescriptor,
 } from '#store/tables.js';
 import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import {
   REDACTED,
   changedDestinations,
@@ -37,10 +38,13 @@ export async function prepareConfiguration(
     const installed = await pluginRepository.listByType(db, body.type);
     throw new Invalid(
       installed.length === 0
-        ? `body.type: plugin "${body.type}" is not installed.`
-        : `body.version: plugin "${body.type}" ${body.version} is not installed (installed: ${installed
-            .map((p) => p.version)
-            .join(', ')}).`,
+        ? problemAt('body.type', `plugin "${body.type}" is not installed.`)
+        : problemAt(
+            'body.version',
+            `plugin "${body.type}" ${body.version} is not installed (installed: ${installed
+              .map((p) => p.version)
+              .join(', ')}).`,
+          ),
     );
   }
   const specifications = { ...body.specifications };
@@ -79,12 +83,13 @@ function refuseMovingKeptSecrets(
         );
   if (moved === '') return;
   throw new Invalid(
-    kept.map(
-      ({ key }) =>
-        `body.specifications.${key}: this update changes ${moved}, where the stored secret is sent: ` +
+    kept.map(({ key }) => ({
+      code: 'configuration.secret_required',
+      path: `body.specifications.${key}`,
+      message:
+        `this update changes ${moved}, where the stored secret is sent: ` +
         `send ${key} again (or leave it out to drop it).`,
-    ),
-    { code: 'configuration.secret_required' },
+    })),
   );
 }
 

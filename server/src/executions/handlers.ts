@@ -7,6 +7,7 @@ import * as subworkflowRepository from '#store/subworkflow-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import { finishExecution } from '#application/executions/finish-execution.js';
 import type { Logger } from '#platform/logging.js';
 import { cancelSignal } from '#protocol/messages.js';
@@ -32,7 +33,10 @@ async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision:
   const found = await workflowRepository.findRevision(deps.db, workflow.id, revision);
   if (!found) {
     throw new Invalid(
-      `body.revision: workflow "${workflow.name}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+      problemAt(
+        'body.revision',
+        `workflow "${workflow.name}" has no revision ${revision} (its revisions are 1 to ${workflow.revision}).`,
+      ),
     );
   }
   return found;

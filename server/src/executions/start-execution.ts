@@ -2,7 +2,7 @@ import { createExecutionLog, type ExecutionLog } from '#platform/observability/e
 import type { Logger } from '#platform/logging.js';
 import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
-import { Invalid } from '#definition/errors.js';
+import { problemsOf } from '#definition/validation/problem.js';
 import { createExecution } from '#application/executions/create-execution.js';
 import { launchExecution, type LaunchDeps } from '#application/executions/launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
@@ -90,31 +90,21 @@ export async function recordExecution(
   const snapshot = options.rerun
     ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
     : (options.revision ?? workflow);
-  let definition;
-  try {
-    definition = await validateWorkflowDefinition(
-      db,
-      snapshot.definition,
-      config.Definitions,
-      // The snapshot reads through the pool: never while this start holds a transaction (a
-      // webhook delivery's), which on the embedded database holds its only connection.
-      db.isTransaction ? undefined : deps.installedPlugins,
-      { id: workflow.id },
-    );
-  } catch (error) {
-    // The messages point into the stored definition, not into this request's body.
-    if (error instanceof Invalid) {
-      throw new Invalid(
-        error.messages.map((message) =>
-          message.replace(
-            /^body\.definition: /,
-            `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition: `,
-          ),
-        ),
-      );
-    }
-    throw error;
-  }
+  const definition = await validateWorkflowDefinition(
+    db,
+    snapshot.definition,
+    config.Definitions,
+    // The snapshot reads through the pool: never while this start holds a transaction (a
+    // webhook delivery's), which on the embedded database holds its only connection.
+    db.isTransaction ? undefined : deps.installedPlugins,
+    { id: workflow.id },
+    // The problems are in the stored definition, not in this request's body.
+    (problems) =>
+      problemsOf(
+        `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition`,
+        problems,
+      ),
+  );
   const { execution } = await createExecution(db, {
     workflow,
     snapshot,

@@ -3,6 +3,7 @@ import * as triggerRepository from '#store/trigger-repository.js';
 import type { WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import { parseDefinition } from '#definition/parse.js';
 import { REDACTED } from '#plugin-host/settings.js';
 import {
@@ -25,6 +26,9 @@ import { listReply, pageInMemory } from '../lists.js';
 import { secretKeys } from '../secret-keys.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { webhookHandlers } from './webhooks.js';
+
+/** Where a request gives a trigger's properties. */
+const PROPERTIES_AT = ['body', 'properties'];
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
   new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`, {
@@ -99,19 +103,19 @@ async function prepareTrigger(
     secret: null,
   };
   if (input.type === 'TimeBased') {
-    const problems = checkTimeBasedProperties(input.properties);
+    const problems = checkTimeBasedProperties(input.properties, PROPERTIES_AT);
     const parsed = parseDefinition(workflow.definition);
     if (parsed.ok) {
-      const inputs = triggerInputs(input.properties, parsed.definition, ['properties']);
+      const inputs = triggerInputs(input.properties, parsed.definition, PROPERTIES_AT);
       if (!inputs.ok) problems.push(...inputs.problems);
     }
-    if (problems.length > 0) throw new Invalid(problems.map((problem) => `body.${problem}`));
+    if (problems.length > 0) throw new Invalid(problems);
     return { input };
   }
   if (input.type !== 'Webhook') return { input };
 
-  const checked = checkWebhookProperties(input.properties);
-  if (!checked.ok) throw new Invalid(checked.problems.map((problem) => `body.${problem}`));
+  const checked = checkWebhookProperties(input.properties, PROPERTIES_AT);
+  if (!checked.ok) throw new Invalid(checked.problems);
   input.properties = withoutSecret(input.properties);
   if (checked.signature === 'None') return { input };
   const keys = await secretKeys(deps.config);
@@ -125,7 +129,11 @@ async function prepareTrigger(
   }
   if (existing) {
     throw new Invalid(
-      'body.properties.secret: is required to sign with "StandardWebhooks" (a secret is generated only when a trigger is created)',
+      problemAt(
+        'body.properties.secret',
+        'is required to sign with "StandardWebhooks" (a secret is generated only when a trigger is created)',
+        'validation.required',
+      ),
     );
   }
   const generatedSecret = generateWebhookSecret();
@@ -247,8 +255,8 @@ export const triggerHandlers = {
     const from = new Date(body.from);
     const to = new Date(body.to);
     const problems = [
-      ...(from < to ? [] : [`body.to: must be after body.from (${body.from})`]),
-      ...(to.getTime() <= Date.now() ? [] : ['body.to: must not be in the future']),
+      ...(from < to ? [] : [problemAt('body.to', `must be after body.from (${body.from})`)]),
+      ...(to.getTime() <= Date.now() ? [] : [problemAt('body.to', 'must not be in the future')]),
     ];
     if (problems.length > 0) throw new Invalid(problems);
     const overlap = body.overlap ?? 'BufferAll';

@@ -9,6 +9,7 @@ import {
   type CalledWorkflow,
 } from '#definition/subworkflows.js';
 import type { WorkflowDefinition } from '#definition/types.js';
+import type { Problem } from '#definition/validation/problem.js';
 
 /**
  * The problems of a definition's subworkflow tasks against the stored workflows: a called
@@ -20,7 +21,7 @@ export async function checkCalledWorkflows(
   definition: WorkflowDefinition,
   self: { id: string } | undefined,
   limits: DefinitionLimits,
-): Promise<string[]> {
+): Promise<Problem[]> {
   if (workflowCalls(definition).length === 0) return [];
   return checkWorkflowCalls(definition, self, async (id): Promise<CalledWorkflow | undefined> => {
     const row = await workflowRepository.findDefinitionById(db, id);

@@ -8,6 +8,7 @@ import { limited, parseDefinition } from '#definition/parse.js';
 import { checkReferences } from '#definition/references.js';
 import type { TaskType, WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
+import { problemsWithin, type Problem } from '#definition/validation/problem.js';
 import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
 
@@ -16,7 +17,8 @@ import { checkCalledWorkflows } from './called-workflows.js';
  * DAG checks within the configured `limits`, then that every plugin and configuration it names
  * exists and that each task's parameters fit its plugin's parameter schema. 400 with one message
  * per problem; nothing is stored when there is any. Plugins are looked up in `plugins` (the API
- * process's view of them) when given, else in the database.
+ * process's view of them) when given, else in the database. Each problem is told where the
+ * definition is: by default in the request's `body.definition`.
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
@@ -25,9 +27,11 @@ export async function validateWorkflowDefinition(
   plugins?: InstalledPlugins,
   /** The stored workflow the definition is for (none on add): its calls may not cycle back. */
   self?: { id: string },
+  told: (problems: Problem[]) => Problem[] = (problems) =>
+    problemsWithin('body.definition', problems),
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text, limits);
-  if (!parsed.ok) throw new Invalid(parsed.errors.map((error) => `body.definition: ${error}`));
+  if (!parsed.ok) throw new Invalid(told(parsed.problems));
   const installed = installedLookups(db, plugins);
   const problems = [
     ...(await checkReferences(parsed.definition, {
@@ -41,7 +45,7 @@ export async function validateWorkflowDefinition(
     ...(await checkCalledWorkflows(db, parsed.definition, self, limits)),
   ];
   if (problems.length > 0) {
-    throw new Invalid(limited(problems).map((problem) => `body.definition: ${problem}`));
+    throw new Invalid(told(limited(problems)));
   }
   return parsed.definition;
 }

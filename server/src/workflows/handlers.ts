@@ -19,10 +19,11 @@ export const workflowNotFound = (id: string) =>
 /** 400 unless an id repeated in the body equals the one in the path. */
 export function assertSameId(field: string, inBody: string, inPath: string): void {
   if (inBody.toLowerCase() !== inPath.toLowerCase()) {
-    throw new Invalid(
-      `body.${field}: must equal the ${field} in the path (${inPath}), got ${inBody}.`,
-      { code: 'validation.id_mismatch' },
-    );
+    throw new Invalid({
+      code: 'validation.id_mismatch',
+      path: `body.${field}`,
+      message: `must equal the ${field} in the path (${inPath}), got ${inBody}.`,
+    });
   }
 }
 

@@ -8,6 +8,7 @@ import { type ExpressionScope } from '#definition/expressions/evaluate.js';
 import { referencedTasks } from '#definition/expressions/references.js';
 import type { DefinitionLimits } from '#definition/limits.js';
 import { parseDefinition } from '#definition/parse.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
 import { taskDecisionScope } from './approval-scope.js';
@@ -60,7 +61,7 @@ function parsed(execution: WorkflowExecutionRow, limits: DefinitionLimits): Load
   const result = parseDefinition(execution.definition, limits);
   if (!result.ok) {
     throw new Invalid(
-      `Execution ${execution.id} has an invalid definition: ${result.errors.join('; ')}`,
+      `Execution ${execution.id} has an invalid definition: ${result.problems.map(renderProblem).join('; ')}`,
     );
   }
   return loadedDefinition(execution, result.definition);

@@ -7,6 +7,7 @@ import * as triggerRepository from '#store/trigger-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import { parseDefinition } from '#definition/parse.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import {
   createExecution,
   type ExecutionToCreate,
@@ -85,7 +86,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       ? triggerInputs(trigger?.properties ?? {}, parsed.definition, ['properties'])
       : undefined;
     const run: ExecutionToCreate['run'] = !parsed.ok
-      ? { cannotRun: `The definition is invalid: ${parsed.errors.join('; ')}` }
+      ? { cannotRun: `The definition is invalid: ${parsed.problems.map(renderProblem).join('; ')}` }
       : inputs?.ok
         ? {
             definition: parsed.definition,
@@ -93,7 +94,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
             inputsAt: ['properties', 'inputs'],
           }
         : {
-            cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.join('; ')}`,
+            cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.map(renderProblem).join('; ')}`,
             definition: parsed.definition,
           };
     const { execution, created } = await createExecution(db, {

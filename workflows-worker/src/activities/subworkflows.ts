@@ -14,6 +14,7 @@ import * as subworkflowRepository from '#store/subworkflow-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { evaluateCondition, resolveValue } from '#definition/expressions/evaluate.js';
 import { parseDefinition } from '#definition/parse.js';
+import { renderProblem } from '#definition/validation/problem.js';
 import { Invalid } from '#definition/errors.js';
 import { createExecution } from '#application/executions/create-execution.js';
 import { finishExecution } from '#application/executions/finish-execution.js';
@@ -135,7 +136,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     const parsed = parseDefinition(workflow.definition, deps.config.Definitions);
     if (!parsed.ok) {
       return failed({
-        message: `Workflow "${workflow.name}" has an invalid definition: ${parsed.errors.join('; ')}.`,
+        message: `Workflow "${workflow.name}" has an invalid definition: ${parsed.problems.map(renderProblem).join('; ')}.`,
         retryable: false,
       });
     }

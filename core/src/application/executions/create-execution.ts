@@ -16,6 +16,7 @@ import { downstreamOf } from '#definition/dag.js';
 import { resolveInputs } from '#definition/inputs.js';
 import type { WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import { executionWorkflowId } from '#protocol/ids.js';
 import type { PathSegment } from '#definition/validation/path.js';
 
@@ -136,7 +137,9 @@ async function reusedTasks(
 ): Promise<{ of: string; reused: ReusedTasks }> {
   const { of, fromTask } = rerun;
   if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
-    throw new Invalid(`body.fromTask: names no task of the execution's definition (${fromTask})`);
+    throw new Invalid(
+      problemAt('body.fromTask', `names no task of the execution's definition (${fromTask})`),
+    );
   }
   const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
   const completed = await taskExecutionRepository.completedOutputs(db, of.id);

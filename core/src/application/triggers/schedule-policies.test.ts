@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { checkSchedulePolicies, formatDuration, parseDuration } from './schedule-policies.js';
+import {
+  checkSchedulePolicies as checkSchedulePoliciesProblems,
+  formatDuration,
+  parseDuration,
+} from './schedule-policies.js';
+import { renderProblem } from '#definition/validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkSchedulePolicies = (...args: Parameters<typeof checkSchedulePoliciesProblems>) => {
+  const result = checkSchedulePoliciesProblems(...args);
+  return result.ok ? result : { ...result, problems: result.problems.map(renderProblem) };
+};
 
 describe('parseDuration', () => {
   it('reads whole numbers with a unit, largest first', () => {

@@ -3,6 +3,8 @@
  * case-insensitively): `overlap`, `catchupWindow` and `jitter`, checked and turned into what
  * Temporal Schedules take. Pure: no I/O.
  */
+import { formatPath, type PathSegment } from '#definition/validation/path.js';
+import { problemAt, type Problem } from '#definition/validation/problem.js';
 
 /** What a firing does while a run the schedule started earlier still runs. */
 export const overlapPolicies = [
@@ -80,14 +82,16 @@ export function propertyValue(properties: Record<string, unknown>, key: string):
   return Object.entries(properties).find(([name]) => name.toLowerCase() === wanted)?.[1];
 }
 
-type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+type Checked<T> = { ok: true; value: T } | { ok: false; problem: Problem };
 
 function checkDuration(
   properties: Record<string, unknown>,
   key: 'catchupWindow' | 'jitter',
   fallback: number,
   min: number,
+  at: readonly PathSegment[],
 ): Checked<number> {
+  const where = formatPath([...at, key]);
   const value = propertyValue(properties, key);
   if (value === undefined) return { ok: true, value: fallback };
   const ms = typeof value === 'string' ? parseDuration(value) : null;
@@ -95,27 +99,38 @@ function checkDuration(
   if (ms === null) {
     return {
       ok: false,
-      problem: `properties.${key}: must be ${form}, got ${JSON.stringify(value)}`,
+      problem: problemAt(where, `must be ${form}, got ${JSON.stringify(value)}`),
     };
   }
   if (ms < min || ms > maxDurationMs) {
     return {
       ok: false,
-      problem: `properties.${key}: must be from ${formatDuration(min)} to ${formatDuration(maxDurationMs)}, got ${JSON.stringify(value)}`,
+      problem: problemAt(
+        where,
+        `must be from ${formatDuration(min)} to ${formatDuration(maxDurationMs)}, got ${JSON.stringify(value)}`,
+      ),
     };
   }
   return { ok: true, value: ms };
 }
 
-/** The schedule policies `properties` give, or one message per problem. */
+/**
+ * The schedule policies `properties` give, or one problem each; `at` is where the properties
+ * are (`body.properties` in a request).
+ */
 export function checkSchedulePolicies(
   properties: Record<string, unknown>,
-): { ok: true; policies: SchedulePolicies } | { ok: false; problems: string[] } {
-  const problems: string[] = [];
+  at: readonly PathSegment[] = ['properties'],
+): { ok: true; policies: SchedulePolicies } | { ok: false; problems: Problem[] } {
+  const problems: Problem[] = [];
   const overlap = propertyValue(properties, 'overlap') ?? defaultSchedulePolicies.overlap;
   if (!overlapPolicies.includes(overlap as OverlapPolicy)) {
     problems.push(
-      `properties.overlap: must be one of ${overlapPolicies.map((name) => `"${name}"`).join(', ')}`,
+      problemAt(
+        formatPath([...at, 'overlap']),
+        `must be one of ${overlapPolicies.map((name) => `"${name}"`).join(', ')}`,
+        'validation.enum',
+      ),
     );
   }
   const catchupWindow = checkDuration(
@@ -123,8 +138,9 @@ export function checkSchedulePolicies(
     'catchupWindow',
     defaultSchedulePolicies.catchupWindowMs,
     minCatchupWindowMs,
+    at,
   );
-  const jitter = checkDuration(properties, 'jitter', defaultSchedulePolicies.jitterMs, 0);
+  const jitter = checkDuration(properties, 'jitter', defaultSchedulePolicies.jitterMs, 0, at);
   for (const checked of [catchupWindow, jitter]) if (!checked.ok) problems.push(checked.problem);
   if (problems.length > 0 || !catchupWindow.ok || !jitter.ok) return { ok: false, problems };
   return {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkTimeBasedProperties, validateCron } from './schedules.js';
+import {
+  checkTimeBasedProperties as checkTimeBasedPropertiesProblems,
+  validateCron,
+} from './schedules.js';
+import { renderProblem } from '#definition/validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkTimeBasedProperties = (...args: Parameters<typeof checkTimeBasedPropertiesProblems>) =>
+  checkTimeBasedPropertiesProblems(...args).map(renderProblem);
 
 describe('validateCron', () => {
   it('accepts 5-field cron and IANA zones, and says what is wrong otherwise', () => {

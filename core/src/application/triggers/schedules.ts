@@ -23,6 +23,7 @@ import type { WorkflowDefinition } from '#definition/types.js';
 import { Invalid, NotFound, TrellisError, Unavailable } from '#definition/errors.js';
 import type { Logger } from '#platform/logging.js';
 import { formatPath, type PathSegment } from '#definition/validation/path.js';
+import { problemAt, problemsOf, type Problem } from '#definition/validation/problem.js';
 import {
   checkSchedulePolicies,
   formatDuration,
@@ -98,22 +99,33 @@ export function triggerInputs(
     given !== undefined &&
     (typeof given !== 'object' || given === null || Array.isArray(given))
   ) {
-    return { ok: false, problems: [`${formatPath([...at, 'inputs'])}: must be an object`] };
+    return { ok: false, problems: [problemAt(formatPath([...at, 'inputs']), 'must be an object')] };
   }
   return resolveInputs(definition, given as Record<string, unknown> | undefined, [...at, 'inputs']);
 }
 
-/** Problems with a TimeBased trigger's properties, one message each; empty when usable. */
-export function checkTimeBasedProperties(properties: Record<string, unknown>): string[] {
-  const policies = checkSchedulePolicies(properties);
+/**
+ * Problems with a TimeBased trigger's properties, one each; empty when usable. `at` is where the
+ * properties are (`body.properties` in a request).
+ */
+export function checkTimeBasedProperties(
+  properties: Record<string, unknown>,
+  at: readonly PathSegment[] = ['properties'],
+): Problem[] {
+  const policies = checkSchedulePolicies(properties, at);
   const policyProblems = policies.ok ? [] : policies.problems;
   const { cron, timezone } = cronProperties(properties);
-  if (typeof cron !== 'string' || !cron.trim())
-    return ['properties.cron is required for a TimeBased trigger', ...policyProblems];
-  if (timezone !== undefined && typeof timezone !== 'string')
-    return ['properties.timezone must be a string', ...policyProblems];
+  const sentence = (message: string) => problemAt(undefined, message);
+  if (typeof cron !== 'string' || !cron.trim()) {
+    const cronAt = formatPath([...at, 'cron']);
+    return [sentence(`${cronAt} is required for a TimeBased trigger`), ...policyProblems];
+  }
+  if (timezone !== undefined && typeof timezone !== 'string') {
+    const timezoneAt = formatPath([...at, 'timezone']);
+    return [sentence(`${timezoneAt} must be a string`), ...policyProblems];
+  }
   const problem = validateCron(cron, timezone);
-  return [...(problem ? [`properties: ${problem}`] : []), ...policyProblems];
+  return [...(problem ? [problemAt(formatPath(at), problem)] : []), ...policyProblems];
 }
 
 /**
@@ -240,7 +252,7 @@ function scheduleOptions(
   const problem = validateCron(cron, zone);
   if (problem) throw new Invalid(`trigger ${trigger.id}: ${problem}`);
   const checked = checkSchedulePolicies(trigger.properties);
-  if (!checked.ok) throw new Invalid(checked.problems.map((p) => `trigger ${trigger.id}: ${p}`));
+  if (!checked.ok) throw new Invalid(problemsOf(`trigger ${trigger.id}`, checked.problems));
   const { overlap, catchupWindowMs, jitterMs } = checked.policies;
   const input: ExecutionInput = {
     scheduled: { workflowId: workflow.id, triggerId: trigger.id },
@@ -310,10 +322,14 @@ export async function backfillSchedule(
     return (startTime ?? []).map(tsToDate);
   });
   const span = `between ${range.from.toISOString()} and ${range.to.toISOString()}`;
-  if (times.length === 0) throw new Invalid(`body: the trigger's schedule has no firing ${span}`);
+  if (times.length === 0)
+    throw new Invalid(problemAt('body', `the trigger's schedule has no firing ${span}`));
   if (times.length > maxBackfillFirings) {
     throw new Invalid(
-      `body: the trigger's schedule fires more than ${maxBackfillFirings} times ${span}; backfill at most ${maxBackfillFirings} firings at once (split the range)`,
+      problemAt(
+        'body',
+        `the trigger's schedule fires more than ${maxBackfillFirings} times ${span}; backfill at most ${maxBackfillFirings} firings at once (split the range)`,
+      ),
     );
   }
   await translateTemporalErrors(() =>

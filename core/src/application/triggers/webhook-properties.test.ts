@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
-  checkWebhookProperties,
+  checkWebhookProperties as checkWebhookPropertiesProblems,
   generateWebhookSecret,
   withoutSecret,
 } from './webhook-properties.js';
+import { renderProblem } from '#definition/validation/problem.js';
+
+/** What a user reads of each problem. */
+const checkWebhookProperties = (...args: Parameters<typeof checkWebhookPropertiesProblems>) => {
+  const result = checkWebhookPropertiesProblems(...args);
+  return result.ok ? result : { ...result, problems: result.problems.map(renderProblem) };
+};
 
 const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 

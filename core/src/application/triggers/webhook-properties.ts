@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { REDACTED } from '#plugin-host/settings.js';
 import { propertyValue } from './schedule-policies.js';
+import { formatPath, type PathSegment } from '#definition/validation/path.js';
+import { problemAt, type Problem } from '#definition/validation/problem.js';
 
 export const webhookSignatures = ['StandardWebhooks', 'None'] as const;
 export type WebhookSignature = (typeof webhookSignatures)[number];
@@ -31,34 +33,50 @@ export function withoutSecret(properties: Record<string, unknown>): Record<strin
 }
 
 /**
- * The signature and secret a Webhook trigger's properties give, or one message per problem:
+ * The signature and secret a Webhook trigger's properties give, or one problem each:
  * `signature` is required; `secret`, when given, must be a Standard Webhooks secret and goes
- * only with `StandardWebhooks`.
+ * only with `StandardWebhooks`. `at` is where the properties are (`body.properties`).
  */
 export function checkWebhookProperties(
   properties: Record<string, unknown>,
+  at: readonly PathSegment[] = ['properties'],
 ):
   | { ok: true; signature: WebhookSignature; secret: SecretProperty }
-  | { ok: false; problems: string[] } {
-  const problems: string[] = [];
+  | { ok: false; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const signatureAt = formatPath([...at, 'signature']);
+  const secretAt = formatPath([...at, 'secret']);
   const signature = propertyValue(properties, 'signature');
   if (signature === undefined) {
     problems.push(
-      'properties.signature: is required for a Webhook trigger ("StandardWebhooks" or "None")',
+      problemAt(
+        signatureAt,
+        'is required for a Webhook trigger ("StandardWebhooks" or "None")',
+        'validation.required',
+      ),
     );
   } else if (!webhookSignatures.includes(signature as WebhookSignature)) {
-    problems.push('properties.signature: must be one of "StandardWebhooks", "None"');
+    problems.push(
+      problemAt(signatureAt, 'must be one of "StandardWebhooks", "None"', 'validation.enum'),
+    );
   }
   const given = propertyValue(properties, 'secret');
   let secret: SecretProperty = { kind: 'absent' };
   if (given !== undefined && given !== REDACTED) {
     if (signature === 'None') {
       problems.push(
-        'properties.secret: is not allowed with signature "None" (only "StandardWebhooks" signs)',
+        problemAt(
+          secretAt,
+          'is not allowed with signature "None" (only "StandardWebhooks" signs)',
+          'validation.unknown',
+        ),
       );
     } else if (typeof given !== 'string' || !isWebhookSecret(given)) {
       problems.push(
-        `properties.secret: must be "${SECRET_PREFIX}" followed by the base64 of 24 to 64 random bytes (a Standard Webhooks secret)`,
+        problemAt(
+          secretAt,
+          `must be "${SECRET_PREFIX}" followed by the base64 of 24 to 64 random bytes (a Standard Webhooks secret)`,
+        ),
       );
     } else {
       secret = { kind: 'given', secret: given };

@@ -1,10 +1,18 @@
 import type { ErrorObject } from 'ajv';
 import { formatPath, pointerSegments, toPointer, type PathSegment } from './path.js';
+import {
+  distinctProblems,
+  problemAt,
+  renderProblem,
+  type Problem,
+  type ValidationCode,
+} from './problem.js';
 
 /**
  * Turns validation errors (Ajv's, and problems found beside it such as a key given twice) into
- * messages for people, one per problem, each naming where it is. Every validation message of
- * Trellis is written here; callers only choose their vocabulary (a `MessageStyle`).
+ * problems for people and programs, one per problem, each with its code and where it is. Every
+ * validation message of Trellis is written here; callers only choose their vocabulary (a
+ * `MessageStyle`).
  */
 
 /** One problem of a value: where it is (a path into the value) and what it is. */
@@ -12,15 +20,22 @@ export interface ValidationProblem {
   path: PathSegment[];
   /** What is wrong there, e.g. `must be >= 1`. */
   problem: string;
+  /** Its stable code; `validation.invalid` when absent. */
+  code?: ValidationCode;
 }
 
 export interface MessageStyle {
   /**
-   * Writes one message. By default `place: problem`, the place named by `formatPath`
-   * (`Server.Port`, `tasks[0].name`) and the whole value by `root`.
+   * How a place is named: by default by `formatPath` (`Server.Port`, `tasks[0].name`), the
+   * whole value by `root`.
+   */
+  place?: (path: readonly PathSegment[]) => string;
+  /**
+   * Writes one message in words of its own (`parameter "url" must be string`) instead of
+   * `place: problem`. Only for messages: such a sentence names no place a program could use.
    */
   sentence?: (path: readonly PathSegment[], problem: string) => string;
-  /** The name of the whole value in the default sentence; default `(root)`. */
+  /** The name of the whole value in the default place; default `(root)`. */
   root?: string;
   /** What a key the schema does not allow is told; default `is not allowed`. */
   unknownKey?: string;
@@ -40,6 +55,26 @@ export interface MessageStyle {
   patternDescriptions?: boolean;
 }
 
+/** The problems of Ajv errors, each with its code and place; duplicates are dropped. */
+export function validationErrorProblems(
+  errors: readonly ErrorObject[] | null | undefined,
+  style: MessageStyle = {},
+): Problem[] {
+  return placedProblems(problemsOf(errors ?? [], style), style);
+}
+
+/** Problems found outside Ajv, placed like the rest; duplicates are dropped. */
+export function placedProblems(
+  problems: readonly ValidationProblem[],
+  style: MessageStyle = {},
+): Problem[] {
+  const root = style.root ?? '(root)';
+  const place = style.place ?? ((path: readonly PathSegment[]) => formatPath(path) || root);
+  return distinctProblems(
+    problems.map(({ path, problem, code }) => problemAt(place(path), problem, code)),
+  );
+}
+
 /** Messages for Ajv errors; duplicates are dropped. */
 export function describeValidationErrors(
   errors: readonly ErrorObject[] | null | undefined,
@@ -53,13 +88,9 @@ export function describeProblems(
   problems: readonly ValidationProblem[],
   style: MessageStyle = {},
 ): string[] {
-  const sentence = style.sentence ?? defaultSentence(style.root ?? '(root)');
+  const { sentence } = style;
+  if (sentence === undefined) return placedProblems(problems, style).map(renderProblem);
   return [...new Set(problems.map(({ path, problem }) => sentence(path, problem)))];
-}
-
-function defaultSentence(root: string) {
-  return (path: readonly PathSegment[], problem: string) =>
-    `${formatPath(path) || root}: ${problem}`;
 }
 
 interface Described extends ValidationProblem {
@@ -175,7 +206,7 @@ function discriminatedBranch(
   const list = style.values === 'plain' ? values.map(String) : values.map(toJson);
   return [
     ...others,
-    { ...first, problem: `must be one of ${list.join(', ')}` },
+    { ...first, problem: `must be one of ${list.join(', ')}`, code: 'validation.enum' },
     ...union.filter(everyBranch),
   ];
 }
@@ -198,12 +229,16 @@ function requiredChoice(branches: unknown): string[] | null {
 
 function describeError(error: ErrorObject, style: MessageStyle): Described {
   const params = error.params as Record<string, unknown>;
-  const at = (path: PathSegment[], problem: string, wrongType?: string): Described => ({
+  const at = (
+    path: PathSegment[],
+    problem: string,
+    options: { wrongType?: string; code?: ValidationCode } = {},
+  ): Described => ({
     pointer: toPointer(path),
     path,
     schemaPath: error.schemaPath,
     problem,
-    ...(wrongType === undefined ? {} : { wrongType }),
+    ...options,
   });
   const here = pointerSegments(error.instancePath);
   const people = style.wording === 'people';
@@ -211,7 +246,9 @@ function describeError(error: ErrorObject, style: MessageStyle): Described {
 
   switch (error.keyword) {
     case 'required':
-      return at([...here, String(params.missingProperty)], 'is required');
+      return at([...here, String(params.missingProperty)], 'is required', {
+        code: 'validation.required',
+      });
     case 'additionalProperties':
       return unknownKey([...here, String(params.additionalProperty)], style);
     case 'unevaluatedProperties':
@@ -224,14 +261,14 @@ function describeError(error: ErrorObject, style: MessageStyle): Described {
     case 'enum': {
       const allowed = params.allowedValues as unknown[];
       const list = style.values === 'plain' ? allowed.map(String) : allowed.map(toJson);
-      const described = at(here, `must be one of ${list.join(', ')}`);
+      const described = at(here, `must be one of ${list.join(', ')}`, { code: 'validation.enum' });
       return allowed.length === 1 ? { ...described, tag: allowed[0] } : described;
     }
     case 'const':
       return { ...at(here, `must be ${toJson(params.allowedValue)}`), tag: params.allowedValue };
     case 'type': {
       const type = String(params.type);
-      return at(here, people ? `must be ${typeName(type, style)}` : ajvSays, type);
+      return at(here, people ? `must be ${typeName(type, style)}` : ajvSays, { wrongType: type });
     }
     case 'minLength':
     case 'minItems': {
@@ -262,7 +299,7 @@ function unknownKey(path: PathSegment[], style: MessageStyle): Described {
   const pointer = toPointer(path);
   const known = style.knownKeysAt?.get(pointer);
   const problem = `${style.unknownKey ?? 'is not allowed'}${known ? ` (known: ${known.join(', ')})` : ''}`;
-  return { pointer, path, problem };
+  return { pointer, path, problem, code: 'validation.unknown' };
 }
 
 function typeName(type: string, style: MessageStyle): string {

@@ -7,6 +7,7 @@ import {
   type Metadata,
 } from '@temporalio/client';
 import { Invalid, Unavailable } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
 import type { TrellisConfig } from '../config/types.js';
 import type { Logger } from '../logging.js';
 
@@ -89,7 +90,9 @@ export async function temporalConnectionOptions(
     try {
       return await readFile(file);
     } catch (error) {
-      throw new Invalid(`Temporal.Tls.${key}: cannot read ${file} (${(error as Error).message})`);
+      throw new Invalid(
+        problemAt(`Temporal.Tls.${key}`, `cannot read ${file} (${(error as Error).message})`),
+      );
     }
   };
   const [serverRootCACertificate, crt, key] = await Promise.all([
