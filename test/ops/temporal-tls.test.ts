@@ -176,11 +176,13 @@ describe('Temporal connection settings', () => {
 
     await expect(
       temporalConnectionOptions(settings('t:7233', { ServerRootCaFile: pem('missing.pem') })),
-    ).rejects.toThrow(
-      new Invalid(
-        `Temporal.Tls.ServerRootCaFile: cannot read ${pem('missing.pem')} (ENOENT: no such file or directory, open '${pem('missing.pem')}')`,
-      ),
-    );
+    ).rejects.toThrow(Invalid);
+    await expect(
+      temporalConnectionOptions(settings('t:7233', { ServerRootCaFile: pem('missing.pem') })),
+    ).rejects.toMatchObject({
+      message: `Temporal.Tls.ServerRootCaFile: cannot read ${pem('missing.pem')} (ENOENT: no such file or directory, open '${pem('missing.pem')}')`,
+      problems: [{ code: 'validation.invalid', path: 'Temporal.Tls.ServerRootCaFile' }],
+    });
   });
 
   it('refuses half a client certificate, and TLS settings that Enabled: false would ignore', () => {
