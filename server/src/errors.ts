@@ -9,6 +9,7 @@ import { HttpError } from './http-error.js';
 /** The one mapping of domain errors to HTTP statuses (docs/ARCHITECTURE.md#api-conventions). */
 const statusOfDomainError = {
   invalid: 400,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   unavailable: 503,

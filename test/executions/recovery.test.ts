@@ -11,7 +11,7 @@ import {
   recoverExecutions,
   type RecoveryDeps,
 } from '#application/executions/recover-executions.js';
-import { recordExecution } from '../../server/src/executions/start-execution.js';
+import { recordExecution } from '#application/executions/start-execution.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,

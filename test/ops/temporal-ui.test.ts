@@ -26,7 +26,7 @@ import {
   TrellisStatus,
   TrellisWorkflowName,
 } from '#protocol/search-attributes.js';
-import { isMissingUpdateHandler } from '../../server/src/approvals/handlers.js';
+import { isMissingUpdateHandler } from '#application/approvals/decide-approval.js';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,

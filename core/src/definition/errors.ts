@@ -11,7 +11,7 @@ import { renderProblem, type Problem } from './validation/problem.js';
 export type { Problem };
 
 /** The stable code of each kind of {@link TrellisError}. */
-export type TrellisErrorCode = 'invalid' | 'not_found' | 'conflict' | 'unavailable';
+export type TrellisErrorCode = 'invalid' | 'forbidden' | 'not_found' | 'conflict' | 'unavailable';
 
 export interface TrellisErrorOptions extends ErrorOptions {
   /** The stable code of every problem given as a message (a Problem has its own); by default the kind's. */
@@ -56,6 +56,11 @@ export abstract class TrellisError extends Error {
 /** The input cannot be used; each message names a field or a problem. */
 export class Invalid extends TrellisError {
   readonly code = 'invalid';
+}
+
+/** The caller may not do this, whatever their role allows (an approval's approvers, say). */
+export class Forbidden extends TrellisError {
+  readonly code = 'forbidden';
 }
 
 /** What was asked for does not exist. */

@@ -11,7 +11,7 @@ import { checkApprovalLink, type LinkCheck } from '#application/notifications/ap
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { HttpError } from '../http-error.js';
-import { decideFor } from './handlers.js';
+import { decideApproval } from '#application/approvals/decide-approval.js';
 
 /** Who an approval link's decision is recorded as decided by. */
 export const linkDecider = 'approval link';
@@ -74,7 +74,7 @@ export const approvalLinkHandlers = {
     try {
       const execution = await executionRepository.findExecution(deps.db, approval.executionId);
       if (!execution) throw new NotFound('The execution of this approval no longer exists.');
-      decided = await decideFor(deps, execution, approval.id, decision, {
+      decided = await decideApproval(deps, execution, approval.id, decision, {
         decidedBy: linkDecider,
         reason: body.reason,
         inputs: body.inputs,

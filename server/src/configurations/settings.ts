@@ -18,7 +18,7 @@ import {
   redactSecrets,
 } from '#plugin-host/settings.js';
 import { taskTypes } from '#plugin-host/usages.js';
-import { secretKeys } from '../secret-keys.js';
+import { secretKeys } from '#plugin-host/secret-keys.js';
 
 /**
  * Checks a configuration body against the plugin it names and returns what to store: the plugin

@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import * as executionRepository from '#store/execution-repository.js';
 import * as logRepository from '#store/log-repository.js';
@@ -6,18 +5,16 @@ import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import * as subworkflowRepository from '#store/subworkflow-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
-import { Conflict, Invalid, NotFound, Unavailable } from '#definition/errors.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
-import { finishExecution } from '#application/executions/finish-execution.js';
-import type { Logger } from '#platform/logging.js';
-import { cancelSignal } from '#protocol/messages.js';
+import { cancelExecution } from '#application/executions/cancel-execution.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { cursorListReply, listReply, requestedPage, requestedSlice } from '../lists.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { streamExecutionEvents } from './event-stream.js';
-import { startExecution, withExecutionLog } from './start-execution.js';
+import { startExecution, withExecutionLog } from '#application/executions/start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
@@ -82,57 +79,6 @@ async function findTask(
 
 export function temporalClient(deps: AppDeps): Client {
   return deps.temporal.client;
-}
-
-export function assertActive(execution: WorkflowExecutionRow, action: string): void {
-  if (!executionRepository.isExecutionActive(execution.status)) {
-    throw new Conflict(
-      `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can ${action}.`,
-      { code: 'execution.not_running' },
-    );
-  }
-}
-
-/** Sends a signal to the execution's run; 503 when Temporal cannot be reached. */
-export async function signalRun(
-  client: Client,
-  execution: WorkflowExecutionRow,
-  send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
-): Promise<'sent' | 'no-run'> {
-  try {
-    await client.withDeadline(Date.now() + 10_000, () =>
-      send(client.workflow.getHandle(execution.temporalWorkflowId)),
-    );
-    return 'sent';
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 'no-run';
-    throw new Unavailable(`Temporal is unavailable: ${(error as Error).message}`, {
-      code: 'temporal.unavailable',
-    });
-  }
-}
-
-/**
- * After the cancel signal (which says who asked), asks Temporal itself to cancel the run: only a
- * workflow Temporal was asked to cancel can close as Canceled there, as it ends in Trellis. A
- * refusal changes nothing in Trellis (the signal stops the run), so it is logged, not answered.
- */
-async function requestTemporalCancel(
-  client: Client,
-  execution: WorkflowExecutionRow,
-  log: Logger,
-): Promise<void> {
-  try {
-    await client.withDeadline(Date.now() + 10_000, () =>
-      client.workflow.getHandle(execution.temporalWorkflowId).cancel(),
-    );
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return; // it ended meanwhile
-    log.warn(
-      { err: error, executionId: execution.id },
-      'Temporal did not take the cancel request; the run ends Canceled in Trellis all the same',
-    );
-  }
 }
 
 function toLogEntry(entry: logRepository.LogEntryView) {
@@ -232,21 +178,7 @@ export const executionHandlers = {
 
   cancelExecution: async ({ deps, params, user, log }) => {
     const execution = await findExecution(deps, params);
-    const client = temporalClient(deps);
-    assertActive(execution, 'be canceled');
-    const sent = await signalRun(client, execution, (handle) =>
-      handle.signal(cancelSignal, { requestedBy: user.name }),
-    );
-    if (sent === 'sent') await requestTemporalCancel(client, execution, log);
-    if (sent === 'no-run') {
-      // Nothing runs it (its start never reached Temporal): there is nothing to stop.
-      await finishExecution(withExecutionLog(deps, log), execution.id, {
-        by: 'run',
-        status: 'Canceled',
-        message: `Canceled by ${user.name}.`,
-        at: new Date(),
-      });
-    }
+    await cancelExecution(withExecutionLog(deps, log), execution, user.name, log);
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },
 

@@ -1,34 +1,20 @@
-import type { TriggerInput } from '#store/trigger-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import type { WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
-import { parseDefinition } from '#definition/parse.js';
 import { REDACTED } from '#plugin-host/settings.js';
+import { onSchedule, prepareTrigger, writeTrigger } from '#application/triggers/save-trigger.js';
 import {
   backfillSchedule,
-  checkTimeBasedProperties,
   deleteTriggerSchedule,
-  syncTriggerSchedule,
-  triggerInputs,
   upcomingFirings,
 } from '#application/triggers/schedules.js';
-import {
-  checkWebhookProperties,
-  generateWebhookSecret,
-  withoutSecret,
-} from '#application/triggers/webhook-properties.js';
-import type { AppDeps } from '../handler.js';
-import type { HandlerMap } from '../handler.js';
+import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory } from '../lists.js';
-import { secretKeys } from '../secret-keys.js';
 import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
 import { webhookHandlers } from './webhooks.js';
-
-/** Where a request gives a trigger's properties. */
-const PROPERTIES_AT = ['body', 'properties'];
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
   new NotFound(`Trigger "${triggerId}" was not found on workflow "${workflowId}".`, {
@@ -75,106 +61,6 @@ async function findTimeBased(
     );
   }
   return trigger;
-}
-
-/** What to store for a trigger, and the secret generated for it (to show once) if any. */
-interface PreparedTrigger {
-  input: TriggerInput;
-  generatedSecret?: string;
-}
-
-/**
- * The trigger a create or update body describes, without its ids; 400 naming each problem of a
- * TimeBased trigger's cron, time zone and schedule policies and of the inputs it gives the
- * workflow's runs, and of a Webhook trigger's signature and secret. A Webhook trigger's secret
- * is taken out of its properties and encrypted; one that signs and has none gets a new one on
- * creation, and keeps the one it has on update (`existing`).
- */
-async function prepareTrigger(
-  deps: AppDeps,
-  body: TriggerInput,
-  workflow: WorkflowRow,
-  existing?: WorkflowTriggerRow,
-): Promise<PreparedTrigger> {
-  const input: TriggerInput = {
-    type: body.type,
-    status: body.status,
-    properties: body.properties,
-    secret: null,
-  };
-  if (input.type === 'TimeBased') {
-    const problems = checkTimeBasedProperties(input.properties, PROPERTIES_AT);
-    const parsed = parseDefinition(workflow.definition);
-    if (parsed.ok) {
-      const inputs = triggerInputs(input.properties, parsed.definition, PROPERTIES_AT);
-      if (!inputs.ok) problems.push(...inputs.problems);
-    }
-    if (problems.length > 0) throw new Invalid(problems);
-    return { input };
-  }
-  if (input.type !== 'Webhook') return { input };
-
-  const checked = checkWebhookProperties(input.properties, PROPERTIES_AT);
-  if (!checked.ok) throw new Invalid(checked.problems);
-  input.properties = withoutSecret(input.properties);
-  if (checked.signature === 'None') return { input };
-  const keys = await secretKeys(deps.config);
-  if (checked.secret.kind === 'given') {
-    return { input: { ...input, secret: keys.encrypt(checked.secret.secret) } };
-  }
-  if (existing?.secret) {
-    // Kept; encrypted again when a previous key encrypted it (a key rotation reaching it).
-    const { value, current } = keys.decrypt('secret', existing.secret);
-    return { input: { ...input, secret: current ? existing.secret : keys.encrypt(value) } };
-  }
-  if (existing) {
-    throw new Invalid(
-      problemAt(
-        'body.properties.secret',
-        'is required to sign with "StandardWebhooks" (a secret is generated only when a trigger is created)',
-        'validation.required',
-      ),
-    );
-  }
-  const generatedSecret = generateWebhookSecret();
-  return { input: { ...input, secret: keys.encrypt(generatedSecret) }, generatedSecret };
-}
-
-/**
- * Runs a call on a trigger's schedule; when Temporal has lost the schedule (drift the start-up
- * reconcile would repair), makes it again from the trigger and runs the call once more.
- */
-async function onSchedule<T>(
-  deps: AppDeps,
-  trigger: WorkflowTriggerRow,
-  workflow: WorkflowRow,
-  call: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(error instanceof NotFound) || error.problems[0]?.code !== 'schedule.not_found')
-      throw error;
-    await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, workflow);
-    return call();
-  }
-}
-
-/**
- * Writes a trigger and makes its Temporal schedule match, atomically as far as the client can
- * see: the row is written in a transaction that commits only after Temporal accepted the
- * schedule, so a 503 (or a cron Temporal rejects) leaves nothing changed.
- */
-async function writeTrigger(
-  deps: AppDeps,
-  workflow: WorkflowRow,
-  write: (trx: AppDeps['db']) => Promise<WorkflowTriggerRow>,
-): Promise<WorkflowTriggerRow> {
-  return deps.db.transaction().execute(async (trx) => {
-    const row = await write(trx);
-    await syncTriggerSchedule(deps.temporal.client, deps.config, row, workflow);
-    return row;
-  });
 }
 
 /**

@@ -10,11 +10,11 @@ import { NotFound, Unavailable } from '#definition/errors.js';
 import { launchExecution } from '#application/executions/launch-execution.js';
 import { checkWebhookProperties } from '#application/triggers/webhook-properties.js';
 import { HttpError } from '../http-error.js';
-import { recordExecution, withExecutionLog } from '../executions/start-execution.js';
+import { recordExecution, withExecutionLog } from '#application/executions/start-execution.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
 import { header } from '../request-context.js';
-import { secretKeys } from '../secret-keys.js';
+import { secretKeys } from '#plugin-host/secret-keys.js';
 
 /** What an id that names no Active Webhook trigger answers: the same whatever the reason. */
 const hookNotFound = (triggerId: string) =>

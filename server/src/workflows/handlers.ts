@@ -10,7 +10,7 @@ import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
-import { validateWorkflowDefinition } from './definition.js';
+import { validateWorkflowDefinition } from '#application/workflows/validate-definition.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
 export const workflowNotFound = (id: string) =>

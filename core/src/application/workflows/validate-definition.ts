@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import * as configurationRepository from '#store/configuration-repository.js';
 import * as pluginRepository from '#store/plugin-repository.js';
+import type { InstalledPlugin } from '#store/plugin-repository.js';
 import type { Database } from '#store/tables.js';
 import type { DefinitionLimits } from '#definition/limits.js';
 import { checkTaskParameters } from '#definition/parameters.js';
@@ -9,8 +10,16 @@ import { checkReferences } from '#definition/references.js';
 import type { TaskType, WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
 import { problemsWithin, type Problem } from '#definition/validation/problem.js';
-import type { InstalledPlugins } from '../plugins/installed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
+
+/**
+ * Where a check finds the installed plugins: the API process keeps a snapshot of them
+ * (server/src/plugins/installed-plugins.ts); without one, each is a query.
+ */
+export interface PluginLookup {
+  /** That version of a type (matched case-insensitively), or its latest installed version. */
+  find(type: string, version?: string): Promise<InstalledPlugin | undefined>;
+}
 
 /**
  * Validates a definition's text as add and update both require: JSON, schema,
@@ -24,7 +33,7 @@ export async function validateWorkflowDefinition(
   db: Kysely<Database>,
   text: string,
   limits: DefinitionLimits,
-  plugins?: InstalledPlugins,
+  plugins?: PluginLookup,
   /** The stored workflow the definition is for (none on add): its calls may not cycle back. */
   self?: { id: string },
   told: (problems: Problem[]) => Problem[] = (problems) =>
@@ -51,7 +60,7 @@ export async function validateWorkflowDefinition(
 }
 
 /** The installed plugins and configurations one definition names, each looked up once. */
-function installedLookups(db: Kysely<Database>, plugins: InstalledPlugins | undefined) {
+function installedLookups(db: Kysely<Database>, plugins: PluginLookup | undefined) {
   const answers = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
     if (!answers.has(key)) answers.set(key, ask());

@@ -3,13 +3,19 @@
  * its users, and not the user who started the run unless `allowSelfApproval`. Without approvers,
  * anyone who may call approve or reject (the seed's behaviour).
  */
+import type { Role } from '#platform/config/types.js';
 import type { Approvers } from '#definition/types.js';
-import type { AuthUser } from '../auth/user.js';
+
+/** Who decides: a user's name and roles. */
+export interface Decider {
+  name: string;
+  roles: readonly Role[];
+}
 
 /** Why `user` may not decide the approval, naming who may; null when they may. */
 export function decisionRefusal(
   approval: { id: string; taskName: string; approvers: Approvers | null },
-  user: AuthUser,
+  user: Decider,
   startedBy: string | null,
 ): string | null {
   const { approvers } = approval;

@@ -1,5 +1,5 @@
 import type { TrellisConfig } from '#platform/config/types.js';
-import { loadSecretKeys, type SecretKeys } from '#plugin-host/settings.js';
+import { loadSecretKeys, type SecretKeys } from './settings.js';
 
 const keys = new WeakMap<TrellisConfig, Promise<SecretKeys>>();
 

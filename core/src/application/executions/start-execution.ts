@@ -3,11 +3,10 @@ import type { Logger } from '#platform/logging.js';
 import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
 import { problemsOf } from '#definition/validation/problem.js';
-import { createExecution } from '#application/executions/create-execution.js';
-import { launchExecution, type LaunchDeps } from '#application/executions/launch-execution.js';
+import { createExecution } from './create-execution.js';
+import { launchExecution, type LaunchDeps } from './launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
-import type { InstalledPlugins } from '../plugins/installed-plugins.js';
-import { validateWorkflowDefinition } from '../workflows/definition.js';
+import { validateWorkflowDefinition, type PluginLookup } from '../workflows/validate-definition.js';
 
 export interface StartExecutionDeps extends LaunchDeps {
   /**
@@ -15,7 +14,7 @@ export interface StartExecutionDeps extends LaunchDeps {
    * (as when it is added); without it, or when `db` is a transaction, each plugin the definition
    * names is a query.
    */
-  installedPlugins?: InstalledPlugins;
+  installedPlugins?: PluginLookup;
 }
 
 export interface ExecutionStarted {
