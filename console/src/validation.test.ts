@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import schema from '../../generated/workflow-definition.schema.json' with { type: 'json' };
+import { typedDefinitionSchema } from '../../core/src/definition/typed-schema.js';
 import { definitionChecker } from './validation.js';
 
 const check = definitionChecker(schema);
 
+const taskKeys = Object.keys(schema.$defs.TaskDefinition.properties).join(', ');
 const text = (value: unknown) => JSON.stringify(value, null, 2);
 const task = (name: string, extra: object = {}) => ({
   name,
@@ -50,7 +52,11 @@ describe('definitionChecker', () => {
     const problems = check(source);
     expect(problems.map(({ path, message, line }) => ({ path, message, line }))).toEqual(
       expect.arrayContaining([
-        { path: 'Tasks[0].bogus', message: 'is not a known property', line: lineOf('"bogus"') },
+        {
+          path: 'Tasks[0].bogus',
+          message: `is not a known property (known: ${taskKeys})`,
+          line: lineOf('"bogus"'),
+        },
         {
           path: 'Tasks[0].manualApproval.enabled',
           message: 'must be a boolean, not a string',
@@ -66,8 +72,20 @@ describe('definitionChecker', () => {
     );
     // A known key whose value failed is not also called unknown.
     expect(
-      problems.filter((problem) => problem.message === 'is not a known property'),
+      problems.filter((problem) => problem.message.startsWith('is not a known property')),
     ).toHaveLength(1);
+  });
+
+  it('reports a key given twice in two spellings as the server does, at the first', () => {
+    const source = text({ name: 'x', Name: 'y', tasks: [task('A')] });
+    expect(check(source)).toEqual([
+      {
+        path: 'name',
+        message: "given twice, as 'name' and 'Name' (keys are case-insensitive)",
+        line: 2,
+        column: 3,
+      },
+    ]);
   });
 
   it('checks the graph: unique names, edges to tasks that exist, no cycle', () => {
@@ -90,6 +108,37 @@ describe('definitionChecker', () => {
       'tasks[1].runOnFailureOf[0]: names no task: "Nope"',
       'tasks[2].errorHandling.triggerTask: names no task: "Gone"',
       'tasks[1].dependencies: is part of a cycle: B → C → A → B',
+    ]);
+  });
+
+  it('checks parameters by the served schema’s plugin schemas, their keys as written', () => {
+    const served = typedDefinitionSchema([
+      {
+        type: 'Net/Http',
+        version: '1.0.0',
+        parametersSchema: {
+          type: 'object',
+          required: ['url'],
+          additionalProperties: false,
+          properties: { url: { type: 'string' } },
+        },
+      },
+    ]);
+    const checkServed = definitionChecker(served);
+    const definition = (parameters: object) =>
+      text({
+        name: 'x',
+        Tasks: [{ Name: 'A', TYPE: { Plugin: 'Net/Http' }, Parameters: parameters }],
+      });
+    expect(checkServed(definition({ url: 'https://example.com' }))).toEqual([]);
+    // Parameters are the plugin's data: their keys are not renamed, here as on the server.
+    expect(
+      checkServed(definition({ URL: 'https://example.com' })).map(
+        ({ path, message }) => `${path}: ${message}`,
+      ),
+    ).toEqual([
+      'Tasks[0].Parameters: needs "url"',
+      'Tasks[0].Parameters.URL: is not a known property',
     ]);
   });
 });

@@ -7,7 +7,8 @@
  *
  * The schema is applied with @cfworker/json-schema, which interprets it rather than compiling it
  * to code: the console's Content-Security-Policy allows no `eval`. Keys are matched to the
- * schema's spelling first, case-insensitively, as the server reads them.
+ * schema's spelling first, case-insensitively, by the server's own `canonicalizeKeys`; places are
+ * shown as the keys were written.
  */
 import { Validator, type OutputUnit } from '@cfworker/json-schema';
 import {
@@ -18,6 +19,20 @@ import {
   type ParseError,
 } from 'jsonc-parser';
 import { findCycles } from '../../core/src/definition/dag.js';
+import { DEFINITION_MESSAGES } from '../../core/src/definition/location.js';
+import {
+  canonicalizeKeys,
+  writtenPath,
+} from '../../core/src/definition/validation/canonical-keys.js';
+import {
+  unknownKeyProblem,
+  type MessageStyle,
+} from '../../core/src/definition/validation/describe.js';
+import {
+  formatPath,
+  pointerSegments,
+  type PathSegment,
+} from '../../core/src/definition/validation/path.js';
 import { readDefinition } from './definition.js';
 
 export interface Problem {
@@ -30,7 +45,6 @@ export interface Problem {
 }
 
 type Json = Record<string, unknown>;
-type Segment = string | number;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -57,15 +71,19 @@ export function definitionChecker(schema: Json): (text: string) => Problem[] {
     if (!isObject(value)) {
       return [{ path: '', message: 'A definition is a JSON object.', ...position(text, 0) }];
     }
-    const canonical = canonicalize(value, schema, schema) as Json;
-    const located = (segments: Segment[], message: string): Problem => {
-      const original = originalSegments(canonical, segments);
-      return { path: describePath(original), message, ...locate(text, tree, original) };
+    const canonical = canonicalizeKeys(value, schema);
+    const located = (segments: readonly PathSegment[], message: string): Problem => {
+      const written = writtenPath(canonical.writtenAs, segments);
+      return { path: formatPath(written), message, ...locate(text, tree, written) };
     };
-    const problems = schemaProblems(validator.validate(canonical).errors).map(
-      ({ segments, message }) => located(segments, message),
-    );
-    for (const { segments, message } of graphProblems(canonical))
+    const style = { ...DEFINITION_MESSAGES, knownKeysAt: canonical.knownKeysAt };
+    const problems = canonical.problems.map(({ path, problem }) => located(path, problem));
+    for (const { segments, message } of schemaProblems(
+      validator.validate(canonical.value).errors,
+      style,
+    ))
+      problems.push(located(segments, message));
+    for (const { segments, message } of graphProblems(canonical.value as Json))
       problems.push(located(segments, message));
     return problems;
   };
@@ -93,29 +111,33 @@ const wrappers = new Set([
 ]);
 
 interface SchemaProblem {
-  segments: Segment[];
+  segments: PathSegment[];
   message: string;
 }
 
-function schemaProblems(errors: OutputUnit[]): SchemaProblem[] {
+function schemaProblems(errors: OutputUnit[], style: MessageStyle): SchemaProblem[] {
   const problems = new Map<string, SchemaProblem>();
+  // A key the schema does not know: `unevaluatedProperties: { not: {} }` (the definition's own
+  // objects) or `additionalProperties: false` (plugin parameters), which fails at the key.
   const unknownKey = (error: OutputUnit) =>
-    error.keyword === 'not' && error.keywordLocation.endsWith('Properties/not');
+    (error.keyword === 'not' && error.keywordLocation.endsWith('Properties/not')) ||
+    (error.keyword === 'false' &&
+      typeof locationSegments(error.instanceLocation).at(-1) === 'string');
   const failedAt = errors
     .filter((error) => !wrappers.has(error.keyword) && !unknownKey(error))
     .map((error) => error.instanceLocation);
   for (const error of errors) {
-    const segments = pointerSegments(error.instanceLocation);
+    const segments = locationSegments(error.instanceLocation);
     let message: string | null;
     if (unknownKey(error)) {
-      // `unevaluatedProperties: { not: {} }`: a key the schema does not know. A known key whose
-      // value failed counts as unevaluated too; its own failure says more, so it alone is said.
+      // A known key whose value failed counts as unevaluated too; its own failure says more, so
+      // it alone is said.
       const failed = failedAt.some(
         (location) =>
           location === error.instanceLocation || location.startsWith(`${error.instanceLocation}/`),
       );
       if (failed) continue;
-      message = 'is not a known property';
+      message = unknownKeyProblem(segments, style);
     } else if (wrappers.has(error.keyword)) {
       continue;
     } else {
@@ -147,15 +169,9 @@ function describeError(error: OutputUnit): string {
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
-function pointerSegments(location: string): Segment[] {
-  const pointer = location.replace(/^#/, '');
-  if (pointer === '' || pointer === '/') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : part));
-}
+/** cfworker's locations are URI fragments: `#/tasks/0/na%20me`. */
+const locationSegments = (location: string) =>
+  pointerSegments(decodeURIComponent(location.replace(/^#/, '')));
 
 /** The graph rules: names unique, dependencies and handlers that exist, no cycle. */
 function graphProblems(value: Json): SchemaProblem[] {
@@ -210,108 +226,12 @@ function graphProblems(value: Json): SchemaProblem[] {
   return problems;
 }
 
-/** The keys each canonical object had in the text, by their canonical spelling. */
-const spelledAs = new WeakMap<object, Map<string, string>>();
-
-/** `value` with its keys spelled as `schema` spells them (matched case-insensitively). */
-function canonicalize(value: unknown, schema: unknown, root: Json): unknown {
-  const resolved = resolve(schema, root);
-  if (Array.isArray(value)) {
-    const items = isObject(resolved) ? resolved.items : undefined;
-    return value.map((item) => canonicalize(item, items, root));
-  }
-  if (!isObject(value)) return value;
-  const known = knownProperties(resolved, root);
-  const rest = isObject(resolved)
-    ? (resolved.unevaluatedProperties ?? resolved.additionalProperties)
-    : undefined;
-  const out: Json = {};
-  const spelling = new Map<string, string>();
-  for (const [key, child] of Object.entries(value)) {
-    const canonicalKey = known.get(key.toLowerCase())?.name ?? key;
-    // A key given twice in different cases stays as written: the schema reports it.
-    const name = Object.hasOwn(out, canonicalKey) ? key : canonicalKey;
-    spelling.set(name, key);
-    out[name] = canonicalize(child, known.get(key.toLowerCase())?.schema ?? rest, root);
-  }
-  spelledAs.set(out, spelling);
-  return out;
-}
-
-function knownProperties(
-  schema: unknown,
-  root: Json,
-): Map<string, { name: string; schema: unknown }> {
-  const known = new Map<string, { name: string; schema: unknown }>();
-  const collect = (candidate: unknown) => {
-    const resolved = resolve(candidate, root);
-    if (!isObject(resolved)) return;
-    if (isObject(resolved.properties)) {
-      for (const [name, child] of Object.entries(resolved.properties)) {
-        if (!known.has(name.toLowerCase())) known.set(name.toLowerCase(), { name, schema: child });
-      }
-    }
-    for (const branch of ['anyOf', 'oneOf'] as const) {
-      const list = resolved[branch];
-      if (Array.isArray(list)) list.forEach(collect);
-    }
-  };
-  collect(schema);
-  return known;
-}
-
-function resolve(schema: unknown, root: Json): unknown {
-  let current = schema;
-  for (
-    let hops = 0;
-    hops < 32 && isObject(current) && typeof current.$ref === 'string';
-    hops += 1
-  ) {
-    const ref = current.$ref;
-    if (!ref.startsWith('#/')) return current;
-    current = ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>(
-        (node, part) =>
-          isObject(node) ? node[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined,
-        root,
-      );
-  }
-  return current;
-}
-
-/** The path to a place in the canonical value as the keys were written in the text. */
-function originalSegments(canonical: unknown, segments: Segment[]): Segment[] {
-  const original: Segment[] = [];
-  let node: unknown = canonical;
-  for (const segment of segments) {
-    if (typeof segment === 'number' || !isObject(node)) {
-      original.push(segment);
-      node = Array.isArray(node) && typeof segment === 'number' ? node[segment] : undefined;
-      continue;
-    }
-    original.push(spelledAs.get(node)?.get(segment) ?? segment);
-    node = node[segment];
-  }
-  return original;
-}
-
-/** `tasks[1].manualApproval.enabled` */
-export function describePath(segments: readonly Segment[]): string {
-  return segments
-    .map((segment, index) =>
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$]*$/.test(segment)
-          ? `${index === 0 ? '' : '.'}${segment}`
-          : `[${JSON.stringify(segment)}]`,
-    )
-    .join('');
-}
-
 /** The line and column of the deepest part of `segments` the text has. */
-function locate(text: string, tree: Node, segments: Segment[]): { line: number; column: number } {
+function locate(
+  text: string,
+  tree: Node,
+  segments: PathSegment[],
+): { line: number; column: number } {
   for (let length = segments.length; length >= 0; length -= 1) {
     const node = findNodeAtLocation(tree, segments.slice(0, length));
     if (node) {

@@ -14,9 +14,13 @@ const consoleRoot = path.join(root, 'console');
 /** What the server serves (`consoleDirectory` in server/src/system/console.ts). */
 export const consoleDist = path.join(consoleRoot, 'dist');
 const stampFile = path.join(consoleDist, '.build-stamp');
-/** What the console's build reads: its sources, the SDK's, itself (the generated types are erased). */
+/**
+ * What the console's build reads: its sources, the definition room's it imports, the SDK's, itself
+ * (the generated types are erased).
+ */
 const inputs = [
   'console/src',
+  'core/src/definition',
   'console/package.json',
   'console/tsconfig.json',
   'sdk/src',

@@ -103,6 +103,19 @@ describe('parseDefinition', () => {
     });
   });
 
+  it('reads the keys of input declarations in any case, the inputs’ names as written', () => {
+    const result = parseDefinition(
+      JSON.stringify({
+        name: 'W',
+        Inputs: { Who: { TYPE: 'string', Required: false, Default: 'x' } },
+        tasks: [task('A')],
+      }),
+    );
+    expect(result.ok && result.definition.inputs).toEqual({
+      Who: { type: 'string', required: false, default: 'x' },
+    });
+  });
+
   it('rejects a key given twice in different spellings', () => {
     expect(errorsOf({ name: 'W', Name: 'V', tasks: [task('A')] })).toEqual([
       "name: given twice, as 'name' and 'Name' (keys are case-insensitive)",

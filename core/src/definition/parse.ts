@@ -9,11 +9,7 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc
 import definitionSchema from '../../../generated/workflow-definition.schema.json' with { type: 'json' };
 import { trellisSchemas } from './validation/ajv.js';
 import { canonicalizeKeys } from './validation/canonical-keys.js';
-import {
-  placedProblems,
-  validationErrorProblems,
-  type MessageStyle,
-} from './validation/describe.js';
+import { placedProblems, validationErrorProblems } from './validation/describe.js';
 import { distinctProblems, problemAt, type Problem } from './validation/problem.js';
 import { checkGraph } from './dag.js';
 import {
@@ -23,7 +19,7 @@ import {
   valueProblems,
   type DefinitionLimits,
 } from './limits.js';
-import { DEFINITION_ROOT } from './location.js';
+import { DEFINITION_MESSAGES, DEFINITION_ROOT } from './location.js';
 import { checkSubworkflowTasks } from './subworkflows.js';
 import type { WorkflowDefinition } from './types.js';
 
@@ -54,14 +50,6 @@ export function parseDefinition(
   return validateDefinition(value, limits);
 }
 
-/** Plain words for people writing definitions: `tasks[0].type: must be a string or an object`. */
-const messageStyle: MessageStyle = {
-  root: DEFINITION_ROOT,
-  values: 'plain',
-  wording: 'people',
-  unknownKey: 'is not a known property',
-};
-
 /** Validates a definition already parsed from JSON (keys in any case) within `limits`. */
 export function validateDefinition(
   value: unknown,
@@ -69,21 +57,21 @@ export function validateDefinition(
 ): ParseResult {
   const outOfBounds = valueProblems(value, limits);
   if (outOfBounds.length > 0) {
-    return { ok: false, problems: limited(placedProblems(outOfBounds, messageStyle)) };
+    return { ok: false, problems: limited(placedProblems(outOfBounds, DEFINITION_MESSAGES)) };
   }
   const canonical = canonicalizeKeys(value, definitionSchema);
   const validate = definitionValidator();
-  const problems = placedProblems(canonical.problems, messageStyle);
+  const problems = placedProblems(canonical.problems, DEFINITION_MESSAGES);
   if (!validate(canonical.value)) {
     problems.push(
       ...validationErrorProblems(validate.errors, {
-        ...messageStyle,
+        ...DEFINITION_MESSAGES,
         knownKeysAt: canonical.knownKeysAt,
       }),
     );
   } else if (problems.length === 0) {
     const definition = canonical.value;
-    problems.push(...placedProblems(sizeProblems(definition, limits), messageStyle));
+    problems.push(...placedProblems(sizeProblems(definition, limits), DEFINITION_MESSAGES));
     if (problems.length === 0) problems.push(...checkGraph(definition, limits.MaxDepth));
     if (problems.length === 0) problems.push(...checkSubworkflowTasks(definition));
     if (problems.length === 0) return { ok: true, definition };

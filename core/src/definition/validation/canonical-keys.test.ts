@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalizeKeys, findProperty } from './canonical-keys.js';
+import { canonicalizeKeys, findProperty, writtenPath } from './canonical-keys.js';
 
 const schema = {
   type: 'object',
@@ -7,6 +7,7 @@ const schema = {
     Server: { type: 'object', properties: { Port: { type: 'integer' } } },
     tasks: { type: 'array', items: { $ref: '#/$defs/Task' } },
     variables: { type: 'object' },
+    inputs: { type: 'object', unevaluatedProperties: { $ref: '#/$defs/Input' } },
   },
   $defs: {
     Task: {
@@ -17,6 +18,12 @@ const schema = {
       },
     },
     Plugin: { type: 'object', properties: { plugin: { type: 'string' } } },
+    Input: { type: 'object', properties: { type: { type: 'string' } } },
+    'Acme.Plot@1.0.0': {
+      type: 'object',
+      properties: { at: { $ref: '#/$defs/Acme.Plot@1.0.0/definitions/point' } },
+      definitions: { point: { type: 'object', properties: { x: { type: 'number' } } } },
+    },
   },
 };
 
@@ -42,7 +49,33 @@ describe('canonicalizeKeys', () => {
     const variables = { Region: 'eu', nested: { Key: 1 } };
     const result = canonicalizeKeys({ Variables: variables, Extra: { X: 1 } }, schema);
     expect(result.value).toEqual({ variables, Extra: { X: 1 } });
-    expect(result.knownKeysAt).toEqual(new Map([['/Extra', ['Server', 'tasks', 'variables']]]));
+    expect(result.knownKeysAt).toEqual(
+      new Map([['/Extra', ['Server', 'tasks', 'variables', 'inputs']]]),
+    );
+  });
+
+  it('renames the keys of a map’s values, the map’s own keys kept as written', () => {
+    const result = canonicalizeKeys({ Inputs: { Who: { TYPE: 'string' } } }, schema);
+    expect(result.value).toEqual({ inputs: { Who: { type: 'string' } } });
+  });
+
+  it('follows references to any place in the schema, as the served schema’s plugin parts have', () => {
+    const plot = { $ref: '#/$defs/Acme.Plot@1.0.0' };
+    expect(canonicalizeKeys({ AT: { X: 1 } }, { ...schema, ...plot }).value).toEqual({
+      at: { x: 1 },
+    });
+  });
+
+  it('says how each renamed key was written, so that a place can be shown as written', () => {
+    const result = canonicalizeKeys({ TASKS: [{ Name: 'A', type: 'cfg' }] }, schema);
+    expect(result.writtenAs).toEqual(
+      new Map([
+        ['/tasks', 'TASKS'],
+        ['/tasks/0/name', 'Name'],
+      ]),
+    );
+    expect(writtenPath(result.writtenAs, ['tasks', 0, 'name'])).toEqual(['TASKS', 0, 'Name']);
+    expect(writtenPath(result.writtenAs, ['tasks', 0, 'type'])).toEqual(['TASKS', 0, 'type']);
   });
 
   it('reports a key given twice in different spellings', () => {

@@ -3,16 +3,20 @@
  * definitions and in the configuration alike. Before validation every key the schema knows is
  * renamed to the schema's spelling. The walk follows the schema itself, so a property added to a
  * schema is covered without a change here, and free-form objects (`parameters`, `variables`:
- * user data, schemas without named properties) are left exactly as written.
+ * user data, schemas without named properties) are left exactly as written. A map whose values
+ * have a schema (`inputs`: `unevaluatedProperties` or `additionalProperties`) has its values'
+ * keys renamed. Pure (no Node, no Ajv): the console runs it in the browser too.
  */
 import type { ValidationProblem } from './describe.js';
-import { toPointer, type PathSegment } from './path.js';
+import { pointerSegments, toPointer, type PathSegment } from './path.js';
 
 /** The subset of JSON Schema (2020-12 as TypeSpec emits it, TypeBox's) that the walk needs. */
 interface SchemaNode {
   $ref?: string;
   type?: string;
   properties?: Record<string, SchemaNode>;
+  additionalProperties?: SchemaNode | boolean;
+  unevaluatedProperties?: SchemaNode | boolean;
   items?: SchemaNode;
   anyOf?: SchemaNode[];
   $defs?: Record<string, SchemaNode>;
@@ -24,6 +28,8 @@ export interface CanonicalKeys {
   problems: ValidationProblem[];
   /** For each key the schema does not know (by JSON pointer), the keys it does know there. */
   knownKeysAt: Map<string, string[]>;
+  /** For each key renamed (by its JSON pointer after renaming), the key as it was written. */
+  writtenAs: Map<string, string>;
 }
 
 /**
@@ -33,9 +39,22 @@ export interface CanonicalKeys {
  */
 export function canonicalizeKeys(value: unknown, schema: object): CanonicalKeys {
   const root = schema as SchemaNode;
-  const result: CanonicalKeys = { value: undefined, problems: [], knownKeysAt: new Map() };
+  const result: CanonicalKeys = {
+    value: undefined,
+    problems: [],
+    knownKeysAt: new Map(),
+    writtenAs: new Map(),
+  };
   result.value = walk(value, root, [], root, result);
   return result;
+}
+
+/** A path into the renamed value (`/Server/Port`) with its keys as they were written. */
+export function writtenPath(
+  writtenAs: ReadonlyMap<string, string>,
+  path: readonly PathSegment[],
+): PathSegment[] {
+  return path.map((segment, i) => writtenAs.get(toPointer(path.slice(0, i + 1))) ?? segment);
 }
 
 /** The property of an object schema that `key` names, matched case-insensitively. */
@@ -67,7 +86,8 @@ function walk(
   }
   const properties = schema.properties ?? {};
   const known = Object.keys(properties);
-  if (!isObject(value) || known.length === 0) return value;
+  const rest = restOf(schema);
+  if (!isObject(value) || (known.length === 0 && rest === undefined)) return value;
 
   const byLowerCase = new Map(known.map((key) => [key.toLowerCase(), key]));
   const spellings = new Map<string, string>();
@@ -76,8 +96,8 @@ function walk(
     if (item === undefined) continue;
     const canonical = byLowerCase.get(key.toLowerCase());
     if (canonical === undefined) {
-      result.knownKeysAt.set(toPointer([...path, key]), known);
-      entries.push([key, item]);
+      if (known.length > 0) result.knownKeysAt.set(toPointer([...path, key]), known);
+      entries.push([key, rest ? walk(item, rest, [...path, key], root, result) : item]);
       continue;
     }
     const earlier = spellings.get(canonical);
@@ -89,6 +109,7 @@ function walk(
       continue;
     }
     spellings.set(canonical, key);
+    if (key !== canonical) result.writtenAs.set(toPointer([...path, canonical]), key);
     const property = properties[canonical] as SchemaNode;
     entries.push([canonical, walk(item, property, [...path, canonical], root, result)]);
   }
@@ -96,12 +117,25 @@ function walk(
   return Object.fromEntries(entries);
 }
 
+/** The schema of the values of keys `properties` does not name, when it has one. */
+function restOf(schema: SchemaNode): SchemaNode | undefined {
+  const rest = schema.unevaluatedProperties ?? schema.additionalProperties;
+  return isObject(rest) ? rest : undefined;
+}
+
+/** Follows local references (`#/$defs/Task`, `#/$defs/Acme.Plot@2.0.0/definitions/point`). */
 function dereference(node: SchemaNode, root: SchemaNode): SchemaNode {
   let current = node;
   for (let hops = 0; current.$ref !== undefined && hops < 32; hops++) {
-    const name = current.$ref.startsWith('#/$defs/') ? current.$ref.slice('#/$defs/'.length) : null;
-    const target = name === null ? undefined : root.$defs?.[name];
-    if (target === undefined) return {};
+    if (!current.$ref.startsWith('#/')) return {};
+    const target = pointerSegments(decodeURIComponent(current.$ref.slice(1))).reduce<unknown>(
+      (schema, segment) =>
+        typeof schema === 'object' && schema !== null
+          ? (schema as Record<string, unknown>)[String(segment)]
+          : undefined,
+      root,
+    );
+    if (!isObject(target)) return {};
     current = target;
   }
   return current;

@@ -296,10 +296,18 @@ function describeError(error: ErrorObject, style: MessageStyle): Described {
 }
 
 function unknownKey(path: PathSegment[], style: MessageStyle): Described {
-  const pointer = toPointer(path);
-  const known = style.knownKeysAt?.get(pointer);
-  const problem = `${style.unknownKey ?? 'is not allowed'}${known ? ` (known: ${known.join(', ')})` : ''}`;
-  return { pointer, path, problem, code: 'validation.unknown' };
+  return {
+    pointer: toPointer(path),
+    path,
+    problem: unknownKeyProblem(path, style),
+    code: 'validation.unknown',
+  };
+}
+
+/** What is told of a key at `path` the schema does not allow, with the keys known beside it. */
+export function unknownKeyProblem(path: readonly PathSegment[], style: MessageStyle): string {
+  const known = style.knownKeysAt?.get(toPointer(path));
+  return `${style.unknownKey ?? 'is not allowed'}${known ? ` (known: ${known.join(', ')})` : ''}`;
 }
 
 function typeName(type: string, style: MessageStyle): string {
