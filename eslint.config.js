@@ -39,9 +39,9 @@ export const mayImport = {
   'plugin-kit': [],
   // The generated types, as `./generated/*.js` (tsconfig.json's rootDirs); its build copies them.
   sdk: ['generated'],
-  // The CLI and the console are clients like any other: the published SDK (by its package name),
-  // and the pure definition language.
-  cli: ['sdk', core('definition')],
+  // The CLI is a client like any other, published on its own: the SDK (by its package name).
+  cli: ['sdk'],
+  // The console too, and the pure definition language its editor checks with.
   console: ['sdk', core('definition')],
   scripts: [...domain, 'server', 'workflows-worker', 'generated', 'sdk', 'test'],
   // Tests also build what they run (scripts/build/build-console.mjs, for the console the API serves).
