@@ -261,6 +261,11 @@ export const configSchema = Type.Object(
         default: executionLogDefaults.MaxPageBytes,
       }),
     }),
+    /** The audit trail (README, "Audit trail"): who changed or decided what. */
+    Audit: section({
+      /** Entries older than this many days are purged (by the API processes, every few hours). */
+      RetentionDays: Type.Integer({ minimum: 1, default: 365 }),
+    }),
     Logging: section({
       Level: Type.Enum(logLevels, { type: 'string', default: 'info' }),
       /** `auto`: readable lines when stdout is a terminal, JSON lines otherwise. */

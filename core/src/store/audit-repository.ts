@@ -1,0 +1,97 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AuditEntryTable, Database } from './tables.js';
+
+/**
+ * The audit trail. The database numbers, times and chains each entry as it is appended and
+ * refuses every change to it but the retention purge (see the `audit-trail` migration): this
+ * repository only appends, reads, verifies and purges.
+ */
+
+export type AuditEntry = Selectable<AuditEntryTable>;
+
+/** What the caller says of an entry; the rest is the database's. */
+export type NewAuditEntry = Pick<
+  AuditEntry,
+  'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status' | 'requestId' | 'address'
+>;
+
+/** Appends entries in one statement, chained in the order given; their ids and times. */
+export async function appendEntries(
+  db: Kysely<Database>,
+  entries: NewAuditEntry[],
+): Promise<Pick<AuditEntry, 'id' | 'at'>[]> {
+  if (entries.length === 0) return [];
+  return db
+    .insertInto('auditEntry')
+    .values(entries.map((entry) => ({ ...entry, targets: JSON.stringify(entry.targets) })))
+    .returning(['id', 'at'])
+    .execute();
+}
+
+/** Which entries a list shows; each filter is optional, `from` inclusive and `to` exclusive. */
+export interface AuditFilter {
+  project?: string;
+  actor?: string;
+  operation?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** Entries newest first, `limit` of them, after the entry `after` (its id) when given. */
+export async function listEntries(
+  db: Kysely<Database>,
+  filter: AuditFilter,
+  page: { after?: string; limit: number },
+): Promise<AuditEntry[]> {
+  let query = db.selectFrom('auditEntry').selectAll().orderBy('id', 'desc').limit(page.limit);
+  if (filter.project !== undefined) query = query.where('project', '=', filter.project);
+  if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
+  if (filter.operation !== undefined) query = query.where('operation', '=', filter.operation);
+  if (filter.from !== undefined) query = query.where('at', '>=', filter.from);
+  if (filter.to !== undefined) query = query.where('at', '<', filter.to);
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.execute();
+}
+
+/** Where a chain breaks: the entry's own fields no longer give its hash, or it does not follow the entry before. */
+export interface ChainBreak {
+  id: string;
+  reason: 'altered' | 'unlinked';
+}
+
+/**
+ * Walks the chain in order: each entry's hash must be its digest, and its `prev_hash` the hash of
+ * the entry before. The first entry's `prev_hash` is taken as it is (after a purge, it anchors).
+ */
+export async function verifyChain(
+  db: Kysely<Database>,
+): Promise<{ entries: number; firstBreak: ChainBreak | null }> {
+  const { rows } = await sql<{ entries: string; id: string | null; altered: boolean | null }>`
+    with chain as (
+      select id, hash,
+        hash is distinct from audit_entry_digest(prev_hash, id, at, actor, actor_kind, project,
+          operation, targets, status, request_id, address) as altered,
+        row_number() over (order by id) > 1
+          and prev_hash is distinct from lag(hash) over (order by id) as unlinked
+      from audit_entry
+    )
+    select (select count(*) from chain) as entries, broken.id, broken.altered
+    from (select 1) as one
+    left join lateral (
+      select id, altered from chain where altered or unlinked order by id limit 1
+    ) as broken on true`.execute(db);
+  const row = rows[0];
+  if (!row) throw new Error('verifying the audit chain returned no row');
+  return {
+    entries: Number(row.entries),
+    firstBreak:
+      row.id === null ? null : { id: row.id, reason: row.altered ? 'altered' : 'unlinked' },
+  };
+}
+
+/** Deletes the entries older than `retentionDays`, the one deletion the database allows. */
+export async function purgeEntries(db: Kysely<Database>, retentionDays: number): Promise<number> {
+  const { rows } = await sql<{ purged: string }>`
+    select purge_audit_entries(make_interval(days => ${retentionDays})) as purged`.execute(db);
+  return Number(rows[0]?.purged ?? 0);
+}
