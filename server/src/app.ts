@@ -7,7 +7,7 @@ import typeIs from 'type-is';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
-import { createRequestAudit, notePathIds } from './audit/operations.js';
+import { createRequestAudit, notePathParams } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { keepAuditRetention } from './audit/retention.js';
 import { listen, type Listening } from '#platform/http/listen.js';
@@ -252,7 +252,7 @@ export function createApp(deps: AppDeps): RequestListener {
       });
     }
     req.operation = operation;
-    notePathIds(req, () => api.router.parseRequest(request, operation).params);
+    notePathParams(req, () => api.router.parseRequest(request, operation).params);
     const user = await authorize(
       operation,
       req.headers.authorization,
@@ -280,7 +280,7 @@ export function createApp(deps: AppDeps): RequestListener {
       const reply = await handle({ params, query, body: request.body }, req);
       if (!('stream' in reply)) {
         const { data } = (reply.body ?? {}) as { data?: unknown };
-        await audit.answered(req, { status: reply.status, data });
+        await audit.answered(req, { status: reply.status, params, data });
       }
       return reply;
     };

@@ -24,9 +24,14 @@ const recorded = new WeakSet<Req>();
 /** Requests past authentication: their operation's failures are recorded (before, only sign-ins). */
 const admitted = new WeakSet<Req>();
 
-/** The ids of a request's path (its parameters as routed), when its operation is recorded. */
-export function notePathIds(req: Req, params: () => unknown): void {
-  if (changesSomething(req)) noteAudit(req, { targets: idsOf(params()) });
+const pathParams = new WeakMap<Req, () => unknown>();
+
+/**
+ * How to read a request's path parameters as routed, for an entry recorded before they were
+ * validated (a refused role, an invalid body); read only then.
+ */
+export function notePathParams(req: Req, params: () => unknown): void {
+  if (changesSomething(req)) pathParams.set(req, params);
 }
 
 /** Adds to the entry the request's operation will be recorded with. */
@@ -105,9 +110,13 @@ export function createRequestAudit(recorder: AuditRecorder, addressOf: (req: Req
 
     /**
      * Records the request's operation with its outcome, once, when it changes something; `data`
-     * is what the reply holds (its ids become targets beside the path's). Resolves once stored.
+     * is what the reply holds (its ids become targets beside the path's `params`). Resolves once
+     * stored.
      */
-    async answered(req: Req, outcome: { status: number; data?: unknown }): Promise<void> {
+    async answered(
+      req: Req,
+      outcome: { status: number; params?: unknown; data?: unknown },
+    ): Promise<void> {
       if (!changesSomething(req) || recorded.has(req)) return;
       if (!admitted.has(req) && !req.user) return;
       recorded.add(req);
@@ -118,7 +127,10 @@ export function createRequestAudit(recorder: AuditRecorder, addressOf: (req: Req
           actorKind: req.user ? actorKind(req) : 'system',
           project: auditProject(req),
           operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
-          targets: targetsOf(note?.targets ?? {}, idsOf(outcome.data)),
+          targets: targetsOf(
+            { ...idsOf(outcome.params ?? pathParams.get(req)?.()), ...note?.targets },
+            idsOf(outcome.data),
+          ),
           status: outcome.status,
         }),
       );
