@@ -88,7 +88,8 @@ export interface paths {
          * Verify the audit trail
          * @description Verifies the audit trail: each entry's hash must be that of its fields and of the entry
          *     before, so an entry changed, removed or inserted behind the database's back shows as the
-         *     first break. The oldest entry left by the retention anchors the chain.
+         *     first break. The oldest entry must be the first ever recorded or the first the latest purge
+         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`.
          */
         get: operations["verifyAuditTrail"];
         put?: never;
@@ -1138,12 +1139,12 @@ export interface components {
          * @enum {string}
          */
         AuditActorKind: "user" | "key" | "oidc" | "system";
-        /** @description Where the chain breaks: the entry's own fields no longer give its hash (`altered`), or it does not follow the entry before it (`unlinked`: that one was removed or replaced). */
+        /** @description Where the chain breaks: the entry's own fields no longer give its hash (`altered`), it does not follow the entry before it (`unlinked`: that one was removed or replaced), or it is the oldest entry but neither the first ever recorded nor the first the latest purge kept (`truncated`: older entries were removed outside the retention). */
         AuditChainBreak: {
             /** @description The first entry where the chain does not hold. */
             id: string;
             /** @enum {string} */
-            reason: "altered" | "unlinked";
+            reason: "altered" | "unlinked" | "truncated";
         };
         /** @description One change or decision, as the audit trail recorded it. */
         AuditEntry: {
@@ -1160,7 +1161,7 @@ export interface components {
             actorKind: components["schemas"]["AuditActorKind"];
             /** @description The project it happened in; null for what belongs to the whole instance (plugins, sign-ins). */
             project: string | null;
-            /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials) and `signInLocked` (refused while locked). */
+            /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
             operation: string;
             /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
             targets: {

@@ -15,6 +15,12 @@ interface ListOptions {
   limit: number;
 }
 
+const breaks = {
+  altered: 'its fields are not those it was recorded with',
+  unlinked: 'it does not follow the entry before it (one was removed or replaced)',
+  truncated: 'it is the oldest entry, yet no purge kept it (older ones were removed)',
+} as const;
+
 /** `trellis audit list|verify`: the audit trail (role admin). */
 export function auditCommands(program: Command, act: Act): void {
   const audit = program
@@ -72,11 +78,7 @@ export function auditCommands(program: Command, act: Act): void {
           return exitCodes.ok;
         }
         output.line(
-          `The audit trail breaks at entry ${firstBreak.id}: ${
-            firstBreak.reason === 'altered'
-              ? 'its fields are not those it was recorded with'
-              : 'it does not follow the entry before it (one was removed or replaced)'
-          }.`,
+          `The audit trail breaks at entry ${firstBreak.id}: ${breaks[firstBreak.reason]}.`,
         );
         return exitCodes.failed;
       }),

@@ -106,6 +106,17 @@ describe.each(modes)('the audit trail on $mode', ({ open }) => {
       expect((await verifyChain(db)).firstBreak).toBeNull();
       await sql`delete from audit_entry where id = ${second!.id}`.execute(db);
       expect((await verifyChain(db)).firstBreak).toEqual({ id: newest!.id, reason: 'unlinked' });
+      const [oldest, secondOldest] = await db
+        .selectFrom('auditEntry')
+        .select('id')
+        .orderBy('id')
+        .limit(2)
+        .execute();
+      await sql`delete from audit_entry where id = ${oldest!.id}`.execute(db);
+      expect((await verifyChain(db)).firstBreak).toEqual({
+        id: secondOldest!.id,
+        reason: 'truncated',
+      });
     } finally {
       await sql`alter table audit_entry enable trigger audit_entry_append_only`.execute(db);
     }
@@ -130,16 +141,54 @@ describe.each(modes)('the audit trail on $mode', ({ open }) => {
     expect(await listEntries(db, { to: future, project: 'default' }, { limit: 5 })).toHaveLength(5);
   });
 
-  it('purges past the retention only, and the chain left verifies from its first entry', async () => {
+  it('purges past the retention only, recording the purge, and the chain left verifies', async () => {
     const { db } = database;
     const before = await listEntries(db, {}, { limit: 1000 });
     expect(await purgeEntries(db, 365)).toBe(0);
+    expect(await listEntries(db, {}, { limit: 1000 })).toEqual(before);
     await sql`select pg_sleep(0.01)`.execute(db);
     expect(await purgeEntries(db, 0)).toBe(before.length);
+    const [purge, ...others] = await listEntries(db, {}, { limit: 1000 });
+    expect(others).toEqual([]);
+    expect(purge).toMatchObject({
+      actor: 'system',
+      actorKind: 'system',
+      project: null,
+      operation: 'auditPurge',
+      targets: { purged: String(before.length), lastPurgedHash: before[0]!.hash },
+    });
     await appendEntries(db, [entry('createWorkflow'), entry('deleteWorkflow')]);
-    const after = await listEntries(db, {}, { limit: 10 });
-    expect(after).toHaveLength(2);
-    expect(BigInt(after[1]!.id)).toBeGreaterThan(BigInt(before[0]!.id));
-    expect(await verifyChain(db)).toEqual({ entries: 2, firstBreak: null });
+    expect(await verifyChain(db)).toEqual({ entries: 3, firstBreak: null });
+  });
+
+  it('tells a purge from the oldest entries deleted behind its back', async () => {
+    const { db } = database;
+    const [lastPurged] = await listEntries(db, {}, { limit: 1 });
+    await sql`select pg_sleep(0.01)`.execute(db);
+    await appendEntries(db, [entry('updateWorkflow'), entry('updateWorkflow')]);
+    const kept = await listEntries(db, { operation: 'updateWorkflow' }, { limit: 2 });
+    // A purge of what is older than the first of the two: the three entries of the test before.
+    const { rows } = await sql<{ purged: string }>`
+      select purge_audit_entries(clock_timestamp() - ${kept[1]!.at}::timestamptz) as purged
+    `.execute(db);
+    expect(Number(rows[0]!.purged)).toBe(3);
+    const [purge] = await listEntries(db, { operation: 'auditPurge' }, { limit: 1 });
+    expect(purge!.targets).toEqual({
+      purged: '3',
+      firstRemainingId: kept[1]!.id,
+      lastPurgedHash: lastPurged!.hash,
+    });
+    expect(await verifyChain(db)).toEqual({ entries: 3, firstBreak: null });
+
+    await sql`alter table audit_entry disable trigger audit_entry_append_only`.execute(db);
+    try {
+      await sql`delete from audit_entry where id = ${kept[1]!.id}`.execute(db);
+    } finally {
+      await sql`alter table audit_entry enable trigger audit_entry_append_only`.execute(db);
+    }
+    expect(await verifyChain(db)).toEqual({
+      entries: 2,
+      firstBreak: { id: kept[0]!.id, reason: 'truncated' },
+    });
   });
 });

@@ -53,43 +53,66 @@ export async function listEntries(
   return query.execute();
 }
 
-/** Where a chain breaks: the entry's own fields no longer give its hash, or it does not follow the entry before. */
+/**
+ * Where a chain breaks: the entry's own fields no longer give its hash (`altered`), it does not
+ * follow the entry before (`unlinked`), or it is the oldest entry yet neither the first ever
+ * recorded nor the first a purge kept (`truncated`: older entries were deleted behind its back).
+ */
 export interface ChainBreak {
   id: string;
-  reason: 'altered' | 'unlinked';
+  reason: 'altered' | 'unlinked' | 'truncated';
 }
 
 /**
  * Walks the chain in order: each entry's hash must be its digest, and its `prev_hash` the hash of
- * the entry before. The first entry's `prev_hash` is taken as it is (after a purge, it anchors).
+ * the entry before. The oldest entry must be the first ever (no `prev_hash`) or the one the latest
+ * purge's entry names as the first it kept, following the last entry it purged.
  */
 export async function verifyChain(
   db: Kysely<Database>,
 ): Promise<{ entries: number; firstBreak: ChainBreak | null }> {
-  const { rows } = await sql<{ entries: string; id: string | null; altered: boolean | null }>`
+  const { rows } = await sql<{ entries: string; id: string | null; reason: ChainBreak['reason'] }>`
     with chain as (
-      select id, hash,
+      select id, prev_hash,
         hash is distinct from audit_entry_digest(prev_hash, id, at, actor, actor_kind, project,
           operation, targets, status, request_id, address) as altered,
-        row_number() over (order by id) > 1
-          and prev_hash is distinct from lag(hash) over (order by id) as unlinked
+        row_number() over (order by id) = 1 as oldest,
+        prev_hash is distinct from lag(hash) over (order by id) as unlinked
       from audit_entry
+    ),
+    latest_purge as (
+      select targets from audit_entry
+      where operation = 'auditPurge' and actor_kind = 'system'
+      order by id desc limit 1
     )
-    select (select count(*) from chain) as entries, broken.id, broken.altered
+    select (select count(*) from chain) as entries, broken.id, broken.reason
     from (select 1) as one
     left join lateral (
-      select id, altered from chain where altered or unlinked order by id limit 1
+      select id,
+        case when altered then 'altered' when oldest then 'truncated' else 'unlinked' end as reason
+      from chain
+      where altered
+        or (not oldest and unlinked)
+        or (oldest and prev_hash is not null and not exists (
+          select 1 from latest_purge
+          where targets->>'firstRemainingId' = chain.id::text
+            and targets->>'lastPurgedHash' = chain.prev_hash
+        ))
+      order by id limit 1
     ) as broken on true`.execute(db);
   const row = rows[0];
   if (!row) throw new Error('verifying the audit chain returned no row');
   return {
     entries: Number(row.entries),
-    firstBreak:
-      row.id === null ? null : { id: row.id, reason: row.altered ? 'altered' : 'unlinked' },
+    firstBreak: row.id === null ? null : { id: row.id, reason: row.reason },
   };
 }
 
-/** Deletes the entries older than `retentionDays`, the one deletion the database allows. */
+/**
+ * Deletes the entries older than `retentionDays`, the one deletion the database allows, and
+ * appends an `auditPurge` entry saying how many went and which is the first kept. Returns how
+ * many went.
+ */
 export async function purgeEntries(db: Kysely<Database>, retentionDays: number): Promise<number> {
   const { rows } = await sql<{ purged: string }>`
     select purge_audit_entries(make_interval(days => ${retentionDays})) as purged`.execute(db);

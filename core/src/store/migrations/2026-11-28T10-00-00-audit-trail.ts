@@ -6,8 +6,9 @@ import { sql, type Kysely } from 'kysely';
 // each entry and chains it to the one before (hash = sha256 of the previous hash and the entry's
 // fields) under a transaction-wide advisory lock, so appends from several API processes form one
 // chain in commit order; UPDATE, DELETE and TRUNCATE are refused, except the deletion of entries
-// older than the cutoff `purge_audit_entries` sets for its own transaction (retention). The first
-// entry left after a purge keeps its `prev_hash`: it anchors verification.
+// older than the cutoff `purge_audit_entries` sets for its own transaction (retention). A purge
+// leaves evidence: its own entry (`auditPurge`) names the first entry it kept and the hash that
+// entry follows, so that verification tells a purge from entries deleted behind its back.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -91,17 +92,39 @@ export async function up(db: Kysely<any>): Promise<void> {
     create trigger audit_entry_no_truncate before truncate on audit_entry
     for each statement execute function audit_entry_refuse_change()`.execute(db);
 
-  // Retention: the one way entries leave. Returns how many did.
+  // Retention: the one way entries leave, oldest first and never past an entry it keeps (the
+  // chain left is whole). Returns how many left. The purge's entry is appended under the chain's
+  // lock, so that the first entry it names is still the oldest when it is recorded; the deletion
+  // itself does not hold appends back.
   await sql`
     create function purge_audit_entries(retention interval) returns bigint language plpgsql as $$
     declare
       cutoff timestamptz := now() - retention;
+      first_kept bigint;
       purged bigint;
+      last_purged_hash text;
     begin
+      select min(id) into first_kept from audit_entry where at >= cutoff;
       perform set_config('trellis.audit_purge_before', cutoff::text, true);
-      delete from audit_entry where at < cutoff;
-      get diagnostics purged = row_count;
+      with gone as (
+        delete from audit_entry
+        where at < cutoff and (first_kept is null or id < first_kept)
+        returning id, hash
+      )
+      select count(*), (array_agg(hash order by id desc))[1] into purged, last_purged_hash
+      from gone;
       perform set_config('trellis.audit_purge_before', '', true);
+      if purged = 0 then
+        return 0;
+      end if;
+      perform pg_advisory_xact_lock(hashtext('trellis.audit_entry'));
+      select min(id) into first_kept from audit_entry;
+      insert into audit_entry (actor, actor_kind, project, operation, targets, status)
+      values ('system', 'system', null, 'auditPurge', jsonb_strip_nulls(jsonb_build_object(
+        'purged', purged::text,
+        'firstRemainingId', first_kept::text,
+        'lastPurgedHash', last_purged_hash
+      )), 200);
       return purged;
     end $$`.execute(db);
 }
