@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalLinkToken } from '#application/notifications/approval-links.js';
 import type { components } from '../../sdk/src/index.js';
 import { runCli } from '../support/cli.js';
 import {
@@ -13,6 +14,7 @@ import {
   decideApproval,
   definition,
   delay,
+  eventually,
   execute,
   noop,
 } from '../support/engine-support.js';
@@ -23,15 +25,18 @@ type AuditEntry = components['schemas']['AuditEntry'];
 
 let trellis: Trellis;
 beforeAll(async () => {
-  trellis = await startTrellis({ worker: true });
+  trellis = await startTrellis({
+    worker: true,
+    config: { Security: { RateLimits: { FailedLoginsPerUser: 2 } } },
+  });
 });
 afterAll(async () => {
   await trellis?.stop();
 });
 
 /** The newest entry of an operation (they are recorded before the response is sent). */
-async function newest(operation: string): Promise<AuditEntry> {
-  const [entry] = await trellis.admin.GET('/audit', {
+async function newest(operation: string, of = trellis): Promise<AuditEntry> {
+  const [entry] = await of.admin.GET('/audit', {
     params: { query: { operation, pageSize: 1 } },
   });
   if (!entry) throw new Error(`no audit entry of ${operation}`);
@@ -46,6 +51,26 @@ const byAdmin = {
   requestId: expect.any(String),
   address: expect.stringMatching(/127\.0\.0\.1/),
 };
+
+/** `trellis <args>` as the admin. */
+const cli = (args: string[]) =>
+  runCli(args, {
+    env: {
+      TRELLIS_URL: trellis.baseUrl,
+      TRELLIS_USER: users.admin.username,
+      TRELLIS_PASSWORD: users.admin.password,
+    },
+  });
+
+/** Runs `change` as the database's owner, past the trigger that keeps the trail append-only. */
+async function behindItsBack(change: () => Promise<unknown>): Promise<void> {
+  await sql`alter table audit_entry disable trigger audit_entry_append_only`.execute(trellis.db);
+  try {
+    await change();
+  } finally {
+    await sql`alter table audit_entry enable trigger audit_entry_append_only`.execute(trellis.db);
+  }
+}
 
 describe('the audit trail', () => {
   it('records workflow changes, runs, cancels, reruns and decisions with their ids', async () => {
@@ -246,24 +271,13 @@ describe('the audit trail', () => {
 
     const holds = await trellis.admin.GET('/audit/verify');
     expect(holds).toMatchObject({ intact: true, firstBreak: null });
-    const cli = (args: string[]) =>
-      runCli(args, {
-        env: {
-          TRELLIS_URL: trellis.baseUrl,
-          TRELLIS_USER: users.admin.username,
-          TRELLIS_PASSWORD: users.admin.password,
-        },
-      });
     expect((await cli(['audit', 'verify'])).code).toBe(0);
 
     const signIn = await newest('signIn');
     // The database's owner can still do anything, the trigger's removal included: the chain shows it.
-    await sql`alter table audit_entry disable trigger audit_entry_append_only`.execute(db);
-    try {
-      await sql`update audit_entry set status = 200 where id = ${signIn.id}`.execute(db);
-    } finally {
-      await sql`alter table audit_entry enable trigger audit_entry_append_only`.execute(db);
-    }
+    await behindItsBack(() =>
+      sql`update audit_entry set status = 200 where id = ${signIn.id}`.execute(db),
+    );
     expect(await trellis.admin.GET('/audit/verify')).toEqual({
       intact: false,
       entries: holds.entries,
@@ -275,5 +289,114 @@ describe('the audit trail', () => {
 
     const listed = await cli(['audit', 'list', '--operation', 'signIn', '--json']);
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: signIn.id })]);
+
+    await behindItsBack(() =>
+      sql`update audit_entry set status = 401 where id = ${signIn.id}`.execute(db),
+    );
+    expect(await trellis.admin.GET('/audit/verify')).toMatchObject({ intact: true });
+  });
+
+  it('records sign-ins refused while a name is locked', async () => {
+    const { username, password } = users.plugins;
+    for (const attempt of [1, 2]) {
+      await expectFailure(
+        trellis.client({ basic: { username, password: `wrong-${attempt}` } }).GET('/workflows'),
+        401,
+      );
+    }
+    await expectFailure(trellis.client(basicAs('plugins')).GET('/plugins'), 429);
+    expect(await newest('signInLocked')).toMatchObject({
+      actor: username,
+      actorKind: 'user',
+      project: null,
+      status: 429,
+      targets: {},
+      requestId: expect.any(String),
+      address: expect.stringMatching(/127\.0\.0\.1/),
+    });
+    const entries = JSON.stringify(
+      await trellis.admin.GET('/audit', { params: { query: { actor: username } } }),
+    );
+    expect(entries).not.toContain(password);
+    expect(entries).not.toContain('wrong-1');
+  });
+
+  it("records a decision through an approval link as the link's, without its token", async () => {
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Gate', type: noop, manualApproval: { enabled: true } }]),
+    );
+    const executionId = await execute(trellis.admin, workflowId);
+    const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
+    const { token } = await approvalLinkToken(trellis.db, {
+      eventId: `msg_audit_${approval!.id}`,
+      approvalId: approval!.id,
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    await trellis.client().POST('/approvals/decide/{token}', {
+      params: { path: { token } },
+      body: { decision: 'Approve' },
+    });
+    const entry = await newest('decideApprovalLink');
+    expect(entry).toMatchObject({
+      actor: 'approval link',
+      actorKind: 'system',
+      project: 'default',
+      status: 200,
+      targets: { linkId: token.split('.')[0], approvalId: approval!.id, executionId },
+    });
+    expect(JSON.stringify(entry)).not.toContain(token.split('.')[2]);
+    await trellis.admin.waitForExecution(workflowId, executionId, { timeoutMs: 20_000 });
+  });
+
+  it('verify names the oldest entry left when older ones were deleted behind its back', async () => {
+    const { db } = trellis;
+    expect(await trellis.admin.GET('/audit/verify')).toMatchObject({ intact: true });
+    const oldest = await db.selectFrom('auditEntry').select('id').orderBy('id').limit(4).execute();
+    await behindItsBack(() =>
+      db.deleteFrom('auditEntry').where('id', '<', oldest[3]!.id).execute(),
+    );
+    expect(await trellis.admin.GET('/audit/verify')).toMatchObject({
+      intact: false,
+      firstBreak: { id: oldest[3]!.id, reason: 'truncated' },
+    });
+    const broken = await cli(['audit', 'verify']);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain(`breaks at entry ${oldest[3]!.id}: it is the oldest entry`);
+  });
+});
+
+describe('the retention', () => {
+  it('purges through the API process, recording the purge, and the chain left verifies', async () => {
+    // Entries live two seconds: the API process purges every two seconds.
+    const brief = await startTrellis({ config: { Audit: { RetentionDays: 2 / 86_400 } } });
+    try {
+      const workflowId = await addWorkflow(brief.admin, definition([{ name: 'Go', type: noop }]));
+      const added = await newest('addWorkflow', brief);
+      expect(added.targets).toEqual({ id: workflowId });
+      const purge = await eventually(async () => {
+        const [latest] = await brief.admin.GET('/audit', {
+          params: { query: { operation: 'auditPurge', pageSize: 1 } },
+        });
+        expect(BigInt(latest?.id ?? 0)).toBeGreaterThan(BigInt(added.id));
+        expect(
+          await brief.admin.GET('/audit', { params: { query: { operation: 'addWorkflow' } } }),
+        ).toEqual([]);
+        return latest!;
+      }, 30_000);
+      expect(purge).toMatchObject({
+        actor: 'system',
+        actorKind: 'system',
+        project: null,
+        status: 200,
+        targets: { purged: expect.stringMatching(/^[1-9][0-9]*$/) },
+      });
+      expect(await brief.admin.GET('/audit/verify')).toMatchObject({
+        intact: true,
+        firstBreak: null,
+      });
+    } finally {
+      await brief.stop();
+    }
   });
 });

@@ -115,6 +115,6 @@ export async function verifyChain(
  */
 export async function purgeEntries(db: Kysely<Database>, retentionDays: number): Promise<number> {
   const { rows } = await sql<{ purged: string }>`
-    select purge_audit_entries(make_interval(days => ${retentionDays})) as purged`.execute(db);
+    select purge_audit_entries(${retentionDays}::float8 * interval '1 day') as purged`.execute(db);
   return Number(rows[0]?.purged ?? 0);
 }

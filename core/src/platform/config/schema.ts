@@ -263,8 +263,11 @@ export const configSchema = Type.Object(
     }),
     /** The audit trail (README, "Audit trail"): who changed or decided what. */
     Audit: section({
-      /** Entries older than this many days are purged (by the API processes, every few hours). */
-      RetentionDays: Type.Integer({ minimum: 1, default: 365 }),
+      /**
+       * Entries older than this many days (fractions allowed) are purged by the API processes,
+       * every six hours or every retention period when it is shorter.
+       */
+      RetentionDays: Type.Number({ exclusiveMinimum: 0, default: 365 }),
     }),
     Logging: section({
       Level: Type.Enum(logLevels, { type: 'string', default: 'info' }),
