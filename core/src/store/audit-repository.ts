@@ -15,16 +15,16 @@ export type NewAuditEntry = Pick<
   'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status' | 'requestId' | 'address'
 >;
 
-/** Appends entries in one statement, chained in the order given; their ids and times. */
+/** Appends entries in one statement, chained in the order given; their ids, times and hashes. */
 export async function appendEntries(
   db: Kysely<Database>,
   entries: NewAuditEntry[],
-): Promise<Pick<AuditEntry, 'id' | 'at'>[]> {
+): Promise<Pick<AuditEntry, 'id' | 'at' | 'hash'>[]> {
   if (entries.length === 0) return [];
   return db
     .insertInto('auditEntry')
     .values(entries.map((entry) => ({ ...entry, targets: JSON.stringify(entry.targets) })))
-    .returning(['id', 'at'])
+    .returning(['id', 'at', 'hash'])
     .execute();
 }
 
