@@ -7,7 +7,7 @@ import typeIs from 'type-is';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
-import { createRequestAudit, notePathParams } from './audit/operations.js';
+import { createRequestAudit } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { keepAuditRetention } from './audit/retention.js';
 import { listen, type Listening } from '#platform/http/listen.js';
@@ -198,9 +198,7 @@ export function createApp(deps: AppDeps): RequestListener {
     logger,
     createLoginGuard(deps.db, config.Security.RateLimits, logger),
   );
-  const audit = createRequestAudit(createAuditRecorder(deps.db, logger), (req) =>
-    proxyAddr(req, trustProxy),
-  );
+  const audit = createRequestAudit(createAuditRecorder(deps.db, logger));
   const operations = new Map(
     Object.entries(handlers).map(([operationId, handler]) => [
       operationId,
@@ -252,14 +250,15 @@ export function createApp(deps: AppDeps): RequestListener {
       });
     }
     req.operation = operation;
-    notePathParams(req, () => api.router.parseRequest(request, operation).params);
+    const address = proxyAddr(req, trustProxy);
+    audit.follow(req, address, () => api.router.parseRequest(request, operation).params);
     const user = await authorize(
       operation,
       req.headers.authorization,
-      proxyAddr(req, trustProxy),
+      address,
       (caller) => (req.user = caller),
     ).catch(async (error: unknown) => {
-      if (!req.user) await audit.signInRefused(req, error);
+      if (!req.user) await audit.signInRefused(req, address, error);
       throw error;
     });
     audit.admit(req);

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalLinkToken } from '#application/notifications/approval-links.js';
+import { createLogger } from '#platform/logging.js';
 import type { components } from '../../sdk/src/index.js';
 import { runCli } from '../support/cli.js';
 import {
@@ -24,9 +25,21 @@ import { expectFailure } from './api-error.js';
 type AuditEntry = components['schemas']['AuditEntry'];
 
 let trellis: Trellis;
+/** The audit lines the service logged (at info, though its level is warn). */
+const auditLines: { audit: Record<string, unknown> }[] = [];
 beforeAll(async () => {
   trellis = await startTrellis({
     worker: true,
+    logger: createLogger(
+      { Level: 'warn' },
+      {},
+      {
+        write: (line: string) => {
+          const record = JSON.parse(line) as { component?: string; audit: Record<string, unknown> };
+          if (record.component === 'audit') auditLines.push(record);
+        },
+      },
+    ),
     config: { Security: { RateLimits: { FailedLoginsPerUser: 2 } } },
   });
 });
@@ -129,7 +142,20 @@ describe('the audit trail', () => {
     });
 
     await trellis.admin.DELETE('/workflows/{workflowId}', { params: { path: { workflowId } } });
-    expect(await newest('deleteWorkflow')).toMatchObject({ ...byAdmin, targets: { workflowId } });
+    const deleted = await newest('deleteWorkflow');
+    expect(deleted).toMatchObject({ ...byAdmin, targets: { workflowId } });
+
+    // Each entry is in the log as it was stored, its hash included: a copy for a SIEM.
+    const stored = await trellis.db
+      .selectFrom('auditEntry')
+      .select(['hash', sql<string>`to_json(at) #>> '{}'`.as('at')])
+      .where('id', '=', deleted.id)
+      .executeTakeFirstOrThrow();
+    expect(auditLines.find((line) => line.audit.id === deleted.id)?.audit).toEqual({
+      ...deleted,
+      at: stored.at,
+      hash: stored.hash,
+    });
   });
 
   it('records trigger and configuration changes and webhook deliveries, never their secrets', async () => {

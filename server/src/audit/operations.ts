@@ -19,29 +19,30 @@ interface AuditNote {
   targets?: Record<string, string>;
 }
 
-const notes = new WeakMap<Req, AuditNote>();
-const recorded = new WeakSet<Req>();
-/** Requests past authentication: their operation's failures are recorded (before, only sign-ins). */
-const admitted = new WeakSet<Req>();
-
-const pathParams = new WeakMap<Req, () => unknown>();
-
-/**
- * How to read a request's path parameters as routed, for an entry recorded before they were
- * validated (a refused role, an invalid body); read only then.
- */
-export function notePathParams(req: Req, params: () => unknown): void {
-  if (changesSomething(req)) pathParams.set(req, params);
+/** What the trail knows of a request that changes something, from routing to its entry. */
+interface RequestTrail {
+  /** The client's address, as authentication counted it. */
+  address: string;
+  /**
+   * How to read its path parameters as routed, for an entry recorded before they were validated
+   * (a refused role, an invalid body); read only then.
+   */
+  pathParams: () => unknown;
+  /** Past authentication: its operation's failures are recorded (before, only sign-ins). */
+  admitted: boolean;
+  recorded: boolean;
+  note?: AuditNote;
 }
+
+// One entry per request the trail follows (one lookup where several sets would each cost one).
+const trails = new WeakMap<Req, RequestTrail>();
 
 /** Adds to the entry the request's operation will be recorded with. */
 export function noteAudit(req: Req, note: AuditNote): void {
-  const earlier = notes.get(req);
-  notes.set(req, {
-    ...earlier,
-    ...note,
-    targets: { ...earlier?.targets, ...note.targets },
-  });
+  const trail = trails.get(req);
+  if (!trail) return;
+  const earlier = trail.note;
+  trail.note = { ...earlier, ...note, targets: { ...earlier?.targets, ...note.targets } };
 }
 
 /**
@@ -63,7 +64,7 @@ function actorKind(req: Req): AuditActorKind {
 const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Whether a request's operation changes or decides something (what the trail records). */
-export function changesSomething(req: Req): boolean {
+function changesSomething(req: Req): boolean {
   return req.operation !== undefined && !readMethods.has(req.method ?? 'GET');
 }
 
@@ -93,19 +94,28 @@ function targetsOf(named: Record<string, string>, replied: Record<string, string
   return targets;
 }
 
-export function createRequestAudit(recorder: AuditRecorder, addressOf: (req: Req) => string) {
+export function createRequestAudit(recorder: AuditRecorder) {
   const entry = (
     req: Req,
+    address: string,
     fields: Pick<
       NewAuditEntry,
       'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status'
     >,
-  ): NewAuditEntry => ({ ...fields, requestId: req.requestId, address: addressOf(req) });
+  ): NewAuditEntry => ({ ...fields, requestId: req.requestId, address });
 
   return {
+    /** A routed request, before authentication: the trail follows it when it changes something. */
+    follow(req: Req, address: string, pathParams: () => unknown): void {
+      if (changesSomething(req)) {
+        trails.set(req, { address, pathParams, admitted: false, recorded: false });
+      }
+    },
+
     /** The request passed authentication and authorisation (or its operation is public). */
     admit(req: Req): void {
-      admitted.add(req);
+      const trail = trails.get(req);
+      if (trail) trail.admitted = true;
     },
 
     /**
@@ -117,18 +127,19 @@ export function createRequestAudit(recorder: AuditRecorder, addressOf: (req: Req
       req: Req,
       outcome: { status: number; params?: unknown; data?: unknown },
     ): Promise<void> {
-      if (!changesSomething(req) || recorded.has(req)) return;
-      if (!admitted.has(req) && !req.user) return;
-      recorded.add(req);
-      const note = notes.get(req);
+      const trail = trails.get(req);
+      if (!trail || trail.recorded) return;
+      if (!trail.admitted && !req.user) return;
+      trail.recorded = true;
+      const { note } = trail;
       await recorder.record(
-        entry(req, {
+        entry(req, trail.address, {
           actor: req.user?.name ?? note?.actor ?? 'anonymous',
           actorKind: req.user ? actorKind(req) : 'system',
           project: auditProject(req),
           operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
-            { ...idsOf(outcome.params ?? pathParams.get(req)?.()), ...note?.targets },
+            { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },
             idsOf(outcome.data),
           ),
           status: outcome.status,
@@ -141,16 +152,17 @@ export function createRequestAudit(recorder: AuditRecorder, addressOf: (req: Req
      * or address locked after too many of them (`signInLocked`, 429). Other errors are not
      * sign-ins.
      */
-    async signInRefused(req: Req, error: unknown): Promise<void> {
+    async signInRefused(req: Req, address: string, error: unknown): Promise<void> {
       const authorization = header(req, 'authorization');
       if (authorization === undefined || !(error instanceof HttpError)) return;
       const locked = error instanceof LoginLocked;
       if (!locked && error.status !== 401) return;
-      recorded.add(req);
+      const trail = trails.get(req);
+      if (trail) trail.recorded = true;
       const kind = actorKind(req);
       const claimed = kind === 'user' ? parseBasicHeader(authorization)?.name : undefined;
       await recorder.record(
-        entry(req, {
+        entry(req, address, {
           actor: claimed ?? 'unknown',
           actorKind: kind === 'system' ? 'user' : kind,
           project: null,
