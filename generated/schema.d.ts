@@ -55,6 +55,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit entries
+         * @description Lists audit entries, newest first, filtered by any of `project`, `actor`, `operation` and a
+         *     time range. Pages with `after`: the entries after the given one (its `id`), `pageSize` of
+         *     them; a page shorter than `pageSize` is the last one.
+         */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the audit trail
+         * @description Verifies the audit trail: each entry's hash must be that of its fields and of the entry
+         *     before, so an entry changed, removed or inserted behind the database's back shows as the
+         *     first break. The oldest entry must be the first ever recorded or the first the latest purge
+         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`.
+         */
+        get: operations["verifyAuditTrail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -1089,6 +1134,93 @@ export interface components {
          * @enum {string}
          */
         ApprovalTimeoutAction: "Approve" | "Reject";
+        /**
+         * @description Who made a change: a configured user, an API key, an OpenID Connect subject, or Trellis itself (and public callers: webhooks, approval links).
+         * @enum {string}
+         */
+        AuditActorKind: "user" | "key" | "oidc" | "system";
+        /** @description Where the chain breaks: the entry's own fields no longer give its hash (`altered`), it does not follow the entry before it (`unlinked`: that one was removed or replaced), or it is the oldest entry but neither the first ever recorded nor the first the latest purge kept (`truncated`: older entries were removed outside the retention). */
+        AuditChainBreak: {
+            /** @description The first entry where the chain does not hold. */
+            id: string;
+            /** @enum {string} */
+            reason: "altered" | "unlinked" | "truncated";
+        };
+        /** @description One change or decision, as the audit trail recorded it. */
+        AuditEntry: {
+            /** @description The entry's id: entries are numbered in the order they were recorded. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it was recorded.
+             */
+            at: string;
+            /** @description Who: a user name, a token's subject, `webhook`, `approval link`, or the name a refused sign-in claimed. */
+            actor: string;
+            /** @description What kind of caller `actor` is. */
+            actorKind: components["schemas"]["AuditActorKind"];
+            /** @description The project it happened in; null for what belongs to the whole instance (plugins, sign-ins). */
+            project: string | null;
+            /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
+            operation: string;
+            /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
+            targets: {
+                [key: string]: string;
+            };
+            /**
+             * Format: int32
+             * @description The HTTP status it was answered with.
+             */
+            status: number;
+            /** @description The request's `X-Request-Id`. */
+            requestId: string | null;
+            /** @description The client's address (behind `Server.TrustedProxies`, the one they name). */
+            address: string | null;
+        };
+        /** @description The envelope of a list of audit entries. */
+        AuditEntryListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["AuditEntry"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description What a verification of the audit trail found. */
+        AuditVerification: {
+            /** @description True when every entry is as recorded and follows the one before. */
+            intact: boolean;
+            /**
+             * Format: int32
+             * @description Entries checked (those the retention left).
+             */
+            entries: number;
+            /** @description The first break, or null when the chain holds. */
+            firstBreak: components["schemas"]["AuditChainBreak"] | null;
+        };
+        /** @description The envelope of an audit verification. */
+        AuditVerificationResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["AuditVerification"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /**
          * @description How the caller was authenticated.
          * @enum {string}
@@ -3069,6 +3201,187 @@ export interface operations {
             };
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this project. */
+                project?: string;
+                /** @description Only entries of this actor. */
+                actor?: string;
+                /** @description Only entries of this operation. */
+                operation?: string;
+                /** @description Only entries recorded at or after this time. */
+                from?: string;
+                /** @description Only entries recorded before this time. */
+                to?: string;
+                /** @description Only the entries after this one (its `id`) in the list's order. */
+                after?: string;
+                /** @description Entries per page (1 to 1000, default 100). */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifyAuditTrail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerificationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

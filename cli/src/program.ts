@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Act } from './commands/act.js';
 import { approvalCommands } from './commands/approvals.js';
+import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
 import { runCommand } from './commands/run.js';
 import { workflowCommands } from './commands/workflows.js';
@@ -27,6 +28,7 @@ Examples:
   trellis executions list Hello --status Failed
   trellis executions logs Hello <executionId> --follow
   trellis approvals approve Hello <executionId> Approve
+  trellis audit list --actor alice --operation deleteWorkflow
 `;
 
 /** The `trellis` program, writing to `io`; `state.exitCode` holds the outcome of its command. */
@@ -73,6 +75,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   runCommand(program, act);
   executionCommands(program, act);
   approvalCommands(program, act);
+  auditCommands(program, act);
   return program;
 }
 

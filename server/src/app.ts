@@ -7,12 +7,15 @@ import typeIs from 'type-is';
 import type { Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
+import { createRequestAudit } from './audit/operations.js';
+import { createAuditRecorder } from './audit/recorder.js';
+import { keepAuditRetention } from './audit/retention.js';
 import { listen, type Listening } from '#platform/http/listen.js';
 import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
 import { successEnvelope } from './envelope.js';
-import { bodyTooLarge, renderError, routeNotFound } from './errors.js';
+import { bodyTooLarge, renderError, routeNotFound, toHttpError } from './errors.js';
 import { HttpError } from './http-error.js';
 import type {
   AppDeps,
@@ -195,6 +198,7 @@ export function createApp(deps: AppDeps): RequestListener {
     logger,
     createLoginGuard(deps.db, config.Security.RateLimits, logger),
   );
+  const audit = createRequestAudit(createAuditRecorder(deps.db, logger));
   const operations = new Map(
     Object.entries(handlers).map(([operationId, handler]) => [
       operationId,
@@ -246,8 +250,18 @@ export function createApp(deps: AppDeps): RequestListener {
       });
     }
     req.operation = operation;
-    const user = await authorize(operation, req.headers.authorization, proxyAddr(req, trustProxy));
-    if (user) req.user = user;
+    const address = proxyAddr(req, trustProxy);
+    audit.follow(req, address, () => api.router.parseRequest(request, operation).params);
+    const user = await authorize(
+      operation,
+      req.headers.authorization,
+      address,
+      (caller) => (req.user = caller),
+    ).catch(async (error: unknown) => {
+      if (!req.user) await audit.signInRefused(req, address, error);
+      throw error;
+    });
+    audit.admit(req);
     rejectBadRequestId(req);
     rethrowBodyError(req);
     const unusable = requestValueProblems(
@@ -261,7 +275,14 @@ export function createApp(deps: AppDeps): RequestListener {
     if (errors) throw new Invalid(describeRequestErrors(errors));
     const handle = operations.get(operation.operationId ?? '');
     if (!handle) throw routeNotFound(method, req.path);
-    const run = () => handle({ params, query, body: request.body }, req);
+    const run = async () => {
+      const reply = await handle({ params, query, body: request.body }, req);
+      if (!('stream' in reply)) {
+        const { data } = (reply.body ?? {}) as { data?: unknown };
+        await audit.answered(req, { status: reply.status, params, data });
+      }
+      return reply;
+    };
     const key = declaresIdempotencyKey(operation) ? req.headers['idempotency-key'] : undefined;
     if (typeof key !== 'string') {
       const reply = await run();
@@ -293,7 +314,12 @@ export function createApp(deps: AppDeps): RequestListener {
   }
 
   const serve = (req: Req, res: Res) => {
-    serveOperation(req, res).catch((error: unknown) => fail(error, req, res));
+    serveOperation(req, res).catch(async (error: unknown) => {
+      const status = toHttpError(error, config.Server.BodyLimitBytes)?.status ?? 500;
+      // Failed too: the answer is the operation's own error, and the trail's is logged.
+      await audit.answered(req, { status }).catch(() => undefined);
+      fail(error, req, res);
+    });
   };
 
   // Node's request listener: unlike Express, nothing catches what a step throws, so each
@@ -405,6 +431,7 @@ export type ApiServer = Listening;
 export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
   const app = createApp(deps);
   await readiness.get(app);
+  const retention = keepAuditRetention(deps);
   const listening = await listen(
     createServer(app),
     deps.config.Server.Host,
@@ -417,6 +444,7 @@ export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
       // Open event streams would hold the server's close: they end first.
       await deps.executionEvents.close();
       await deps.installedPlugins.close();
+      await retention.stop();
       await listening.close();
     },
   };

@@ -1,5 +1,6 @@
 import { accountHandlers } from './account/handlers.js';
 import { approvalHandlers } from './approvals/handlers.js';
+import { auditHandlers } from './audit/handlers.js';
 import { approvalLinkHandlers } from './approvals/links.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
@@ -22,4 +23,5 @@ export const handlers = {
   ...notificationHandlers,
   ...systemHandlers,
   ...accountHandlers,
+  ...auditHandlers,
 } satisfies HandlerMap;

@@ -270,7 +270,7 @@ async function followLogs(
   }
 }
 
-function positiveCount(text: string): number {
+export function positiveCount(text: string): number {
   const count = Number(text);
   if (!Number.isInteger(count) || count < 1 || count > 1000) {
     throw new InvalidArgumentError('Give a whole number from 1 to 1000.');

@@ -41,6 +41,7 @@ describe('migrations', () => {
     expect(rows.map((row) => row.table_name)).toEqual([
       'approval',
       'approval_link',
+      'audit_entry',
       'auth_failure',
       'concurrency_slot',
       'execution_event',

@@ -19,6 +19,7 @@ import type {
   ApprovalLinkTable,
 } from './tables/approvals.js';
 import type { ServerSecretTable, IdempotencyKeyTable, AuthFailureTable } from './tables/server.js';
+import type { AuditEntryTable } from './tables/audit.js';
 
 /**
  * The database schema as Kysely sees it. Migrations in `migrations/` create exactly this;
@@ -45,6 +46,7 @@ export interface Database {
   notificationDelivery: NotificationDeliveryTable;
   approvalLink: ApprovalLinkTable;
   serverSecret: ServerSecretTable;
+  auditEntry: AuditEntryTable;
 }
 
 export type * from './tables/plugins.js';
@@ -52,3 +54,4 @@ export type * from './tables/workflows.js';
 export type * from './tables/executions.js';
 export type * from './tables/approvals.js';
 export type * from './tables/server.js';
+export type * from './tables/audit.js';

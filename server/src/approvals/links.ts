@@ -11,6 +11,7 @@ import { checkApprovalLink, type LinkCheck } from '#application/notifications/ap
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { HttpError } from '../http-error.js';
+import { noteAudit } from '../audit/operations.js';
 import { decideApproval } from '#application/approvals/decide-approval.js';
 
 /** Who an approval link's decision is recorded as decided by. */
@@ -61,8 +62,12 @@ export const approvalLinkHandlers = {
     };
   },
 
-  decideApprovalLink: async ({ deps, params, body, log }) => {
+  decideApprovalLink: async ({ deps, params, body, log, req }) => {
+    noteAudit(req, { actor: linkDecider });
     const { link, approval } = await validLink(deps, params.token);
+    noteAudit(req, {
+      targets: { linkId: link.linkId, approvalId: approval.id, executionId: approval.executionId },
+    });
     // Claimed first, so that two uses at once decide at most once; given back when the decision
     // does not happen (bad inputs, Temporal unavailable), so the link can be used again.
     if (!(await notificationRepository.claimApprovalLink(deps.db, link.linkId))) {

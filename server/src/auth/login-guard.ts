@@ -35,6 +35,9 @@ export interface LoginGuard {
   request(name: string): Promise<void>;
 }
 
+/** A login refused because its name or address is locked (the audit trail's `signInLocked`). */
+export class LoginLocked extends HttpError {}
+
 const userKey = (name: string) => `user:${name}`;
 const addressKey = (address: string) => `address:${address}`;
 
@@ -52,7 +55,7 @@ export function createLoginGuard(
     const who = key.startsWith('user:')
       ? `user "${key.slice('user:'.length)}"`
       : `this client address`;
-    return new HttpError(
+    return new LoginLocked(
       429,
       `Too many failed logins for ${who}: logins are refused for ${seconds} s. Wait, then try again with the right credentials.`,
       { 'Retry-After': String(seconds) },

@@ -13,8 +13,8 @@ function seedRolesOf(path: string): string[] {
   if (path.startsWith('/plugins')) return ['plugins'];
   if (path.startsWith('/workflows') || path === '/approvals') return ['workflow'];
   if (path === '/me') return ['config', 'plugins', 'workflow'];
-  // Notifications' delivery log: admin only.
-  if (path.startsWith('/notifications')) return [];
+  // Notifications' delivery log and the audit trail: admin only.
+  if (path.startsWith('/notifications') || path.startsWith('/audit')) return [];
   return ['none: only /config, /plugins, /workflows, /approvals and /me are protected'];
 }
 

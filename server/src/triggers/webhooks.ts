@@ -14,6 +14,7 @@ import { recordExecution, withExecutionLog } from '#application/executions/start
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
 import { header } from '../request-context.js';
+import { noteAudit } from '../audit/operations.js';
 import { secretKeys } from '#plugin-host/secret-keys.js';
 
 /** What an id that names no Active Webhook trigger answers: the same whatever the reason. */
@@ -146,6 +147,7 @@ async function earlierExecution(deps: AppDeps, triggerId: string, webhookId: str
 /** `/hooks/{triggerId}`: webhook deliveries, public, each starting one execution. */
 export const webhookHandlers = {
   deliverWebhook: async ({ deps, params, body, req, log }) => {
+    noteAudit(req, { actor: 'webhook' });
     const { trigger, workflow } = await acceptDelivery(deps, params.triggerId, req);
     const webhookId = header(req, 'webhook-id') ?? null;
     const startDeps = withExecutionLog(deps, log);

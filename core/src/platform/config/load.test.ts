@@ -80,6 +80,7 @@ describe('buildConfig', () => {
         MaxSubworkflowDepth: 10,
       },
       ExecutionLogs: { MaxEntryBytes: 65_536, MaxPageBytes: 4 * 1024 * 1024 },
+      Audit: { RetentionDays: 365 },
       Logging: { Level: 'info', Format: 'auto' },
       Startup: { WaitSeconds: 60 },
       Metrics: { Enabled: false, Host: '127.0.0.1', WorkerPort: 9464 },

@@ -261,6 +261,14 @@ export const configSchema = Type.Object(
         default: executionLogDefaults.MaxPageBytes,
       }),
     }),
+    /** The audit trail (README, "Audit trail"): who changed or decided what. */
+    Audit: section({
+      /**
+       * Entries older than this many days (fractions allowed) are purged by the API processes,
+       * every six hours or every retention period when it is shorter.
+       */
+      RetentionDays: Type.Number({ exclusiveMinimum: 0, default: 365 }),
+    }),
     Logging: section({
       Level: Type.Enum(logLevels, { type: 'string', default: 'info' }),
       /** `auto`: readable lines when stdout is a terminal, JSON lines otherwise. */
