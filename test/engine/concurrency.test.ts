@@ -107,7 +107,9 @@ async function slotRows(workflowId: string) {
 
 describe('configuration.concurrency', () => {
   it('Queue: runs with one key wait Pending, saying for what, and run one at a time in order', async () => {
-    const workflowId = await addWorkflow(trellis.admin, limited('Queue', 1500));
+    // The first run holds its slot long enough for both others to queue and say so, even on a
+    // loaded CI machine (at 1.5 s the first once ended before the third had asked).
+    const workflowId = await addWorkflow(trellis.admin, limited('Queue', 3500));
     const first = await executeFor(trellis.admin, workflowId, 'acme');
     await eventually(async () => expect((await workOf(workflowId, first)).status).toBe('Running'));
     const secondRun = await executeFor(second.admin, workflowId, 'acme');
