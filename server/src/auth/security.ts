@@ -60,7 +60,8 @@ const REALM = 'Trellis';
  * Authentication and authorisation as the spec declares them. The spec's security schemes decide
  * which operations are protected; a protected operation needs one of its security requirements
  * satisfied (Basic and Bearer, as configured, verify the `Authorization` header), then one of the
- * roles its `x-roles` declares. Returns the caller, or null for a public operation. Throws
+ * roles its `x-roles` declares, held by the caller as `actingAs` makes it (with its roles in the
+ * request's project). Returns that caller, or null for a public operation. Throws
  * `HttpError` 401 (with `WWW-Authenticate`) or 403 naming the roles; throws at once, before
  * serving anything, when a protected operation declares no roles.
  */
@@ -73,6 +74,7 @@ export function createAuthorizer(
   operation: Operation,
   authorization: string | undefined,
   address: string,
+  actingAs?: (caller: AuthUser) => Promise<AuthUser>,
 ) => Promise<AuthUser | null> {
   const { Basic, Bearer } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
@@ -118,7 +120,7 @@ export function createAuthorizer(
     }
   }
 
-  return async (operation, header, address) => {
+  return async (operation, header, address, actingAs = async (caller) => caller) => {
     const access = accessOf.get(operationKey(operation.method, operation.path));
     if (!access) throw new Error(`${operation.method} ${operation.path} is not in the document`);
     if (access === 'public') return null;
@@ -133,9 +135,10 @@ export function createAuthorizer(
         if (!user) break;
       }
       if (user) {
-        assertAllowed(user, roles);
+        const acting = await actingAs(user);
+        assertAllowed(acting, roles);
         await guard?.request(user.name);
-        return user;
+        return acting;
       }
     }
     const reasons = [...results.values()]
