@@ -31,6 +31,8 @@ export interface PluginLookup {
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
+  /** The project the definition is stored in: it may call only that project's workflows. */
+  projectId: string,
   text: string,
   limits: DefinitionLimits,
   plugins?: PluginLookup,
@@ -51,7 +53,7 @@ export async function validateWorkflowDefinition(
       parsed.definition,
       async (type) => (await installed.taskPlugin(type))?.parametersSchema,
     )),
-    ...(await checkCalledWorkflows(db, parsed.definition, self, limits)),
+    ...(await checkCalledWorkflows(db, projectId, parsed.definition, self, limits)),
   ];
   if (problems.length > 0) {
     throw new Invalid(told(limited(problems)));
