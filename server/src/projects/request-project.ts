@@ -94,9 +94,13 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
       return { project: { id: row.id, name: row.name }, user: { ...caller, roles } };
     },
 
-    /** The caller as it acts in instance-wide operations: its configured roles, or every one. */
+    /**
+     * The caller as it acts in instance-wide operations: its configured roles (what `/me`
+     * shows), with `admin` for an instance admin named in `Projects.InstanceAdmins`.
+     */
     instanceUser(caller: AuthUser): AuthUser {
-      return isInstanceAdmin(config, caller) ? { ...caller, roles: [...everyRole] } : caller;
+      if (caller.roles.includes('admin') || !isInstanceAdmin(config, caller)) return caller;
+      return { ...caller, roles: ['admin', ...caller.roles] };
     },
   };
 }
