@@ -22,7 +22,7 @@ import * as concurrencySlots from './migrations/2026-11-27T30-00-00-concurrency-
 import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-approvals-that-reach-people.js';
 import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
 import * as triggerAuthors from './migrations/2026-11-28T05-00-00-trigger-authors.js';
-import * as projects from './migrations/2026-11-29T00-00-00-projects.js';
+import * as projects from './migrations/2026-11-28T20-00-00-projects.js';
 import type { Database } from './tables.js';
 
 /**
@@ -51,7 +51,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T40-00-00-approvals-that-reach-people': approvalsThatReachPeople,
   '2026-11-27T50-00-00-execution-list-keys': executionListKeys,
   '2026-11-28T05-00-00-trigger-authors': triggerAuthors,
-  '2026-11-29T00-00-00-projects': projects,
+  '2026-11-28T20-00-00-projects': projects,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
