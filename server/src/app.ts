@@ -303,10 +303,13 @@ export function createApp(deps: AppDeps): RequestListener {
       else send(res, reply);
       return;
     }
+    if (!req.project)
+      throw new Error(`${operation.path} takes an ${idempotencyHeader} in no project`);
     const sent = await runIdempotently(
       deps.db,
       {
         userName: (user ?? anonymous).name,
+        projectId: req.project.id,
         key,
         fingerprint: {
           operation: operation.operationId,

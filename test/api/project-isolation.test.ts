@@ -11,13 +11,15 @@ import {
 } from '../support/engine-support.js';
 import { expectFailure } from './api-error.js';
 
-// What a project owns besides its workflows: plugin configurations (their secrets included).
-// `ops` works in `default` with its configured role and in `partner-b` as a
+// What a project owns besides its workflows: plugin configurations (their secrets included) and
+// idempotency keys. `ops` works in `default` with its configured role and in `partner-b` as a
 // member holding `config` and `workflow` there.
 
 const ops = { username: 'ops', password: 'ops-password' };
 
 let trellis: Trellis;
+/** `ops` in `default`, where its configured role (`workflow`) holds. */
+let opsInDefault: TrellisClient;
 /** `ops` in `partner-b`, a member with `config` and `workflow`. */
 let opsInB: TrellisClient;
 
@@ -52,6 +54,7 @@ beforeAll(async () => {
     params: { path: { projectId: 'partner-b', name: ops.username } },
     body: { roles: ['config', 'workflow'] },
   });
+  opsInDefault = client();
   opsInB = client('partner-b');
 });
 afterAll(async () => {
@@ -192,5 +195,25 @@ describe('plugin configurations in projects', () => {
     );
     await opsInB.DELETE('/config/{configId}', { params: { path: { configId: own.id } } });
     expect((await opsInB.GET('/config')).map((c) => c.name)).not.toContain('Shared');
+  });
+});
+
+describe('idempotency keys in projects', () => {
+  it('are kept per project: the same key in another project is another request', async () => {
+    const key = `key-${randomUUID()}`;
+    const def = definition([{ name: 'A', type: noop }]);
+    const addWith = (client: TrellisClient) =>
+      client.POST('/workflows/Add', {
+        params: { header: { 'Idempotency-Key': key } },
+        body: { definition: JSON.stringify(def) },
+      });
+    const inDefault = await addWith(opsInDefault);
+    const inB = await addWith(opsInB);
+    expect(inB.id).not.toBe(inDefault.id);
+    expect((await opsInB.GET('/workflows')).map((w) => w.id)).toContain(inB.id);
+    expect((await opsInDefault.GET('/workflows')).map((w) => w.id)).toContain(inDefault.id);
+    // Within each project, a repeat is still the first request.
+    expect((await addWith(opsInB)).id).toBe(inB.id);
+    expect((await addWith(opsInDefault)).id).toBe(inDefault.id);
   });
 });

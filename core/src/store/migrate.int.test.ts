@@ -144,6 +144,7 @@ describe('migrations', () => {
         '(trigger_id, webhook_id)',
         '(execution_id)',
         '(workflow_id, key, seq)',
+        '(user_name, project_id, key)',
       ]),
     );
   });
@@ -467,6 +468,7 @@ describe('migrations', () => {
               message, temporal_workflow_id, execution_start)
             values (${e}, ${w}, 'old', '{}', 'Completed', '', 't-1', now())`,
         sql`insert into plugin_configuration (id, name, type, version) values (${c}, 'c', 'A/B', '1')`,
+        sql`insert into idempotency_key (user_name, key, request_hash) values ('u', 'k', 'h')`,
       ]) {
         await statement.execute(opened.db);
       }
@@ -475,7 +477,12 @@ describe('migrations', () => {
       const projects = await opened.db.selectFrom('project').selectAll().execute();
       expect(projects.map((project) => project.name)).toEqual(['default']);
       const defaultId = projects[0]!.id;
-      for (const table of ['workflow', 'workflowExecution', 'pluginConfiguration'] as const) {
+      for (const table of [
+        'workflow',
+        'workflowExecution',
+        'pluginConfiguration',
+        'idempotencyKey',
+      ] as const) {
         expect(await opened.db.selectFrom(table).select('projectId').execute()).toEqual([
           { projectId: defaultId },
         ]);
