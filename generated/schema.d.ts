@@ -64,13 +64,13 @@ export interface paths {
         };
         /**
          * List plugin configurations
-         * @description Lists plugin configurations.
+         * @description Lists the project's plugin configurations.
          */
         get: operations["listConfigurations"];
         put?: never;
         /**
          * Create a plugin configuration
-         * @description Creates a plugin configuration; the name must be unique (409). `type` and `version` must name
+         * @description Creates a plugin configuration in the project; the name must be unique there (409). `type` and `version` must name
          *     an installed plugin (`GET /plugins`), and `specifications` must fit that plugin's settings
          *     (the `specifications` of its `PluginDetail`: required keys present, no unknown keys, values of
          *     the declared JSON types); else 400. Which plugins are installed changes at run time, so this
@@ -98,7 +98,7 @@ export interface paths {
         /**
          * Update a plugin configuration
          * @description Replaces a plugin configuration's name, type, version and specifications, checked as when
-         *     creating (400); the name must stay unique (409). A secret sent as `"********"` keeps its
+         *     creating (400); the name must stay unique in its project (409). A secret sent as `"********"` keeps its
          *     stored value, unless the update changes where it is sent (a setting the plugin marks
          *     `destination`, or the type): then 400 `configuration.secret_required`, naming each secret to
          *     send again.
