@@ -109,13 +109,13 @@ export interface paths {
         };
         /**
          * List plugin configurations
-         * @description Lists plugin configurations.
+         * @description Lists the project's plugin configurations.
          */
         get: operations["listConfigurations"];
         put?: never;
         /**
          * Create a plugin configuration
-         * @description Creates a plugin configuration; the name must be unique (409). `type` and `version` must name
+         * @description Creates a plugin configuration in the project; the name must be unique there (409). `type` and `version` must name
          *     an installed plugin (`GET /plugins`), and `specifications` must fit that plugin's settings
          *     (the `specifications` of its `PluginDetail`: required keys present, no unknown keys, values of
          *     the declared JSON types); else 400. Which plugins are installed changes at run time, so this
@@ -143,7 +143,7 @@ export interface paths {
         /**
          * Update a plugin configuration
          * @description Replaces a plugin configuration's name, type, version and specifications, checked as when
-         *     creating (400); the name must stay unique (409). A secret sent as `"********"` keeps its
+         *     creating (400); the name must stay unique in its project (409). A secret sent as `"********"` keeps its
          *     stored value, unless the update changes where it is sent (a setting the plugin marks
          *     `destination`, or the type): then 400 `configuration.secret_required`, naming each secret to
          *     send again.
@@ -371,6 +371,109 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects
+         * @description Lists the projects the caller may work in: every project for instance admins, else those it
+         *     is a member of (and `default` for configured users). The caller's roles are those it holds
+         *     in the project of `X-Trellis-Project`.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        /**
+         * Create a project
+         * @description Creates a project (instance admins only; else 403); its name must be unique (409).
+         */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project
+         * @description Gets a project: for its members and instance admins; 404 `project.not_found` for anyone else.
+         */
+        get: operations["getProject"];
+        /**
+         * Rename a project
+         * @description Renames a project (instance admins only; `default` keeps its name: 409).
+         */
+        put: operations["updateProject"];
+        post?: never;
+        /**
+         * Delete a project
+         * @description Deletes a project with its members (instance admins only); refused (409) for `default` and
+         *     while the project owns workflows or configurations.
+         */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's members
+         * @description Lists a project's members by name.
+         */
+        get: operations["listProjectMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/members/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a member of a project
+         * @description Gets one member's roles; 404 `member.not_found` for a name that is not a member.
+         */
+        get: operations["getProjectMember"];
+        /**
+         * Add or change a member of a project
+         * @description Adds a member, or sets the roles of one.
+         */
+        put: operations["putProjectMember"];
+        post?: never;
+        /**
+         * Remove a member from a project
+         * @description Removes a member; 404 `member.not_found` for a name that is not one.
+         */
+        delete: operations["deleteProjectMember"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1727,12 +1830,13 @@ export interface components {
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
          *     `task.not_found`, `approval.not_found`, `trigger.not_found`, `schedule.not_found` (Temporal
-         *     lost a trigger's schedule and could not make it again), `route.not_found`, `not_found`;
+         *     lost a trigger's schedule and could not make it again), `project.not_found` (also for a
+         *     project the caller is not a member of), `member.not_found`, `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
-         *     `workflow.name_taken`, `trigger.not_time_based`, `trigger.inactive`,
-         *     `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
+         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
@@ -2262,6 +2366,120 @@ export interface components {
             description: string;
             /** @description The value used when none is given. */
             default?: unknown;
+        };
+        /** @description A project: it owns workflows, their triggers and executions, and plugin configurations. */
+        Project: {
+            id: components["schemas"]["Uuid"];
+            /** @description 1 to 63 lower-case letters, digits and `-`, starting with a letter or digit. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createdAt: string;
+        };
+        /** @description What creating a project returns. */
+        ProjectCreated: {
+            id: components["schemas"]["Uuid"];
+            /** @description The name given. */
+            name: string;
+        };
+        /** @description The envelope of a created project. */
+        ProjectCreatedResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ProjectCreated"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The envelope of the project list. */
+        ProjectListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["Project"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description A member of a project and the roles it holds there. */
+        ProjectMember: {
+            /** @description A configured user's name, or an OpenID Connect subject as `/me` shows it. */
+            name: string;
+            /** @description Its roles in the project. */
+            roles: components["schemas"]["Role"][];
+        };
+        /** @description The envelope of a project's members. */
+        ProjectMemberListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ProjectMember"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The envelope of one member. */
+        ProjectMemberResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ProjectMember"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that adds a member or changes its roles. */
+        ProjectMemberWrite: {
+            /** @description Its roles in the project (`admin` manages the project's members). */
+            roles: components["schemas"]["Role"][];
+        };
+        /** @description The envelope of one project. */
+        ProjectResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["Project"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that creates or renames a project. */
+        ProjectWrite: {
+            /** @description 1 to 63 lower-case letters, digits and `-`, starting with a letter or digit; unique. */
+            name: string;
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {
@@ -2908,6 +3126,16 @@ export interface components {
         "PagingParameters.page": number;
         /** @description Items per page (1 to 1000, default 100). */
         "PagingParameters.pageSize": number;
+        /**
+         * @description The project to work in: its id or its name. Without it, the caller's default project
+         *     (`default` for configured users). A project the caller is not a member of is 404
+         *     `project.not_found`, as one that does not exist.
+         */
+        ProjectHeader: string;
+        /** @description The member's name. */
+        "ProjectMemberPath.name": string;
+        /** @description The project's id or name. */
+        ProjectPath: string;
         /** @description The task execution's id. */
         "TaskPath.taskExecutionId": components["schemas"]["Uuid"];
     };
@@ -2929,7 +3157,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3424,7 +3659,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3507,7 +3749,14 @@ export interface operations {
     createConfiguration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3621,7 +3870,14 @@ export interface operations {
     getConfiguration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The configuration's id. */
                 configId: components["schemas"]["Uuid"];
@@ -3707,7 +3963,14 @@ export interface operations {
     updateConfiguration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The configuration's id. */
                 configId: components["schemas"]["Uuid"];
@@ -3824,7 +4087,14 @@ export interface operations {
     deleteConfiguration: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The configuration's id. */
                 configId: components["schemas"]["Uuid"];
@@ -4207,7 +4477,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4901,6 +5178,908 @@ export interface operations {
             };
         };
     };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectWrite"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectCreatedResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectWrite"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listProjectMembers: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectMemberListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+                /** @description The member's name. */
+                name: components["parameters"]["ProjectMemberPath.name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectMemberResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+                /** @description The member's name. */
+                name: components["parameters"]["ProjectMemberPath.name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectMemberWrite"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectMemberResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteProjectMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+                /** @description The member's name. */
+                name: components["parameters"]["ProjectMemberPath.name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -4978,7 +6157,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5062,6 +6248,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
                 /**
                  * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
                  *     key and the same body within 24 hours returns the first response (same ids) and creates
@@ -5184,6 +6376,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+                /**
                  * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
                  *     key and the same body within 24 hours returns the first response (same ids) and creates
                  *     nothing; the same key with a different request is 409. Keys are per user.
@@ -5303,7 +6501,14 @@ export interface operations {
     getWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -5389,7 +6594,14 @@ export interface operations {
     updateWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -5506,7 +6718,14 @@ export interface operations {
     deleteWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -5614,7 +6833,14 @@ export interface operations {
                  */
                 after?: components["schemas"]["Uuid"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -5707,6 +6933,12 @@ export interface operations {
                 waitSeconds?: number;
             };
             header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
                 /**
                  * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
                  *     key and the same body within 24 hours returns the first response (same ids) and creates
@@ -5830,7 +7062,14 @@ export interface operations {
     getExecution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -5923,7 +7162,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6011,7 +7257,14 @@ export interface operations {
     approveApproval: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6132,7 +7385,14 @@ export interface operations {
     rejectApproval: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6253,7 +7513,14 @@ export interface operations {
     cancelExecution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6354,6 +7621,12 @@ export interface operations {
                 lastEventId?: number;
             };
             header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
                 /** @description Resume after this event: the `id:` of the last event received (EventSource sends it when it reconnects). */
                 "Last-Event-ID"?: string;
             };
@@ -6458,7 +7731,14 @@ export interface operations {
                  */
                 after?: components["parameters"]["LogPagingParameters.after"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6547,6 +7827,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
                 /**
                  * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
                  *     key and the same body within 24 hours returns the first response (same ids) and creates
@@ -6677,7 +7963,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6765,7 +8058,14 @@ export interface operations {
     getExecutionTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6867,7 +8167,14 @@ export interface operations {
                  */
                 after?: components["parameters"]["LogPagingParameters.after"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["parameters"]["ExecutionPath.workflowId"];
@@ -6962,7 +8269,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7048,7 +8362,14 @@ export interface operations {
     getWorkflowRevision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7141,7 +8462,14 @@ export interface operations {
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7227,7 +8555,14 @@ export interface operations {
     createTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7344,7 +8679,14 @@ export interface operations {
     getTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7432,7 +8774,14 @@ export interface operations {
     updateTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7551,7 +8900,14 @@ export interface operations {
     deleteTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7648,7 +9004,14 @@ export interface operations {
     backfillTrigger: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];
@@ -7770,7 +9133,14 @@ export interface operations {
                 /** @description How many firing times (1 to 10; Temporal computes ten ahead). */
                 count?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path: {
                 /** @description The workflow's id. */
                 workflowId: components["schemas"]["Uuid"];

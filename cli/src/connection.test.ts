@@ -24,6 +24,14 @@ describe('clientOptions', () => {
     });
   });
 
+  it('works in the project given (--project or TRELLIS_PROJECT)', () => {
+    expect(clientOptions({ user: 'ann', password: 'pw', project: 'partner-a' })).toEqual({
+      baseUrl: defaultUrl,
+      basic: { username: 'ann', password: 'pw' },
+      project: 'partner-a',
+    });
+  });
+
   it('lets a flag beat an environment variable, and refuses both given the same way', () => {
     const both = { user: 'ann', password: 'pw', token: 'jwt' };
     expect(clientOptions(both, from({ user: 'env', token: 'cli' }))).toMatchObject({

@@ -10,6 +10,8 @@ export interface ConnectionOptions {
   user?: string;
   password?: string;
   token?: string;
+  /** The project to work in (id or name); the caller's default project when absent. */
+  project?: string;
 }
 
 /** Where an option's value came from, as commander reports it. */
@@ -26,7 +28,10 @@ export function clientOptions(
   userAgent?: string,
 ): TrellisClientOptions {
   const baseUrl = checkedUrl(options.url ?? defaultUrl);
-  const headers = userAgent ? { headers: { 'User-Agent': userAgent } } : {};
+  const headers = {
+    ...(userAgent ? { headers: { 'User-Agent': userAgent } } : {}),
+    ...(options.project === undefined ? {} : { project: options.project }),
+  };
   let { user, token } = options;
   if (user !== undefined && token !== undefined) {
     const userSource = sourceOf('user');

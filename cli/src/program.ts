@@ -17,6 +17,7 @@ Environment:
   TRELLIS_USER      user for HTTP Basic, with TRELLIS_PASSWORD
   TRELLIS_PASSWORD  that user's password
   TRELLIS_TOKEN     a Bearer token (JWT) instead of a user
+  TRELLIS_PROJECT   the project to work in (id or name; default: your default project)
   NO_COLOR          no colours (FORCE_COLOR: colours even when not on a terminal)
 
 Exit codes: 0 done (a followed run Completed), 1 the request failed, 2 bad command line,
@@ -60,6 +61,11 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
       ),
     )
     .addOption(new Option('--token <jwt>', 'a Bearer token instead of a user').env('TRELLIS_TOKEN'))
+    .addOption(
+      new Option('--project <project>', 'the project to work in (id or name)').env(
+        'TRELLIS_PROJECT',
+      ),
+    )
     .option('--json', 'print the result as JSON on stdout, and nothing else there')
     .option('--no-color', 'no colours')
     .configureHelp({ showGlobalOptions: true })

@@ -18,6 +18,7 @@ type Received = {
   url: string;
   authorization: string | undefined;
   lastEventId: string | undefined;
+  project: string | undefined;
   body: unknown;
 };
 
@@ -54,6 +55,7 @@ beforeAll(async () => {
         url: request.url ?? '',
         authorization: request.headers.authorization,
         lastEventId: request.headers['last-event-id'] as string | undefined,
+        project: request.headers['x-trellis-project'] as string | undefined,
         body,
       };
       received.push(entry);
@@ -113,6 +115,19 @@ describe('createTrellisClient', () => {
       'Bearer token-1',
       'Bearer token-2',
     ]);
+  });
+
+  it('names its project on every request, event streams included, and none by default', async () => {
+    answer = (entry) =>
+      entry.url.endsWith('/events')
+        ? { sse: sse(status(1, 'Completed')) }
+        : { status: 200, body: envelope({}) };
+    const inProject = createTrellisClient({ baseUrl, project: 'partner-a' });
+    await inProject.GET('/workflows');
+    for await (const event of inProject.watchExecution(workflowId, executionId)) void event;
+    await createTrellisClient({ baseUrl }).GET('/workflows');
+
+    expect(received.map((entry) => entry.project)).toEqual(['partner-a', 'partner-a', undefined]);
   });
 
   it('refuses both Basic and Bearer credentials', () => {

@@ -89,6 +89,11 @@ export interface TrellisClientOptions extends Credentials {
   fetch?: (request: Request) => Promise<Response>;
   /** Headers sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * The project to work in (its id or name), sent as `X-Trellis-Project` with every request;
+   * without it, the caller's default project.
+   */
+  project?: string;
 }
 
 export interface WaitOptions {
@@ -149,6 +154,9 @@ export interface TrellisClient {
   raw: Client<paths>;
 }
 
+/** The header naming the project of a request. */
+const projectHeader = 'X-Trellis-Project';
+
 const terminalStatuses: readonly ExecutionStatus[] = ['Completed', 'Failed', 'Canceled'];
 
 interface LooseInit {
@@ -158,11 +166,12 @@ interface LooseInit {
 
 /** Creates a typed Trellis client; see the package README for examples. */
 export function createTrellisClient(options: TrellisClientOptions): TrellisClient {
-  const { baseUrl, fetch, headers, ...credentials } = options;
+  const { baseUrl, fetch, headers, project, ...credentials } = options;
+  const sent = { ...headers, ...(project === undefined ? {} : { [projectHeader]: project }) };
   const raw = createClient<paths>({
     baseUrl,
     ...(fetch ? { fetch } : {}),
-    ...(headers ? { headers } : {}),
+    headers: sent,
   });
   const auth = authMiddleware(credentials);
   if (auth) raw.use(auth);

@@ -4,7 +4,7 @@ import express from 'express';
 import parseUrl from 'parseurl';
 import proxyAddr from 'proxy-addr';
 import typeIs from 'type-is';
-import type { Request as OpenApiRequest } from 'openapi-backend';
+import type { Operation, Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createLoginGuard } from './auth/login-guard.js';
 import { createRequestAudit } from './audit/operations.js';
@@ -34,6 +34,12 @@ import {
   openApiDocument,
 } from './openapi.js';
 import {
+  createProjectResolver,
+  projectHeader,
+  projectScopeOf,
+} from './projects/request-project.js';
+import {
+  header,
   rejectBadRequestId,
   requestContext,
   requestLogger,
@@ -45,6 +51,9 @@ import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
 import { documentationApp, isDocumentationPath } from './system/docs.js';
+
+/** The path parameters of `/projects/{projectId}/...`, as the router reads them. */
+type ProjectParams = { projectId?: string };
 
 const anonymous: AuthUser = Object.freeze({ name: 'anonymous', roles: [] });
 /** Each app's openapi-backend initialisation, so the server listens only once routes are ready. */
@@ -205,6 +214,26 @@ export function createApp(deps: AppDeps): RequestListener {
       dispatch(handler as AnyHandler, deps),
     ]),
   );
+  const projects = createProjectResolver(deps.db, config);
+  // The caller as it acts in the request's project (which the request then carries), or
+  // instance-wide.
+  async function actInProject(
+    req: Req,
+    request: OpenApiRequest,
+    operation: Operation,
+    caller: AuthUser,
+  ): Promise<AuthUser> {
+    req.caller = caller;
+    const scope = projectScopeOf(operation);
+    if (scope === 'instance') return projects.instanceUser(caller);
+    const key =
+      scope === 'path'
+        ? String((api.router.parseRequest(request, operation).params as ProjectParams).projectId)
+        : header(req, projectHeader);
+    const { project, user } = await projects.resolve(caller, key);
+    req.project = project;
+    return user;
+  }
   let ready = false;
   const initialised = api.init().then(() => {
     const missing = api.router
@@ -257,10 +286,12 @@ export function createApp(deps: AppDeps): RequestListener {
       req.headers.authorization,
       address,
       (caller) => (req.user = caller),
+      (caller) => actInProject(req, request, operation, caller),
     ).catch(async (error: unknown) => {
       if (!req.user) await audit.signInRefused(req, address, error);
       throw error;
     });
+    if (user) req.user = user;
     audit.admit(req);
     rejectBadRequestId(req);
     rethrowBodyError(req);
@@ -290,10 +321,13 @@ export function createApp(deps: AppDeps): RequestListener {
       else send(res, reply);
       return;
     }
+    if (!req.project)
+      throw new Error(`${operation.path} takes an ${idempotencyHeader} in no project`);
     const sent = await runIdempotently(
       deps.db,
       {
         userName: (user ?? anonymous).name,
+        projectId: req.project.id,
         key,
         fingerprint: {
           operation: operation.operationId,
@@ -394,6 +428,10 @@ function dispatch(handler: AnyHandler, deps: AppDeps) {
       query: request.query as never,
       body: request.body as never,
       user: req.user ?? anonymous,
+      get project() {
+        if (!req.project) throw new Error(`${req.operation?.path} works in no project`);
+        return req.project;
+      },
       deps,
       get log() {
         return requestLogger(req, deps.logger);

@@ -6,6 +6,7 @@ import type { PluginCatalog } from '#plugin-host/catalog.js';
 import type { operations } from '../../generated/schema.js';
 import type { Logger } from '#platform/logging.js';
 import type { AuthUser } from './auth/user.js';
+import type { RequestProject } from './projects/request-project.js';
 import type { Pagination } from '#store/paging.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
 import type { EventStreamSlots } from './executions/stream-slots.js';
@@ -129,8 +130,16 @@ export interface HandlerContext<O extends OperationId> {
   params: PathParams<O>;
   query: QueryParams<O>;
   body: RequestBody<O>;
-  /** The authenticated caller; `anonymous` with no roles on public operations. */
+  /**
+   * The authenticated caller with its roles in `project` (or its instance-wide roles);
+   * `anonymous` with no roles on public operations.
+   */
   user: AuthUser;
+  /**
+   * The project the request works in (`X-Trellis-Project`, else the caller's default; the path's
+   * on `/projects/{projectId}/...`). Only operations whose contract names a project have one.
+   */
+  project: RequestProject;
   deps: AppDeps;
   /** The request's logger: its lines carry the `requestId` and `operationId`. */
   log: Logger;

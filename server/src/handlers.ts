@@ -7,6 +7,7 @@ import { executionHandlers } from './executions/handlers.js';
 import type { HandlerMap } from './handler.js';
 import { notificationHandlers } from './notifications/handlers.js';
 import { pluginHandlers } from './plugins/handlers.js';
+import { projectHandlers } from './projects/handlers.js';
 import { systemHandlers } from './system/handlers.js';
 import { triggerHandlers } from './triggers/handlers.js';
 import { workflowHandlers } from './workflows/handlers.js';
@@ -24,4 +25,5 @@ export const handlers = {
   ...systemHandlers,
   ...accountHandlers,
   ...auditHandlers,
+  ...projectHandlers,
 } satisfies HandlerMap;

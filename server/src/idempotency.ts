@@ -19,18 +19,19 @@ const waitForFirstMs = 10_000;
 const abandonedAfterMs = 120_000;
 
 /**
- * Runs a creating request at most once per user and key: the first request with
+ * Runs a creating request at most once per user, project and key: the first request with
  * a key runs and its response is kept; a repeat with the same fingerprint (operation, parameters
  * and body) gets that response again and creates nothing; a repeat with another fingerprint is
  * 409. A first request that fails creates nothing and keeps no response, so it can be retried.
  */
 export async function runIdempotently(
   db: Kysely<Database>,
-  request: { userName: string; key: string; fingerprint: unknown },
+  request: { userName: string; projectId: string; key: string; fingerprint: unknown },
   run: () => Promise<SentResponse>,
 ): Promise<SentResponse & { replayed: boolean }> {
   const claim = {
     userName: request.userName,
+    projectId: request.projectId,
     key: request.key,
     requestHash: hashOf(request.fingerprint),
   };

@@ -196,6 +196,7 @@ describe('createOpenApiBackend routing', () => {
 });
 
 describe('checkRequest', () => {
+  // Every operation of the contract in every combination below: it grows with the contract.
   it('finds what openapi-backend’s validateRequest finds, and coerces the same parameters', async () => {
     const api = await createOpenApiBackend(openApiDocument()).init();
     const ids = ['0b6f4f8e-3c1a-4e0b-9a51-6f3f2a9c1d10', 'not-a-uuid', 'x%201', ''];
@@ -252,5 +253,5 @@ describe('checkRequest', () => {
       }
     }
     expect(compared).toBeGreaterThan(1000);
-  });
+  }, 20_000);
 });

@@ -15,6 +15,7 @@ import type { Logger } from '#platform/logging.js';
 import { withoutLinkSignature } from '#application/notifications/approval-links.js';
 import type { Metrics } from '#platform/observability/metrics.js';
 import type { AuthUser } from './auth/user.js';
+import type { RequestProject } from './projects/request-project.js';
 import { HttpError } from './http-error.js';
 
 /**
@@ -45,8 +46,15 @@ declare module 'http' {
     path: string;
     /** The operation of the contract the request matched, once routed. */
     operation?: MatchedOperation;
-    /** Set once the request is authenticated; absent on public operations. */
+    /**
+     * Set once the request is authenticated, with its roles in the request's project (or its
+     * instance-wide roles); absent on public operations.
+     */
     user?: AuthUser;
+    /** The caller as authenticated, with its configured roles; absent on public operations. */
+    caller?: AuthUser;
+    /** The project the request works in; absent on public and instance-wide operations. */
+    project?: RequestProject;
     /** The parsed JSON body, when the request has one. */
     body?: unknown;
   }

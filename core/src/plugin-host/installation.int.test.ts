@@ -10,6 +10,7 @@ import type { TrellisConfig } from '#platform/config/types.js';
 import * as configurationRepository from '#store/configuration-repository.js';
 import type { TrellisDatabase } from '#store/database.js';
 import * as pluginRepository from '#store/plugin-repository.js';
+import * as projectRepository from '#store/project-repository.js';
 import type { Database } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { Conflict, NotFound } from '#definition/errors.js';
@@ -59,10 +60,13 @@ let db: Kysely<Database>;
 let config: TrellisConfig;
 let catalog: PluginCatalog;
 let registry: string;
+/** The project `default`, where the configurations here are made unless told otherwise. */
+let project: string;
 
 beforeAll(async () => {
   database = await openMigratedTestDatabase();
   db = database.db;
+  project = (await projectRepository.findByIdOrName(db, 'default'))!.id;
   const sources = await mkdtemp(path.join(os.tmpdir(), 'trellis-greeter-'));
   registry = await mkdtemp(path.join(os.tmpdir(), 'trellis-registry-'));
   const common = { type: TYPE, specifications: [...settings], parameters };
@@ -164,7 +168,7 @@ describe('plugin lifecycle over a registry directory', () => {
       name: 'PinnedGreeting',
       definition: definition('PinnedGreeting', { plugin: TYPE, version: '1.0.0' }),
     });
-    await configurationRepository.insert(db, {
+    await configurationRepository.insert(db, project, {
       name: 'friendly-greeter',
       type: TYPE,
       version: '1.0.0',
@@ -189,9 +193,9 @@ describe('plugin lifecycle over a registry directory', () => {
     expect(changed).toBe(true);
     expect(updated.version).toBe('2.0.0');
     expect((await pluginRepository.listByType(db, TYPE)).map((p) => p.version)).toEqual(['2.0.0']);
-    expect((await configurationRepository.findByName(db, 'friendly-greeter'))?.version).toBe(
-      '2.0.0',
-    );
+    expect(
+      (await configurationRepository.findByName(db, project, 'friendly-greeter'))?.version,
+    ).toBe('2.0.0');
 
     const runner = createPluginRunner({ db, config });
     expect(await runner.run(request({ specifications: { greeting: 'Hi' } }))).toEqual({
@@ -217,22 +221,41 @@ describe('plugin lifecycle over a registry directory', () => {
     await errorOf(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }), NotFound);
   });
 
-  it('refuses to uninstall what a workflow or configuration uses, naming them', async () => {
+  it('refuses to uninstall what a workflow or configuration of any project uses, naming them', async () => {
     await workflowRepository.insert(db, {
       name: 'ViaConfiguration',
       definition: definition('ViaConfiguration', 'friendly-greeter'),
     });
+    // Another project: its own configuration and a workflow using it count; a name it has no
+    // configuration for (default's) is not a use.
+    const other = await projectRepository.insert(db, 'greeters');
+    await configurationRepository.insert(db, other.id, {
+      name: 'partner-greeter',
+      type: TYPE,
+      version: '2.0.0',
+      specifications: {},
+    });
+    await workflowRepository.insert(db, {
+      projectId: other.id,
+      name: 'PartnerGreeting',
+      definition: definition('PartnerGreeting', 'partner-greeter'),
+    });
+    await workflowRepository.insert(db, {
+      projectId: other.id,
+      name: 'NamesDefaults',
+      definition: definition('NamesDefaults', 'friendly-greeter'),
+    });
     const inUse = await errorOf(uninstallPlugin(db, { type: TYPE, version: '2.0.0' }), Conflict);
     expect(inUse.message).toBe(
-      'Plugin "Test/Greeter" 2.0.0 cannot be uninstalled: version 2.0.0 is in use by workflows "PinnedGreeting", "ViaConfiguration" and configurations "friendly-greeter"; change or delete them first',
+      'Plugin "Test/Greeter" 2.0.0 cannot be uninstalled: version 2.0.0 is in use by workflows "PartnerGreeting", "PinnedGreeting", "ViaConfiguration" and configurations "friendly-greeter", "partner-greeter"; change or delete them first',
     );
   });
 
   it('uninstalls once nothing uses it; then tasks fail clearly', async () => {
     for (const workflow of await workflowRepository.listAll(db))
       await workflowRepository.remove(db, workflow.id);
-    const configuration = await configurationRepository.findByName(db, 'friendly-greeter');
-    await configurationRepository.remove(db, configuration!.id);
+    for (const configuration of await configurationRepository.listByPlugin(db, TYPE))
+      await configurationRepository.remove(db, configuration.id);
 
     await uninstallPlugin(db, { type: TYPE, version: '2.0.0' });
     expect(await pluginRepository.listByType(db, TYPE)).toEqual([]);

@@ -5,8 +5,9 @@ import * as workflowRepository from '#store/workflow-repository.js';
 import { parseDefinition } from '#definition/parse.js';
 
 /**
- * What still uses a plugin: stored workflows (a task's `type: {plugin, version?}`, or a
- * configuration name) and plugin configurations. Uninstall and update refuse to break them.
+ * What still uses a plugin, in every project (plugins are instance-wide): stored workflows (a
+ * task's `type: {plugin, version?}`, or the name of a configuration of the workflow's project)
+ * and plugin configurations. Uninstall and update refuse to break them.
  */
 
 export interface PluginUsages {
@@ -37,13 +38,15 @@ export async function findPluginUsages(
     query.includeConfigurations === false
       ? []
       : await configurationsOnVersions(db, query.type, query.removedVersions);
-  const configurationNames = new Set(configurations.map((configuration) => configuration.name));
+  // A task names a configuration of its workflow's project.
+  const named = (projectId: string, name: string) => `${projectId}\u0000${name}`;
+  const configurationKeys = new Set(configurations.map((c) => named(c.projectId, c.name)));
 
   const workflows = await workflowRepository.listAll(db);
   const using = workflows.filter((workflow) =>
     taskTypes(workflow.definition).some((taskType) =>
       typeof taskType === 'string'
-        ? configurationNames.has(taskType)
+        ? configurationKeys.has(named(workflow.projectId, taskType))
         : sameType(taskType.plugin) &&
           (taskType.version === undefined
             ? query.remainingVersions.length === 0
@@ -52,7 +55,7 @@ export async function findPluginUsages(
   );
   return {
     workflows: using.map((workflow) => workflow.name).sort(),
-    configurations: [...configurationNames].sort(),
+    configurations: [...new Set(configurations.map((c) => c.name))].sort(),
   };
 }
 

@@ -129,9 +129,12 @@ export async function listApprovals(
 /** Approvals of every workflow (or one), oldest request first, optionally in one status. */
 export async function listAllApprovals(
   db: Kysely<Database>,
-  filter: { status?: ApprovalStatus; workflowId?: string; page?: Page },
+  filter: { projectId?: string; status?: ApprovalStatus; workflowId?: string; page?: Page },
 ): Promise<Paged<ApprovalView>> {
   const query = approvalViews(db)
+    .$if(filter.projectId !== undefined, (q) =>
+      q.where('workflowExecution.projectId', '=', filter.projectId!),
+    )
     .$if(filter.status !== undefined, (q) => q.where('approval.status', '=', filter.status!))
     .$if(filter.workflowId !== undefined, (q) =>
       q.where('workflowExecution.workflowId', '=', filter.workflowId!),

@@ -5,7 +5,11 @@ import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import type { Database, PluginConfigurationRow } from './tables.js';
 
-/** Plugin configurations (`/config`): named settings for a plugin type and version. */
+/**
+ * Plugin configurations (`/config`): named settings for a plugin type and version, each owned by
+ * a project, where its name is unique. Every look-up a caller makes goes through its project: a
+ * configuration of another project is not found, as one that does not exist.
+ */
 
 /** What a client writes; `specifications` arrive already checked (and secrets encrypted). */
 export interface ConfigurationInput {
@@ -18,53 +22,81 @@ export interface ConfigurationInput {
 const duplicateName = (name: string) => () =>
   new Conflict(`A configuration named "${name}" already exists`);
 
-/** Every configuration by name; one page of them when `page` is given. */
+/** A project's configurations by name; one page of them when `page` is given. */
 export async function list(
   db: Kysely<Database>,
+  projectId: string,
   page?: Page,
 ): Promise<Paged<PluginConfigurationRow>> {
   return paginate(
-    db.selectFrom('pluginConfiguration').selectAll().orderBy('name').orderBy('id'),
+    db
+      .selectFrom('pluginConfiguration')
+      .selectAll()
+      .where('projectId', '=', projectId)
+      .orderBy('name')
+      .orderBy('id'),
     page,
   );
 }
 
+/** A configuration of the project; undefined when unknown or another project's. */
 export async function findById(
   db: Kysely<Database>,
+  projectId: string,
   id: string,
 ): Promise<PluginConfigurationRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return db.selectFrom('pluginConfiguration').selectAll().where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('pluginConfiguration')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
+/** The configuration a task's `type` names in the project; undefined when it has none so named. */
 export async function findByName(
   db: Kysely<Database>,
+  projectId: string,
   name: string,
 ): Promise<PluginConfigurationRow | undefined> {
   return db
     .selectFrom('pluginConfiguration')
     .selectAll()
+    .where('projectId', '=', projectId)
     .where('name', '=', name)
     .executeTakeFirst();
 }
 
-/** Stores a new configuration (`modifiedTime` stays null); `Conflict` when the name is taken. */
+/**
+ * Stores a new configuration of the project (`modifiedTime` stays null); `Conflict` when the name
+ * is taken there.
+ */
 export async function insert(
   db: Kysely<Database>,
+  projectId: string,
   input: ConfigurationInput,
 ): Promise<PluginConfigurationRow> {
   return translateConstraintErrors(
     () =>
       db
         .insertInto('pluginConfiguration')
-        .values({ id: newId(), ...input, specifications: JSON.stringify(input.specifications) })
+        .values({
+          id: newId(),
+          projectId,
+          ...input,
+          specifications: JSON.stringify(input.specifications),
+        })
         .returningAll()
         .executeTakeFirstOrThrow(),
     { unique: duplicateName(input.name) },
   );
 }
 
-/** Replaces a configuration and stamps `modifiedTime`; undefined when it does not exist. */
+/**
+ * Replaces a configuration (found by id: in its project, or instance-wide when a plugin update
+ * moves it) and stamps `modifiedTime`; undefined when it does not exist.
+ */
 export async function update(
   db: Kysely<Database>,
   id: string,
@@ -95,8 +127,9 @@ export async function remove(db: Kysely<Database>, id: string): Promise<boolean>
 }
 
 /**
- * Configurations of a plugin type (any version, or one version), by name: what uninstalling
- * that plugin would break. Types match case-insensitively, as plugin types do.
+ * Configurations of a plugin type (any version, or one version) in every project, by name: what
+ * uninstalling that instance-wide plugin would break. Types match case-insensitively, as plugin
+ * types do.
  */
 export async function listByPlugin(
   db: Kysely<Database>,

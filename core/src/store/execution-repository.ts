@@ -40,6 +40,11 @@ export function isExecutionActive(status: ExecutionStatus): boolean {
 
 export interface NewExecution {
   id?: string;
+  /**
+   * Its workflow's project (the database refuses any other); absent: `default`, as for rows
+   * written before projects.
+   */
+  projectId?: string;
   workflowId: string;
   workflowName: string;
   /** The definition text, snapshotted. */
@@ -82,6 +87,7 @@ export async function createExecutionWithTasks(
         .insertInto('workflowExecution')
         .values({
           id: input.id ?? newId(),
+          ...(input.projectId === undefined ? {} : { projectId: input.projectId }),
           workflowId: input.workflowId,
           workflowName: input.workflowName,
           definition: input.definition,

@@ -2,23 +2,31 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, IdempotencyKeyTable } from './tables.js';
 
 /**
- * Idempotency keys (`Idempotency-Key`) of creating requests, per user. A request claims its key
+ * Idempotency keys (`Idempotency-Key`) of creating requests, per user and project (the same key in
+ * another project is another request). A request claims its key
  * before it runs and records its response after; a repeat finds the claim. Keys live for
  * `keyLifetimeMs`: an older one is gone, and the key can be used afresh.
  */
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>;
 
+/** Whose key it is: a user's, in one project. */
+export interface KeyOwner {
+  userName: string;
+  projectId: string;
+  key: string;
+}
+
 /** How long a key is remembered. */
 export const keyLifetimeMs = 24 * 60 * 60 * 1000;
 
 /**
- * Claims a user's key for a request. `claimed: true` when this request is the first (within the
- * key's lifetime); otherwise the existing claim, finished or not.
+ * Claims a user's key in a project for a request. `claimed: true` when this request is the first
+ * (within the key's lifetime); otherwise the existing claim, finished or not.
  */
 export async function claimKey(
   db: Kysely<Database>,
-  claim: { userName: string; key: string; requestHash: string },
+  claim: KeyOwner & { requestHash: string },
 ): Promise<{ claimed: true } | { claimed: false; existing: IdempotencyKeyRow }> {
   // The user's expired keys go first, this one among them: the table holds a day of keys.
   await db
@@ -28,28 +36,33 @@ export async function claimKey(
     .execute();
   const inserted = await db
     .insertInto('idempotencyKey')
-    .values({ userName: claim.userName, key: claim.key, requestHash: claim.requestHash })
-    .onConflict((oc) => oc.columns(['userName', 'key']).doNothing())
+    .values({
+      userName: claim.userName,
+      projectId: claim.projectId,
+      key: claim.key,
+      requestHash: claim.requestHash,
+    })
+    .onConflict((oc) => oc.columns(['userName', 'projectId', 'key']).doNothing())
     .returning('key')
     .executeTakeFirst();
   if (inserted) return { claimed: true };
-  const existing = await findKey(db, claim.userName, claim.key);
+  const existing = await findKey(db, claim);
   // Gone between the two statements (released by a failed first request): claim it again.
   if (!existing) return claimKey(db, claim);
   return { claimed: false, existing };
 }
 
-/** A user's key, if it is remembered. */
+/** A user's key in a project, if it is remembered. */
 export async function findKey(
   db: Kysely<Database>,
-  userName: string,
-  key: string,
+  owner: KeyOwner,
 ): Promise<IdempotencyKeyRow | undefined> {
   return db
     .selectFrom('idempotencyKey')
     .selectAll()
-    .where('userName', '=', userName)
-    .where('key', '=', key)
+    .where('userName', '=', owner.userName)
+    .where('projectId', '=', owner.projectId)
+    .where('key', '=', owner.key)
     .where('createdAt', '>=', new Date(Date.now() - keyLifetimeMs))
     .executeTakeFirst();
 }
@@ -57,13 +70,14 @@ export async function findKey(
 /** Records the response of the request that claimed the key. */
 export async function recordResponse(
   db: Kysely<Database>,
-  claim: { userName: string; key: string },
+  claim: KeyOwner,
   response: { status: number; body: unknown },
 ): Promise<void> {
   await db
     .updateTable('idempotencyKey')
     .set({ responseStatus: response.status, response: JSON.stringify(response.body) })
     .where('userName', '=', claim.userName)
+    .where('projectId', '=', claim.projectId)
     .where('key', '=', claim.key)
     .execute();
 }
@@ -74,12 +88,13 @@ export async function recordResponse(
  */
 export async function releaseKey(
   db: Kysely<Database>,
-  claim: { userName: string; key: string },
+  claim: KeyOwner,
   options: { claimedBefore?: Date } = {},
 ): Promise<void> {
   let query = db
     .deleteFrom('idempotencyKey')
     .where('userName', '=', claim.userName)
+    .where('projectId', '=', claim.projectId)
     .where('key', '=', claim.key)
     .where('responseStatus', 'is', null);
   if (options.claimedBefore) query = query.where('createdAt', '<', options.claimedBefore);

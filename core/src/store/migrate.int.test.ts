@@ -51,6 +51,8 @@ describe('migrations', () => {
       'notification_delivery',
       'plugin',
       'plugin_configuration',
+      'project',
+      'project_member',
       'server_secret',
       'task_execution',
       'webhook_delivery',
@@ -82,6 +84,13 @@ describe('migrations', () => {
       specifications: 'jsonb',
       created_at: 'timestamp with time zone',
       modified_time: 'timestamp with time zone null',
+      project_id: 'uuid',
+    });
+    expect(await columns('project_member')).toEqual({
+      project_id: 'uuid',
+      name: 'text',
+      roles: 'jsonb',
+      created_at: 'timestamp with time zone',
     });
     expect(await columns('log_entry')).toMatchObject({
       seq: 'bigint',
@@ -136,6 +145,7 @@ describe('migrations', () => {
         '(trigger_id, webhook_id)',
         '(execution_id)',
         '(workflow_id, key, seq)',
+        '(user_name, project_id, key)',
       ]),
     );
   });
@@ -435,6 +445,62 @@ describe('migrations', () => {
         { id: same, revision: 1 },
         { id: older, revision: null },
       ]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('moves what existed into the project default, where names stay unique per project', async () => {
+    const url = await createTestDatabase();
+    const config = buildConfig({ Database: { Url: url }, Logging: { Level: 'silent' } });
+    const opened = await openDatabase(config, createLogger(config.Logging));
+    try {
+      const migrator = new Migrator({
+        db: opened.db,
+        provider: { getMigrations: async () => migrations },
+      });
+      expect(
+        (await migrator.migrateTo('2026-11-28T05-00-00-trigger-authors')).error,
+      ).toBeUndefined();
+      const [w, e, c] = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
+      for (const statement of [
+        sql`insert into workflow (id, name, definition) values (${w}, 'old', '{}')`,
+        sql`insert into workflow_execution (id, workflow_id, workflow_name, definition, status,
+              message, temporal_workflow_id, execution_start)
+            values (${e}, ${w}, 'old', '{}', 'Completed', '', 't-1', now())`,
+        sql`insert into plugin_configuration (id, name, type, version) values (${c}, 'c', 'A/B', '1')`,
+        sql`insert into idempotency_key (user_name, key, request_hash) values ('u', 'k', 'h')`,
+      ]) {
+        await statement.execute(opened.db);
+      }
+      await migrateToLatest(opened.db);
+
+      const projects = await opened.db.selectFrom('project').selectAll().execute();
+      expect(projects.map((project) => project.name)).toEqual(['default']);
+      const defaultId = projects[0]!.id;
+      for (const table of [
+        'workflow',
+        'workflowExecution',
+        'pluginConfiguration',
+        'idempotencyKey',
+      ] as const) {
+        expect(await opened.db.selectFrom(table).select('projectId').execute()).toEqual([
+          { projectId: defaultId },
+        ]);
+      }
+      const other = crypto.randomUUID();
+      await opened.db.insertInto('project').values({ id: other, name: 'other' }).execute();
+      const named = (projectId: string) => ({
+        id: crypto.randomUUID(),
+        projectId,
+        name: 'old',
+        definition: '{}',
+        modifiedDate: new Date(),
+      });
+      await opened.db.insertInto('workflow').values(named(other)).execute();
+      await expect(
+        opened.db.insertInto('workflow').values(named(defaultId)).execute(),
+      ).rejects.toMatchObject({ code: '23505' });
     } finally {
       await opened.close();
     }

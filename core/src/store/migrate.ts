@@ -23,6 +23,8 @@ import * as approvalsThatReachPeople from './migrations/2026-11-27T40-00-00-appr
 import * as executionListKeys from './migrations/2026-11-27T50-00-00-execution-list-keys.js';
 import * as triggerAuthors from './migrations/2026-11-28T05-00-00-trigger-authors.js';
 import * as auditTrail from './migrations/2026-11-28T10-00-00-audit-trail.js';
+import * as projects from './migrations/2026-11-28T20-00-00-projects.js';
+import * as idempotencyKeysPerProject from './migrations/2026-11-28T21-00-00-idempotency-keys-per-project.js';
 import type { Database } from './tables.js';
 
 /**
@@ -52,6 +54,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T50-00-00-execution-list-keys': executionListKeys,
   '2026-11-28T05-00-00-trigger-authors': triggerAuthors,
   '2026-11-28T10-00-00-audit-trail': auditTrail,
+  '2026-11-28T20-00-00-projects': projects,
+  '2026-11-28T21-00-00-idempotency-keys-per-project': idempotencyKeysPerProject,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -53,11 +53,16 @@ export async function recordDeliveryAttempt(
 /** Delivery attempts, newest first, optionally of one event or one execution. */
 export async function listDeliveries(
   db: Kysely<Database>,
-  filter: { eventId?: string; executionId?: string; page?: Page },
+  filter: { projectId?: string; eventId?: string; executionId?: string; page?: Page },
 ): Promise<Paged<DeliveryRow>> {
   const query = db
     .selectFrom('notificationDelivery')
     .selectAll()
+    .$if(filter.projectId !== undefined, (q) =>
+      q.where('executionId', 'in', (eb) =>
+        eb.selectFrom('workflowExecution').select('id').where('projectId', '=', filter.projectId!),
+      ),
+    )
     .$if(filter.eventId !== undefined, (q) => q.where('eventId', '=', filter.eventId!))
     .$if(filter.executionId !== undefined, (q) => q.where('executionId', '=', filter.executionId!))
     .orderBy('seq', 'desc');

@@ -18,6 +18,7 @@ import type {
   NotificationDeliveryTable,
   ApprovalLinkTable,
 } from './tables/approvals.js';
+import type { ProjectTable, ProjectMemberTable } from './tables/projects.js';
 import type { ServerSecretTable, IdempotencyKeyTable, AuthFailureTable } from './tables/server.js';
 import type { AuditEntryTable } from './tables/audit.js';
 
@@ -28,6 +29,8 @@ import type { AuditEntryTable } from './tables/audit.js';
  * Timestamps are `timestamptz`, read back as `Date`. JSON columns are `jsonb`.
  */
 export interface Database {
+  project: ProjectTable;
+  projectMember: ProjectMemberTable;
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
   workflow: WorkflowTable;
@@ -55,3 +58,4 @@ export type * from './tables/executions.js';
 export type * from './tables/approvals.js';
 export type * from './tables/server.js';
 export type * from './tables/audit.js';
+export type * from './tables/projects.js';

@@ -84,9 +84,10 @@ describe('workflowRepository', () => {
 
   it('lists summaries by name (paged on request) and everything with listAll', async () => {
     const { db } = database;
+    let projectId = '';
     for (const name of ['zeta', 'alpha', 'mid'])
-      await workflowRepository.insert(db, { name, definition: definition(name) });
-    const all = await workflowRepository.list(db);
+      ({ projectId } = await workflowRepository.insert(db, { name, definition: definition(name) }));
+    const all = await workflowRepository.list(db, projectId);
     const names = all.items.map((row) => row.name);
     expect(names).toEqual([...names].sort());
     expect(all.items[0]).not.toHaveProperty('definition');
@@ -98,7 +99,7 @@ describe('workflowRepository', () => {
       'revision',
     ]);
 
-    const page = await workflowRepository.list(db, { page: 1, pageSize: 2 });
+    const page = await workflowRepository.list(db, projectId, { page: 1, pageSize: 2 });
     expect(page.items.map((row) => row.name)).toEqual(names.slice(0, 2));
     expect(page.pagination).toEqual({
       page: 1,

@@ -4,6 +4,7 @@ import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import { preparedQuery } from './prepared.js';
+import { defaultProjectName, findByIdOrName as findProject } from './project-repository.js';
 import type { Database, WorkflowRevisionRow, WorkflowRow } from './tables.js';
 
 /**
@@ -13,7 +14,7 @@ import type { Database, WorkflowRevisionRow, WorkflowRow } from './tables.js';
  */
 
 export interface WorkflowInput {
-  /** The definition's name. */
+  /** The definition's name: unique within the workflow's project. */
   name: string;
   /** The definition text, stored unchanged. */
   definition: string;
@@ -28,12 +29,17 @@ export type WorkflowSummary = Pick<
 const duplicateName = (name: string) => () =>
   new Conflict(`A workflow named "${name}" already exists`, { code: 'workflow.name_taken' });
 
-/** Workflows by name, without their definitions; one page of them when `page` is given. */
-export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<WorkflowSummary>> {
+/** A project's workflows by name, without their definitions; one page of them when `page` is given. */
+export async function list(
+  db: Kysely<Database>,
+  projectId: string,
+  page?: Page,
+): Promise<Paged<WorkflowSummary>> {
   return paginate(
     db
       .selectFrom('workflow')
       .select(['id', 'name', 'createdAt', 'modifiedDate', 'revision'])
+      .where('projectId', '=', projectId)
       .orderBy('name')
       .orderBy('id'),
     page,
@@ -56,12 +62,15 @@ export async function findById(db: Kysely<Database>, id: string): Promise<Workfl
 }
 
 /** A stored workflow as `GET /workflows/{id}` shows it: no timestamps to read and parse. */
-export type StoredDefinition = Pick<WorkflowRow, 'id' | 'name' | 'definition' | 'revision'>;
+export type StoredDefinition = Pick<
+  WorkflowRow,
+  'id' | 'projectId' | 'name' | 'definition' | 'revision'
+>;
 
 const selectDefinitionById = preparedQuery((db, values: { id: string }) =>
   db
     .selectFrom('workflow')
-    .select(['id', 'name', 'definition', 'revision'])
+    .select(['id', 'projectId', 'name', 'definition', 'revision'])
     .where('id', '=', values.id),
 );
 
@@ -79,6 +88,12 @@ export async function findByName(
   name: string,
 ): Promise<WorkflowRow | undefined> {
   return db.selectFrom('workflow').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+async function defaultProjectId(db: Kysely<Database>): Promise<string> {
+  const row = await findProject(db, defaultProjectName);
+  if (!row) throw new Error('The project "default" is missing; run the migrations.');
+  return row.id;
 }
 
 /** Runs `work` in the caller's transaction, or in a new one. */
@@ -107,13 +122,14 @@ async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<v
  * trip where a transaction took four, on the path every `POST /workflows/Add` takes.
  */
 const insertWithRevision = preparedQuery(
-  (db, values: { id: string; name: string; definition: string }) =>
+  (db, values: { id: string; projectId: string; name: string; definition: string }) =>
     db
       .with('added', (db) =>
         db
           .insertInto('workflow')
           .values({
             id: values.id,
+            projectId: values.projectId,
             name: values.name,
             definition: values.definition,
             revision: 1,
@@ -133,10 +149,23 @@ const insertWithRevision = preparedQuery(
       .selectAll(),
 );
 
-/** Stores a new workflow as its revision 1; `Conflict` when the name is taken. */
-export async function insert(db: Kysely<Database>, input: WorkflowInput): Promise<WorkflowRow> {
+/**
+ * Stores a new workflow of a project (absent: `default`) as its revision 1; `Conflict` when the
+ * name is taken there.
+ */
+export async function insert(
+  db: Kysely<Database>,
+  input: WorkflowInput & { projectId?: string },
+): Promise<WorkflowRow> {
+  const projectId = input.projectId ?? (await defaultProjectId(db));
   const [row] = await translateConstraintErrors(
-    () => insertWithRevision(db, { id: newId(), name: input.name, definition: input.definition }),
+    () =>
+      insertWithRevision(db, {
+        id: newId(),
+        projectId,
+        name: input.name,
+        definition: input.definition,
+      }),
     { unique: duplicateName(input.name) },
   );
   return row!;

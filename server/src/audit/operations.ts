@@ -45,12 +45,9 @@ export function noteAudit(req: Req, note: AuditNote): void {
   trail.note = { ...earlier, ...note, targets: { ...earlier?.targets, ...note.targets } };
 }
 
-/**
- * The project an entry belongs to: the installed plugins are the instance's, everything else
- * today is the `default` project's.
- */
+/** The project an entry belongs to: the request's; none for instance-wide operations (plugins, projects, sign-ins). */
 export function auditProject(req: Req): string | null {
-  return req.operation?.path.startsWith('/plugins') ? null : 'default';
+  return req.project?.name ?? null;
 }
 
 /** How the caller authenticated, as an entry names it. */

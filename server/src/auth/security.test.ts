@@ -8,11 +8,17 @@ import { accessByOperation, operationKey } from './security.js';
  * every workflow's approvals, which belongs to the workflow area like the approvals under
  * `/workflows`, and `/me`, which any role may ask.
  */
-function seedRolesOf(path: string): string[] {
+function seedRolesOf(path: string, method: string): string[] {
   if (path.startsWith('/config')) return ['config'];
   if (path.startsWith('/plugins')) return ['plugins'];
   if (path.startsWith('/workflows') || path === '/approvals') return ['workflow'];
   if (path === '/me') return ['config', 'plugins', 'workflow'];
+  // Projects: any role lists and reads them (their members only); the rest is for admins (of
+  // the project, or of the instance, which the handlers check).
+  if (method === 'get' && (path === '/projects' || path === '/projects/{projectId}')) {
+    return ['config', 'plugins', 'workflow'];
+  }
+  if (path.startsWith('/projects')) return [];
   // Notifications' delivery log and the audit trail: admin only.
   if (path.startsWith('/notifications') || path.startsWith('/audit')) return [];
   return ['none: only /config, /plugins, /workflows, /approvals and /me are protected'];
@@ -35,8 +41,11 @@ describe('accessByOperation', () => {
         publicOperations.push(key);
         continue;
       }
-      const path = key.slice(key.indexOf(' ') + 1);
-      expect({ key, roles: entry.roles }).toEqual({ key, roles: ['admin', ...seedRolesOf(path)] });
+      const [method = '', path = ''] = key.split(' ');
+      expect({ key, roles: entry.roles }).toEqual({
+        key,
+        roles: ['admin', ...seedRolesOf(path, method)],
+      });
       expect(entry.requirements).toEqual([['BasicAuth'], ['BearerAuth']]);
     }
     // The seed's public endpoints, the definition schema editors fetch without credentials,

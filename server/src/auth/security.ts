@@ -60,8 +60,9 @@ const REALM = 'Trellis';
  * Authentication and authorisation as the spec declares them. The spec's security schemes decide
  * which operations are protected; a protected operation needs one of its security requirements
  * satisfied (Basic and Bearer, as configured, verify the `Authorization` header), then one of the
- * roles its `x-roles` declares. Returns the caller, or null for a public operation; `authenticated`
- * hears of the caller before its roles are checked (a 403 has a caller too). Throws
+ * roles its `x-roles` declares, held by the caller as `actingAs` makes it (with its roles in the
+ * request's project). Returns that caller, or null for a public operation; `authenticated` hears
+ * of the caller before its roles are checked (a 403 has a caller too). Throws
  * `HttpError` 401 (with `WWW-Authenticate`) or 403 naming the roles; throws at once, before
  * serving anything, when a protected operation declares no roles.
  */
@@ -75,6 +76,7 @@ export function createAuthorizer(
   authorization: string | undefined,
   address: string,
   authenticated?: (user: AuthUser) => void,
+  actingAs?: (caller: AuthUser) => Promise<AuthUser>,
 ) => Promise<AuthUser | null> {
   const { Basic, Bearer } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
@@ -120,7 +122,7 @@ export function createAuthorizer(
     }
   }
 
-  return async (operation, header, address, authenticated) => {
+  return async (operation, header, address, authenticated, actingAs = async (caller) => caller) => {
     const access = accessOf.get(operationKey(operation.method, operation.path));
     if (!access) throw new Error(`${operation.method} ${operation.path} is not in the document`);
     if (access === 'public') return null;
@@ -136,9 +138,10 @@ export function createAuthorizer(
       }
       if (user) {
         authenticated?.(user);
-        assertAllowed(user, roles);
+        const acting = await actingAs(user);
+        assertAllowed(acting, roles);
         await guard?.request(user.name);
-        return user;
+        return acting;
       }
     }
     const reasons = [...results.values()]

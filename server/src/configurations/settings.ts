@@ -102,14 +102,23 @@ export async function redactedSpecifications(
   return redactSecrets(plugin?.specifications ?? [], row.specifications);
 }
 
-/** Names of stored workflows with a task whose `type` names this configuration. */
+/**
+ * Names of the stored workflows of the configuration's project with a task whose `type` names it
+ * (another project's workflows name their own project's configurations).
+ */
 export async function workflowsUsingConfiguration(
   db: Kysely<Database>,
-  name: string,
+  configuration: Pick<PluginConfigurationRow, 'projectId' | 'name'>,
 ): Promise<string[]> {
-  const workflows = await db.selectFrom('workflow').select(['name', 'definition']).execute();
+  const workflows = await db
+    .selectFrom('workflow')
+    .select(['name', 'definition'])
+    .where('projectId', '=', configuration.projectId)
+    .execute();
   return workflows
-    .filter((workflow) => taskTypes(workflow.definition).some((type) => type === name))
+    .filter((workflow) =>
+      taskTypes(workflow.definition).some((type) => type === configuration.name),
+    )
     .map((workflow) => workflow.name)
     .sort();
 }

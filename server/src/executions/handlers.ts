@@ -12,18 +12,13 @@ import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { cursorListReply, listReply, requestedPage, requestedSlice } from '../lists.js';
-import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { assertSameId, findWorkflow } from '../workflows/handlers.js';
+import type { RequestProject } from '../projects/request-project.js';
 import { streamExecutionEvents } from './event-stream.js';
 import { startExecution, withExecutionLog } from '#application/executions/start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
 
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
-
-async function findWorkflow(deps: AppDeps, workflowId: string): Promise<WorkflowRow> {
-  const workflow = await workflowRepository.findById(deps.db, workflowId);
-  if (!workflow) throw workflowNotFound(workflowId);
-  return workflow;
-}
 
 /** The revision `body.revision` asks to run; 400 for a number the workflow never had. */
 async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision: number) {
@@ -39,9 +34,13 @@ async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision:
   return found;
 }
 
-/** The execution of that workflow; 404 when unknown or another workflow's. */
+/**
+ * The execution of that workflow in the request's project; 404 when unknown, another workflow's
+ * or another project's.
+ */
 export async function findExecution(
   deps: AppDeps,
+  project: RequestProject,
   params: { workflowId: string; executionId: string },
 ): Promise<WorkflowExecutionRow> {
   const execution = await executionRepository.findById(
@@ -49,7 +48,7 @@ export async function findExecution(
     params.workflowId,
     params.executionId,
   );
-  if (!execution) {
+  if (!execution || execution.projectId !== project.id) {
     throw new NotFound(
       `Execution "${params.executionId}" was not found in workflow "${params.workflowId}".`,
       { code: 'execution.not_found' },
@@ -60,9 +59,10 @@ export async function findExecution(
 
 async function findTask(
   deps: AppDeps,
+  project: RequestProject,
   params: { workflowId: string; executionId: string; taskExecutionId: string },
 ) {
-  const execution = await findExecution(deps, params);
+  const execution = await findExecution(deps, project, params);
   const task = await taskExecutionRepository.findTask(
     deps.db,
     execution.id,
@@ -94,8 +94,8 @@ function toLogEntry(entry: logRepository.LogEntryView) {
 
 /** `/workflows/{workflowId}/executions`: runs, their tasks and logs (approvals: ../approvals/). */
 export const executionHandlers = {
-  listExecutions: async ({ deps, params, query }) => {
-    await findWorkflow(deps, params.workflowId);
+  listExecutions: async ({ deps, project, params, query }) => {
+    await findWorkflow(deps, project, params.workflowId);
     const paged = await executionRepository.list(deps.db, params.workflowId, {
       ...(query.status ? { status: query.status } : {}),
       slice: requestedSlice(query),
@@ -108,8 +108,8 @@ export const executionHandlers = {
     }));
   },
 
-  getExecution: async ({ deps, params }) => {
-    const execution = await findExecution(deps, params);
+  getExecution: async ({ deps, project, params }) => {
+    const execution = await findExecution(deps, project, params);
     const parent = execution.parentExecutionId;
     const parentWorkflowId = parent
       ? await subworkflowRepository.workflowIdOf(deps.db, parent)
@@ -134,9 +134,9 @@ export const executionHandlers = {
     };
   },
 
-  executeWorkflow: async ({ deps, params, body, query, log, user }) => {
+  executeWorkflow: async ({ deps, project, params, body, query, log, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
-    const workflow = await findWorkflow(deps, params.workflowId);
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     const revision =
       body.revision === undefined
         ? undefined
@@ -154,9 +154,9 @@ export const executionHandlers = {
     };
   },
 
-  rerunExecution: async ({ deps, params, body, log, user }) => {
-    const workflow = await findWorkflow(deps, params.workflowId);
-    const original = await findExecution(deps, params);
+  rerunExecution: async ({ deps, project, params, body, log, user }) => {
+    const workflow = await findWorkflow(deps, project, params.workflowId);
+    const original = await findExecution(deps, project, params);
     if (executionRepository.isExecutionActive(original.status)) {
       throw new Conflict(
         `Execution "${original.id}" is ${original.status}; only a finished execution can be rerun.`,
@@ -176,14 +176,14 @@ export const executionHandlers = {
     };
   },
 
-  cancelExecution: async ({ deps, params, user, log }) => {
-    const execution = await findExecution(deps, params);
+  cancelExecution: async ({ deps, project, params, user, log }) => {
+    const execution = await findExecution(deps, project, params);
     await cancelExecution(withExecutionLog(deps, log), execution, user.name, log);
     return confirmation(`Cancellation of execution "${execution.id}" was requested.`);
   },
 
-  listExecutionLogs: async ({ deps, params, query }) => {
-    const execution = await findExecution(deps, params);
+  listExecutionLogs: async ({ deps, project, params, query }) => {
+    const execution = await findExecution(deps, project, params);
     const paged = await logRepository.listExecutionLogs(
       deps.db,
       execution.id,
@@ -196,8 +196,8 @@ export const executionHandlers = {
     return { ...cursorListReply(paged, query, toLogEntry), itemByItem: true };
   },
 
-  streamExecutionEvents: async ({ deps, params, query, req, user, log }) => {
-    const execution = await findExecution(deps, params);
+  streamExecutionEvents: async ({ deps, project, params, query, req, user, log }) => {
+    const execution = await findExecution(deps, project, params);
     // Validated against the contract: digits only. The header (what EventSource sends when it
     // reconnects) wins over the query parameter (what it was first opened with).
     const header = req.headers['last-event-id'];
@@ -228,8 +228,8 @@ export const executionHandlers = {
     };
   },
 
-  listExecutionTasks: async ({ deps, params, query }) => {
-    const execution = await findExecution(deps, params);
+  listExecutionTasks: async ({ deps, project, params, query }) => {
+    const execution = await findExecution(deps, project, params);
     const paged = await taskExecutionRepository.listTasks(
       deps.db,
       execution.id,
@@ -247,8 +247,8 @@ export const executionHandlers = {
     }));
   },
 
-  getExecutionTask: async ({ deps, params }) => {
-    const task = await findTask(deps, params);
+  getExecutionTask: async ({ deps, project, params }) => {
+    const task = await findTask(deps, project, params);
     const child = await subworkflowRepository.latestChildOf(deps.db, task.id);
     return {
       data: {
@@ -264,8 +264,8 @@ export const executionHandlers = {
     };
   },
 
-  listTaskLogs: async ({ deps, params, query }) => {
-    const task = await findTask(deps, params);
+  listTaskLogs: async ({ deps, project, params, query }) => {
+    const task = await findTask(deps, project, params);
     const paged = await logRepository.listTaskLogs(deps.db, task, requestedSlice(query), {
       maxBytes: deps.config.ExecutionLogs.MaxPageBytes,
     });

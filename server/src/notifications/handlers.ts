@@ -21,9 +21,10 @@ function toDelivery(row: DeliveryRow) {
 
 /** Notifications: the delivery log (`GET /notifications/deliveries`, admin). */
 export const notificationHandlers = {
-  listNotificationDeliveries: async ({ deps, query }) => {
+  listNotificationDeliveries: async ({ deps, project, query }) => {
     const page = requestedPage(query);
     const paged = await notificationRepository.listDeliveries(deps.db, {
+      projectId: project.id,
       ...(query.eventId !== undefined ? { eventId: query.eventId } : {}),
       ...(query.executionId !== undefined ? { executionId: query.executionId } : {}),
       ...(page ? { page } : {}),

@@ -1,6 +1,5 @@
 import * as triggerRepository from '#store/trigger-repository.js';
-import type { WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
-import * as workflowRepository from '#store/workflow-repository.js';
+import type { WorkflowTriggerRow } from '#store/tables.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { REDACTED } from '#plugin-host/settings.js';
@@ -13,7 +12,7 @@ import {
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory } from '../lists.js';
-import { assertSameId, workflowNotFound } from '../workflows/handlers.js';
+import { assertSameId, findWorkflow } from '../workflows/handlers.js';
 import { webhookHandlers } from './webhooks.js';
 
 const triggerNotFound = (workflowId: string, triggerId: string) =>
@@ -30,12 +29,6 @@ function toTrigger(row: WorkflowTriggerRow) {
     properties: row.secret === null ? row.properties : { ...row.properties, secret: REDACTED },
     lastModified: row.lastModified.toISOString(),
   };
-}
-
-async function findWorkflow(deps: AppDeps, workflowId: string): Promise<WorkflowRow> {
-  const workflow = await workflowRepository.findById(deps.db, workflowId);
-  if (!workflow) throw workflowNotFound(workflowId);
-  return workflow;
 }
 
 async function findTrigger(
@@ -68,20 +61,20 @@ async function findTimeBased(
  * and `/hooks/{triggerId}`, where Webhook triggers fire (`webhooks.ts`).
  */
 export const triggerHandlers = {
-  listTriggers: async ({ deps, params, query }) => {
-    await findWorkflow(deps, params.workflowId);
+  listTriggers: async ({ deps, project, params, query }) => {
+    await findWorkflow(deps, project, params.workflowId);
     const rows = await triggerRepository.listByWorkflow(deps.db, params.workflowId);
     return listReply(pageInMemory(rows, query), query, toTrigger);
   },
 
-  getTrigger: async ({ deps, params }) => {
-    await findWorkflow(deps, params.workflowId);
+  getTrigger: async ({ deps, project, params }) => {
+    await findWorkflow(deps, project, params.workflowId);
     return { data: toTrigger(await findTrigger(deps, params)) };
   },
 
-  createTrigger: async ({ deps, params, body, user }) => {
+  createTrigger: async ({ deps, project, params, body, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
-    const workflow = await findWorkflow(deps, params.workflowId);
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     const { input, generatedSecret } = await prepareTrigger(deps, body, workflow);
     const row = await writeTrigger(deps, workflow, (trx) =>
       triggerRepository.insert(trx, workflow.id, { ...input, changedBy: user.name }),
@@ -97,10 +90,10 @@ export const triggerHandlers = {
     };
   },
 
-  updateTrigger: async ({ deps, params, body, user }) => {
+  updateTrigger: async ({ deps, project, params, body, user }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     assertSameId('triggerId', body.triggerId, params.triggerId);
-    const workflow = await findWorkflow(deps, params.workflowId);
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     const existing = await findTrigger(deps, params);
     const { input } = await prepareTrigger(deps, body, workflow, existing);
     await writeTrigger(deps, workflow, async (trx) => {
@@ -116,8 +109,8 @@ export const triggerHandlers = {
     );
   },
 
-  deleteTrigger: async ({ deps, params }) => {
-    const workflow = await findWorkflow(deps, params.workflowId);
+  deleteTrigger: async ({ deps, project, params }) => {
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     await deps.db.transaction().execute(async (trx) => {
       if (!(await triggerRepository.remove(trx, workflow.id, params.triggerId))) {
         throw triggerNotFound(params.workflowId, params.triggerId);
@@ -129,8 +122,8 @@ export const triggerHandlers = {
     );
   },
 
-  backfillTrigger: async ({ deps, params, body, user }) => {
-    const workflow = await findWorkflow(deps, params.workflowId);
+  backfillTrigger: async ({ deps, project, params, body, user }) => {
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     const trigger = await findTimeBased(deps, params, 'backfill');
     if (trigger.status !== 'Active') {
       throw new Conflict(
@@ -173,8 +166,8 @@ export const triggerHandlers = {
     };
   },
 
-  listUpcomingFirings: async ({ deps, params, query }) => {
-    const workflow = await findWorkflow(deps, params.workflowId);
+  listUpcomingFirings: async ({ deps, project, params, query }) => {
+    const workflow = await findWorkflow(deps, project, params.workflowId);
     const trigger = await findTimeBased(deps, params, 'preview');
     if (trigger.status !== 'Active') {
       return {

@@ -1,6 +1,7 @@
 import * as executionRepository from '#store/execution-repository.js';
 import * as pluginRepository from '#store/plugin-repository.js';
-import type { WorkflowSummary } from '#store/workflow-repository.js';
+import type { StoredDefinition, WorkflowSummary } from '#store/workflow-repository.js';
+import type { WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import { typedDefinitionSchema } from '#definition/typed-schema.js';
@@ -11,10 +12,36 @@ import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { validateWorkflowDefinition } from '#application/workflows/validate-definition.js';
+import type { RequestProject } from '../projects/request-project.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
 export const workflowNotFound = (id: string) =>
   new NotFound(`Workflow "${id}" was not found.`, { code: 'workflow.not_found' });
+
+/**
+ * The workflow of the request's project; 404 when unknown or another project's (the same answer,
+ * so that no id of another project is told apart). Shared with the triggers and executions areas.
+ */
+export async function findWorkflow(
+  deps: AppDeps,
+  project: RequestProject,
+  workflowId: string,
+): Promise<WorkflowRow> {
+  const row = await workflowRepository.findById(deps.db, workflowId);
+  if (!row || row.projectId !== project.id) throw workflowNotFound(workflowId);
+  return row;
+}
+
+/** {@link findWorkflow} without the timestamps: what `GET /workflows/{id}` shows. */
+async function findDefinition(
+  deps: AppDeps,
+  project: RequestProject,
+  workflowId: string,
+): Promise<StoredDefinition> {
+  const row = await workflowRepository.findDefinitionById(deps.db, workflowId);
+  if (!row || row.projectId !== project.id) throw workflowNotFound(workflowId);
+  return row;
+}
 
 /** 400 unless an id repeated in the body equals the one in the path. */
 export function assertSameId(field: string, inBody: string, inPath: string): void {
@@ -43,14 +70,24 @@ const revisionNotFound = (workflow: { id: string; revision: number }, revision: 
   );
 
 /** `POST /workflows/Add` and its alias `POST /workflows`. */
-async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: string } }) {
+async function addWorkflow({
+  deps,
+  project,
+  body,
+}: {
+  deps: AppDeps;
+  project: RequestProject;
+  body: { definition: string };
+}) {
   const definition = await validateWorkflowDefinition(
     deps.db,
+    project.id,
     body.definition,
     deps.config.Definitions,
     deps.installedPlugins,
   );
   const row = await workflowRepository.insert(deps.db, {
+    projectId: project.id,
     name: definition.name,
     definition: body.definition,
   });
@@ -62,20 +99,22 @@ async function addWorkflow({ deps, body }: { deps: AppDeps; body: { definition: 
 
 /** `/workflows`: stored workflow definitions. */
 export const workflowHandlers = {
-  listWorkflows: async ({ deps, query }) =>
-    listReply(await workflowRepository.list(deps.db, requestedPage(query)), query, toListItem),
+  listWorkflows: async ({ deps, project, query }) =>
+    listReply(
+      await workflowRepository.list(deps.db, project.id, requestedPage(query)),
+      query,
+      toListItem,
+    ),
 
-  getWorkflow: async ({ deps, params }) => {
-    const row = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
-    if (!row) throw workflowNotFound(params.workflowId);
+  getWorkflow: async ({ deps, project, params }) => {
+    const row = await findDefinition(deps, project, params.workflowId);
     return {
       data: { id: row.id, name: row.name, workflow: row.definition, revision: row.revision },
     };
   },
 
-  listWorkflowRevisions: async ({ deps, params, query }) => {
-    const workflow = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
-    if (!workflow) throw workflowNotFound(params.workflowId);
+  listWorkflowRevisions: async ({ deps, project, params, query }) => {
+    const workflow = await findDefinition(deps, project, params.workflowId);
     const paged = await workflowRepository.listRevisions(
       deps.db,
       workflow.id,
@@ -89,9 +128,8 @@ export const workflowHandlers = {
     }));
   },
 
-  getWorkflowRevision: async ({ deps, params }) => {
-    const workflow = await workflowRepository.findDefinitionById(deps.db, params.workflowId);
-    if (!workflow) throw workflowNotFound(params.workflowId);
+  getWorkflowRevision: async ({ deps, project, params }) => {
+    const workflow = await findDefinition(deps, project, params.workflowId);
     const row = await workflowRepository.findRevision(deps.db, workflow.id, params.revision);
     if (!row) throw revisionNotFound(workflow, params.revision);
     return {
@@ -121,12 +159,12 @@ export const workflowHandlers = {
    * Replaces the definition with a new revision (the previous one is kept). A rename also refreshes the schedules of the workflow's TimeBased
    * triggers (they carry its name for the Temporal UI), inside the same transaction.
    */
-  updateWorkflow: async ({ deps, params, body }) => {
+  updateWorkflow: async ({ deps, project, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
-    const existing = await workflowRepository.findById(deps.db, params.workflowId);
-    if (!existing) throw workflowNotFound(params.workflowId);
+    const existing = await findWorkflow(deps, project, params.workflowId);
     const definition = await validateWorkflowDefinition(
       deps.db,
+      project.id,
       body.definition,
       deps.config.Definitions,
       deps.installedPlugins,
@@ -154,9 +192,8 @@ export const workflowHandlers = {
    * commits only after Temporal dropped the schedules, so an unavailable Temporal (503) leaves
    * the workflow as it was.
    */
-  deleteWorkflow: async ({ deps, params }) => {
-    const row = await workflowRepository.findById(deps.db, params.workflowId);
-    if (!row) throw workflowNotFound(params.workflowId);
+  deleteWorkflow: async ({ deps, project, params }) => {
+    const row = await findWorkflow(deps, project, params.workflowId);
     if (await executionRepository.hasActiveExecutions(deps.db, row.id)) {
       throw new Conflict(
         `Workflow "${row.name}" has executions in progress; cancel them or wait until they finish.`,

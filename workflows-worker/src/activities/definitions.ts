@@ -85,6 +85,7 @@ function loadedDefinition(
   return {
     execution: {
       id: execution.id,
+      projectId: execution.projectId,
       workflowId: execution.workflowId,
       workflowName: execution.workflowName,
       inputs: execution.inputs,

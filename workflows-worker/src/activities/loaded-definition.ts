@@ -9,7 +9,10 @@ import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
  * no retry fixes.
  */
 export interface LoadedDefinition {
-  execution: Pick<WorkflowExecutionRow, 'id' | 'workflowId' | 'workflowName' | 'inputs'>;
+  execution: Pick<
+    WorkflowExecutionRow,
+    'id' | 'projectId' | 'workflowId' | 'workflowName' | 'inputs'
+  >;
   definition: WorkflowDefinition;
   tasks: Map<string, TaskDefinition>;
   /** Per task: the tasks whose outputs its parameters and condition read. */

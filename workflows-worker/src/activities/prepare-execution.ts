@@ -190,7 +190,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     const [roster, quick] = await Promise.all([
       // A rerun's reused tasks are Completed before the run starts; no other task can be.
       known ?? taskExecutionRepository.taskRoster(db, execution.id),
-      quickTasks(db, runner, loaded.definition.tasks),
+      quickTasks(db, runner, execution.projectId, loaded.definition.tasks),
     ]);
     await executionRepository.markExecutionRunning(
       db,

@@ -139,7 +139,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
           `Task '${task.name}' runs a workflow, which this run cannot start.`,
         );
       }
-      plugin = await taskPlugin(db, task.type);
+      plugin = await taskPlugin(db, loaded.execution.projectId, task.type);
       attemptOf.plugin = plugin.type;
     } catch (error) {
       const cause =

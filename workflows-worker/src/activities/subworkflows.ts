@@ -120,7 +120,9 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
     const maxDepth = deps.config.Definitions.MaxSubworkflowDepth;
     const chain = await subworkflowRepository.chainOf(db, executionId, maxDepth + 1);
     const workflow = await workflowRepository.findById(db, calledId);
-    if (!workflow) {
+    // A run calls only workflows of its own project; another project's is as one that is gone.
+    const caller = workflow && (await executionRepository.findExecution(db, executionId));
+    if (!workflow || workflow.projectId !== caller?.projectId) {
       return failed({
         message: `Workflow ${calledId} does not exist (deleted since this definition was stored).`,
         retryable: false,

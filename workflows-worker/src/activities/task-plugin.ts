@@ -7,10 +7,15 @@ import type { PluginRunner, PluginRunRequest } from '#plugin-host/runner.js';
 export type TaskPlugin = Pick<PluginRunRequest, 'type' | 'version' | 'specifications'>;
 
 /**
- * The plugin a task's `type` names: inline, or through a named configuration. A configuration
- * that does not exist is an error retrying cannot fix (`nonRetryable`).
+ * The plugin a task's `type` names: inline, or through a configuration of the execution's
+ * project. A configuration that does not exist there (another project's is not looked at) is an
+ * error retrying cannot fix (`nonRetryable`).
  */
-export async function taskPlugin(db: Kysely<Database>, type: TaskType): Promise<TaskPlugin> {
+export async function taskPlugin(
+  db: Kysely<Database>,
+  projectId: string,
+  type: TaskType,
+): Promise<TaskPlugin> {
   if (typeof type !== 'string') {
     return {
       type: type.plugin,
@@ -18,7 +23,7 @@ export async function taskPlugin(db: Kysely<Database>, type: TaskType): Promise<
       specifications: type.specifications ?? {},
     };
   }
-  const configuration = await configurationRepository.findByName(db, type);
+  const configuration = await configurationRepository.findByName(db, projectId, type);
   if (!configuration) {
     throw Object.assign(new Error(`Plugin configuration '${type}' does not exist.`), {
       nonRetryable: true,
@@ -39,6 +44,7 @@ export async function taskPlugin(db: Kysely<Database>, type: TaskType): Promise<
 export async function quickTasks(
   db: Kysely<Database>,
   runner: PluginRunner,
+  projectId: string,
   tasks: readonly TaskDefinition[],
 ): Promise<Set<string>> {
   const byType = new Map<string, Promise<boolean>>();
@@ -48,7 +54,7 @@ export async function quickTasks(
       const key = JSON.stringify(typeof type === 'string' ? type : [type.plugin, type.version]);
       let answer = byType.get(key);
       if (!answer) {
-        answer = isQuick(db, runner, type);
+        answer = isQuick(db, runner, projectId, type);
         byType.set(key, answer);
       }
       return answer;
@@ -59,9 +65,14 @@ export async function quickTasks(
 
 // In doubt a task is not quick: a missing configuration or plugin, or a package that does not
 // load, is then reported by the task's first attempt, in the task's own log, as before.
-async function isQuick(db: Kysely<Database>, runner: PluginRunner, type: TaskType) {
+async function isQuick(
+  db: Kysely<Database>,
+  runner: PluginRunner,
+  projectId: string,
+  type: TaskType,
+) {
   try {
-    const plugin = await taskPlugin(db, type);
+    const plugin = await taskPlugin(db, projectId, type);
     return (await runner.installedManifest(plugin.type, plugin.version))?.quick === true;
   } catch {
     return false;

@@ -41,7 +41,8 @@ export interface CannotRun {
 }
 
 export interface ExecutionToCreate {
-  workflow: { id: string; name: string };
+  /** The workflow it runs: the execution belongs to its project. */
+  workflow: { id: string; name: string; projectId: string };
   /** The definition text the execution runs (and keeps), and its revision. */
   snapshot: { definition: string; revision: number | null };
   run: Runnable | CannotRun;
@@ -78,6 +79,7 @@ export async function createExecution(
   const id = request.id ?? newId();
   const created = await executionRepository.createExecutionWithTasks(db, {
     id,
+    projectId: request.workflow.projectId,
     workflowId: request.workflow.id,
     workflowName: request.workflow.name,
     definition: request.snapshot.definition,

@@ -91,6 +91,7 @@ export async function recordExecution(
     : (options.revision ?? workflow);
   const definition = await validateWorkflowDefinition(
     db,
+    workflow.projectId,
     snapshot.definition,
     config.Definitions,
     // The snapshot reads through the pool: never while this start holds a transaction (a

@@ -12,12 +12,13 @@ import type { WorkflowDefinition } from '#definition/types.js';
 import type { Problem } from '#definition/validation/problem.js';
 
 /**
- * The problems of a definition's subworkflow tasks against the stored workflows: a called
- * workflow that does not exist, a call that cycles back to `self` (subworkflows.ts). Each called
+ * The problems of a definition's subworkflow tasks against the stored workflows of its project: a
+ * called workflow that does not exist there (another project's is not told apart), a call that cycles back to `self` (subworkflows.ts). Each called
  * workflow's current definition is read once; one that no longer parses calls nothing.
  */
 export async function checkCalledWorkflows(
   db: Kysely<Database>,
+  projectId: string,
   definition: WorkflowDefinition,
   self: { id: string } | undefined,
   limits: DefinitionLimits,
@@ -25,7 +26,7 @@ export async function checkCalledWorkflows(
   if (workflowCalls(definition).length === 0) return [];
   return checkWorkflowCalls(definition, self, async (id): Promise<CalledWorkflow | undefined> => {
     const row = await workflowRepository.findDefinitionById(db, id);
-    if (!row) return undefined;
+    if (!row || row.projectId !== projectId) return undefined;
     const parsed = parseDefinition(row.definition, limits);
     const calls = parsed.ok ? workflowCalls(parsed.definition).map((call) => call.workflowId) : [];
     return { name: row.name, calls };

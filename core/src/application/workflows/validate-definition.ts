@@ -31,6 +31,11 @@ export interface PluginLookup {
  */
 export async function validateWorkflowDefinition(
   db: Kysely<Database>,
+  /**
+   * The project the definition is stored in: it may name only that project's configurations and
+   * call only its workflows.
+   */
+  projectId: string,
   text: string,
   limits: DefinitionLimits,
   plugins?: PluginLookup,
@@ -41,7 +46,7 @@ export async function validateWorkflowDefinition(
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text, limits);
   if (!parsed.ok) throw new Invalid(told(parsed.problems));
-  const installed = installedLookups(db, plugins);
+  const installed = installedLookups(db, projectId, plugins);
   const problems = [
     ...(await checkReferences(parsed.definition, {
       plugin: async (type, version) => (await installed.plugin(type, version)) !== undefined,
@@ -51,7 +56,7 @@ export async function validateWorkflowDefinition(
       parsed.definition,
       async (type) => (await installed.taskPlugin(type))?.parametersSchema,
     )),
-    ...(await checkCalledWorkflows(db, parsed.definition, self, limits)),
+    ...(await checkCalledWorkflows(db, projectId, parsed.definition, self, limits)),
   ];
   if (problems.length > 0) {
     throw new Invalid(told(limited(problems)));
@@ -59,8 +64,15 @@ export async function validateWorkflowDefinition(
   return parsed.definition;
 }
 
-/** The installed plugins and configurations one definition names, each looked up once. */
-function installedLookups(db: Kysely<Database>, plugins: PluginLookup | undefined) {
+/**
+ * The installed plugins and the project's configurations one definition names, each looked up
+ * once.
+ */
+function installedLookups(
+  db: Kysely<Database>,
+  projectId: string,
+  plugins: PluginLookup | undefined,
+) {
   const answers = new Map<string, Promise<unknown>>();
   const once = <T>(key: string, ask: () => Promise<T>): Promise<T> => {
     if (!answers.has(key)) answers.set(key, ask());
@@ -75,7 +87,9 @@ function installedLookups(db: Kysely<Database>, plugins: PluginLookup | undefine
           : pluginRepository.findByTypeVersion(db, type, version),
     );
   const configuration = (name: string) =>
-    once(`configuration\u0000${name}`, () => configurationRepository.findByName(db, name));
+    once(`configuration\u0000${name}`, () =>
+      configurationRepository.findByName(db, projectId, name),
+    );
   /** The plugin a task runs, as the worker finds it: inline, or the configuration's. */
   const taskPlugin = async (type: TaskType) => {
     if (typeof type !== 'string') return plugin(type.plugin, type.version);

@@ -58,6 +58,7 @@ describe('buildConfig', () => {
           RequestsPerUserPerMinute: 60_000,
         },
       },
+      Projects: {},
       Plugins: {
         InstallBuiltIns: true,
         AllowProcessExecution: false,

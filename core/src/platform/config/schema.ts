@@ -167,6 +167,14 @@ export const configSchema = Type.Object(
         RequestsPerUserPerMinute: Type.Integer({ minimum: 1, default: 60_000 }),
       }),
     }),
+    /** Projects: who may create them and manage every one of them. */
+    Projects: section({
+      /**
+       * The users (names as `/me` shows them) who hold every role in every project and alone
+       * create, rename and delete projects. Absent: every configured user holding `admin`.
+       */
+      InstanceAdmins: Type.Optional(Type.Array(nonEmptyString(), { uniqueItems: true })),
+    }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */
       InstallBuiltIns: Type.Boolean({ default: true }),

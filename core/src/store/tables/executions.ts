@@ -3,12 +3,15 @@ import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { LogLevel } from '@trellis/plugin-kit';
 import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '#protocol/statuses.js';
 import type { Timestamp } from './columns.js';
+import type { ProjectIdColumn } from './projects.js';
 
 export type { ApprovalStatus, ExecutionStatus, TaskStatus };
 /** Log entry levels: the ones plugins log at (the plugin contract's), which the engine uses too. */
 export type { LogLevel };
 export interface WorkflowExecutionTable {
   id: string;
+  /** Its workflow's project. */
+  projectId: ProjectIdColumn;
   workflowId: string;
   workflowName: string;
   /** Snapshot of the definition text at start; later edits do not affect the run. */

@@ -2,6 +2,7 @@
 import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
 import type { PluginSpecification } from '@trellis/plugin-kit';
 import type { Timestamp, CreatedAt, Json } from './columns.js';
+import type { ProjectIdColumn } from './projects.js';
 
 /** A setting a plugin takes, as its manifest declares it (the plugin contract's type). */
 export type PluginSpecificationDescriptor = PluginSpecification;
@@ -26,6 +27,8 @@ export interface PluginTable {
 }
 export interface PluginConfigurationTable {
   id: string;
+  projectId: ProjectIdColumn;
+  /** Unique within its project. */
   name: string;
   type: string;
   version: string;

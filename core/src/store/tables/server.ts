@@ -1,6 +1,7 @@
 /** The tables the API keeps for itself: secrets, idempotency keys, failed logins. */
 import type { ColumnType } from 'kysely';
 import type { CreatedAt } from './columns.js';
+import type { ProjectIdColumn } from './projects.js';
 
 /** Secrets the server keeps in the database, shared by every process (the links' HMAC key). */
 export interface ServerSecretTable {
@@ -9,6 +10,8 @@ export interface ServerSecretTable {
 }
 export interface IdempotencyKeyTable {
   userName: string;
+  /** The project the request worked in: a key is the user's within one project. */
+  projectId: ProjectIdColumn;
   /** The client's `Idempotency-Key`. */
   key: string;
   /** sha256 of the operation, its parameters and body: what "the same request" means. */

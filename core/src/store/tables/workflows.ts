@@ -1,9 +1,12 @@
 /** The tables of workflows: their definitions, revisions, triggers and webhook deliveries. */
 import type { ColumnType, Selectable } from 'kysely';
 import type { Timestamp, CreatedAt, Json } from './columns.js';
+import type { ProjectIdColumn } from './projects.js';
 
 export interface WorkflowTable {
   id: string;
+  projectId: ProjectIdColumn;
+  /** Unique within its project. */
   name: string;
   /** The definition exactly as the client sent it. */
   definition: string;

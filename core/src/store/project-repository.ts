@@ -1,0 +1,185 @@
+import type { Kysely } from 'kysely';
+import { Conflict } from '#definition/errors.js';
+import type { Role } from '#platform/config/types.js';
+import { translateConstraintErrors } from './constraint-errors.js';
+import { isUuid, newId } from './ids.js';
+import { paginate, type Page, type Paged } from './paging.js';
+import type { Database, ProjectMemberRow, ProjectRow } from './tables.js';
+
+/**
+ * Projects and their members. A project is named by its id or its name wherever a caller names
+ * it (the `X-Trellis-Project` header, `/projects/{projectId}`); `default` holds what existed
+ * before projects and cannot be renamed or deleted.
+ */
+
+export const defaultProjectName = 'default';
+
+/** A project named as callers name it: its id, or its name. */
+export async function findByIdOrName(
+  db: Kysely<Database>,
+  key: string,
+): Promise<ProjectRow | undefined> {
+  return db
+    .selectFrom('project')
+    .selectAll()
+    .where((eb) => (isUuid(key) ? eb('id', '=', key) : eb('name', '=', key)))
+    .executeTakeFirst();
+}
+
+/** Every project by name; one page of them when `page` is given. */
+export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<ProjectRow>> {
+  return paginate(db.selectFrom('project').selectAll().orderBy('name').orderBy('id'), page);
+}
+
+/** The projects where one of `names` is a member (and `default` when `withDefault`), by name. */
+export async function listForMember(
+  db: Kysely<Database>,
+  names: string[],
+  withDefault: boolean,
+  page?: Page,
+): Promise<Paged<ProjectRow>> {
+  return paginate(
+    db
+      .selectFrom('project')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb(
+            'id',
+            'in',
+            eb.selectFrom('projectMember').select('projectId').where('name', 'in', names),
+          ),
+          ...(withDefault ? [eb('name', '=', defaultProjectName)] : []),
+        ]),
+      )
+      .orderBy('name')
+      .orderBy('id'),
+    page,
+  );
+}
+
+const nameTaken = (name: string) => () =>
+  new Conflict(`A project named "${name}" already exists.`, { code: 'project.name_taken' });
+
+export async function insert(db: Kysely<Database>, name: string): Promise<ProjectRow> {
+  return translateConstraintErrors(
+    () =>
+      db
+        .insertInto('project')
+        .values({ id: newId(), name })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    { unique: nameTaken(name) },
+  );
+}
+
+/** Renames a project; undefined when unknown. */
+export async function rename(
+  db: Kysely<Database>,
+  id: string,
+  name: string,
+): Promise<ProjectRow | undefined> {
+  return translateConstraintErrors(
+    () =>
+      db
+        .updateTable('project')
+        .set({ name })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+    { unique: nameTaken(name) },
+  );
+}
+
+/**
+ * Deletes a project with its members; `Conflict` while it still owns workflows or
+ * configurations (their rows refer to it).
+ */
+export async function remove(db: Kysely<Database>, project: ProjectRow): Promise<void> {
+  await translateConstraintErrors(
+    () => db.deleteFrom('project').where('id', '=', project.id).execute(),
+    {
+      foreignKey: () =>
+        new Conflict(
+          `Project "${project.name}" still owns workflows or configurations; delete them first.`,
+          { code: 'project.not_empty' },
+        ),
+    },
+  );
+}
+
+/** A project's members by name; one page of them when `page` is given. */
+export async function listMembers(
+  db: Kysely<Database>,
+  projectId: string,
+  page?: Page,
+): Promise<Paged<ProjectMemberRow>> {
+  return paginate(
+    db.selectFrom('projectMember').selectAll().where('projectId', '=', projectId).orderBy('name'),
+    page,
+  );
+}
+
+export async function findMember(
+  db: Kysely<Database>,
+  projectId: string,
+  name: string,
+): Promise<ProjectMemberRow | undefined> {
+  return db
+    .selectFrom('projectMember')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+/** Makes `name` a member with `roles`, or gives a member those roles instead of its own. */
+export async function putMember(
+  db: Kysely<Database>,
+  projectId: string,
+  name: string,
+  roles: Role[],
+): Promise<ProjectMemberRow> {
+  const stored = JSON.stringify([...new Set(roles)]);
+  return db
+    .insertInto('projectMember')
+    .values({ projectId, name, roles: stored })
+    .onConflict((conflict) =>
+      conflict.columns(['projectId', 'name']).doUpdateSet({ roles: stored }),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes a member; false when `name` was not one. */
+export async function removeMember(
+  db: Kysely<Database>,
+  projectId: string,
+  name: string,
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom('projectMember')
+    .where('projectId', '=', projectId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * What the membership rows of any of `names` (a user's name, its groups) give in a project: their
+ * roles together; undefined when none of them is a member.
+ */
+export async function membershipRoles(
+  db: Kysely<Database>,
+  projectId: string,
+  names: string[],
+): Promise<Role[] | undefined> {
+  const rows = await db
+    .selectFrom('projectMember')
+    .select('roles')
+    .where('projectId', '=', projectId)
+    .where('name', 'in', names)
+    .execute();
+  if (rows.length === 0) return undefined;
+  return [...new Set(rows.flatMap((row) => row.roles))];
+}

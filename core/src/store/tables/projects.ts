@@ -1,0 +1,28 @@
+/** The tables of projects and who may work in them. */
+import type { ColumnType, Selectable } from 'kysely';
+import type { Role } from '#platform/config/types.js';
+import type { CreatedAt, Json } from './columns.js';
+
+/** A project: it owns workflows (and all that hangs off them) and plugin configurations. */
+export interface ProjectTable {
+  id: string;
+  /** Unique; `default` holds what existed before projects. */
+  name: string;
+  createdAt: CreatedAt;
+}
+/** A member of a project: a user name or OpenID Connect subject, with its roles there. */
+export interface ProjectMemberTable {
+  projectId: string;
+  name: string;
+  roles: Json<Role[]>;
+  createdAt: CreatedAt;
+}
+
+/**
+ * The project a row belongs to: written once, when the row is made (a row written without one
+ * lands in `default`).
+ */
+export type ProjectIdColumn = ColumnType<string, string | undefined, never>;
+
+export type ProjectRow = Selectable<ProjectTable>;
+export type ProjectMemberRow = Selectable<ProjectMemberTable>;

@@ -1,0 +1,108 @@
+import type { Kysely } from 'kysely';
+import { NotFound } from '#definition/errors.js';
+import type { Role, TrellisConfig } from '#platform/config/types.js';
+import { roles as everyRole } from '#platform/config/schema.js';
+import * as projectRepository from '#store/project-repository.js';
+import type { Database, ProjectRow } from '#store/tables.js';
+import type { AuthUser } from '../auth/user.js';
+
+/** The project a request works in, as handlers see it. */
+export interface RequestProject {
+  id: string;
+  name: string;
+}
+
+/** Where an operation takes its project from. */
+export type ProjectScope =
+  /** The `X-Trellis-Project` header, else the caller's default project. */
+  | 'header'
+  /** The `{projectId}` of its path (`/projects/{projectId}/...`). */
+  | 'path'
+  /** None: an instance-wide operation (plugins, `/me`, creating a project). */
+  | 'instance';
+
+export const projectHeader = 'x-trellis-project';
+
+/** 404 for a project the caller may not see: the same answer as for one that does not exist. */
+export const projectNotFound = (key: string) =>
+  new NotFound(`Project "${key}" was not found.`, { code: 'project.not_found' });
+
+/** Where the operation takes its project from, as its parameters in the contract say. */
+export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectScope {
+  const parameters = (operation.parameters ?? []) as { in?: unknown; name?: unknown }[];
+  if (parameters.some((p) => p.in === 'header' && String(p.name).toLowerCase() === projectHeader)) {
+    return 'header';
+  }
+  if (parameters.some((p) => p.in === 'path' && p.name === 'projectId')) return 'path';
+  return 'instance';
+}
+
+/**
+ * Whether the caller holds every role in every project: named in `Projects.InstanceAdmins`, or,
+ * when that is absent, a configured user holding `admin`. `caller` is as authenticated, with its
+ * configured roles.
+ */
+export function isInstanceAdmin(config: TrellisConfig, caller: AuthUser): boolean {
+  const named = config.Projects.InstanceAdmins;
+  return named === undefined ? caller.roles.includes('admin') : named.includes(caller.name);
+}
+
+/**
+ * The project of a request and the caller's roles in it. Configured users hold their configured
+ * roles in `default` (the roles of a membership row there when they have none); elsewhere the
+ * roles of their membership rows; instance admins every role everywhere. A project where the caller holds
+ * nothing is not found, as one that does not exist.
+ */
+export function createProjectResolver(db: Kysely<Database>, config: TrellisConfig) {
+  // `default` cannot be renamed or deleted: one look-up per process.
+  let defaultProject: Promise<ProjectRow> | undefined;
+  const findDefault = () =>
+    (defaultProject ??= projectRepository
+      .findByIdOrName(db, projectRepository.defaultProjectName)
+      .then((row) => {
+        if (!row) throw new Error('The project "default" is missing; run the migrations.');
+        return row;
+      })
+      .catch((error: unknown) => {
+        defaultProject = undefined;
+        throw error;
+      }));
+
+  async function rolesIn(caller: AuthUser, project: ProjectRow): Promise<Role[] | undefined> {
+    if (isInstanceAdmin(config, caller)) return [...everyRole];
+    const member = () => projectRepository.membershipRoles(db, project.id, [caller.name]);
+    if (project.name !== projectRepository.defaultProjectName) return member();
+    // Configured users work in `default` as before projects: one without roles is refused (403)
+    // by the operation's roles, not told that `default` does not exist.
+    return caller.roles.length > 0 ? caller.roles : ((await member()) ?? []);
+  }
+
+  return {
+    /**
+     * The project named by `key` (id or name; absent: `default`) and the caller as it acts
+     * there, with its roles in it; `NotFound` for a project it may not see.
+     */
+    async resolve(
+      caller: AuthUser,
+      key: string | undefined,
+    ): Promise<{ project: RequestProject; user: AuthUser }> {
+      const defaultRow = await findDefault();
+      const isDefault = key === undefined || key === defaultRow.id || key === defaultRow.name;
+      const row = isDefault ? defaultRow : await projectRepository.findByIdOrName(db, key);
+      const roles = row && (await rolesIn(caller, row));
+      if (!row || !roles) throw projectNotFound(key ?? defaultRow.name);
+      return { project: { id: row.id, name: row.name }, user: { ...caller, roles } };
+    },
+
+    /**
+     * The caller as it acts in instance-wide operations: its configured roles (what `/me`
+     * shows), with `admin` for an instance admin named in `Projects.InstanceAdmins`.
+     */
+    instanceUser(caller: AuthUser): AuthUser {
+      if (caller.roles.includes('admin') || !isInstanceAdmin(config, caller)) return caller;
+      return { ...caller, roles: ['admin', ...caller.roles] };
+    },
+  };
+}
+
+export type ProjectResolver = ReturnType<typeof createProjectResolver>;
