@@ -5,6 +5,7 @@ import {
   addWorkflow,
   definition,
   delay,
+  eventually,
   execute,
   noop,
   run,
@@ -259,12 +260,16 @@ describe('executions API', () => {
       definition([{ name: 'Hash', type: { plugin: 'Security/Hash' }, parameters: { input: 'x' } }]),
     );
     await trellis.db.deleteFrom('plugin').where('type', '=', 'Security/Hash').execute();
-    const error = await expectFailure(
-      trellis.admin.POST('/workflows/{workflowId}/executions', {
-        params: { path: { workflowId } },
-        body: { workflowId },
-      }),
-      400,
+    // The API process hears of the removal through PostgreSQL's notification, a moment later
+    // (a start in between runs and fails in the worker instead).
+    const error = await eventually(() =>
+      expectFailure(
+        trellis.admin.POST('/workflows/{workflowId}/executions', {
+          params: { path: { workflowId } },
+          body: { workflowId },
+        }),
+        400,
+      ),
     );
     expect(error.messages.join('\n')).toMatch(/definition: .*Security\/Hash.*not installed/);
   });

@@ -231,6 +231,30 @@ describe('external PostgreSQL', () => {
     }
   });
 
+  it('outlives a connection lost while a transaction holds it between two queries', async () => {
+    const database = await modes[0]!.open();
+    const killer = await modes[0]!.open();
+    try {
+      const outcome = await database.db
+        .transaction()
+        .execute(async (trx) => {
+          const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+          // Another session ends this one while it is checked out and idle, as a PostgreSQL
+          // restart does: the server's goodbye arrives with no query to take it. Unheard, the
+          // client's 'error' event would end the process.
+          await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(killer.db);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await sql`select 1`.execute(trx);
+        })
+        .catch((caught: unknown) => caught);
+      expect(outcome).toBeInstanceOf(Unavailable);
+      await checkDatabase(database.db);
+    } finally {
+      await killer.close();
+      await database.close();
+    }
+  });
+
   it('keeps query errors as they are (not Unavailable)', async () => {
     const database = await modes[0]!.open();
     try {

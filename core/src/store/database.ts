@@ -253,7 +253,13 @@ function watchPool(pool: pg.Pool, logger: Logger) {
   // An idle client losing its server (e.g. PostgreSQL restarting) must not crash the process;
   // the pool replaces it on the next checkout.
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
+  // A checked-out client the pool does not listen to: one that loses its server between two
+  // queries (a transaction's) emits 'error' on itself, which unheard would end the process. Its
+  // next query fails as Unavailable, and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', ignoreLostConnection));
 }
+
+function ignoreLostConnection(): void {}
 
 type ExecutionLogLimits = Pick<TrellisConfig['ExecutionLogs'], 'MaxEntryBytes'>;
 
