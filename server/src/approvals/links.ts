@@ -11,7 +11,7 @@ import { checkApprovalLink, type LinkCheck } from '#application/notifications/ap
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { HttpError } from '../http-error.js';
-import { noteAudit } from '../audit/operations.js';
+import { noteAudit, noteProjectOf } from '../audit/operations.js';
 import { decideApproval } from '#application/approvals/decide-approval.js';
 
 /** Who an approval link's decision is recorded as decided by. */
@@ -79,6 +79,7 @@ export const approvalLinkHandlers = {
     try {
       const execution = await executionRepository.findExecution(deps.db, approval.executionId);
       if (!execution) throw new NotFound('The execution of this approval no longer exists.');
+      await noteProjectOf(req, deps.db, execution.projectId);
       decided = await decideApproval(deps, execution, approval.id, decision, {
         decidedBy: linkDecider,
         reason: body.reason,

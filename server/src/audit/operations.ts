@@ -1,4 +1,6 @@
-import type { AuditActorKind } from '#store/tables.js';
+import type { Kysely } from 'kysely';
+import * as projectRepository from '#store/project-repository.js';
+import type { AuditActorKind, Database } from '#store/tables.js';
 import type { NewAuditEntry } from '#store/audit-repository.js';
 import { parseBasicHeader } from '../auth/basic.js';
 import { LoginLocked } from '../auth/login-guard.js';
@@ -16,6 +18,8 @@ import type { AuditRecorder } from './recorder.js';
 /** What a handler adds to its request's entry: ids the path and reply do not show, who acted on a public operation. */
 interface AuditNote {
   actor?: string;
+  /** The project of a public operation's target (a webhook's workflow, an approval link's run). */
+  project?: string;
   targets?: Record<string, string>;
 }
 
@@ -43,6 +47,13 @@ export function noteAudit(req: Req, note: AuditNote): void {
   if (!trail) return;
   const earlier = trail.note;
   trail.note = { ...earlier, ...note, targets: { ...earlier?.targets, ...note.targets } };
+}
+
+/** Records a public operation's entry in the project of what it acted on. */
+export async function noteProjectOf(req: Req, db: Kysely<Database>, projectId: string) {
+  if (!trails.has(req)) return;
+  const project = await projectRepository.findByIdOrName(db, projectId);
+  if (project) noteAudit(req, { project: project.name });
 }
 
 /** The project an entry belongs to: the request's; none for instance-wide operations (plugins, projects, sign-ins). */
@@ -133,7 +144,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
         entry(req, trail.address, {
           actor: req.user?.name ?? note?.actor ?? 'anonymous',
           actorKind: req.user ? actorKind(req) : 'system',
-          project: auditProject(req),
+          project: note?.project ?? auditProject(req),
           operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
             { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },

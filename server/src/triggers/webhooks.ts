@@ -14,7 +14,7 @@ import { recordExecution, withExecutionLog } from '#application/executions/start
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
 import { header } from '../request-context.js';
-import { noteAudit } from '../audit/operations.js';
+import { noteAudit, noteProjectOf } from '../audit/operations.js';
 import { secretKeys } from '#plugin-host/secret-keys.js';
 
 /** What an id that names no Active Webhook trigger answers: the same whatever the reason. */
@@ -149,6 +149,7 @@ export const webhookHandlers = {
   deliverWebhook: async ({ deps, params, body, req, log }) => {
     noteAudit(req, { actor: 'webhook' });
     const { trigger, workflow } = await acceptDelivery(deps, params.triggerId, req);
+    await noteProjectOf(req, deps.db, workflow.projectId);
     const webhookId = header(req, 'webhook-id') ?? null;
     const startDeps = withExecutionLog(deps, log);
     // The body is the inputs, and messages name its fields as such (`body.region`).
