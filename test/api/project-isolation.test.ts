@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrellisClient, type TrellisClient } from '../../sdk/src/index.js';
-import { startTrellis, users, type Trellis } from '../support/harness.js';
+import type { TrellisClient } from '../../sdk/src/index.js';
+import { clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
 import {
   approvalsOncePaused,
   decideApproval,
@@ -24,11 +24,7 @@ let opsInDefault: TrellisClient;
 let opsInB: TrellisClient;
 
 function client(project?: string): TrellisClient {
-  return createTrellisClient({
-    baseUrl: trellis.baseUrl,
-    basic: { ...ops },
-    ...(project === undefined ? {} : { project }),
-  });
+  return clientIn(trellis, { basic: { ...ops } }, project);
 }
 
 beforeAll(async () => {

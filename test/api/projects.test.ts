@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrellisClient, type TrellisClient } from '../../sdk/src/index.js';
-import { basicAs, startTrellis, users, type Trellis, type TestUser } from '../support/harness.js';
+import type { TrellisClient } from '../../sdk/src/index.js';
+import {
+  basicAs,
+  clientIn,
+  startTrellis,
+  users,
+  type Trellis,
+  type TestUser,
+} from '../support/harness.js';
 import { addWorkflow, definition, execute, noop } from '../support/engine-support.js';
 import { expectFailure } from './api-error.js';
 
@@ -16,12 +23,11 @@ let partnerA: TrellisClient;
 
 /** A Basic client of a configured user, in `project` (none: its default project). */
 function as(user: TestUser | typeof partner, project?: string): TrellisClient {
-  const basic = typeof user === 'string' ? basicAs(user) : { basic: { ...user } };
-  return createTrellisClient({
-    baseUrl: trellis.baseUrl,
-    ...basic,
-    ...(project === undefined ? {} : { project }),
-  });
+  return clientIn(
+    trellis,
+    typeof user === 'string' ? basicAs(user) : { basic: { ...user } },
+    project,
+  );
 }
 
 beforeAll(async () => {

@@ -40,6 +40,19 @@ export function basicAs(user: TestUser): Credentials {
   return { basic: { ...users[user] } };
 }
 
+/** A client of `trellis`'s API with these credentials, in `project` (none: the caller's default). */
+export function clientIn(
+  trellis: { baseUrl: string },
+  credentials: Credentials,
+  project?: string,
+): TrellisClient {
+  return createTrellisClient({
+    baseUrl: trellis.baseUrl,
+    ...credentials,
+    ...(project === undefined ? {} : { project }),
+  });
+}
+
 /**
  * Configuration letting plugins reach the tests' local servers on loopback, which a default
  * installation refuses (`Plugins.Network`).
