@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  createClient,
   createTrellisClient,
   defineWorkflow,
   TrellisApiError,
@@ -122,7 +123,7 @@ describe('createTrellisClient', () => {
       entry.url.endsWith('/events')
         ? { sse: sse(status(1, 'Completed')) }
         : { status: 200, body: envelope({}) };
-    const inProject = createTrellisClient({ baseUrl, project: 'partner-a' });
+    const inProject = createClient({ baseUrl, project: 'partner-a' });
     await inProject.GET('/workflows');
     for await (const event of inProject.watchExecution(workflowId, executionId)) void event;
     await createTrellisClient({ baseUrl }).GET('/workflows');

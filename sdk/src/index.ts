@@ -2,7 +2,8 @@
  * @trellis/sdk: a typed client for the Trellis API on openapi-fetch. Paths, parameters, bodies
  * and results are typed from the API's OpenAPI document (`paths`, `components`, `operations`).
  */
-export { createTrellisClient } from './client.js';
+// `createClient` is the name the projects' documentation uses; both are the same function.
+export { createTrellisClient, createTrellisClient as createClient } from './client.js';
 export type {
   Approval,
   ApprovalStatus,
