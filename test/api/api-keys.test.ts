@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components, TrellisClient } from '../../sdk/src/index.js';
 import type { Role } from '#platform/config/types.js';
+import { runCli, type CliResult } from '../support/cli.js';
 import { addWorkflow, definition, noop } from '../support/engine-support.js';
 import { basicAs, clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
@@ -292,5 +293,41 @@ describe('API keys', () => {
     });
     expect(of('signIn')).toMatchObject({ actor: created.prefix, actorKind: 'key', status: 401 });
     expect(JSON.stringify(entries)).not.toContain(created.key.slice(created.prefix.length));
+  });
+});
+
+describe('trellis keys', () => {
+  const cli = (args: string[], credentials: Record<string, string>) =>
+    runCli(args, { env: { TRELLIS_URL: trellis.baseUrl, ...credentials } });
+  const asPartner = {
+    TRELLIS_USER: partnerAdmin.username,
+    TRELLIS_PASSWORD: partnerAdmin.password,
+  };
+  const printed = (result: CliResult) => `exit ${result.code}\n${result.stdout}\n${result.stderr}`;
+
+  it('creates a key, printing it once with a warning, lists it without its secret, and revokes it', async () => {
+    const created = await cli(
+      ['keys', 'create', 'from-cli', '--role', 'workflow', '--project', 'partner-a'],
+      asPartner,
+    );
+    expect(created.code, printed(created)).toBe(0);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^trellis_[A-Za-z0-9]{12}_[A-Za-z0-9]{43}$/);
+    expect(created.stderr).toContain('Store it now: it is shown only this once.');
+
+    const used = await cli(['workflows', 'list'], { TRELLIS_TOKEN: key });
+    expect(used.code, printed(used)).toBe(0);
+
+    const listed = await cli(['keys', 'list', '--project', 'partner-a'], asPartner);
+    expect(listed.code, printed(listed)).toBe(0);
+    expect(listed.stdout).toMatch(/from-cli\s+trellis_[A-Za-z0-9]{12}\s+workflow\s+partner-admin/);
+    expect(listed.stdout).not.toContain(key.slice(-43));
+
+    const revoked = await cli(['keys', 'revoke', 'from-cli', '--project', 'partner-a'], asPartner);
+    expect(revoked.code, printed(revoked)).toBe(0);
+    expect(revoked.stdout).toContain('API key "from-cli" was revoked.');
+    const refused = await cli(['workflows', 'list'], { TRELLIS_TOKEN: key });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('was revoked');
   });
 });
