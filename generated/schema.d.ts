@@ -1982,12 +1982,14 @@ export interface components {
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
          *     `task.not_found`, `approval.not_found`, `trigger.not_found`, `schedule.not_found` (Temporal
          *     lost a trigger's schedule and could not make it again), `project.not_found` (also for a
-         *     project the caller is not a member of), `member.not_found`, `route.not_found`, `not_found`;
+         *     project the caller is not a member of), `member.not_found`, `key.not_found`,
+         *     `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
          *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
-         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
+         *     `key.revoked`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
