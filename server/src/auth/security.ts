@@ -86,13 +86,15 @@ export function createAuthorizer(
   const authenticateJwt = Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null;
   // A Bearer value is an API key when it starts as one, else a JWT (when those are configured).
   const bearerToken = /^bearer\s+(\S*)/i;
-  const authenticateBearer: Authenticate = (header, address) =>
-    authenticateApiKey && looksLikeApiKey(bearerToken.exec(header)?.[1] ?? '')
-      ? authenticateApiKey(header, address)
-      : authenticateJwt!(header, address);
   const authenticators: Record<'basic' | 'bearer', Authenticate | null> = {
     basic: Basic.Enabled ? createBasicAuthenticator(Basic, guard) : null,
-    bearer: authenticateJwt || authenticateApiKey ? authenticateBearer : null,
+    bearer:
+      authenticateJwt && authenticateApiKey
+        ? (header, address) =>
+            looksLikeApiKey(bearerToken.exec(header)?.[1] ?? '')
+              ? authenticateApiKey(header, address)
+              : authenticateJwt(header, address)
+        : (authenticateJwt ?? authenticateApiKey),
   };
   // Without JWTs, the Bearer scheme answers API keys only.
   const bearerPrefix = new RegExp(`^bearer\\s${authenticateJwt ? '' : `+${apiKeyStart}`}`, 'i');
