@@ -431,6 +431,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's API keys
+         * @description Lists a project's keys, revoked ones included, newest first; never their secrets.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Creates a key; the answer holds its secret, which no later answer shows. Its roles must be
+         *     no wider than the caller's in the project (403 naming them); its name unique among the
+         *     project's live keys (409 `key.name_taken`); `expiresAt` in the future (400). An API key
+         *     cannot create keys (403): a person does.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectId}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description Gets one key, without its secret; 404 `key.not_found` for an id the project has no key of.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes a key: from the next request on, in every API process, it is refused (401). The key
+         *     stays listed with its `revokedAt`, and its name is free again; revoking it twice is 409
+         *     `key.revoked`.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectId}/members": {
         parameters: {
             query?: never;
@@ -1052,6 +1105,104 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description An API key of a project (a service account's credentials): sent as
+         *     `Authorization: Bearer <key>`, it acts in its project only, with its roles there. Its secret is never shown again
+         *     after creation; Trellis keeps only a hash of it.
+         */
+        ApiKey: {
+            id: components["schemas"]["Uuid"];
+            /** @description Unique among the project's keys that are not revoked. */
+            name: string;
+            /** @description Its roles in its project. */
+            roles: components["schemas"]["Role"][];
+            /** @description The key's public start, `trellis_` and its lookup id: what tells keys apart in lists and logs. */
+            prefix: string;
+            /** @description Who created it. */
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When it stops working; null: never. */
+            expiresAt: string | null;
+            /** @description When it last authenticated a request, to the minute; null: never used. */
+            lastUsedAt: string | null;
+            /** @description When it was revoked; null: not revoked. A revoked key stays listed, and works no more. */
+            revokedAt: string | null;
+        };
+        /** @description A key as created: with its secret, shown this once. */
+        ApiKeyCreated: {
+            id: components["schemas"]["Uuid"];
+            /** @description The secret to send as `Authorization: Bearer <key>`: `trellis_<lookup id>_<secret>`. Shown only in this answer; store it now. */
+            key: string;
+            name: string;
+            roles: components["schemas"]["Role"][];
+            prefix: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            expiresAt: string | null;
+            lastUsedAt: string | null;
+        };
+        /** @description The envelope of a created key. */
+        ApiKeyCreatedResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ApiKeyCreated"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The envelope of a project's keys. */
+        ApiKeyListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ApiKey"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The envelope of one key. */
+        ApiKeyResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ApiKey"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that creates a key. */
+        ApiKeyWrite: {
+            /** @description 1 to 63 letters, digits, `.`, `_` and `-`; unique among the project's live keys (409). */
+            name: string;
+            /** @description Its roles in the project: no wider than the creator's there (403). */
+            roles: components["schemas"]["Role"][];
+            /**
+             * Format: date-time
+             * @description When it stops working (in the future); absent: never.
+             */
+            expiresAt?: string;
+        };
         /** @description A human-approval step of an execution. */
         Approval: {
             /** @description The approval's id (used to approve or reject). */
@@ -1831,12 +1982,14 @@ export interface components {
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
          *     `task.not_found`, `approval.not_found`, `trigger.not_found`, `schedule.not_found` (Temporal
          *     lost a trigger's schedule and could not make it again), `project.not_found` (also for a
-         *     project the caller is not a member of), `member.not_found`, `route.not_found`, `not_found`;
+         *     project the caller is not a member of), `member.not_found`, `key.not_found`,
+         *     `route.not_found`, `not_found`;
          *     - `route.method_not_allowed` (405), `request.too_large` (413),
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
          *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
-         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `conflict`;
+         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
+         *     `key.revoked`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
@@ -3103,6 +3256,8 @@ export interface components {
     };
     responses: never;
     parameters: {
+        /** @description The key's id. */
+        "ApiKeyPath.keyId": components["schemas"]["Uuid"];
         /** @description The approval's id. */
         "ApprovalPath.approvalId": components["schemas"]["Uuid"];
         /** @description The execution's id. */
@@ -5597,6 +5752,399 @@ export interface operations {
             path: {
                 /** @description The project's id or name. */
                 projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfirmationResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+            };
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyWrite"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreatedResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+                /** @description The key's id. */
+                keyId: components["parameters"]["ApiKeyPath.keyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's id or name. */
+                projectId: components["parameters"]["ProjectPath"];
+                /** @description The key's id. */
+                keyId: components["parameters"]["ApiKeyPath.keyId"];
             };
             cookie?: never;
         };

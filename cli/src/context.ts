@@ -27,6 +27,11 @@ export class Context {
     this.url = this.options.url ?? defaultUrl;
   }
 
+  /** The project named by `--project` (or TRELLIS_PROJECT); undefined: the caller's default. */
+  get project(): string | undefined {
+    return this.options.project;
+  }
+
   /** The SDK client, with the credentials of the flags or the environment. */
   get trellis(): TrellisClient {
     this.client ??= connect(

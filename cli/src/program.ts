@@ -3,6 +3,7 @@ import type { Act } from './commands/act.js';
 import { approvalCommands } from './commands/approvals.js';
 import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
+import { keyCommands } from './commands/keys.js';
 import { runCommand } from './commands/run.js';
 import { workflowCommands } from './commands/workflows.js';
 import { defaultUrl } from './connection.js';
@@ -16,7 +17,7 @@ Environment:
   TRELLIS_URL       the server (default ${defaultUrl})
   TRELLIS_USER      user for HTTP Basic, with TRELLIS_PASSWORD
   TRELLIS_PASSWORD  that user's password
-  TRELLIS_TOKEN     a Bearer token (JWT) instead of a user
+  TRELLIS_TOKEN     a Bearer token (a JWT or a project's API key) instead of a user
   TRELLIS_PROJECT   the project to work in (id or name; default: your default project)
   NO_COLOR          no colours (FORCE_COLOR: colours even when not on a terminal)
 
@@ -30,6 +31,7 @@ Examples:
   trellis executions logs Hello <executionId> --follow
   trellis approvals approve Hello <executionId> Approve
   trellis audit list --actor alice --operation deleteWorkflow
+  trellis keys create ci --role workflow --project partner-a
 `;
 
 /** The `trellis` program, writing to `io`; `state.exitCode` holds the outcome of its command. */
@@ -60,7 +62,11 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
         'TRELLIS_PASSWORD',
       ),
     )
-    .addOption(new Option('--token <jwt>', 'a Bearer token instead of a user').env('TRELLIS_TOKEN'))
+    .addOption(
+      new Option('--token <token>', 'a Bearer token (JWT or API key) instead of a user').env(
+        'TRELLIS_TOKEN',
+      ),
+    )
     .addOption(
       new Option('--project <project>', 'the project to work in (id or name)').env(
         'TRELLIS_PROJECT',
@@ -82,6 +88,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   executionCommands(program, act);
   approvalCommands(program, act);
   auditCommands(program, act);
+  keyCommands(program, act);
   return program;
 }
 

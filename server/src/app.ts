@@ -6,6 +6,7 @@ import proxyAddr from 'proxy-addr';
 import typeIs from 'type-is';
 import type { Operation, Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
+import { createApiKeyAuthenticator } from './auth/api-key.js';
 import { createLoginGuard } from './auth/login-guard.js';
 import { createRequestAudit } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
@@ -201,11 +202,13 @@ export function createApp(deps: AppDeps): RequestListener {
 
   const document = openApiDocument();
   const api = createOpenApiBackend(document);
+  const guard = createLoginGuard(deps.db, config.Security.RateLimits, logger);
   const authorize = createAuthorizer(
     document,
     config,
     logger,
-    createLoginGuard(deps.db, config.Security.RateLimits, logger),
+    guard,
+    createApiKeyAuthenticator(deps.db, logger, guard),
   );
   const audit = createRequestAudit(createAuditRecorder(deps.db, logger));
   const operations = new Map(
@@ -225,7 +228,7 @@ export function createApp(deps: AppDeps): RequestListener {
   ): Promise<AuthUser> {
     req.caller = caller;
     const scope = projectScopeOf(operation);
-    if (scope === 'instance') return projects.instanceUser(caller);
+    if (scope === 'instance') return projects.instanceUser(caller, operation.operationId);
     const key =
       scope === 'path'
         ? String((api.router.parseRequest(request, operation).params as ProjectParams).projectId)

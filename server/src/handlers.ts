@@ -4,6 +4,7 @@ import { auditHandlers } from './audit/handlers.js';
 import { approvalLinkHandlers } from './approvals/links.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
+import { apiKeyHandlers } from './keys/handlers.js';
 import type { HandlerMap } from './handler.js';
 import { notificationHandlers } from './notifications/handlers.js';
 import { pluginHandlers } from './plugins/handlers.js';
@@ -26,4 +27,5 @@ export const handlers = {
   ...accountHandlers,
   ...auditHandlers,
   ...projectHandlers,
+  ...apiKeyHandlers,
 } satisfies HandlerMap;

@@ -39,6 +39,7 @@ describe('migrations', () => {
       db.withoutPlugins(),
     );
     expect(rows.map((row) => row.table_name)).toEqual([
+      'api_key',
       'approval',
       'approval_link',
       'audit_entry',
@@ -75,6 +76,20 @@ describe('migrations', () => {
       received_at: 'timestamp with time zone',
     });
     expect(await columns('workflow_trigger')).toMatchObject({ secret: 'text null' });
+    // An API key's secret is not stored: only its hash.
+    expect(await columns('api_key')).toEqual({
+      id: 'uuid',
+      project_id: 'uuid',
+      name: 'text',
+      lookup_id: 'text',
+      hash: 'bytea',
+      roles: 'jsonb',
+      created_by: 'text',
+      created_at: 'timestamp with time zone',
+      expires_at: 'timestamp with time zone null',
+      last_used_at: 'timestamp with time zone null',
+      revoked_at: 'timestamp with time zone null',
+    });
     expect(await columns('workflow_execution')).toMatchObject({ revision: 'integer null' });
     expect(await columns('plugin_configuration')).toEqual({
       id: 'uuid',

@@ -21,6 +21,7 @@ import type {
 import type { ProjectTable, ProjectMemberTable } from './tables/projects.js';
 import type { ServerSecretTable, IdempotencyKeyTable, AuthFailureTable } from './tables/server.js';
 import type { AuditEntryTable } from './tables/audit.js';
+import type { ApiKeyTable } from './tables/api-keys.js';
 
 /**
  * The database schema as Kysely sees it. Migrations in `migrations/` create exactly this;
@@ -31,6 +32,7 @@ import type { AuditEntryTable } from './tables/audit.js';
 export interface Database {
   project: ProjectTable;
   projectMember: ProjectMemberTable;
+  apiKey: ApiKeyTable;
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;
   workflow: WorkflowTable;
@@ -59,3 +61,4 @@ export type * from './tables/approvals.js';
 export type * from './tables/server.js';
 export type * from './tables/audit.js';
 export type * from './tables/projects.js';
+export type * from './tables/api-keys.js';

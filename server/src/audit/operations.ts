@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import * as projectRepository from '#store/project-repository.js';
 import type { AuditActorKind, Database } from '#store/tables.js';
 import type { NewAuditEntry } from '#store/audit-repository.js';
+import { apiKeyPrefix, looksLikeApiKey, lookupIdOf } from '#platform/security/api-key-secret.js';
 import { parseBasicHeader } from '../auth/basic.js';
 import { LoginLocked } from '../auth/login-guard.js';
 import { HttpError } from '../http-error.js';
@@ -61,12 +62,21 @@ export function auditProject(req: Req): string | null {
   return req.project?.name ?? null;
 }
 
+const bearerToken = (authorization: string) => /^bearer\s+(\S+)/i.exec(authorization)?.[1];
+
 /** How the caller authenticated, as an entry names it. */
 function actorKind(req: Req): AuditActorKind {
   const authorization = header(req, 'authorization') ?? '';
   if (/^basic\s/i.test(authorization)) return 'user';
-  if (/^bearer\s/i.test(authorization)) return 'oidc';
+  const token = bearerToken(authorization);
+  if (token !== undefined) return looksLikeApiKey(token) ? 'key' : 'oidc';
   return 'system';
+}
+
+/** Who refused credentials claim to be: a Basic name, or an API key's public part. */
+function claimedActor(authorization: string): string | undefined {
+  const lookupId = lookupIdOf(bearerToken(authorization) ?? '');
+  return lookupId ? apiKeyPrefix(lookupId) : parseBasicHeader(authorization)?.name;
 }
 
 const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -168,7 +178,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
       const trail = trails.get(req);
       if (trail) trail.recorded = true;
       const kind = actorKind(req);
-      const claimed = kind === 'user' ? parseBasicHeader(authorization)?.name : undefined;
+      const claimed = claimedActor(authorization);
       await recorder.record(
         entry(req, address, {
           actor: claimed ?? 'unknown',

@@ -2,6 +2,7 @@ import type { Document, Operation } from 'openapi-backend';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { HttpError } from '../http-error.js';
 import type { Logger } from '#platform/logging.js';
+import { apiKeyStart, looksLikeApiKey } from '#platform/security/api-key-secret.js';
 import { createBasicAuthenticator, warnAboutPlainTextPasswords } from './basic.js';
 import { createBearerAuthenticator } from './bearer.js';
 import type { LoginGuard } from './login-guard.js';
@@ -9,7 +10,7 @@ import { assertAllowed, declaredRoles } from './roles.js';
 import type { AuthUser } from './user.js';
 
 /** Verifies an `Authorization` header sent from the client address `address`. */
-type Authenticate = (header: string, address: string) => Promise<AuthUser>;
+export type Authenticate = (header: string, address: string) => Promise<AuthUser>;
 
 /** What one security scheme made of the request's `Authorization` header. */
 type SchemeResult = AuthUser | { rejected: unknown } | null;
@@ -59,7 +60,8 @@ const REALM = 'Trellis';
 /**
  * Authentication and authorisation as the spec declares them. The spec's security schemes decide
  * which operations are protected; a protected operation needs one of its security requirements
- * satisfied (Basic and Bearer, as configured, verify the `Authorization` header), then one of the
+ * satisfied (Basic and Bearer JWTs, as configured, and API keys sent as Bearer tokens, verify the
+ * `Authorization` header), then one of the
  * roles its `x-roles` declares, held by the caller as `actingAs` makes it (with its roles in the
  * request's project). Returns that caller, or null for a public operation; `authenticated` hears
  * of the caller before its roles are checked (a 403 has a caller too). Throws
@@ -71,6 +73,7 @@ export function createAuthorizer(
   config: TrellisConfig,
   logger: Logger,
   guard: LoginGuard | null = null,
+  authenticateApiKey: Authenticate | null = null,
 ): (
   operation: Operation,
   authorization: string | undefined,
@@ -80,13 +83,24 @@ export function createAuthorizer(
 ) => Promise<AuthUser | null> {
   const { Basic, Bearer } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
+  const authenticateJwt = Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null;
+  // A Bearer value is an API key when it starts as one, else a JWT (when those are configured).
+  const bearerToken = /^bearer\s+(\S*)/i;
   const authenticators: Record<'basic' | 'bearer', Authenticate | null> = {
     basic: Basic.Enabled ? createBasicAuthenticator(Basic, guard) : null,
-    bearer: Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null,
+    bearer:
+      authenticateJwt && authenticateApiKey
+        ? (header, address) =>
+            looksLikeApiKey(bearerToken.exec(header)?.[1] ?? '')
+              ? authenticateApiKey(header, address)
+              : authenticateJwt(header, address)
+        : (authenticateJwt ?? authenticateApiKey),
   };
+  // Without JWTs, the Bearer scheme answers API keys only.
+  const bearerPrefix = new RegExp(`^bearer\\s${authenticateJwt ? '' : `+${apiKeyStart}`}`, 'i');
   const challenge = [
     Basic.Enabled ? `Basic realm="${REALM}", charset="UTF-8"` : null,
-    Bearer.Enabled ? `Bearer realm="${REALM}"` : null,
+    authenticators.bearer ? `Bearer realm="${REALM}"` : null,
   ]
     .filter((value) => value !== null)
     .join(', ');
@@ -101,10 +115,12 @@ export function createAuthorizer(
     const kind = scheme.type === 'http' ? scheme.scheme?.toLowerCase() : undefined;
     if (kind !== 'basic' && kind !== 'bearer') continue;
     const authenticate = authenticators[kind];
-    if (authenticate) schemes.set(name, { prefix: new RegExp(`^${kind}\\s`, 'i'), authenticate });
+    const prefix = kind === 'bearer' ? bearerPrefix : /^basic\s/i;
+    if (authenticate) schemes.set(name, { prefix, authenticate });
   }
 
   const accessOf = accessByOperation(document);
+  const accepted = acceptedSchemes(config, authenticateApiKey !== null);
 
   async function checkScheme(
     name: string,
@@ -152,16 +168,16 @@ export function createAuthorizer(
       reasons.length > 0
         ? reasons
         : header
-          ? [`The Authorization scheme is not accepted; use ${acceptedSchemes(config)}.`]
-          : [`Authentication is required (${acceptedSchemes(config)}).`];
+          ? [`The Authorization scheme is not accepted; use ${accepted}.`]
+          : [`Authentication is required (${accepted}).`];
     throw new HttpError(401, messages, challenge ? { 'WWW-Authenticate': challenge } : {});
   };
 }
 
-function acceptedSchemes(config: TrellisConfig): string {
+function acceptedSchemes(config: TrellisConfig, apiKeys: boolean): string {
   const names = [
     config.Security.Basic.Enabled ? 'Basic' : null,
-    config.Security.Bearer.Enabled ? 'Bearer' : null,
+    config.Security.Bearer.Enabled ? 'Bearer' : apiKeys ? 'Bearer with an API key' : null,
   ].filter((name) => name !== null);
   return names.length > 0 ? names.join(' or ') : 'no scheme is enabled';
 }

@@ -4,4 +4,9 @@ import type { Role } from '#platform/config/types.js';
 export interface AuthUser {
   name: string;
   roles: Role[];
+  /**
+   * Set when the caller is a project's API key: it acts in that project only, with `roles`
+   * there, and never as an instance admin.
+   */
+  apiKey?: { id: string; project: { id: string; name: string } };
 }

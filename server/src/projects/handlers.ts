@@ -5,7 +5,7 @@ import type { ProjectMemberRow, ProjectRow } from '#store/tables.js';
 import type { AuthUser } from '../auth/user.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
-import { listReply, requestedPage } from '../lists.js';
+import { listReply, pageInMemory, requestedPage } from '../lists.js';
 import type { Req } from '../request-context.js';
 import { isInstanceAdmin, projectNotFound, type RequestProject } from './request-project.js';
 
@@ -63,8 +63,11 @@ const memberNotFound = (project: RequestProject, name: string) =>
 
 /** `/projects`: projects and their members. */
 export const projectHandlers = {
-  listProjects: async ({ deps, req, query }) => {
+  listProjects: async ({ deps, req, project, query }) => {
     const caller = callerOf(req);
+    // An API key works in its own project, the request's, and in no other.
+    if (caller.apiKey)
+      return listReply(pageInMemory([await findRow(deps, project)], query), query, toProject);
     const page = requestedPage(query);
     const paged = isInstanceAdmin(deps.config, caller)
       ? await projectRepository.list(deps.db, page)

@@ -43,15 +43,20 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
  * configured roles.
  */
 export function isInstanceAdmin(config: TrellisConfig, caller: AuthUser): boolean {
+  if (caller.apiKey) return false;
   const named = config.Projects.InstanceAdmins;
   return named === undefined ? caller.roles.includes('admin') : named.includes(caller.name);
 }
 
+/** The one instance-wide operation an API key may call: `/me`, which only says who it is. */
+const apiKeyInstanceOperations = new Set(['getCurrentUser']);
+
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured
  * roles in `default` (the roles of a membership row there when they have none); elsewhere the
- * roles of their membership rows; instance admins every role everywhere. A project where the caller holds
- * nothing is not found, as one that does not exist.
+ * roles of their membership rows; instance admins every role everywhere; an API key its roles in
+ * its own project, and nothing anywhere else. A project where the caller holds nothing is not
+ * found, as one that does not exist.
  */
 export function createProjectResolver(db: Kysely<Database>, config: TrellisConfig) {
   // `default` cannot be renamed or deleted: one look-up per process.
@@ -86,6 +91,11 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
       caller: AuthUser,
       key: string | undefined,
     ): Promise<{ project: RequestProject; user: AuthUser }> {
+      if (caller.apiKey) {
+        const own = caller.apiKey.project;
+        if (key !== undefined && key !== own.id && key !== own.name) throw projectNotFound(key);
+        return { project: own, user: caller };
+      }
       const defaultRow = await findDefault();
       const isDefault = key === undefined || key === defaultRow.id || key === defaultRow.name;
       const row = isDefault ? defaultRow : await projectRepository.findByIdOrName(db, key);
@@ -96,9 +106,13 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
 
     /**
      * The caller as it acts in instance-wide operations: its configured roles (what `/me`
-     * shows), with `admin` for an instance admin named in `Projects.InstanceAdmins`.
+     * shows), with `admin` for an instance admin named in `Projects.InstanceAdmins`. An API key
+     * has no roles there but on `/me`.
      */
-    instanceUser(caller: AuthUser): AuthUser {
+    instanceUser(caller: AuthUser, operationId?: string): AuthUser {
+      if (caller.apiKey) {
+        return apiKeyInstanceOperations.has(operationId ?? '') ? caller : { ...caller, roles: [] };
+      }
       if (caller.roles.includes('admin') || !isInstanceAdmin(config, caller)) return caller;
       return { ...caller, roles: ['admin', ...caller.roles] };
     },

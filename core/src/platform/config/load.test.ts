@@ -291,6 +291,13 @@ describe('buildConfig', () => {
         }),
       ).message,
     ).toMatch(/^Security\.Bearer\.UsernamePrefix: requires Issuer/);
+    for (const prefix of ['key:', 'ke', 'key:sso/']) {
+      expect(
+        configError(() =>
+          buildConfig({ Security: { Bearer: { ...bearer, UsernamePrefix: prefix } } }),
+        ).message,
+      ).toContain('form API keys act under (key:<project>/<key>)');
+    }
     expect(
       buildConfig({ Security: { Basic: basic('ann'), Bearer: bearer } }).Security.Bearer,
     ).toMatchObject({ ClockToleranceSeconds: 0 });

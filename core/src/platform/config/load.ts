@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cidrProblems } from './cidr.js';
 import { isHashed } from '../security/password.js';
+import { apiKeyCallerStart } from '../security/api-key-secret.js';
 import { trellisSchemas } from '#definition/validation/ajv.js';
 import { canonicalizeKeys } from '#definition/validation/canonical-keys.js';
 import {
@@ -167,6 +168,15 @@ function checkSemantics(config: ValidatedConfig): string[] {
   if (Bearer.UsernamePrefix !== undefined && Bearer.Issuer === undefined) {
     problems.push(
       'Security.Bearer.UsernamePrefix: requires Issuer (else the subjects of every issuer the key accepts would share its names)',
+    );
+  }
+  const { UsernamePrefix } = Bearer;
+  if (
+    UsernamePrefix !== undefined &&
+    (apiKeyCallerStart.startsWith(UsernamePrefix) || UsernamePrefix.startsWith(apiKeyCallerStart))
+  ) {
+    problems.push(
+      `Security.Bearer.UsernamePrefix: "${UsernamePrefix}" would give tokens names of the form API keys act under (${apiKeyCallerStart}<project>/<key>); choose another prefix`,
     );
   }
   if (Bearer.Enabled && Basic.Enabled) {
