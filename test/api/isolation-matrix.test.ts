@@ -5,8 +5,8 @@ import type { Role } from '#platform/config/types.js';
 import { clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
 import { approvalsOncePaused, definition, noop, tasksOf } from '../support/engine-support.js';
 
-// Every operation of the published document, tried by callers of project `alpha` and of project
-// `beta` against alpha's resources: each gets what its roles allow in alpha, and 404 wherever it
+// Every operation of the published document, tried by callers of project `alpha` (a member and
+// an API key of alpha) and of project `beta` (a member) against alpha's resources: each gets what its roles allow in alpha, and 404 wherever it
 // names a project it is not in, or alpha's ids from its own project. The operations come from the
 // document, so a new one fails here until it says what it needs (a body, a resource id).
 
@@ -57,6 +57,13 @@ const bobInBeta: Role[] = ['admin', 'config', 'workflow'];
 let trellis: Trellis;
 /** Alpha's resources, by the path parameter that names them. */
 const alpha: Record<string, string> = { projectId: 'alpha', name: ann.username, revision: '1' };
+/** The callers tried; the key of alpha (roles below) is made once alpha exists. */
+const callers: Record<'ann' | 'bob' | 'alphaKey', Caller> = {
+  ann: { who: 'ann', authorization: basicAuthorization(ann.username, ann.password) },
+  bob: { who: 'bob', authorization: basicAuthorization(bob.username, bob.password) },
+  alphaKey: { who: "alpha's key", authorization: '' },
+};
+const keyInAlpha: Role[] = ['config', 'workflow'];
 
 beforeAll(async () => {
   trellis = await startTrellis({
@@ -101,7 +108,13 @@ beforeAll(async () => {
     body: { workflowId, type: 'TimeBased', status: 'Active', properties: { cron: '0 3 * * *' } },
   });
   const { id: configId } = await admin.POST('/config', { body: signer('Vault') });
+  const key = await trellis.admin.POST('/projects/{projectId}/keys', {
+    params: { path: { projectId: 'alpha' } },
+    body: { name: 'partner', roles: keyInAlpha },
+  });
+  callers.alphaKey.authorization = `Bearer ${key.key}`;
   Object.assign(alpha, {
+    keyId: key.id,
     workflowId,
     executionId,
     approvalId: approval!.id,
@@ -156,6 +169,7 @@ const bodies: Record<string, (ids: Record<string, string>) => unknown> = {
   }),
   'PUT /projects/{projectId}': ({ projectId }) => ({ name: projectId }),
   'PUT /projects/{projectId}/members/{name}': () => ({ roles: annInAlpha }),
+  'POST /projects/{projectId}/keys': () => ({ name: `made-${++unique}`, roles: ['workflow'] }),
   'POST /projects': () => ({ name: `made-${++unique}` }),
   'PUT /plugins': () => ({}),
   'POST /plugins': () => ({}),
@@ -176,7 +190,9 @@ const resourceParameters = (operation: Operation) =>
   [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
 
 interface Caller {
-  credentials: { username: string; password: string };
+  /** Who it is, as failures name it. */
+  who: string;
+  authorization: string;
   /** The project it names: a header or the path's `{projectId}`; none: its default. */
   project?: string;
 }
@@ -192,7 +208,7 @@ async function call(operation: Operation, caller: Caller, ids: Record<string, st
     trellis.baseUrl,
   );
   const headers: Record<string, string> = {
-    authorization: basicAuthorization(caller.credentials.username, caller.credentials.password),
+    authorization: caller.authorization,
   };
   if (caller.project && operation.scope === 'header') headers['x-trellis-project'] = caller.project;
   const makeBody = bodies[keyOf(operation)];
@@ -264,14 +280,15 @@ describe('every operation, across projects', () => {
     for (const operation of operations.filter((o) => o.scope !== 'instance')) {
       if (pluginChanges.has(keyOf(operation))) continue;
       for (const caller of [
-        { credentials: bob, project: 'alpha' },
-        { credentials: ann, project: 'beta' },
+        { ...callers.bob, project: 'alpha' },
+        { ...callers.ann, project: 'beta' },
+        { ...callers.alphaKey, project: 'beta' },
       ]) {
         const answer = await call(operation, caller, alpha);
         const nowhere = await call(operation, { ...caller, project: 'no-such-project' }, alpha);
-        expect([keyOf(operation), caller.credentials.username, answer.status]).toEqual([
+        expect([keyOf(operation), caller.who, answer.status]).toEqual([
           keyOf(operation),
-          caller.credentials.username,
+          caller.who,
           404,
         ]);
         expect((JSON.parse(answer.text) as { errors: unknown }).errors).toEqual([
@@ -296,7 +313,7 @@ describe('every operation, across projects', () => {
     );
     for (const operation of operations.filter((o) => o.scope === 'header')) {
       const named = resourceParameters(operation);
-      const answer = await call(operation, { credentials: bob, project: 'beta' }, alpha);
+      const answer = await call(operation, { ...callers.bob, project: 'beta' }, alpha);
       if (named.length > 0) {
         expect([keyOf(operation), answer.status, answer.text]).toEqual([
           keyOf(operation),
@@ -319,20 +336,34 @@ describe('every operation, across projects', () => {
     ];
     for (const operation of ordered) {
       if (pluginChanges.has(keyOf(operation))) continue;
-      const inAlpha = operation.scope === 'instance' ? configured : annInAlpha;
-      const answer = await call(operation, { credentials: ann, project: 'alpha' }, alpha);
-      const expected = allowed(operation, inAlpha) ? 'allowed' : 'refused';
-      const seen =
-        answer.status === 403
-          ? 'refused'
-          : [401, 404].includes(answer.status) || answer.status >= 500
-            ? `${answer.status}`
-            : 'allowed';
-      expect([keyOf(operation), seen, answer.text.slice(0, 300)]).toEqual([
-        keyOf(operation),
-        expected,
-        expect.any(String),
-      ]);
+      // A key acts in its own project; of the instance-wide operations it may only ask who it is.
+      let deleted = false;
+      for (const [caller, held] of [
+        [callers.ann, operation.scope === 'instance' ? configured : annInAlpha],
+        [callers.alphaKey, operation.scope === 'instance' ? [] : keyInAlpha],
+      ] as const) {
+        // What one caller deleted, the next finds gone.
+        if (deleted) continue;
+        const answer = await call(operation, { ...caller, project: 'alpha' }, alpha);
+        const expected =
+          allowed(operation, held) ||
+          (caller === callers.alphaKey && keyOf(operation) === 'GET /me')
+            ? 'allowed'
+            : 'refused';
+        const seen =
+          answer.status === 403
+            ? 'refused'
+            : [401, 404].includes(answer.status) || answer.status >= 500
+              ? `${answer.status}`
+              : 'allowed';
+        expect([keyOf(operation), caller.who, seen, answer.text.slice(0, 300)]).toEqual([
+          keyOf(operation),
+          caller.who,
+          expected,
+          expect.any(String),
+        ]);
+        deleted = operation.method === 'DELETE' && seen === 'allowed';
+      }
     }
   });
 });
