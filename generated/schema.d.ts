@@ -416,7 +416,7 @@ export interface paths {
         get: operations["getProject"];
         /**
          * Rename a project
-         * @description Renames a project (instance admins only; `default` keeps its name: 409).
+         * @description Renames a project or sets its limits (instance admins only; `default` keeps its name: 409).
          */
         put: operations["updateProject"];
         post?: never;
@@ -1825,7 +1825,8 @@ export interface components {
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
-         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`),
+         *     `project.requests_per_minute` and `project.starts_per_minute` (429: the project's limits);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2377,6 +2378,11 @@ export interface components {
              * @description When it was created.
              */
             createdAt: string;
+            /**
+             * @description The limits this project sets; a limit it does not set is the instance's default
+             *     (`Projects.Limits`).
+             */
+            limits: components["schemas"]["ProjectLimits"];
         };
         /** @description What creating a project returns. */
         ProjectCreated: {
@@ -2399,6 +2405,31 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description A project's fair share of the instance. Each limit is a whole number; 0 means unlimited; a
+         *     limit left out is the instance's default (`Projects.Limits`).
+         */
+        ProjectLimits: {
+            /**
+             * Format: int32
+             * @description Executions Running or Paused at once (subworkflow children count under the run that started
+             *     them). Past it a new execution waits `Pending`, its message saying so, and starts when one
+             *     ends.
+             */
+            runningExecutions?: number;
+            /**
+             * Format: int32
+             * @description Executions started in any minute, by any path (the API, reruns, triggers). Past it: 429 with
+             *     `Retry-After`; a trigger's firing is recorded `Failed` with the reason.
+             */
+            startsPerMinute?: number;
+            /**
+             * Format: int32
+             * @description API requests in the project in any minute, counted by each API process. Past it: 429 with
+             *     `Retry-After`.
+             */
+            requestsPerMinute?: number;
         };
         /** @description The envelope of the project list. */
         ProjectListResponse: {
@@ -2480,6 +2511,11 @@ export interface components {
         ProjectWrite: {
             /** @description 1 to 63 lower-case letters, digits and `-`, starting with a letter or digit; unique. */
             name: string;
+            /**
+             * @description The project's limits (instance admins only). Left out when renaming: the project keeps the
+             *     limits it has.
+             */
+            limits?: components["schemas"]["ProjectLimits"];
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {
@@ -3219,7 +3255,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3330,7 +3367,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3445,7 +3483,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3543,7 +3582,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3626,7 +3666,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3721,7 +3762,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3842,7 +3884,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3935,7 +3978,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4059,7 +4103,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4161,7 +4206,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4308,7 +4354,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4411,7 +4458,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4539,7 +4587,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4627,7 +4676,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4741,7 +4791,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4855,7 +4906,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4969,7 +5021,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5062,7 +5115,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5153,7 +5207,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5248,7 +5303,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5362,7 +5418,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5448,7 +5505,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5565,7 +5623,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5660,7 +5719,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5751,7 +5811,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5839,7 +5900,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5958,7 +6020,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6055,7 +6118,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6219,7 +6283,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6346,7 +6411,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6473,7 +6539,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6566,7 +6633,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6690,7 +6758,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6792,7 +6861,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6898,7 +6968,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7034,7 +7105,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7129,7 +7201,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7229,7 +7302,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7357,7 +7431,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7485,7 +7560,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7589,7 +7665,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7689,7 +7766,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7798,7 +7876,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7930,7 +8009,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8030,7 +8110,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8127,7 +8208,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8236,7 +8318,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8334,7 +8417,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8429,7 +8513,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8527,7 +8612,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8651,7 +8737,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8746,7 +8833,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8872,7 +8960,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8976,7 +9065,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9102,7 +9192,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9209,7 +9300,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
