@@ -18,6 +18,11 @@ export interface Plan {
   foreach: { rounds: number; items: number; parallelism: number };
   /** `seconds` at 80 % of the rate `calibrationRuns` runs reach `inFlight` at a time. */
   soak: { seconds: number; inFlight: number; calibrationRuns: number };
+  /**
+   * `samples` one-task runs of a quiet project, alone and while another project starts
+   * `floodRuns` runs of `floodTasks` chained tasks, `inFlight` starts at a time.
+   */
+  fairness: { samples: number; floodRuns: number; floodTasks: number; inFlight: number };
 }
 
 const shared = {
@@ -39,6 +44,7 @@ export const quickPlan: Plan = {
   streams: { watchers: 500, runs: 50, tasks: 5, taskMilliseconds: 300 },
   foreach: { rounds: 1, ...shared.foreach },
   soak: { seconds: 60, inFlight: 50, calibrationRuns: 200 },
+  fairness: { samples: 30, floodRuns: 400, floodTasks: 5, inFlight: 8 },
 };
 
 export const fullPlan: Plan = {
@@ -53,4 +59,5 @@ export const fullPlan: Plan = {
   streams: { watchers: 500, runs: 50, tasks: 10, taskMilliseconds: 300 },
   foreach: { rounds: 2, ...shared.foreach },
   soak: { seconds: 300, inFlight: 50, calibrationRuns: 300 },
+  fairness: { samples: 100, floodRuns: 2000, floodTasks: 5, inFlight: 8 },
 };

@@ -32,6 +32,13 @@ export interface Results {
   foreach_10000_s: number;
   foreach_history_events: number;
   foreach_chunk_history_events: number;
+  fair_quiet_p50_ms: number;
+  fair_quiet_p99_ms: number;
+  fair_flood_p50_ms: number;
+  fair_flood_p99_ms: number;
+  fair_p99_ratio: number;
+  fair_same_key_p99_ms: number;
+  fair_same_key_ratio: number;
   cores: number;
   date: string;
 }

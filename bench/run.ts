@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak,fairness] [-- --profile] [-- --experiment=<name>]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
  * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
@@ -18,6 +18,7 @@ import { benchmarkDag, benchmarkDag10k } from './dag.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import { benchmarkExecutions } from './exec.js';
 import { benchmarkLists } from './lists.js';
+import { benchmarkFairness } from './fairness.js';
 import { benchmarkForEach } from './foreach.js';
 import { benchmarkLogs } from './logs.js';
 import { fullPlan, quickPlan, type Plan } from './plan.js';
@@ -38,6 +39,7 @@ const benchmarks = {
   streams: (env, plan) => benchmarkStreams(env, plan.streams),
   soak: (env, plan) => benchmarkSoak(env, plan.soak),
   foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
+  fairness: (env, plan) => benchmarkFairness(env, plan.fairness),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 

@@ -416,7 +416,7 @@ export interface paths {
         get: operations["getProject"];
         /**
          * Rename a project
-         * @description Renames a project (instance admins only; `default` keeps its name: 409).
+         * @description Renames a project or sets its limits (instance admins only; `default` keeps its name: 409).
          */
         put: operations["updateProject"];
         post?: never;
@@ -1976,7 +1976,8 @@ export interface components {
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
-         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
+         *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`),
+         *     `project.requests_per_minute` and `project.starts_per_minute` (429: the project's limits);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
          *     `webhook.signature_invalid`, `webhook.stale_timestamp`;
          *     - not found (404): `workflow.not_found`, `revision.not_found`, `execution.not_found`,
@@ -2530,6 +2531,11 @@ export interface components {
              * @description When it was created.
              */
             createdAt: string;
+            /**
+             * @description The limits this project sets; a limit it does not set is the instance's default
+             *     (`Projects.Limits`).
+             */
+            limits: components["schemas"]["ProjectLimits"];
         };
         /** @description What creating a project returns. */
         ProjectCreated: {
@@ -2552,6 +2558,31 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description A project's fair share of the instance. Each limit is a whole number; 0 means unlimited; a
+         *     limit left out is the instance's default (`Projects.Limits`).
+         */
+        ProjectLimits: {
+            /**
+             * Format: int32
+             * @description Executions Running or Paused at once (subworkflow children count under the run that started
+             *     them). Past it a new execution waits `Pending`, its message saying so, and starts when one
+             *     ends.
+             */
+            runningExecutions?: number;
+            /**
+             * Format: int32
+             * @description Executions started in any minute, by any path (the API, reruns, triggers). Past it: 429 with
+             *     `Retry-After`; a trigger's firing is recorded `Failed` with the reason.
+             */
+            startsPerMinute?: number;
+            /**
+             * Format: int32
+             * @description API requests in the project in any minute, counted by each API process. Past it: 429 with
+             *     `Retry-After`.
+             */
+            requestsPerMinute?: number;
         };
         /** @description The envelope of the project list. */
         ProjectListResponse: {
@@ -2633,6 +2664,11 @@ export interface components {
         ProjectWrite: {
             /** @description 1 to 63 lower-case letters, digits and `-`, starting with a letter or digit; unique. */
             name: string;
+            /**
+             * @description The project's limits (instance admins only). Left out when renaming: the project keeps the
+             *     limits it has.
+             */
+            limits?: components["schemas"]["ProjectLimits"];
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {
@@ -3374,7 +3410,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3485,7 +3522,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3600,7 +3638,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3698,7 +3737,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3781,7 +3821,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3876,7 +3917,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -3997,7 +4039,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4090,7 +4133,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4214,7 +4258,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4316,7 +4361,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4463,7 +4509,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4566,7 +4613,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4694,7 +4742,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4782,7 +4831,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -4896,7 +4946,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5010,7 +5061,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5124,7 +5176,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5217,7 +5270,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5308,7 +5362,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5403,7 +5458,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5517,7 +5573,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5603,7 +5660,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5720,7 +5778,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5815,7 +5874,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -5906,7 +5966,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6023,7 +6084,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6111,7 +6173,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6208,7 +6271,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6299,7 +6363,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6387,7 +6452,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6506,7 +6572,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6603,7 +6670,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6767,7 +6835,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -6894,7 +6963,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7021,7 +7091,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7114,7 +7185,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7238,7 +7310,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7340,7 +7413,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7446,7 +7520,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7582,7 +7657,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7677,7 +7753,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7777,7 +7854,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -7905,7 +7983,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8033,7 +8112,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8137,7 +8217,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8237,7 +8318,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8346,7 +8428,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8478,7 +8561,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8578,7 +8662,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8675,7 +8760,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8784,7 +8870,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8882,7 +8969,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -8977,7 +9065,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9075,7 +9164,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9199,7 +9289,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9294,7 +9385,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9420,7 +9512,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9524,7 +9617,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9650,7 +9744,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */
@@ -9757,7 +9852,8 @@ export interface operations {
             };
             /**
              * @description Too many requests: failed logins locked the user name or the client address for a while, the
-             *     user made more requests a minute than `Security.RateLimits` allows, or (event streams) the user
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
              *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
              *     when to try again.
              */

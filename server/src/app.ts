@@ -7,6 +7,7 @@ import typeIs from 'type-is';
 import type { Operation, Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createApiKeyAuthenticator } from './auth/api-key.js';
+import { limitsOf } from '#application/projects/fair-shares.js';
 import { createLoginGuard } from './auth/login-guard.js';
 import { createRequestAudit } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
@@ -39,6 +40,7 @@ import {
   projectHeader,
   projectScopeOf,
 } from './projects/request-project.js';
+import { createProjectRequestRate } from './projects/request-rate.js';
 import {
   header,
   rejectBadRequestId,
@@ -218,6 +220,7 @@ export function createApp(deps: AppDeps): RequestListener {
     ]),
   );
   const projects = createProjectResolver(deps.db, config);
+  const requestRate = createProjectRequestRate();
   // The caller as it acts in the request's project (which the request then carries), or
   // instance-wide.
   async function actInProject(
@@ -233,8 +236,9 @@ export function createApp(deps: AppDeps): RequestListener {
       scope === 'path'
         ? String((api.router.parseRequest(request, operation).params as ProjectParams).projectId)
         : header(req, projectHeader);
-    const { project, user } = await projects.resolve(caller, key);
+    const { project, user, limits } = await projects.resolve(caller, key);
     req.project = project;
+    requestRate.take(project, limitsOf(limits, config.Projects.Limits).requestsPerMinute);
     return user;
   }
   let ready = false;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { loggablePath, type Req, type Res } from './request-context.js';
-import { TrellisError, type TrellisErrorCode } from '#definition/errors.js';
+import { TooMany, TrellisError, type TrellisErrorCode } from '#definition/errors.js';
 import type { Logger } from '#platform/logging.js';
 import { sendErrorEnvelope } from './envelope.js';
 import { HttpError } from './http-error.js';
@@ -12,6 +12,7 @@ const statusOfDomainError = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  too_many: 429,
   unavailable: 503,
 } as const satisfies Record<TrellisErrorCode, number>;
 
@@ -47,6 +48,11 @@ interface HttpLikeError {
  */
 export function toHttpError(error: unknown, bodyLimitBytes: number): HttpError | null {
   if (error instanceof HttpError) return error;
+  if (error instanceof TooMany) {
+    return new HttpError(429, error.problems, {
+      'Retry-After': String(error.retryAfterSeconds),
+    });
+  }
   if (error instanceof TrellisError) {
     return new HttpError(statusOfDomainError[error.code], error.problems);
   }

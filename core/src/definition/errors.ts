@@ -11,7 +11,8 @@ import { renderProblem, type Problem } from './validation/problem.js';
 export type { Problem };
 
 /** The stable code of each kind of {@link TrellisError}. */
-export type TrellisErrorCode = 'invalid' | 'forbidden' | 'not_found' | 'conflict' | 'unavailable';
+export type TrellisErrorCode =
+  'invalid' | 'forbidden' | 'not_found' | 'conflict' | 'too_many' | 'unavailable';
 
 export interface TrellisErrorOptions extends ErrorOptions {
   /** The stable code of every problem given as a message (a Problem has its own); by default the kind's. */
@@ -71,6 +72,21 @@ export class NotFound extends TrellisError {
 /** The request clashes with the current state (a duplicate, something in use, already decided). */
 export class Conflict extends TrellisError {
   readonly code = 'conflict';
+}
+
+/** The caller went past a limit of its share (a project's starts a minute); it may retry later. */
+export class TooMany extends TrellisError {
+  readonly code = 'too_many';
+  /** Whole seconds until a retry may pass. */
+  readonly retryAfterSeconds: number;
+
+  constructor(
+    problems: string | Problem | ReadonlyArray<string | Problem>,
+    options: TrellisErrorOptions & { retryAfterSeconds: number },
+  ) {
+    super(problems, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(options.retryAfterSeconds));
+  }
 }
 
 /** A dependency (the database, Temporal, a plugin registry) cannot serve the request now. */

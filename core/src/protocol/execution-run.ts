@@ -7,13 +7,19 @@ import type { ExecutionInput } from './messages.js';
 import { TrellisExecutionId, TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
 import { runDetails, runSummary, type RunIds } from './user-metadata.js';
 
-/** The execution whose run starts: its ids, and what its details show. */
+/** The execution whose run starts: its ids and project, and what its details show. */
 export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>> &
-  Pick<RunIds, 'triggerId' | 'rerunOf'> & { id: string };
+  Pick<RunIds, 'triggerId' | 'rerunOf'> & { id: string; projectId: string };
 
-/** The start options every run of an execution carries (its Temporal workflow id aside). */
+/**
+ * The start options every run of an execution carries (its Temporal workflow id aside). Its
+ * project is its fairness key: the task queues dispatch the workflow and activity tasks of each
+ * project in turn (its activities and children inherit the key), so one project's flood of
+ * runs does not starve another's.
+ */
 export function executionRunOptions(execution: ExecutionRun) {
   return {
+    priority: { fairnessKey: execution.projectId },
     args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
     typedSearchAttributes: [
       { key: TrellisWorkflowId, value: execution.workflowId },

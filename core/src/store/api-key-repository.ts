@@ -4,7 +4,7 @@ import type { Role } from '#platform/config/types.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
-import type { ApiKeyRow, Database } from './tables.js';
+import type { ApiKeyRow, Database, ProjectLimits } from './tables.js';
 
 /**
  * Projects' API keys. A key is found by its lookup id (the public part of the key) on a unique
@@ -22,7 +22,7 @@ export interface NewApiKey {
 }
 
 /** A key as authentication reads it: with its project's name. */
-export type ApiKeyWithProject = ApiKeyRow & { projectName: string };
+export type ApiKeyWithProject = ApiKeyRow & { projectName: string; projectLimits: ProjectLimits };
 
 /** How long a key's `lastUsedAt` may lag behind its use: one write a minute, not one a request. */
 export const lastUsedPrecision = '1 minute';
@@ -90,7 +90,7 @@ export async function revoke(
     .executeTakeFirst();
 }
 
-/** The key of a lookup id, with its project's name: one query on the lookup id's unique index. */
+/** The key of a lookup id, with its project's name and limits: one query on the lookup id's unique index. */
 export async function findByLookupId(
   db: Kysely<Database>,
   lookupId: string,
@@ -99,7 +99,7 @@ export async function findByLookupId(
     .selectFrom('apiKey')
     .innerJoin('project', 'project.id', 'apiKey.projectId')
     .selectAll('apiKey')
-    .select('project.name as projectName')
+    .select(['project.name as projectName', 'project.limits as projectLimits'])
     .where('apiKey.lookupId', '=', lookupId)
     .executeTakeFirst();
 }

@@ -13,11 +13,20 @@ import type { NewLogEntry } from './log-repository.js';
 import type { Database, ExecutionStatus } from './tables.js';
 import { storableText } from '#definition/storable-text.js';
 
-/** What an execution asks for: a slot of `key` under its own definition's limit. */
-export interface SlotRequest {
-  executionId: string;
+/**
+ * Whose slots: a workflow's key (`configuration.concurrency`), or a project's running-at-once
+ * limit (`workflowId` is then the project's id, `key` empty, and `describedAs` names it).
+ */
+export interface SlotOwner {
   workflowId: string;
   key: string;
+  /** What the slots are of, in messages (`project "partner-a" (limits.runningExecutions)`). */
+  describedAs?: string;
+}
+
+/** What an execution asks for: a slot of its owner under `limit`. */
+export interface SlotRequest extends SlotOwner {
+  executionId: string;
   limit: number;
   onLimit: ConcurrencyOnLimit;
   at?: Date;
@@ -79,21 +88,24 @@ async function slotsOf(trx: Kysely<Database>, workflowId: string, key: string) {
     .execute();
 }
 
+type SlotLimit = Pick<SlotRequest, 'key' | 'describedAs' | 'limit'>;
+
 /** "1 of 1 taken for key 'acme' by execution X" */
-function taken(request: Pick<SlotRequest, 'key' | 'limit'>, holders: SlotView[]): string {
+function taken(request: SlotLimit, holders: SlotView[]): string {
   const ids = holders.map((slot) => slot.executionId);
   const by =
     ids.length === 0 ? '' : ` by execution${ids.length === 1 ? '' : 's'} ${ids.join(', ')}`;
-  const key = request.key !== '' ? ` for key '${request.key}'` : '';
-  return `${holders.length} of ${request.limit} taken${key}${by}`;
+  const of =
+    request.describedAs !== undefined
+      ? ` of ${request.describedAs}`
+      : request.key !== ''
+        ? ` for key '${request.key}'`
+        : '';
+  return `${holders.length} of ${request.limit} taken${of}${by}`;
 }
 
 /** What an execution in line waits for: the slots' holders, and how many are ahead of it. */
-function waitingMessage(
-  request: Pick<SlotRequest, 'key' | 'limit'>,
-  holders: SlotView[],
-  position: number,
-): string {
+function waitingMessage(request: SlotLimit, holders: SlotView[], position: number): string {
   const ahead = position > 0 ? `; ${position} ahead in the queue` : '';
   return `Waiting for a concurrency slot: ${taken(request, holders)}${ahead}.`;
 }
@@ -132,10 +144,11 @@ export async function admit(db: Kysely<Database>, request: SlotRequest): Promise
           .updateTable('concurrencySlot')
           .set({ holding: true, heldAt: at })
           .where('executionId', '=', request.executionId)
+          .where('workflowId', '=', request.workflowId)
           .execute();
         // Those behind it now wait for it too.
         const rest = line.filter((slot) => slot !== mine);
-        await refreshLine(trx, request.key, [...holders, { ...mine, holding: true }], rest);
+        await refreshLine(trx, request, [...holders, { ...mine, holding: true }], rest);
       } else {
         await insertSlot(trx, request, { holding: true, at });
       }
@@ -270,14 +283,14 @@ export async function finishWaiting(
 /** Says again what each execution in `line` waits for, in one statement. */
 async function refreshLine(
   trx: Kysely<Database>,
-  key: string,
+  owner: SlotOwner,
   holders: SlotView[],
   line: SlotView[],
 ): Promise<void> {
   if (line.length === 0) return;
   const values = sql.join(
     line.map((slot, position) => {
-      const message = waitingMessage({ key, limit: slot.slotLimit }, holders, position);
+      const message = waitingMessage({ ...owner, limit: slot.slotLimit }, holders, position);
       return sql`(${slot.executionId}::uuid, ${storableText(message)})`;
     }),
   );
@@ -288,21 +301,18 @@ async function refreshLine(
 }
 
 /**
- * Once a slot of (workflow, key) may have freed, or a place in line: says again what each
- * execution in line waits for, and returns those to wake, first in line, as many as there are
- * free slots. Taken under the key's lock, so an admission under way is seen.
+ * Once a slot of its owner may have freed, or a place in line: says again what each execution
+ * in line waits for, and returns those to wake, first in line, as many as there are free slots.
+ * Taken under the owner's lock, so an admission under way is seen.
  */
-export async function nextInLine(
-  db: Kysely<Database>,
-  workflowId: string,
-  key: string,
-): Promise<Preemption[]> {
+export async function nextInLine(db: Kysely<Database>, owner: SlotOwner): Promise<Preemption[]> {
+  const { workflowId, key } = owner;
   return db.transaction().execute(async (trx) => {
     await lockKey(trx, workflowId, key);
     const slots = await slotsOf(trx, workflowId, key);
     const holders = slots.filter((slot) => slot.holding);
     const line = slots.filter((slot) => !slot.holding && !slot.preempted);
-    await refreshLine(trx, key, holders, line);
+    await refreshLine(trx, owner, holders, line);
     const limit = line[0]?.slotLimit ?? 0;
     return line
       .slice(0, Math.max(0, limit - holders.length))

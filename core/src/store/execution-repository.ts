@@ -298,6 +298,7 @@ export type ActiveExecution = Pick<
   WorkflowExecutionRow,
   | 'id'
   | 'workflowId'
+  | 'projectId'
   | 'workflowName'
   | 'temporalWorkflowId'
   | 'status'
@@ -332,6 +333,7 @@ export async function listActiveExecutions(
     .select([
       'e.id',
       'e.workflowId',
+      'e.projectId',
       'e.workflowName',
       'e.temporalWorkflowId',
       'e.status',

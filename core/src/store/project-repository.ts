@@ -4,7 +4,7 @@ import type { Role } from '#platform/config/types.js';
 import { translateConstraintErrors } from './constraint-errors.js';
 import { isUuid, newId } from './ids.js';
 import { paginate, type Page, type Paged } from './paging.js';
-import type { Database, ProjectMemberRow, ProjectRow } from './tables.js';
+import type { Database, ProjectLimits, ProjectMemberRow, ProjectRow } from './tables.js';
 
 /**
  * Projects and their members. A project is named by its id or its name wherever a caller names
@@ -24,6 +24,10 @@ export async function findByIdOrName(
     .selectAll()
     .where((eb) => (isUuid(key) ? eb('id', '=', key) : eb('name', '=', key)))
     .executeTakeFirst();
+}
+
+export async function findById(db: Kysely<Database>, id: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Every project by name; one page of them when `page` is given. */
@@ -61,34 +65,62 @@ export async function listForMember(
 const nameTaken = (name: string) => () =>
   new Conflict(`A project named "${name}" already exists.`, { code: 'project.name_taken' });
 
-export async function insert(db: Kysely<Database>, name: string): Promise<ProjectRow> {
+export async function insert(
+  db: Kysely<Database>,
+  name: string,
+  limits: ProjectLimits = {},
+): Promise<ProjectRow> {
   return translateConstraintErrors(
     () =>
       db
         .insertInto('project')
-        .values({ id: newId(), name })
+        .values({ id: newId(), name, limits: JSON.stringify(limits) })
         .returningAll()
         .executeTakeFirstOrThrow(),
     { unique: nameTaken(name) },
   );
 }
 
-/** Renames a project; undefined when unknown. */
-export async function rename(
+/** Renames a project, and gives it `limits` when given; undefined when unknown. */
+export async function update(
   db: Kysely<Database>,
   id: string,
-  name: string,
+  change: { name: string; limits?: ProjectLimits },
 ): Promise<ProjectRow | undefined> {
+  const { name, limits } = change;
   return translateConstraintErrors(
     () =>
       db
         .updateTable('project')
-        .set({ name })
+        .set({ name, ...(limits ? { limits: JSON.stringify(limits) } : {}) })
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst(),
     { unique: nameTaken(name) },
   );
+}
+
+/**
+ * The start time of the project's `n`th latest execution started since `since` (subworkflow
+ * children aside: they run within their parent's start); undefined when it started fewer.
+ */
+export async function nthLatestStart(
+  db: Kysely<Database>,
+  projectId: string,
+  since: Date,
+  n: number,
+): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('workflowExecution')
+    .select('executionStart')
+    .where('projectId', '=', projectId)
+    .where('executionStart', '>', since)
+    .where('parentExecutionId', 'is', null)
+    .orderBy('executionStart', 'desc')
+    .offset(n - 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.executionStart;
 }
 
 /**

@@ -50,7 +50,11 @@ export function createApiKeyAuthenticator(
     return {
       name,
       roles: [...row.roles],
-      apiKey: { id: row.id, project: { id: row.projectId, name: row.projectName } },
+      apiKey: {
+        id: row.id,
+        project: { id: row.projectId, name: row.projectName },
+        limits: row.projectLimits,
+      },
     };
   };
 }

@@ -1,4 +1,5 @@
 import type { Role } from '#platform/config/types.js';
+import type { ProjectLimits } from '#store/tables.js';
 
 /** The authenticated caller, as handlers and request logs see it (`req.user`). */
 export interface AuthUser {
@@ -8,5 +9,5 @@ export interface AuthUser {
    * Set when the caller is a project's API key: it acts in that project only, with `roles`
    * there, and never as an instance admin.
    */
-  apiKey?: { id: string; project: { id: string; name: string } };
+  apiKey?: { id: string; project: { id: string; name: string }; limits: ProjectLimits };
 }

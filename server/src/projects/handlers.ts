@@ -10,7 +10,12 @@ import type { Req } from '../request-context.js';
 import { isInstanceAdmin, projectNotFound, type RequestProject } from './request-project.js';
 
 function toProject(row: ProjectRow) {
-  return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.createdAt.toISOString(),
+    limits: row.limits,
+  };
 }
 
 function toMember(row: ProjectMemberRow) {
@@ -83,7 +88,7 @@ export const projectHandlers = {
   createProject: async ({ deps, req, body }) => {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
-    const row = await projectRepository.insert(deps.db, body.name);
+    const row = await projectRepository.insert(deps.db, body.name, body.limits);
     return {
       data: { id: row.id, name: row.name },
       messages: [`Project "${row.name}" was created.`],
@@ -96,7 +101,7 @@ export const projectHandlers = {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
     if (body.name !== project.name) assertNotDefault(project, 'renamed');
-    const row = await projectRepository.rename(deps.db, project.id, body.name);
+    const row = await projectRepository.update(deps.db, project.id, body);
     if (!row) throw projectNotFound(project.id);
     return confirmation(`Project "${row.name}" was updated.`);
   },

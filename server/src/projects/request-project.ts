@@ -3,7 +3,7 @@ import { NotFound } from '#definition/errors.js';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { roles as everyRole } from '#platform/config/schema.js';
 import * as projectRepository from '#store/project-repository.js';
-import type { Database, ProjectRow } from '#store/tables.js';
+import type { Database, ProjectLimits, ProjectRow } from '#store/tables.js';
 import type { AuthUser } from '../auth/user.js';
 
 /** The project a request works in, as handlers see it. */
@@ -51,6 +51,9 @@ export function isInstanceAdmin(config: TrellisConfig, caller: AuthUser): boolea
 /** The one instance-wide operation an API key may call: `/me`, which only says who it is. */
 const apiKeyInstanceOperations = new Set(['getCurrentUser']);
 
+/** How long the `default` project's row (and its limits) is kept between reads. */
+const defaultRefreshMs = 10_000;
+
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured
  * roles in `default` (the roles of a membership row there when they have none); elsewhere the
@@ -59,10 +62,15 @@ const apiKeyInstanceOperations = new Set(['getCurrentUser']);
  * found, as one that does not exist.
  */
 export function createProjectResolver(db: Kysely<Database>, config: TrellisConfig) {
-  // `default` cannot be renamed or deleted: one look-up per process.
+  // `default` cannot be renamed or deleted: read again only for its limits, which may change.
   let defaultProject: Promise<ProjectRow> | undefined;
-  const findDefault = () =>
-    (defaultProject ??= projectRepository
+  let defaultReadAt = 0;
+  const findDefault = () => {
+    if (Date.now() - defaultReadAt > defaultRefreshMs) {
+      defaultProject = undefined;
+      defaultReadAt = Date.now();
+    }
+    return (defaultProject ??= projectRepository
       .findByIdOrName(db, projectRepository.defaultProjectName)
       .then((row) => {
         if (!row) throw new Error('The project "default" is missing; run the migrations.');
@@ -72,6 +80,7 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
         defaultProject = undefined;
         throw error;
       }));
+  };
 
   async function rolesIn(caller: AuthUser, project: ProjectRow): Promise<Role[] | undefined> {
     if (isInstanceAdmin(config, caller)) return [...everyRole];
@@ -85,23 +94,28 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
   return {
     /**
      * The project named by `key` (id or name; absent: `default`) and the caller as it acts
-     * there, with its roles in it; `NotFound` for a project it may not see.
+     * there, with its roles in it, and the limits the project sets; `NotFound` for a project it
+     * may not see.
      */
     async resolve(
       caller: AuthUser,
       key: string | undefined,
-    ): Promise<{ project: RequestProject; user: AuthUser }> {
+    ): Promise<{ project: RequestProject; user: AuthUser; limits: ProjectLimits }> {
       if (caller.apiKey) {
-        const own = caller.apiKey.project;
+        const { project: own, limits } = caller.apiKey;
         if (key !== undefined && key !== own.id && key !== own.name) throw projectNotFound(key);
-        return { project: own, user: caller };
+        return { project: own, user: caller, limits };
       }
       const defaultRow = await findDefault();
       const isDefault = key === undefined || key === defaultRow.id || key === defaultRow.name;
       const row = isDefault ? defaultRow : await projectRepository.findByIdOrName(db, key);
       const roles = row && (await rolesIn(caller, row));
       if (!row || !roles) throw projectNotFound(key ?? defaultRow.name);
-      return { project: { id: row.id, name: row.name }, user: { ...caller, roles } };
+      return {
+        project: { id: row.id, name: row.name },
+        user: { ...caller, roles },
+        limits: row.limits,
+      };
     },
 
     /**

@@ -5,20 +5,24 @@
  * are PostgreSQL's (core/src/store/concurrency-repository.ts).
  */
 import * as concurrencyRepository from '#store/concurrency-repository.js';
-import type { Preemption } from '#store/concurrency-repository.js';
+import type { Preemption, SlotOwner, SlotRequest } from '#store/concurrency-repository.js';
 import { appendLogs } from '#store/log-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import { concurrencyKey } from '#definition/concurrency.js';
 import { finishExecution } from '#application/executions/finish-execution.js';
+import { projectLimits } from '#application/projects/fair-shares.js';
 import type { DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 
 export type { Preemption } from '#store/concurrency-repository.js';
 
-/** The key whose slots a run holds or waits for. */
-export interface SlotKey {
-  workflowId: string;
-  key: string;
+/**
+ * The slots a run holds or waits for: its workflow's key, or its project's running-at-once limit
+ * (`describedAs` names it), and `also` the workflow's key it holds while it waits for the
+ * project's (both are released when the run ends, so the runs first in each line are woken).
+ */
+export interface SlotKey extends SlotOwner {
+  also?: SlotKey;
 }
 
 /** A run waiting in line: what it waits for, and whom it cancels first (CancelOldest). */
@@ -43,7 +47,8 @@ export type AdmissionResult =
 export const MAX_KEY_LENGTH = 500;
 
 /**
- * Passes an execution through its definition's concurrency limit: one without a limit passes.
+ * Passes an execution through its definition's concurrency limit, then its project's
+ * running-at-once limit (a subworkflow child runs within its parent's); a limit not set passes.
  * Logs when it starts waiting and when it gets its slot after waiting.
  */
 export async function admitExecution(
@@ -51,11 +56,34 @@ export async function admitExecution(
   definitions: DefinitionCache,
   execution: WorkflowExecutionRow,
 ): Promise<AdmissionResult> {
-  const { db, logger } = deps;
+  const ofWorkflow = await admitToWorkflowLimit(deps, definitions, execution);
+  if (!ofWorkflow.ok || execution.parentExecutionId !== null) return ofWorkflow;
+  const limits = await projectLimits(deps.db, execution.projectId, deps.config.Projects.Limits);
+  if (limits.runningExecutions === 0) return ofWorkflow;
+  const held = ofWorkflow.slot ? { also: ofWorkflow.slot } : {};
+  const ofProject = await admitToSlot(deps, execution, {
+    workflowId: execution.projectId,
+    key: '',
+    describedAs: `project "${limits.projectName}" (limits.runningExecutions)`,
+    limit: limits.runningExecutions,
+    onLimit: 'Queue',
+  });
+  if (ofProject.ok) return { ok: true, slot: { ...ofProject.slot, ...held } };
+  if (!('queued' in ofProject)) return ofProject;
+  return {
+    ...ofProject,
+    queued: { ...ofProject.queued, slot: { ...ofProject.queued.slot, ...held } },
+  };
+}
+
+async function admitToWorkflowLimit(
+  deps: EngineDeps,
+  definitions: DefinitionCache,
+  execution: WorkflowExecutionRow,
+): Promise<AdmissionResult> {
   const loaded = await definitions.of(execution);
   const concurrency = loaded.definition.configuration?.concurrency;
   if (concurrency === undefined) return { ok: true };
-  const at = new Date();
   let key: string;
   try {
     key = concurrencyKey(concurrency, execution.inputs);
@@ -64,31 +92,42 @@ export async function admitExecution(
     }
   } catch (error) {
     const message = `Failed: the concurrency key (configuration.concurrency.key) could not be taken: ${(error as Error).message}`;
+    const at = new Date();
     await finishExecution(deps, execution.id, { by: 'waiting', status: 'Failed', message, at });
     return { ok: false, executionId: execution.id, message, status: 'Failed' };
   }
-  const slot = { workflowId: execution.workflowId, key };
-  const admission = await concurrencyRepository.admit(db, {
-    executionId: execution.id,
+  return admitToSlot(deps, execution, {
     workflowId: execution.workflowId,
     key,
     limit: concurrency.limit,
     onLimit: concurrency.onLimit,
+  });
+}
+
+/** Takes a slot of `owner` for the execution, or its place in line, or ends it per `onLimit`. */
+async function admitToSlot(
+  deps: EngineDeps,
+  execution: WorkflowExecutionRow,
+  owner: Omit<SlotRequest, 'executionId' | 'at'>,
+): Promise<Exclude<AdmissionResult, { ok: true }> | { ok: true; slot: SlotKey }> {
+  const { db, logger } = deps;
+  const at = new Date();
+  const { workflowId, key, describedAs } = owner;
+  const slot: SlotKey = { workflowId, key, ...(describedAs ? { describedAs } : {}) };
+  const admission = await concurrencyRepository.admit(db, {
+    ...owner,
+    executionId: execution.id,
     at,
   });
-  const context = { executionId: execution.id, workflowId: execution.workflowId, key };
+  const context = { executionId: execution.id, workflowId: execution.workflowId, key, describedAs };
+  // The log entries of a project's slot have keys of their own: a run may wait for both.
+  const logKey = describedAs ? 'project-slot' : 'concurrency';
   switch (admission.outcome) {
     case 'admitted':
       if (admission.waited) {
         logger.info(context, 'execution got a concurrency slot after waiting');
-        await log(
-          deps,
-          execution.id,
-          'concurrency:admitted',
-          'Info',
-          'Got a concurrency slot.',
-          at,
-        );
+        const got = describedAs ? `Got a slot of ${describedAs}.` : 'Got a concurrency slot.';
+        await log(deps, execution.id, `${logKey}:admitted`, 'Info', got, at);
       }
       return { ok: true, slot };
     case 'queued':
@@ -101,7 +140,7 @@ export async function admitExecution(
         // Asked again while in line (woken, or its timer): nothing new to say.
         logger.debug(context, 'execution still waits for a concurrency slot');
       }
-      await log(deps, execution.id, 'concurrency:queued', 'Info', admission.message, at);
+      await log(deps, execution.id, `${logKey}:queued`, 'Info', admission.message, at);
       return {
         ok: false,
         executionId: execution.id,
@@ -179,9 +218,11 @@ export function concurrencyActivities(deps: EngineDeps) {
       return { status, message: row?.message || message };
     },
 
-    /** The runs first in line for the key's free slots: the workflow wakes them. */
+    /** The runs first in line for the free slots (of `also` too): the workflow wakes them. */
     async nextInLine(slot: SlotKey): Promise<Preemption[]> {
-      return concurrencyRepository.nextInLine(db, slot.workflowId, slot.key);
+      const next = await concurrencyRepository.nextInLine(db, slot);
+      if (!slot.also) return next;
+      return [...next, ...(await concurrencyRepository.nextInLine(db, slot.also))];
     },
   };
 }

@@ -6,6 +6,7 @@ import type { TaskRoster } from '#store/task-execution-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
+import { TooMany } from '#definition/errors.js';
 import { parseDefinition } from '#definition/parse.js';
 import { renderProblem } from '#definition/validation/problem.js';
 import {
@@ -97,7 +98,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
             cannotRun: `The trigger's inputs do not fit the definition: ${inputs?.problems.map(renderProblem).join('; ')}`,
             definition: parsed.definition,
           };
-    const { execution, created } = await createExecution(db, {
+    const toCreate: ExecutionToCreate = {
       workflow,
       snapshot: workflow,
       run,
@@ -105,6 +106,17 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       // Who set the trigger up as it is (or asked for this backfill) started the run.
       startedBy: trigger?.changedBy ?? null,
       temporalWorkflowId,
+    };
+    const { execution, created } = await createExecution(db, {
+      ...toCreate,
+      fairShare: deps.config.Projects.Limits,
+    }).catch((error: unknown) => {
+      // Past the project's starts a minute: the firing is recorded, Failed with the reason.
+      if (!(error instanceof TooMany)) throw error;
+      return createExecution(db, {
+        ...toCreate,
+        run: { ...run, cannotRun: `Not started: ${error.message}` },
+      });
     });
     if (created && parsed.ok) definitions.put(execution, parsed.definition);
     if (created && execution.status === 'Failed') {

@@ -18,6 +18,12 @@ import type { WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { executionWorkflowId } from '#protocol/ids.js';
+import {
+  assertMayStart,
+  projectLimits,
+  type LimitDefaults,
+  type Limits,
+} from '../projects/fair-shares.js';
 import type { PathSegment } from '#definition/validation/path.js';
 
 /** What runs: the snapshot's definition, and the inputs given for it. */
@@ -60,6 +66,12 @@ export interface ExecutionToCreate {
    * outputs except from `fromTask` on (without it, every completed task is reused).
    */
   rerun?: { of: WorkflowExecutionRow; fromTask?: string };
+  /**
+   * The instance's default project limits: the run counts against its project's starts a minute
+   * (`TooMany` past it, nothing written) and running at once (Pending until its run has a slot).
+   * Absent for a subworkflow child, which runs within the share of the run that started it.
+   */
+  fairShare?: LimitDefaults;
 }
 
 /**
@@ -73,6 +85,7 @@ export async function createExecution(
   request: ExecutionToCreate,
 ): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
   const { run } = request;
+  const limits = request.fairShare && (await startLimits(db, request, request.fairShare));
   const inputs = 'cannotRun' in run ? run.inputs : inputsOf(run, request.rerun);
   const rerun =
     request.rerun && run.definition && (await reusedTasks(db, run.definition, request.rerun));
@@ -91,7 +104,7 @@ export async function createExecution(
     ...(inputs !== undefined ? { inputs } : {}),
     ...(request.parent ? { parent: request.parent } : {}),
     ...(rerun ? { rerun } : {}),
-    ...initialStatus(run),
+    ...initialStatus(run, limits?.runningExecutions ?? 0),
   });
   if (rerun && created.created) await logReusedTasks(db, created.execution.id, rerun);
   if ('cannotRun' in run && created.created) {
@@ -105,10 +118,29 @@ export async function createExecution(
 }
 
 /**
- * Failed when it cannot run; Pending under a concurrency limit, until its run has a slot (the
- * run's admission decides, see activities/concurrency.ts); Running otherwise.
+ * The project's limits of a run that would start now; `TooMany` when the project has started as
+ * many as it may this minute. A run that cannot run is recorded whatever the limits.
  */
-function initialStatus(run: Runnable | CannotRun): {
+async function startLimits(
+  db: Kysely<Database>,
+  request: ExecutionToCreate,
+  defaults: LimitDefaults,
+): Promise<Limits | undefined> {
+  if ('cannotRun' in request.run) return undefined;
+  const limits = await projectLimits(db, request.workflow.projectId, defaults);
+  await assertMayStart(db, request.workflow.projectId, limits);
+  return limits;
+}
+
+/**
+ * Failed when it cannot run; Pending under a concurrency limit or its project's running-at-once
+ * limit, until its run has a slot (the run's admission decides, see activities/concurrency.ts);
+ * Running otherwise.
+ */
+function initialStatus(
+  run: Runnable | CannotRun,
+  projectRunningLimit: number,
+): {
   status: ExecutionStatus;
   message?: string;
   executionEnd?: Date;
@@ -116,7 +148,8 @@ function initialStatus(run: Runnable | CannotRun): {
   if ('cannotRun' in run) {
     return { status: 'Failed', message: run.cannotRun, executionEnd: new Date() };
   }
-  return { status: run.definition.configuration?.concurrency ? 'Pending' : 'Running' };
+  const limited = run.definition.configuration?.concurrency || projectRunningLimit > 0;
+  return { status: limited ? 'Pending' : 'Running' };
 }
 
 function inputsOf(run: Runnable, rerun: ExecutionToCreate['rerun']): Record<string, unknown> {

@@ -116,6 +116,7 @@ export async function recordExecution(
     triggerId: options.triggerId ?? null,
     startedBy: options.startedBy ?? null,
     ...(options.rerun ? { rerun: options.rerun } : {}),
+    fairShare: config.Projects.Limits,
   });
   return execution;
 }

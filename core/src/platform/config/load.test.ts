@@ -58,7 +58,7 @@ describe('buildConfig', () => {
           RequestsPerUserPerMinute: 60_000,
         },
       },
-      Projects: {},
+      Projects: { Limits: { RunningExecutions: 0, StartsPerMinute: 0, RequestsPerMinute: 0 } },
       Plugins: {
         InstallBuiltIns: true,
         AllowProcessExecution: false,

@@ -174,6 +174,15 @@ export const configSchema = Type.Object(
        * create, rename and delete projects. Absent: every configured user holding `admin`.
        */
       InstanceAdmins: Type.Optional(Type.Array(nonEmptyString(), { uniqueItems: true })),
+      /** Each project's fair share where it sets none of its own (`limits`); 0 is unlimited. */
+      Limits: section({
+        /** Executions Running or Paused at once; past it a new one waits Pending. */
+        RunningExecutions: Type.Integer({ minimum: 0, default: 0 }),
+        /** Executions started a minute, by any path; past it 429 (a trigger's run Failed). */
+        StartsPerMinute: Type.Integer({ minimum: 0, default: 0 }),
+        /** API requests a minute, counted by each API process; past it 429. */
+        RequestsPerMinute: Type.Integer({ minimum: 0, default: 0 }),
+      }),
     }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */

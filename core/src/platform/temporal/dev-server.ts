@@ -47,9 +47,12 @@ const stopGraceMs = 10_000;
  * server has one shard). At 20 a second every new workflow task, activity task and timer
  * waits its turn: after a burst of about a dozen, each run started one after another waited
  * about 35 ms for its first workflow task (a plain one-activity workflow: 13–15 ms with these
- * values, 50 ms without). A production cluster sets its own (README, "Production").
+ * values, 50 ms without). A production cluster sets its own (README, "Production"). Fairness:
+ * task queues dispatch the tasks of each fairness key (a Trellis project) in turn.
  */
 export const devServerDynamicConfig = {
+  'matching.useNewMatcher': true,
+  'matching.enableFairness': true,
   'history.transferProcessorMaxPollRPS': 200,
   'history.timerProcessorMaxPollRPS': 200,
   'history.visibilityProcessorMaxPollRPS': 100,

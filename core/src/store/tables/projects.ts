@@ -9,7 +9,20 @@ export interface ProjectTable {
   /** Unique; `default` holds what existed before projects. */
   name: string;
   createdAt: CreatedAt;
+  /** The limits it sets; a limit left out is the instance's default (`Projects.Limits`). */
+  limits: ColumnType<ProjectLimits, string | undefined, string>;
 }
+
+/** A project's fair share: each limit a whole number, 0 unlimited (issue 29). */
+export interface ProjectLimits {
+  /** Executions Running or Paused at once. */
+  runningExecutions?: number;
+  /** Executions started in any minute. */
+  startsPerMinute?: number;
+  /** API requests in any minute, counted by each API process. */
+  requestsPerMinute?: number;
+}
+
 /** A member of a project: a user name or OpenID Connect subject, with its roles there. */
 export interface ProjectMemberTable {
   projectId: string;

@@ -1,0 +1,167 @@
+/**
+ * No noisy neighbour (issue 29): a quiet project's one-task runs, one at a time, while another
+ * project floods the task queue, against the same runs with no flood.
+ * - `fair_quiet_p50_ms` / `fair_quiet_p99_ms`: a one-task `Flow/NoOp` run of the quiet project,
+ *   `POST` until `GET` shows it Completed (as `exec_e2e_*`), nothing else running;
+ * - `fair_flood_p50_ms` / `fair_flood_p99_ms`: the same while another project has started
+ *   `floodRuns` runs of `floodTasks` chained `Flow/Delay` (0 ms) tasks, regular activities whose
+ *   tasks back up in the task queue; `fair_p99_ratio` is flood ÷ quiet, target ≤ 2;
+ * - `fair_same_key_p99_ms` / `fair_same_key_ratio`: the control, the same flood started in the
+ *   quiet project itself, so that every task has one fairness key: what a flood does to a
+ *   neighbour without a key of its own.
+ * The flood's starts and the quiet runs share the one API process and the one worker; the
+ * benchmark waits for each flood to drain before the next phase.
+ */
+import { performance } from 'node:perf_hooks';
+import { createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
+import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
+import type { BenchEnvironment } from './environment.js';
+import { endToEnd } from './exec.js';
+import type { Plan } from './plan.js';
+import type { BenchOutcome } from './report.js';
+import { percentile, round } from './stats.js';
+
+type FairnessPlan = Plan['fairness'];
+
+export async function benchmarkFairness(
+  env: BenchEnvironment,
+  plan: FairnessPlan,
+): Promise<BenchOutcome> {
+  const quiet = await project(env, 'bench-quiet');
+  const noisy = await project(env, 'bench-noisy');
+  const oneTask = await addWorkflow(quiet, 'bench-quiet', [
+    { name: 'Only', type: { plugin: 'Flow/NoOp' } },
+  ]);
+  const floodSteps = Array.from({ length: plan.floodTasks }, (_, index) => ({
+    name: `Step${index + 1}`,
+    type: { plugin: 'Flow/Delay' },
+    parameters: { milliseconds: 0 },
+    ...(index > 0 ? { dependencies: [`Step${index}`] } : {}),
+  }));
+  const noisyFlood = await addWorkflow(noisy, 'bench-flood', floodSteps);
+  const sameKeyFlood = await addWorkflow(quiet, 'bench-flood', floodSteps);
+
+  // Warm both projects' paths (definitions cached, connections open) before measuring.
+  for (let i = 0; i < 5; i++) await endToEnd(env, oneTask, quiet);
+  const alone = await sample(env, quiet, oneTask, plan.samples);
+  const underFlood = await whileFlooding(env, noisy, noisyFlood, plan, () =>
+    sample(env, quiet, oneTask, plan.samples),
+  );
+  const sameKey = await whileFlooding(env, quiet, sameKeyFlood, plan, () =>
+    sample(env, quiet, oneTask, plan.samples),
+  );
+
+  const p = (values: number[], q: number) => round(percentile(values, q), 1);
+  const quietP99 = p(alone.latencies, 99);
+  const floodP99 = p(underFlood.result.latencies, 99);
+  const sameKeyP99 = p(sameKey.result.latencies, 99);
+  const results = {
+    fair_quiet_p50_ms: p(alone.latencies, 50),
+    fair_quiet_p99_ms: quietP99,
+    fair_flood_p50_ms: p(underFlood.result.latencies, 50),
+    fair_flood_p99_ms: floodP99,
+    fair_p99_ratio: round(floodP99 / quietP99),
+    fair_same_key_p99_ms: sameKeyP99,
+    fair_same_key_ratio: round(sameKeyP99 / quietP99),
+  };
+  const backlog = (phase: { backlogAtEnd: number }) => `${phase.backlogAtEnd} flood runs active`;
+  return {
+    results,
+    rows: [
+      {
+        metric: `quiet project, one-task run p50/p99 (ms), another floods ${plan.floodRuns}×${plan.floodTasks}`,
+        ours: `${results.fair_flood_p50_ms} / ${floodP99}`,
+        baseline: `${results.fair_quiet_p50_ms} / ${quietP99} (no flood)`,
+        ratio: String(results.fair_p99_ratio),
+        target: 'p99 ≤ 2×',
+      },
+      {
+        metric: 'the same, flood in the quiet project (one fairness key)',
+        ours: `${p(sameKey.result.latencies, 50)} / ${sameKeyP99}`,
+        baseline: `${results.fair_quiet_p50_ms} / ${quietP99} (no flood)`,
+        ratio: String(results.fair_same_key_ratio),
+        target: 'control',
+      },
+    ],
+    details: {
+      plan,
+      quiet: alone,
+      flood: { ...underFlood.result, seconds: underFlood.seconds, backlog: backlog(underFlood) },
+      sameKey: { ...sameKey.result, seconds: sameKey.seconds, backlog: backlog(sameKey) },
+    },
+  };
+}
+
+/** A project of the benchmark, and the benchmark user's client in it. */
+async function project(env: BenchEnvironment, name: string): Promise<TrellisClient> {
+  await env.admin.POST('/projects', { body: { name } });
+  return createTrellisClient({
+    baseUrl: env.apiUrl,
+    basic: { username: env.user.username, password: env.user.password },
+    project: name,
+  });
+}
+
+async function addWorkflow(client: TrellisClient, prefix: string, tasks: unknown[]) {
+  const definition = JSON.stringify({ name: uniqueWorkflowName(prefix), tasks });
+  return (await client.POST('/workflows/Add', { body: { definition } })).id;
+}
+
+/** `count` one-task runs one after another: each one's latency in ms. */
+async function sample(
+  env: BenchEnvironment,
+  client: TrellisClient,
+  workflowId: string,
+  count: number,
+): Promise<{ latencies: number[] }> {
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) latencies.push(await endToEnd(env, workflowId, client));
+  return { latencies };
+}
+
+/**
+ * Starts the flood (`inFlight` starts at a time), runs `measure` once a tenth of it has started
+ * (a backlog has formed), then waits until every flood run has ended.
+ */
+async function whileFlooding<T>(
+  env: BenchEnvironment,
+  client: TrellisClient,
+  workflowId: string,
+  plan: FairnessPlan,
+  measure: () => Promise<T>,
+): Promise<{ result: T; seconds: number; backlogAtEnd: number }> {
+  const began = performance.now();
+  let started = 0;
+  let reachedTenth: () => void = () => undefined;
+  const tenth = new Promise<void>((resolve) => (reachedTenth = resolve));
+  const starter = async () => {
+    while (started < plan.floodRuns) {
+      started += 1;
+      await client.POST('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+        body: { workflowId },
+      });
+      if (started >= plan.floodRuns / 10) reachedTenth();
+    }
+  };
+  const flood = Promise.all(Array.from({ length: plan.inFlight }, starter));
+  await tenth;
+  const result = await measure();
+  const backlogAtEnd = await activeRuns(env, workflowId);
+  await flood;
+  while ((await activeRuns(env, workflowId)) > 0) {
+    if (performance.now() - began > 15 * 60_000) throw new Error('The flood did not drain');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { result, seconds: round((performance.now() - began) / 1000, 1), backlogAtEnd };
+}
+
+async function activeRuns(env: BenchEnvironment, workflowId: string): Promise<number> {
+  const row = await env.db
+    .selectFrom('workflowExecution')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('workflowId', '=', workflowId)
+    .where('status', 'in', ['Pending', 'Running', 'Paused'])
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

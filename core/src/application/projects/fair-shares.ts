@@ -1,0 +1,61 @@
+/**
+ * A project's fair share of the instance (issue 29): the limits it runs under (its own, else the
+ * instance's `Projects.Limits`), and the starts-a-minute check every path that starts an
+ * execution passes. The running-at-once limit is a concurrency slot of the project (the worker's
+ * admission); requests a minute are counted by each API process (server/).
+ */
+import type { Kysely } from 'kysely';
+import { TooMany } from '#definition/errors.js';
+import type { TrellisConfig } from '#platform/config/types.js';
+import * as projectRepository from '#store/project-repository.js';
+import type { Database, ProjectLimits } from '#store/tables.js';
+
+/** The instance's defaults (`Projects.Limits`). */
+export type LimitDefaults = TrellisConfig['Projects']['Limits'];
+
+/** The limits a project runs under: each a whole number, 0 for unlimited. */
+export type Limits = Required<ProjectLimits>;
+
+/** The project's own limits over the instance's defaults. */
+export function limitsOf(own: ProjectLimits, defaults: LimitDefaults): Limits {
+  return {
+    runningExecutions: own.runningExecutions ?? defaults.RunningExecutions,
+    startsPerMinute: own.startsPerMinute ?? defaults.StartsPerMinute,
+    requestsPerMinute: own.requestsPerMinute ?? defaults.RequestsPerMinute,
+  };
+}
+
+/** The limits of the project with this id; the defaults when it is gone. */
+export async function projectLimits(
+  db: Kysely<Database>,
+  projectId: string,
+  defaults: LimitDefaults,
+): Promise<Limits & { projectName: string }> {
+  const row = await projectRepository.findById(db, projectId);
+  return { ...limitsOf(row?.limits ?? {}, defaults), projectName: row?.name ?? projectId };
+}
+
+const minuteMs = 60_000;
+
+/**
+ * `TooMany` (429 with `Retry-After`) when the project has started as many executions in the last
+ * minute as `startsPerMinute` allows, counted in PostgreSQL across processes. Starts that race
+ * may pass together: the count is read, not locked.
+ */
+export async function assertMayStart(
+  db: Kysely<Database>,
+  projectId: string,
+  limits: Pick<Limits, 'startsPerMinute'> & { projectName: string },
+  now = new Date(),
+): Promise<void> {
+  const limit = limits.startsPerMinute;
+  if (limit === 0) return;
+  const since = new Date(now.getTime() - minuteMs);
+  const oldest = await projectRepository.nthLatestStart(db, projectId, since, limit);
+  if (oldest === undefined) return;
+  const seconds = (oldest.getTime() + minuteMs - now.getTime()) / 1000;
+  throw new TooMany(
+    `Project "${limits.projectName}" has started ${limit} executions in the last minute, the most its limits allow (startsPerMinute): try again in ${Math.max(1, Math.ceil(seconds))} s.`,
+    { code: 'project.starts_per_minute', retryAfterSeconds: seconds },
+  );
+}

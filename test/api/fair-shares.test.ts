@@ -1,0 +1,177 @@
+/**
+ * Fair shares (issue 29) through the real stack: a project's limits on API requests and starts a
+ * minute answer 429 with `Retry-After`, its running-at-once limit keeps a new run Pending until
+ * another ends, and one project's limits leave every other project alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuthorization } from '../../sdk/src/index.js';
+import type { TrellisClient } from '../../sdk/src/index.js';
+import { basicAs, clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
+import {
+  addWorkflow,
+  definition,
+  delay,
+  eventually,
+  noop,
+  tasksOf,
+} from '../support/engine-support.js';
+
+let trellis: Trellis;
+
+beforeAll(async () => {
+  trellis = await startTrellis({ worker: true });
+});
+afterAll(async () => {
+  await trellis?.stop();
+});
+
+type Limits = { runningExecutions?: number; startsPerMinute?: number; requestsPerMinute?: number };
+
+let projects = 0;
+/** A new project with these limits, and the admin's client in it. */
+async function projectWith(limits: Limits): Promise<{ name: string; client: TrellisClient }> {
+  projects += 1;
+  const name = `shares-${Date.now().toString(36)}-${projects}`;
+  await trellis.admin.POST('/projects', { body: { name, limits } });
+  return { name, client: clientIn(trellis, basicAs('admin'), name) };
+}
+
+/** A request through plain fetch, for the status and `Retry-After` the SDK does not show. */
+async function send(project: string, path: string, init: { method?: string; body?: unknown } = {}) {
+  const response = await fetch(`${trellis.baseUrl}${path}`, {
+    method: init.method ?? 'GET',
+    headers: {
+      authorization: basicAuthorization(users.admin.username, users.admin.password),
+      'x-trellis-project': project,
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  const body = (await response.json()) as { messages: string[]; errors?: { code: string }[] };
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body };
+}
+
+const executeIn = (project: string, workflowId: string) =>
+  send(project, `/workflows/${workflowId}/executions`, {
+    method: 'POST',
+    body: { workflowId },
+  });
+
+describe('a project', () => {
+  it('shows the limits it sets, which instance admins change', async () => {
+    const { name } = await projectWith({ startsPerMinute: 30 });
+    const shown = await trellis.admin.GET('/projects/{projectId}', {
+      params: { path: { projectId: name } },
+    });
+    expect(shown.limits).toEqual({ startsPerMinute: 30 });
+    // Renaming without limits keeps them; with limits replaces them.
+    await trellis.admin.PUT('/projects/{projectId}', {
+      params: { path: { projectId: name } },
+      body: { name },
+    });
+    await trellis.admin.PUT('/projects/{projectId}', {
+      params: { path: { projectId: name } },
+      body: { name, limits: { runningExecutions: 2 } },
+    });
+    const changed = await trellis.admin.GET('/projects/{projectId}', {
+      params: { path: { projectId: name } },
+    });
+    expect(changed.limits).toEqual({ runningExecutions: 2 });
+  });
+
+  it('past its requests a minute is answered 429 with Retry-After; other projects are not', async () => {
+    const limited = await projectWith({ requestsPerMinute: 3 });
+    const other = await projectWith({});
+    for (let i = 0; i < 3; i++) expect((await send(limited.name, '/workflows')).status).toBe(200);
+    const refused = await send(limited.name, '/workflows');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(20);
+    expect(refused.body.errors?.[0]?.code).toBe('project.requests_per_minute');
+    expect(refused.body.messages[0]).toMatch(
+      new RegExp(
+        `^Project "${limited.name}" made 3 API requests in the last minute, the most its limits allow \\(requestsPerMinute\\): try again in \\d+ s\\.$`,
+      ),
+    );
+    for (let i = 0; i < 10; i++) expect((await send(other.name, '/workflows')).status).toBe(200);
+    expect((await send('default', '/workflows')).status).toBe(200);
+  });
+
+  it('past its starts a minute is answered 429 with Retry-After, nothing started; other projects are not', async () => {
+    const limited = await projectWith({ startsPerMinute: 2 });
+    const other = await projectWith({ startsPerMinute: 0 });
+    const workflowId = await addWorkflow(limited.client, definition([{ name: 'A', type: noop }]));
+    const otherWorkflowId = await addWorkflow(
+      other.client,
+      definition([{ name: 'A', type: noop }]),
+    );
+    for (let i = 0; i < 2; i++)
+      expect((await executeIn(limited.name, workflowId)).status).toBe(200);
+    const refused = await executeIn(limited.name, workflowId);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(50);
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(60);
+    expect(refused.body.errors?.[0]?.code).toBe('project.starts_per_minute');
+    expect(refused.body.messages[0]).toMatch(
+      `Project "${limited.name}" has started 2 executions in the last minute, the most its limits allow (startsPerMinute)`,
+    );
+    const runs = await limited.client.GET('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+    });
+    expect(runs).toHaveLength(2);
+    for (let i = 0; i < 4; i++) {
+      expect((await executeIn(other.name, otherWorkflowId)).status).toBe(200);
+    }
+  });
+
+  it('past its running-at-once limit keeps a new run Pending, saying so, until one ends', async () => {
+    const limited = await projectWith({ runningExecutions: 1 });
+    const other = await projectWith({ runningExecutions: 1 });
+    const slow = definition([{ name: 'Work', ...delay(3000) }]);
+    const workflowId = await addWorkflow(limited.client, slow);
+    const first = (await executeIn(limited.name, workflowId)).body as unknown as {
+      data: { executionId: string };
+    };
+    const second = (await executeIn(limited.name, workflowId)).body as unknown as {
+      data: { executionId: string };
+    };
+    const detail = (executionId: string) =>
+      limited.client.GET('/workflows/{workflowId}/executions/{executionId}', {
+        params: { path: { workflowId, executionId } },
+      });
+    const waiting = await eventually(async () => {
+      const execution = await detail(second.data.executionId);
+      expect(execution.status).toBe('Pending');
+      expect(execution.message).toMatch(/^Waiting/);
+      return execution.message;
+    });
+    expect(waiting).toBe(
+      `Waiting for a concurrency slot: 1 of 1 taken of project "${limited.name}" (limits.runningExecutions) by execution ${first.data.executionId}.`,
+    );
+
+    // Another project with the same limit runs at once meanwhile.
+    const otherWorkflowId = await addWorkflow(
+      other.client,
+      definition([{ name: 'A', type: noop }]),
+    );
+    const otherRun = await other.client.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId: otherWorkflowId } },
+      body: { workflowId: otherWorkflowId },
+    });
+    const otherDone = await other.client.waitForExecution(otherWorkflowId, otherRun.executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(otherDone.status).toBe('Completed');
+    expect((await detail(second.data.executionId)).status).toBe('Pending');
+
+    const done = await limited.client.waitForExecution(workflowId, second.data.executionId, {
+      timeoutMs: 60_000,
+    });
+    expect(done.status).toBe('Completed');
+    const firstWork = (await tasksOf(limited.client, workflowId, first.data.executionId)).Work!;
+    const secondWork = (await tasksOf(limited.client, workflowId, second.data.executionId)).Work!;
+    expect(Date.parse(secondWork.startTime!)).toBeGreaterThanOrEqual(
+      Date.parse(firstWork.endTime!),
+    );
+  });
+});
