@@ -78,15 +78,15 @@ export function createAuthorizer(
   authenticated?: (user: AuthUser) => void,
   actingAs?: (caller: AuthUser) => Promise<AuthUser>,
 ) => Promise<AuthUser | null> {
-  const { Basic, Bearer } = config.Security;
+  const { Basic, Bearer, Oidc } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
   const authenticators: Record<'basic' | 'bearer', Authenticate | null> = {
     basic: Basic.Enabled ? createBasicAuthenticator(Basic, guard) : null,
-    bearer: Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null,
+    bearer: acceptsBearer(config) ? createBearerAuthenticator(Bearer, guard, Oidc) : null,
   };
   const challenge = [
     Basic.Enabled ? `Basic realm="${REALM}", charset="UTF-8"` : null,
-    Bearer.Enabled ? `Bearer realm="${REALM}"` : null,
+    acceptsBearer(config) ? `Bearer realm="${REALM}"` : null,
   ]
     .filter((value) => value !== null)
     .join(', ');
@@ -158,10 +158,14 @@ export function createAuthorizer(
   };
 }
 
+/** Whether Bearer tokens are accepted: the Bearer section's, or single sign-on's ID tokens. */
+const acceptsBearer = (config: TrellisConfig) =>
+  config.Security.Bearer.Enabled || config.Security.Oidc.Enabled;
+
 function acceptedSchemes(config: TrellisConfig): string {
   const names = [
     config.Security.Basic.Enabled ? 'Basic' : null,
-    config.Security.Bearer.Enabled ? 'Bearer' : null,
+    acceptsBearer(config) ? 'Bearer' : null,
   ].filter((name) => name !== null);
   return names.length > 0 ? names.join(' or ') : 'no scheme is enabled';
 }

@@ -4,4 +4,6 @@ import type { Role } from '#platform/config/types.js';
 export interface AuthUser {
   name: string;
   roles: Role[];
+  /** The groups a single sign-on token names (`Security.Oidc.GroupsClaim`): members `group:<name>`. */
+  groups?: string[];
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { NotFound } from '#definition/errors.js';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { roles as everyRole } from '#platform/config/schema.js';
+import { groupMemberPrefix } from '#platform/config/token-names.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { Database, ProjectRow } from '#store/tables.js';
 import type { AuthUser } from '../auth/user.js';
@@ -37,6 +38,11 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
   return 'instance';
 }
 
+/** The member names that stand for the caller: its own, and `group:<name>` for each of its groups. */
+export function memberNamesOf(caller: AuthUser): string[] {
+  return [caller.name, ...(caller.groups ?? []).map((group) => `${groupMemberPrefix}${group}`)];
+}
+
 /**
  * Whether the caller holds every role in every project: named in `Projects.InstanceAdmins`, or,
  * when that is absent, a configured user holding `admin`. `caller` is as authenticated, with its
@@ -50,7 +56,7 @@ export function isInstanceAdmin(config: TrellisConfig, caller: AuthUser): boolea
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured
  * roles in `default` (the roles of a membership row there when they have none); elsewhere the
- * roles of their membership rows; instance admins every role everywhere. A project where the caller holds
+ * roles of their membership rows, their groups' included; instance admins every role everywhere. A project where the caller holds
  * nothing is not found, as one that does not exist.
  */
 export function createProjectResolver(db: Kysely<Database>, config: TrellisConfig) {
@@ -70,7 +76,7 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
 
   async function rolesIn(caller: AuthUser, project: ProjectRow): Promise<Role[] | undefined> {
     if (isInstanceAdmin(config, caller)) return [...everyRole];
-    const member = () => projectRepository.membershipRoles(db, project.id, [caller.name]);
+    const member = () => projectRepository.membershipRoles(db, project.id, memberNamesOf(caller));
     if (project.name !== projectRepository.defaultProjectName) return member();
     // Configured users work in `default` as before projects: one without roles is refused (403)
     // by the operation's roles, not told that `default` does not exist.
