@@ -4,6 +4,9 @@ import type { Role } from '#platform/config/types.js';
 export interface AuthUser {
   name: string;
   roles: Role[];
-  /** The groups a single sign-on token names (`Security.Oidc.GroupsClaim`): members `group:<name>`. */
+  /**
+   * The groups a single sign-on token names (`Security.Oidc.GroupsClaim`): members
+   * `group:<name>`. Present, if empty, exactly for tokens of the single sign-on issuer.
+   */
   groups?: string[];
 }
