@@ -26,7 +26,11 @@ async function discoverJwksUri(issuer: string): Promise<URL> {
   if (!response.ok) throw unreachable(`${discoveryUrl(issuer).href} answered ${response.status}`);
   const metadata = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   // Discovery requires the document to name exactly the issuer it was asked for.
-  if (metadata.issuer !== issuer) throw unreachable(`its discovery document names another issuer`);
+  if (metadata.issuer !== issuer) {
+    throw unreachable(
+      `its discovery document names the issuer ${JSON.stringify(metadata.issuer)}, not ${JSON.stringify(issuer)}: configure Security.Oidc.Issuer exactly as the provider names itself`,
+    );
+  }
   if (typeof metadata.jwks_uri !== 'string') throw unreachable('no jwks_uri in its discovery');
   return new URL(metadata.jwks_uri);
 }

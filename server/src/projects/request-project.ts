@@ -79,8 +79,10 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
     const member = () => projectRepository.membershipRoles(db, project.id, memberNamesOf(caller));
     if (project.name !== projectRepository.defaultProjectName) return member();
     // Configured users work in `default` as before projects: one without roles is refused (403)
-    // by the operation's roles, not told that `default` does not exist.
-    return caller.roles.length > 0 ? caller.roles : ((await member()) ?? []);
+    // by the operation's roles, not told that `default` does not exist. A single sign-on caller
+    // (it has groups) without roles from its token is configured nowhere: a member there or not.
+    if (caller.roles.length > 0) return caller.roles;
+    return (await member()) ?? (caller.groups ? undefined : []);
   }
 
   return {
