@@ -75,7 +75,11 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
       }));
 
   async function rolesIn(caller: AuthUser, project: ProjectRow): Promise<Role[] | undefined> {
-    if (isInstanceAdmin(config, caller)) return [...everyRole];
+    // `admin` allows every operation already: a configured admin keeps the roles it has (what
+    // `/me` shows, as before projects).
+    if (isInstanceAdmin(config, caller)) {
+      return caller.roles.includes('admin') ? caller.roles : [...everyRole];
+    }
     const member = () => projectRepository.membershipRoles(db, project.id, memberNamesOf(caller));
     if (project.name !== projectRepository.defaultProjectName) return member();
     // Configured users work in `default` as before projects: one without roles is refused (403)
