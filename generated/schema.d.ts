@@ -2449,7 +2449,10 @@ export interface components {
         };
         /** @description A member of a project and the roles it holds there. */
         ProjectMember: {
-            /** @description A configured user's name, or an OpenID Connect subject as `/me` shows it. */
+            /**
+             * @description A configured user's name, an OpenID Connect subject as `/me` shows it, or `group:<name>` for
+             *     everyone a single sign-on token names in that group.
+             */
             name: string;
             /** @description Its roles in the project. */
             roles: components["schemas"]["Role"][];
