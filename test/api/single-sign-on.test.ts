@@ -99,6 +99,11 @@ describe('single sign-on', () => {
       scopes: 'openid profile email groups',
       displayName: 'Test ID',
     });
+    // The console's page may call the provider (discovery, the token exchange), nothing else.
+    const page = await fetch(`${trellis.baseUrl}/ui`);
+    expect(page.headers.get('content-security-policy')).toContain(
+      `connect-src 'self' ${provider.issuer};`,
+    );
   });
 
   it("gives a signed-in user its groups' roles in their projects, and nothing elsewhere", async () => {
