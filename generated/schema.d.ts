@@ -100,6 +100,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the single sign-on settings
+         * @description The OpenID Connect settings the console signs in with (the authorization code flow with
+         *     PKCE, as a public client): `enabled: false` when `Security.Oidc` is not configured. No
+         *     secret is among them.
+         */
+        get: operations["getSingleSignOn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -240,9 +262,10 @@ export interface paths {
         };
         /**
          * Get the current user
-         * @description The authenticated caller: its name, the roles its credentials carry and the scheme that
-         *     authenticated it, so that a client can check credentials and show only what the roles
-         *     allow. Any role may call it; credentials that carry no role get 403.
+         * @description The authenticated caller: its name, its roles in the request's project, the scheme that
+         *     authenticated it and its single sign-on groups, so that a client can check credentials and
+         *     show only what the roles allow. Any role may call it; credentials that carry no role there
+         *     get 403.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1647,10 +1670,18 @@ export interface components {
         CurrentUser: {
             /** @description The user name (Basic), or the token's issuer and subject, `https://id.example.com/#alice` (Bearer; see `Security.Bearer.UsernamePrefix`). */
             name: string;
-            /** @description The roles the credentials carry, which decide what the caller may do. */
+            /**
+             * @description The caller's roles in the project of `X-Trellis-Project` (without it, its default project),
+             *     which decide what the caller may do there.
+             */
             roles: components["schemas"]["Role"][];
             /** @description Whether the credentials were a Basic user or a Bearer token. */
             scheme: components["schemas"]["AuthenticationScheme"];
+            /**
+             * @description The groups a single sign-on token names (`Security.Oidc.GroupsClaim`): the caller holds the
+             *     roles of each group's membership, `group:<name>`, in a project. Absent for other callers.
+             */
+            groups?: string[];
         };
         /** @description The envelope of the current user. */
         CurrentUserResponse: {
@@ -2602,7 +2633,10 @@ export interface components {
         };
         /** @description A member of a project and the roles it holds there. */
         ProjectMember: {
-            /** @description A configured user's name, or an OpenID Connect subject as `/me` shows it. */
+            /**
+             * @description A configured user's name, an OpenID Connect subject as `/me` shows it, or `group:<name>` for
+             *     everyone a single sign-on token names in that group.
+             */
             name: string;
             /** @description Its roles in the project. */
             roles: components["schemas"]["Role"][];
@@ -2718,6 +2752,35 @@ export interface components {
          * @enum {string}
          */
         ScheduleOverlap: "Skip" | "BufferOne" | "BufferAll" | "CancelOther" | "TerminateOther" | "AllowAll";
+        /** @description How the console signs in with single sign-on (OpenID Connect), when it is configured. */
+        SingleSignOn: {
+            /** @description Whether single sign-on is configured; the other fields are given only when it is. */
+            enabled: boolean;
+            /** @description The OpenID provider's issuer URL, whose discovery document names its endpoints. */
+            issuer?: string;
+            /** @description The console's client id at the provider (a public client: no secret). */
+            clientId?: string;
+            /** @description The scopes to ask for, space-separated. */
+            scopes?: string;
+            /** @description The provider's name for the sign-in button: "Sign in with <displayName>". */
+            displayName?: string;
+        };
+        /** @description The envelope of the single sign-on settings. */
+        SingleSignOnResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["SingleSignOn"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /**
          * @description The JSON type of a plugin setting.
          * @enum {string}
@@ -3847,6 +3910,26 @@ export interface operations {
             };
         };
     };
+    getSingleSignOn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SingleSignOnResponse"];
+                };
+            };
+        };
+    };
     listConfigurations: {
         parameters: {
             query?: {
@@ -4558,7 +4641,14 @@ export interface operations {
     getCurrentUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
             path?: never;
             cookie?: never;
         };

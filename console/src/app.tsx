@@ -9,7 +9,14 @@ import { SignInPage } from './pages/sign-in.js';
 import { WorkflowPage } from './pages/workflow.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { Link, match, navigate, usePath } from './router.js';
-import { canUseWorkflows, forgetSession, restoreSession, type Session } from './session.js';
+import {
+  canUseWorkflows,
+  expiredNotice,
+  forgetSession,
+  restoreSession,
+  type Session,
+} from './session.js';
+import { callbackPath, finishSingleSignOn } from './single-sign-on.js';
 
 /** The Temporal UI's list of the namespace's workflows, as the server put it in the page. */
 const temporalWorkflows =
@@ -17,10 +24,45 @@ const temporalWorkflows =
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [notice, setNotice] = useState<string | null>(null);
   const path = usePath();
   useEffect(() => {
-    void restoreSession().then(setSession);
+    // Back from the provider's sign-in page: finish that sign-in rather than restore a session.
+    if (match(callbackPath, path)) {
+      finishSingleSignOn().then(
+        ({ session: started, returnTo }) => {
+          setSession(started);
+          navigate(returnTo, { replace: true });
+        },
+        (error: unknown) => {
+          setNotice((error as Error).message);
+          setSession(null);
+          navigate('/', { replace: true });
+        },
+      );
+      return;
+    }
+    void restoreSession().then((restored) => {
+      if (restored !== null && 'expired' in restored) {
+        setNotice(restored.expired);
+        setSession(null);
+      } else setSession(restored);
+    });
   }, []);
+  // A single sign-on session ends with its token: say so, and offer signing in again.
+  useEffect(() => {
+    const expires = session?.expires;
+    if (!expires) return;
+    const timer = setTimeout(
+      () => {
+        forgetSession();
+        setNotice(expiredNotice(expires.provider));
+        setSession(null);
+      },
+      Math.min(expires.at - Date.now(), 2 ** 31 - 1),
+    );
+    return () => clearTimeout(timer);
+  }, [session]);
   // An approval link's page needs no sign-in: the link's token is the credential.
   const link = match('/decide/:token', path);
   if (link?.token) return <DecidePage token={link.token} />;
@@ -33,6 +75,7 @@ export function App() {
   if (session === null) {
     return (
       <SignInPage
+        notice={notice}
         onSignedIn={(started) => {
           setSession(started);
           if (location.pathname === '/ui' || location.pathname === '/ui/')
@@ -43,6 +86,7 @@ export function App() {
   }
   const signOut = () => {
     forgetSession();
+    setNotice(null);
     setSession(null);
   };
   return (

@@ -1,7 +1,8 @@
 /**
- * Signing in: Basic credentials or a pasted Bearer token, checked with `GET /me`, which also says
- * the user's roles. Credentials live in memory, and in this tab's sessionStorage only when the
- * user asks (never localStorage, never a cookie); signing out forgets them.
+ * Signing in: Basic credentials, a pasted Bearer token or single sign-on's ID token, checked with
+ * `GET /me`, which also says the user's roles. Credentials live in memory, and in this tab's
+ * sessionStorage only when the user asks or signed in with single sign-on (never localStorage,
+ * never a cookie); signing out forgets them.
  */
 import {
   createTrellisClient,
@@ -13,11 +14,16 @@ import {
 export type CurrentUser = components['schemas']['CurrentUser'];
 
 export type Credentials =
-  { kind: 'basic'; username: string; password: string } | { kind: 'bearer'; token: string };
+  | { kind: 'basic'; username: string; password: string }
+  | { kind: 'bearer'; token: string }
+  /** Single sign-on's ID token, sent as a Bearer token until it expires (epoch ms). */
+  | { kind: 'sso'; token: string; expiresAt: number; provider: string };
 
 export interface Session {
   client: TrellisClient;
   user: CurrentUser;
+  /** When a single sign-on session ends, and with which provider to sign in again. */
+  expires?: { at: number; provider: string };
 }
 
 const storageKey = 'trellis-console-credentials';
@@ -40,6 +46,10 @@ export function clientFor(credentials: Credentials): TrellisClient {
   });
 }
 
+/** What the sign-in page says of a single sign-on session that ended. */
+export const expiredNotice = (provider: string) =>
+  `Your sign-in with ${provider} has expired. Sign in again.`;
+
 /** A client without credentials, for the public calls (an approval link's). */
 export function anonymousClient(): TrellisClient {
   return createTrellisClient({ baseUrl: location.origin, fetch: fetchWithoutBrowserCredentials });
@@ -52,16 +62,23 @@ export async function signIn(credentials: Credentials, remember: boolean): Promi
   try {
     user = await client.GET('/me');
   } catch (error) {
-    throw new Error(signInProblem(error), { cause: error });
+    throw new Error(signInProblem(error, credentials), { cause: error });
   }
   if (remember) sessionStorage.setItem(storageKey, JSON.stringify(credentials));
   else sessionStorage.removeItem(storageKey);
-  return { client, user };
+  return credentials.kind === 'sso'
+    ? { client, user, expires: { at: credentials.expiresAt, provider: credentials.provider } }
+    : { client, user };
 }
 
-function signInProblem(error: unknown): string {
+function signInProblem(error: unknown, credentials: Credentials): string {
   if (!(error instanceof TrellisApiError)) {
     return 'Trellis could not be reached. Check that it runs, then try again.';
+  }
+  if (credentials.kind === 'sso' && error.status !== 403) {
+    return error.status === 404
+      ? `You signed in with ${credentials.provider}, but you are not a member of this Trellis's default project: ask an administrator to add you, or a group of yours, as a member.`
+      : `You signed in with ${credentials.provider}, but Trellis did not accept the token: ${error.messages.join(' ')}`;
   }
   switch (error.status) {
     case 401:
@@ -73,12 +90,20 @@ function signInProblem(error: unknown): string {
   }
 }
 
-/** The session kept in this tab, if the user asked to stay signed in; null otherwise. */
-export async function restoreSession(): Promise<Session | null> {
+/**
+ * The session kept in this tab, if the user asked to stay signed in or signed in with single
+ * sign-on; null otherwise, or what to tell of a single sign-on session that expired meanwhile.
+ */
+export async function restoreSession(): Promise<Session | { expired: string } | null> {
   const saved = sessionStorage.getItem(storageKey);
   if (saved === null) return null;
+  const credentials = JSON.parse(saved) as Credentials;
+  if (credentials.kind === 'sso' && credentials.expiresAt <= Date.now()) {
+    sessionStorage.removeItem(storageKey);
+    return { expired: expiredNotice(credentials.provider) };
+  }
   try {
-    return await signIn(JSON.parse(saved) as Credentials, true);
+    return await signIn(credentials, true);
   } catch {
     sessionStorage.removeItem(storageKey);
     return null;

@@ -299,6 +299,7 @@ export function createApp(deps: AppDeps): RequestListener {
       throw error;
     });
     if (user) req.user = user;
+    await audit.signedIn(req, address);
     audit.admit(req);
     rejectBadRequestId(req);
     rethrowBodyError(req);

@@ -91,6 +91,10 @@ async function get(base: string, path: string): Promise<{ response: Response; bo
 }
 
 describe('/ui', () => {
+  it('tells the console, without credentials, that single sign-on is not configured', async () => {
+    expect(await trellis.client().GET('/auth/oidc')).toEqual({ enabled: false });
+  });
+
   it('serves the console page, without credentials, under a strict policy and never cached stale', async () => {
     for (const path of [
       '/ui',

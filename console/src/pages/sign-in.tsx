@@ -1,10 +1,18 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { Problems } from '../components/common.js';
+import { usePath } from '../router.js';
 import { signIn, type Credentials, type Session } from '../session.js';
+import { singleSignOnProvider, startSingleSignOn, type Provider } from '../single-sign-on.js';
 
-/** Basic credentials, or a Bearer token pasted in. */
-export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
-  const [kind, setKind] = useState<Credentials['kind']>('basic');
+interface SignInProps {
+  onSignedIn: (session: Session) => void;
+  /** Why the user is here again: a single sign-on session that expired or failed. */
+  notice?: string | null;
+}
+
+/** Single sign-on when configured; Basic credentials, or a Bearer token pasted in. */
+export function SignInPage({ onSignedIn, notice = null }: SignInProps) {
+  const [kind, setKind] = useState<'basic' | 'bearer'>('basic');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [token, setToken] = useState('');
@@ -33,6 +41,12 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
   return (
     <main id="main" class="sign-in">
       <h1>Sign in to Trellis</h1>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <SingleSignOn />
       <form onSubmit={(event) => void submit(event)} noValidate>
         <fieldset class="choice">
           <legend>Sign in with</legend>
@@ -106,5 +120,38 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         </button>
       </form>
     </main>
+  );
+}
+
+/** "Sign in with <provider>", when single sign-on is configured; nothing otherwise. */
+function SingleSignOn() {
+  const path = usePath();
+  const [provider, setProvider] = useState<Provider | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    // Unreachable settings: the other ways to sign in still work, and say why if Trellis is down.
+    singleSignOnProvider().then(setProvider, () => setProvider(null));
+  }, []);
+  if (!provider) return null;
+  const start = async () => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      await startSingleSignOn(provider, path === '/' ? '/workflows' : path);
+    } catch (error) {
+      setProblem(`${provider.displayName} could not be reached: ${(error as Error).message}`);
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="single-sign-on" aria-label="Single sign-on">
+      <button type="button" class="primary" disabled={busy} onClick={() => void start()}>
+        {busy ? 'Going to ' : 'Sign in with '}
+        {provider.displayName}
+      </button>
+      {problem && <Problems messages={[problem]} />}
+      <p class="muted">Or with a user name and password, or a token:</p>
+    </section>
   );
 }

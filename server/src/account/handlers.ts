@@ -8,6 +8,24 @@ export const accountHandlers = {
       roles: [...user.roles],
       // The authorizer accepted the header in one of the two schemes; its first word says which.
       scheme: /^bearer\s/i.test(req.headers.authorization ?? '') ? 'Bearer' : 'Basic',
+      ...(user.groups ? { groups: [...user.groups] } : {}),
     },
   }),
+
+  /** `GET /auth/oidc`: what the console signs in with; nothing secret. */
+  getSingleSignOn: async ({ deps }) => {
+    const { Enabled, Issuer, ClientId, Scopes, DisplayName } = deps.config.Security.Oidc;
+    if (!Enabled || Issuer === undefined || ClientId === undefined) {
+      return { data: { enabled: false } };
+    }
+    return {
+      data: {
+        enabled: true,
+        issuer: Issuer,
+        clientId: ClientId,
+        scopes: Scopes,
+        displayName: DisplayName,
+      },
+    };
+  },
 } satisfies Partial<HandlerMap>;

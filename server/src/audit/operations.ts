@@ -4,6 +4,7 @@ import type { AuditActorKind, Database } from '#store/tables.js';
 import type { NewAuditEntry } from '#store/audit-repository.js';
 import { apiKeyPrefix, looksLikeApiKey, lookupIdOf } from '#platform/security/api-key-secret.js';
 import { parseBasicHeader } from '../auth/basic.js';
+import { CredentialCache } from '../auth/credential-cache.js';
 import { LoginLocked } from '../auth/login-guard.js';
 import { HttpError } from '../http-error.js';
 import { header, type Req } from '../request-context.js';
@@ -121,6 +122,8 @@ export function createRequestAudit(recorder: AuditRecorder) {
       'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status'
     >,
   ): NewAuditEntry => ({ ...fields, requestId: req.requestId, address });
+  // The single sign-on tokens this process has seen (hashed): a token's first request signs in.
+  const seenTokens = new CredentialCache<true>(10_000, 24 * 60 * 60_000);
 
   return {
     /** A routed request, before authentication: the trail follows it when it changes something. */
@@ -161,6 +164,28 @@ export function createRequestAudit(recorder: AuditRecorder) {
             idsOf(outcome.data),
           ),
           status: outcome.status,
+        }),
+      );
+    },
+
+    /**
+     * Records a single sign-on (`signIn`, 200): the first request this process sees with a token
+     * of the single sign-on issuer, which is the console's first call once the provider sent the
+     * user back. Each API process records a token's first use once.
+     */
+    async signedIn(req: Req, address: string): Promise<void> {
+      const authorization = header(req, 'authorization');
+      if (req.caller?.groups === undefined || authorization === undefined) return;
+      if (seenTokens.get(authorization)) return;
+      seenTokens.set(authorization, true);
+      await recorder.record(
+        entry(req, address, {
+          actor: req.caller.name,
+          actorKind: 'oidc',
+          project: null,
+          operation: 'signIn',
+          targets: {},
+          status: 200,
         }),
       );
     },

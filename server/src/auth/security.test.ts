@@ -50,9 +50,11 @@ describe('accessByOperation', () => {
     }
     // The seed's public endpoints, the definition schema editors fetch without credentials,
     // what orchestrators and Prometheus ask (probes, metrics), and webhook deliveries (which a
-    // trigger's signature guards instead), and approval links (whose token is the credential).
+    // trigger's signature guards instead), approval links (whose token is the credential), and
+    // the single sign-on settings the console signs in with.
     expect(publicOperations.sort()).toEqual([
       'get /approvals/decide/{token}',
+      'get /auth/oidc',
       'get /health',
       'get /livez',
       'get /metrics',

@@ -81,9 +81,11 @@ export function createAuthorizer(
   authenticated?: (user: AuthUser) => void,
   actingAs?: (caller: AuthUser) => Promise<AuthUser>,
 ) => Promise<AuthUser | null> {
-  const { Basic, Bearer } = config.Security;
+  const { Basic, Bearer, Oidc } = config.Security;
   warnAboutPlainTextPasswords(Basic, logger);
-  const authenticateJwt = Bearer.Enabled ? createBearerAuthenticator(Bearer, guard) : null;
+  const authenticateJwt = acceptsBearer(config)
+    ? createBearerAuthenticator(Bearer, guard, Oidc)
+    : null;
   // A Bearer value is an API key when it starts as one, else a JWT (when those are configured).
   const bearerToken = /^bearer\s+(\S*)/i;
   const authenticators: Record<'basic' | 'bearer', Authenticate | null> = {
@@ -174,10 +176,14 @@ export function createAuthorizer(
   };
 }
 
+/** Whether Bearer tokens are accepted: the Bearer section's, or single sign-on's ID tokens. */
+const acceptsBearer = (config: TrellisConfig) =>
+  config.Security.Bearer.Enabled || config.Security.Oidc.Enabled;
+
 function acceptedSchemes(config: TrellisConfig, apiKeys: boolean): string {
   const names = [
     config.Security.Basic.Enabled ? 'Basic' : null,
-    config.Security.Bearer.Enabled ? 'Bearer' : apiKeys ? 'Bearer with an API key' : null,
+    acceptsBearer(config) ? 'Bearer' : apiKeys ? 'Bearer with an API key' : null,
   ].filter((name) => name !== null);
   return names.length > 0 ? names.join(' or ') : 'no scheme is enabled';
 }

@@ -10,4 +10,9 @@ export interface AuthUser {
    * there, and never as an instance admin.
    */
   apiKey?: { id: string; project: { id: string; name: string }; limits: ProjectLimits };
+  /**
+   * The groups a single sign-on token names (`Security.Oidc.GroupsClaim`): members
+   * `group:<name>`. Present, if empty, exactly for tokens of the single sign-on issuer.
+   */
+  groups?: string[];
 }

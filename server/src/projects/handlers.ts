@@ -7,7 +7,12 @@ import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory, requestedPage } from '../lists.js';
 import type { Req } from '../request-context.js';
-import { isInstanceAdmin, projectNotFound, type RequestProject } from './request-project.js';
+import {
+  isInstanceAdmin,
+  memberNamesOf,
+  projectNotFound,
+  type RequestProject,
+} from './request-project.js';
 
 function toProject(row: ProjectRow) {
   return {
@@ -78,7 +83,7 @@ export const projectHandlers = {
       ? await projectRepository.list(deps.db, page)
       : await projectRepository.listForMember(
           deps.db,
-          [caller.name],
+          memberNamesOf(caller),
           caller.roles.length > 0,
           page,
         );

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { NotFound } from '#definition/errors.js';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { roles as everyRole } from '#platform/config/schema.js';
+import { groupMemberPrefix } from '#platform/config/token-names.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { Database, ProjectLimits, ProjectRow } from '#store/tables.js';
 import type { AuthUser } from '../auth/user.js';
@@ -37,6 +38,11 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
   return 'instance';
 }
 
+/** The member names that stand for the caller: its own, and `group:<name>` for each of its groups. */
+export function memberNamesOf(caller: AuthUser): string[] {
+  return [caller.name, ...(caller.groups ?? []).map((group) => `${groupMemberPrefix}${group}`)];
+}
+
 /**
  * Whether the caller holds every role in every project: named in `Projects.InstanceAdmins`, or,
  * when that is absent, a configured user holding `admin`. `caller` is as authenticated, with its
@@ -57,9 +63,9 @@ const defaultRefreshMs = 10_000;
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured
  * roles in `default` (the roles of a membership row there when they have none); elsewhere the
- * roles of their membership rows; instance admins every role everywhere; an API key its roles in
- * its own project, and nothing anywhere else. A project where the caller holds nothing is not
- * found, as one that does not exist.
+ * roles of their membership rows, their groups' included; instance admins every role everywhere;
+ * an API key its roles in its own project, and nothing anywhere else. A project where the caller
+ * holds nothing is not found, as one that does not exist.
  */
 export function createProjectResolver(db: Kysely<Database>, config: TrellisConfig) {
   // `default` cannot be renamed or deleted: read again only for its limits, which may change.
@@ -83,12 +89,18 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
   };
 
   async function rolesIn(caller: AuthUser, project: ProjectRow): Promise<Role[] | undefined> {
-    if (isInstanceAdmin(config, caller)) return [...everyRole];
-    const member = () => projectRepository.membershipRoles(db, project.id, [caller.name]);
+    // `admin` allows every operation already: a configured admin keeps the roles it has (what
+    // `/me` shows, as before projects).
+    if (isInstanceAdmin(config, caller)) {
+      return caller.roles.includes('admin') ? caller.roles : [...everyRole];
+    }
+    const member = () => projectRepository.membershipRoles(db, project.id, memberNamesOf(caller));
     if (project.name !== projectRepository.defaultProjectName) return member();
     // Configured users work in `default` as before projects: one without roles is refused (403)
-    // by the operation's roles, not told that `default` does not exist.
-    return caller.roles.length > 0 ? caller.roles : ((await member()) ?? []);
+    // by the operation's roles, not told that `default` does not exist. A single sign-on caller
+    // (it has groups) without roles from its token is configured nowhere: a member there or not.
+    if (caller.roles.length > 0) return caller.roles;
+    return (await member()) ?? (caller.groups ? undefined : []);
   }
 
   return {

@@ -11,24 +11,29 @@ import { staticFiles } from './static-files.js';
 const consoleDirectory = installPath('console', 'dist');
 
 /**
- * The console's page may load and reach only what this server serves: no inline script or style,
+ * The console's page may load and reach only what this server serves (and, with single sign-on,
+ * call the provider's endpoints: its discovery and token exchange): no inline script or style,
  * no other origin, no framing, no plugins, forms only to itself.
  */
-export const consoleContentSecurityPolicy = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function consoleContentSecurityPolicy(config: TrellisConfig): string {
+  const { Enabled, Issuer } = config.Security.Oidc;
+  const provider = Enabled && Issuer ? ` ${new URL(Issuer).origin}` : '';
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src 'self'${provider}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
-function secure(res: Response): void {
-  res.setHeader('Content-Security-Policy', consoleContentSecurityPolicy);
+function secure(res: Response, policy: string): void {
+  res.setHeader('Content-Security-Policy', policy);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -64,6 +69,7 @@ function wantsHtml(accept: string | undefined): boolean {
  */
 export function consoleRoutes(config: TrellisConfig): RequestHandler {
   const { UiUrl, Namespace } = config.Temporal;
+  const policy = consoleContentSecurityPolicy(config);
   const temporalWorkflows = UiUrl
     ? `${UiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(Namespace)}/workflows/`
     : '';
@@ -90,14 +96,14 @@ export function consoleRoutes(config: TrellisConfig): RequestHandler {
       immutable: true,
       maxAge: '365d',
       fallthrough: true,
-      setHeaders: (res) => secure(res),
+      setHeaders: (res) => secure(res, policy),
     }),
   );
   router.get('/ui/assets/{*rest}', (req, _res, next) => next(routeNotFound(req.method, req.path)));
   router.get(['/ui', '/ui/{*rest}'], (_req, res, next) => {
     loadPage().then(
       (html) => {
-        secure(res);
+        secure(res, policy);
         // The page names the current assets: always asked for again, never stale.
         res.setHeader('Cache-Control', 'no-cache');
         res.type('html').send(html);

@@ -49,6 +49,12 @@ describe('buildConfig', () => {
       Security: {
         Basic: { Enabled: true, Users: [] },
         Bearer: { Enabled: false, RolesClaim: 'roles', ClockToleranceSeconds: 0 },
+        Oidc: {
+          Enabled: false,
+          Scopes: 'openid profile email groups',
+          DisplayName: 'single sign-on',
+          GroupsClaim: 'groups',
+        },
         PreviousEncryptionKeys: [],
         RateLimits: {
           Enabled: true,
@@ -301,6 +307,24 @@ describe('buildConfig', () => {
     expect(
       buildConfig({ Security: { Basic: basic('ann'), Bearer: bearer } }).Security.Bearer,
     ).toMatchObject({ ClockToleranceSeconds: 0 });
+  });
+
+  it("requires single sign-on's issuer and client, and keeps Basic names apart from its names", () => {
+    expect(configError(() => buildConfig({ Security: { Oidc: { Enabled: true } } })).message).toBe(
+      'Security.Oidc: Enabled requires Issuer and ClientId',
+    );
+    const oidc = { Enabled: true, Issuer: 'https://sso.test', ClientId: 'console' };
+    const withUser = (Name: string) =>
+      buildConfig({
+        Security: { Basic: { Users: [{ Name, Password: 'p', Roles: ['admin'] }] }, Oidc: oidc },
+      });
+    expect(configError(() => withUser('https://sso.test#ann')).message).toContain(
+      "has the form of a Bearer token's name (https://sso.test#<subject>)",
+    );
+    expect(configError(() => withUser('group:ops')).message).toBe(
+      'Security.Basic.Users[0].Name: "group:ops" has the form of a group\'s member name (group:<group>); rename the user',
+    );
+    expect(withUser('ann').Security.Oidc).toMatchObject({ GroupsClaim: 'groups' });
   });
 
   it('rejects a database URL that is not PostgreSQL', () => {

@@ -11,6 +11,7 @@ import {
   type MessageStyle,
 } from '#definition/validation/describe.js';
 import { readEnvOverrides } from './env.js';
+import { groupMemberPrefix, tokenNamePrefix } from './token-names.js';
 import { configSchema, type ValidatedConfig } from './schema.js';
 import type { TrellisConfig } from './types.js';
 
@@ -152,7 +153,7 @@ function canonical(raw: Record<string, unknown>): Record<string, unknown> {
 /** Rules JSON Schema cannot say clearly. */
 function checkSemantics(config: ValidatedConfig): string[] {
   const problems: string[] = [];
-  const { Basic, Bearer } = config.Security;
+  const { Basic, Bearer, Oidc } = config.Security;
   const seen = new Set<string>();
   Basic.Users.forEach((user, index) => {
     const at = `Security.Basic.Users[${index}]`;
@@ -179,14 +180,31 @@ function checkSemantics(config: ValidatedConfig): string[] {
       `Security.Bearer.UsernamePrefix: "${UsernamePrefix}" would give tokens names of the form API keys act under (${apiKeyCallerStart}<project>/<key>); choose another prefix`,
     );
   }
-  if (Bearer.Enabled && Basic.Enabled) {
-    // A token's name is its prefix and subject (bearer.ts): a Basic name of that form could be one.
-    const prefix = Bearer.UsernamePrefix ?? (Bearer.Issuer ? `${Bearer.Issuer}#` : null);
+  if (Oidc.Enabled && (Oidc.Issuer === undefined || Oidc.ClientId === undefined)) {
+    problems.push('Security.Oidc: Enabled requires Issuer and ClientId');
+  }
+  if (Basic.Enabled) {
+    // A token's name is its prefix and subject (bearer.ts), a group's member name `group:<name>`:
+    // a Basic name of either form could be taken for one.
+    const tokenNames = [
+      ...(Bearer.Enabled
+        ? [Bearer.UsernamePrefix ?? (Bearer.Issuer ? `${Bearer.Issuer}#` : null)]
+        : []),
+      ...(Oidc.Enabled && Oidc.Issuer ? [tokenNamePrefix(Oidc.Issuer, Bearer)] : []),
+    ];
     Basic.Users.forEach((user, index) => {
-      const clashes = prefix === null ? user.Name.includes('#') : user.Name.startsWith(prefix);
-      if (clashes) {
+      const at = `Security.Basic.Users[${index}].Name`;
+      const prefix = tokenNames.find((prefix) =>
+        prefix === null ? user.Name.includes('#') : user.Name.startsWith(prefix),
+      );
+      if (prefix !== undefined) {
         problems.push(
-          `Security.Basic.Users[${index}].Name: "${user.Name}" has the form of a Bearer token's name (${prefix ?? '<issuer>#'}<subject>); rename the user`,
+          `${at}: "${user.Name}" has the form of a Bearer token's name (${prefix ?? '<issuer>#'}<subject>); rename the user`,
+        );
+      }
+      if (Oidc.Enabled && user.Name.startsWith(groupMemberPrefix)) {
+        problems.push(
+          `${at}: "${user.Name}" has the form of a group's member name (${groupMemberPrefix}<group>); rename the user`,
         );
       }
     });

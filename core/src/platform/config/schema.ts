@@ -150,6 +150,24 @@ export const configSchema = Type.Object(
          */
         UsernamePrefix: Type.Optional(nonEmptyString()),
       }),
+      /**
+       * Single sign-on for the console: OpenID Connect's authorization code flow with PKCE, the
+       * console a public client of `Issuer`. Its ID tokens are then Bearer tokens for the API.
+       */
+      Oidc: section({
+        Enabled: Type.Boolean({ default: false }),
+        /** The provider's issuer URL: its discovery document is `<Issuer>/.well-known/openid-configuration`. */
+        Issuer: Type.Optional(shaped('^https?://', 'an http(s) URL')),
+        /** The console's client id at the provider: ID tokens must be issued to it. */
+        ClientId: Type.Optional(nonEmptyString()),
+        Scopes: nonEmptyString('openid profile email groups'),
+        /** What the console's button says: "Sign in with <DisplayName>". */
+        DisplayName: nonEmptyString('single sign-on'),
+        /** The claim (a dotted path) listing a token's groups: members `group:<name>` of projects. */
+        GroupsClaim: nonEmptyString('groups'),
+        /** A claim (a dotted path) with roles in `default`; absent: roles come from memberships. */
+        RolesClaim: Type.Optional(nonEmptyString()),
+      }),
       /** Key (any string; scrypt derives the AES keys) encrypting secret plugin settings at rest. */
       EncryptionKey: Type.Optional(nonEmptyString()),
       /** Keys used before a rotation: they still decrypt; `EncryptionKey` re-encrypts on write. */
