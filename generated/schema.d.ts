@@ -67,6 +67,10 @@ export interface paths {
          * @description Lists audit entries, newest first, filtered by any of `project`, `actor`, `operation` and a
          *     time range. Pages with `after`: the entries after the given one (its `id`), `pageSize` of
          *     them; a page shorter than `pageSize` is the last one.
+         *
+         *     Instance admins see every entry, and `project` narrows them to one project's. Anyone else
+         *     reads one project's entries: that of `project`, else their default project, where they must
+         *     hold `admin` (else 403; a project they are not a member of is 404 `project.not_found`).
          */
         get: operations["listAuditEntries"];
         put?: never;
@@ -89,7 +93,8 @@ export interface paths {
          * @description Verifies the audit trail: each entry's hash must be that of its fields and of the entry
          *     before, so an entry changed, removed or inserted behind the database's back shows as the
          *     first break. The oldest entry must be the first ever recorded or the first the latest purge
-         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`.
+         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`. Instance admins
+         *     only (else 403): the chain is the whole instance's.
          */
         get: operations["verifyAuditTrail"];
         put?: never;
@@ -1262,8 +1267,10 @@ export interface components {
             actor: string;
             /** @description What kind of caller `actor` is. */
             actorKind: components["schemas"]["AuditActorKind"];
-            /** @description The project it happened in; null for what belongs to the whole instance (plugins, sign-ins). */
+            /** @description The project it happened in, by the name it had then; null for what belongs to the whole instance (plugins, sign-ins). */
             project: string | null;
+            /** @description That project's id: null as `project` is, and for an entry recorded before entries carried it under a name no project had at the upgrade. */
+            projectId: components["schemas"]["Uuid"] | null;
             /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
             operation: string;
             /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
@@ -3473,7 +3480,7 @@ export interface operations {
     listAuditEntries: {
         parameters: {
             query?: {
-                /** @description Only entries of this project. */
+                /** @description Only entries of this project: its id, or its name (now, or when the entries were recorded). */
                 project?: string;
                 /** @description Only entries of this actor. */
                 actor?: string;

@@ -6,6 +6,7 @@ import { parseBasicHeader } from '../auth/basic.js';
 import { LoginLocked } from '../auth/login-guard.js';
 import { HttpError } from '../http-error.js';
 import { header, type Req } from '../request-context.js';
+import type { RequestProject } from '../projects/request-project.js';
 import type { AuditRecorder } from './recorder.js';
 
 /**
@@ -19,7 +20,7 @@ import type { AuditRecorder } from './recorder.js';
 interface AuditNote {
   actor?: string;
   /** The project of a public operation's target (a webhook's workflow, an approval link's run). */
-  project?: string;
+  project?: RequestProject;
   targets?: Record<string, string>;
 }
 
@@ -53,12 +54,14 @@ export function noteAudit(req: Req, note: AuditNote): void {
 export async function noteProjectOf(req: Req, db: Kysely<Database>, projectId: string) {
   if (!trails.has(req)) return;
   const project = await projectRepository.findByIdOrName(db, projectId);
-  if (project) noteAudit(req, { project: project.name });
+  if (project) noteAudit(req, { project: { id: project.id, name: project.name } });
 }
 
-/** The project an entry belongs to: the request's; none for instance-wide operations (plugins, projects, sign-ins). */
-export function auditProject(req: Req): string | null {
-  return req.project?.name ?? null;
+/** An entry's project, by id and by the name it has as the entry is recorded; none for instance-wide operations. */
+function projectFields(
+  project: RequestProject | undefined,
+): Pick<NewAuditEntry, 'project' | 'projectId'> {
+  return { project: project?.name ?? null, projectId: project?.id ?? null };
 }
 
 /** How the caller authenticated, as an entry names it. */
@@ -108,7 +111,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
     address: string,
     fields: Pick<
       NewAuditEntry,
-      'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status'
+      'actor' | 'actorKind' | 'project' | 'projectId' | 'operation' | 'targets' | 'status'
     >,
   ): NewAuditEntry => ({ ...fields, requestId: req.requestId, address });
 
@@ -144,7 +147,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
         entry(req, trail.address, {
           actor: req.user?.name ?? note?.actor ?? 'anonymous',
           actorKind: req.user ? actorKind(req) : 'system',
-          project: note?.project ?? auditProject(req),
+          ...projectFields(note?.project ?? req.project),
           operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
             { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },
@@ -173,7 +176,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
         entry(req, address, {
           actor: claimed ?? 'unknown',
           actorKind: kind === 'system' ? 'user' : kind,
-          project: null,
+          ...projectFields(undefined),
           operation: locked ? 'signInLocked' : 'signIn',
           targets: {},
           status: error.status,

@@ -1,13 +1,18 @@
-import { Conflict, Forbidden, Invalid, NotFound } from '#definition/errors.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { isUuid } from '#store/ids.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { ProjectMemberRow, ProjectRow } from '#store/tables.js';
-import type { AuthUser } from '../auth/user.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import type { Req } from '../request-context.js';
-import { isInstanceAdmin, projectNotFound, type RequestProject } from './request-project.js';
+import {
+  callerOf,
+  isInstanceAdmin,
+  projectNotFound,
+  requireInstanceAdmin,
+  type RequestProject,
+} from './request-project.js';
 
 function toProject(row: ProjectRow) {
   return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
@@ -17,20 +22,9 @@ function toMember(row: ProjectMemberRow) {
   return { name: row.name, roles: row.roles };
 }
 
-/** The caller as authenticated (its configured roles), which the authorizer always records. */
-function callerOf(req: Req): AuthUser {
-  if (!req.caller) throw new Error('An authenticated operation ran without its caller');
-  return req.caller;
-}
-
 /** 403 unless the caller is an instance admin: only they create, rename and delete projects. */
 function assertInstanceAdmin(deps: AppDeps, req: Req): void {
-  const caller = callerOf(req);
-  if (isInstanceAdmin(deps.config, caller)) return;
-  throw new Forbidden(
-    `User "${caller.name}" may not create, rename or delete projects; only instance admins (Projects.InstanceAdmins) may.`,
-    { code: 'auth.forbidden' },
-  );
+  requireInstanceAdmin(deps.config, callerOf(req), 'create, rename or delete projects');
 }
 
 /** A name as projects take it; a UUID would be read as some project's id wherever it is used. */

@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
-import { NotFound } from '#definition/errors.js';
+import { Forbidden, NotFound } from '#definition/errors.js';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { roles as everyRole } from '#platform/config/schema.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { Database, ProjectRow } from '#store/tables.js';
 import type { AuthUser } from '../auth/user.js';
+import type { Req } from '../request-context.js';
 
 /** The project a request works in, as handlers see it. */
 export interface RequestProject {
@@ -19,7 +20,12 @@ export type ProjectScope =
   /** The `{projectId}` of its path (`/projects/{projectId}/...`). */
   | 'path'
   /** None: an instance-wide operation (plugins, `/me`, creating a project). */
-  | 'instance';
+  | 'instance'
+  /**
+   * The `project` filter of an instance-wide list (`/audit`): instance-wide for instance admins;
+   * anyone else works in the project it names, else in their default project.
+   */
+  | 'filter';
 
 export const projectHeader = 'x-trellis-project';
 
@@ -34,6 +40,7 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
     return 'header';
   }
   if (parameters.some((p) => p.in === 'path' && p.name === 'projectId')) return 'path';
+  if (parameters.some((p) => p.in === 'query' && p.name === 'project')) return 'filter';
   return 'instance';
 }
 
@@ -45,6 +52,25 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
 export function isInstanceAdmin(config: TrellisConfig, caller: AuthUser): boolean {
   const named = config.Projects.InstanceAdmins;
   return named === undefined ? caller.roles.includes('admin') : named.includes(caller.name);
+}
+
+/** The caller as authenticated (its configured roles), which the authorizer always records. */
+export function callerOf(req: Req): AuthUser {
+  if (!req.caller) throw new Error('An authenticated operation ran without its caller');
+  return req.caller;
+}
+
+/** 403 unless the caller is an instance admin; `action` says what only they may do. */
+export function requireInstanceAdmin(
+  config: TrellisConfig,
+  caller: AuthUser,
+  action: string,
+): void {
+  if (isInstanceAdmin(config, caller)) return;
+  throw new Forbidden(
+    `User "${caller.name}" may not ${action}; only instance admins (Projects.InstanceAdmins) may.`,
+    { code: 'auth.forbidden' },
+  );
 }
 
 /**
