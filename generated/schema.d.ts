@@ -247,7 +247,8 @@ export interface paths {
          * Get the current user
          * @description The authenticated caller: its name, the roles its credentials carry and the scheme that
          *     authenticated it, so that a client can check credentials and show only what the roles
-         *     allow. Any role may call it; credentials that carry no role get 403.
+         *     allow; and the projects it may work in with its roles in each (a project switcher's
+         *     choices). Any role may call it; credentials that carry no role get 403.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1507,6 +1508,14 @@ export interface components {
             roles: components["schemas"]["Role"][];
             /** @description Whether the credentials were a Basic user or a Bearer token. */
             scheme: components["schemas"]["AuthenticationScheme"];
+            /** @description The projects the caller may work in, by name, with its roles in each: every project with every role for instance admins. */
+            projects?: components["schemas"]["CurrentUserProject"][];
+        };
+        /** @description A project the caller may work in, and its roles there (those `X-Trellis-Project` gives it). */
+        CurrentUserProject: {
+            id: components["schemas"]["Uuid"];
+            name: string;
+            roles: components["schemas"]["Role"][];
         };
         /** @description The envelope of the current user. */
         CurrentUserResponse: {

@@ -165,6 +165,27 @@ export async function removeMember(
   return result.numDeletedRows > 0n;
 }
 
+/** The projects where any of `names` is a member, each with the roles their rows give there, by name. */
+export async function listMemberships(
+  db: Kysely<Database>,
+  names: string[],
+): Promise<(ProjectRow & { roles: Role[] })[]> {
+  const rows = await db
+    .selectFrom('projectMember')
+    .innerJoin('project', 'project.id', 'projectMember.projectId')
+    .selectAll('project')
+    .select('projectMember.roles')
+    .where('projectMember.name', 'in', names)
+    .orderBy('project.name')
+    .execute();
+  const byProject = new Map<string, ProjectRow & { roles: Role[] }>();
+  for (const { roles, ...project } of rows) {
+    const held = byProject.get(project.id)?.roles ?? [];
+    byProject.set(project.id, { ...project, roles: [...new Set([...held, ...roles])] });
+  }
+  return [...byProject.values()];
+}
+
 /**
  * What the membership rows of any of `names` (a user's name, its groups) give in a project: their
  * roles together; undefined when none of them is a member.

@@ -73,6 +73,46 @@ export function requireInstanceAdmin(
   );
 }
 
+/** A project the caller may work in, with its roles there. */
+export interface ProjectRoles extends RequestProject {
+  roles: Role[];
+}
+
+/**
+ * Every project the caller may work in, by name, with its roles in each (as the resolver gives
+ * them): instance admins every project with every role; configured users `default` with their
+ * configured roles; and the projects their membership rows name.
+ */
+export async function projectsOf(
+  db: Kysely<Database>,
+  config: TrellisConfig,
+  caller: AuthUser,
+): Promise<ProjectRoles[]> {
+  const withRoles = ({ id, name }: ProjectRow, roles: readonly Role[]) => ({
+    id,
+    name,
+    roles: [...roles],
+  });
+  if (isInstanceAdmin(config, caller)) {
+    const { items } = await projectRepository.list(db);
+    return items.map((row) => withRoles(row, everyRole));
+  }
+  const { defaultProjectName } = projectRepository;
+  const memberships = await projectRepository.listMemberships(db, [caller.name]);
+  const defaultRow =
+    caller.roles.length > 0
+      ? await projectRepository.findByIdOrName(db, defaultProjectName)
+      : undefined;
+  if (!defaultRow) return memberships.map((row) => withRoles(row, row.roles));
+  // Configured users hold their configured roles in `default`, whatever a membership row says.
+  return [
+    withRoles(defaultRow, caller.roles),
+    ...memberships
+      .filter((row) => row.name !== defaultProjectName)
+      .map((row) => withRoles(row, row.roles)),
+  ].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured
  * roles in `default` (the roles of a membership row there when they have none); elsewhere the
