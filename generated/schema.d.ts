@@ -1839,7 +1839,8 @@ export interface components {
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
-         *     or `. _ : + / = @ -`);
+         *     or `. _ : + / = @ -`), `plugin.not_allowed` (a task's plugin is not among its project's
+         *     `allowedPlugins`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
          *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`);
          *     - a webhook delivery's signature (401): `webhook.signature_missing`,
@@ -2383,6 +2384,8 @@ export interface components {
             /** @description The value used when none is given. */
             default?: unknown;
         };
+        /** @description A plugin type as packages declare it, `<group>/<name>`. */
+        PluginTypeName: string;
         /** @description A project: it owns workflows, their triggers and executions, and plugin configurations. */
         Project: {
             id: components["schemas"]["Uuid"];
@@ -2393,6 +2396,14 @@ export interface components {
              * @description When it was created.
              */
             createdAt: string;
+            /**
+             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
+             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
+             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
+             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
+             *     fails if it was already running.
+             */
+            allowedPlugins?: components["schemas"]["PluginTypeName"][];
         };
         /** @description What creating a project returns. */
         ProjectCreated: {
@@ -2496,6 +2507,14 @@ export interface components {
         ProjectWrite: {
             /** @description 1 to 63 lower-case letters, digits and `-`, starting with a letter or digit; unique. */
             name: string;
+            /**
+             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
+             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
+             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
+             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
+             *     fails if it was already running.
+             */
+            allowedPlugins?: components["schemas"]["PluginTypeName"][];
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {

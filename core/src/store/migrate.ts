@@ -26,6 +26,7 @@ import * as auditTrail from './migrations/2026-11-28T10-00-00-audit-trail.js';
 import * as projects from './migrations/2026-11-28T20-00-00-projects.js';
 import * as idempotencyKeysPerProject from './migrations/2026-11-28T21-00-00-idempotency-keys-per-project.js';
 import * as auditProjectId from './migrations/2026-11-28T23-30-00-audit-project-id.js';
+import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project-allowed-plugins.js';
 import type { Database } from './tables.js';
 
 /**
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T20-00-00-projects': projects,
   '2026-11-28T21-00-00-idempotency-keys-per-project': idempotencyKeysPerProject,
   '2026-11-28T23-30-00-audit-project-id': auditProjectId,
+  '2026-11-28T23-40-00-project-allowed-plugins': projectAllowedPlugins,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

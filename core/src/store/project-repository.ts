@@ -91,6 +91,19 @@ export async function rename(
   );
 }
 
+/** Restricts the plugins a project's workflows may use to `types`; null lifts the restriction. */
+export async function setAllowedPlugins(
+  db: Kysely<Database>,
+  id: string,
+  types: string[] | null,
+): Promise<void> {
+  await db
+    .updateTable('project')
+    .set({ allowedPlugins: types === null ? null : JSON.stringify([...new Set(types)]) })
+    .where('id', '=', id)
+    .execute();
+}
+
 /**
  * Deletes a project with its members; `Conflict` while it still owns workflows or
  * configurations (their rows refer to it).

@@ -15,7 +15,12 @@ import {
 } from './request-project.js';
 
 function toProject(row: ProjectRow) {
-  return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.createdAt.toISOString(),
+    ...(row.allowedPlugins === null ? {} : { allowedPlugins: row.allowedPlugins }),
+  };
 }
 
 function toMember(row: ProjectMemberRow) {
@@ -74,7 +79,11 @@ export const projectHandlers = {
   createProject: async ({ deps, req, body }) => {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
-    const row = await projectRepository.insert(deps.db, body.name);
+    const row = await deps.db.transaction().execute(async (trx) => {
+      const created = await projectRepository.insert(trx, body.name);
+      await projectRepository.setAllowedPlugins(trx, created.id, body.allowedPlugins ?? null);
+      return created;
+    });
     return {
       data: { id: row.id, name: row.name },
       messages: [`Project "${row.name}" was created.`],
@@ -87,7 +96,10 @@ export const projectHandlers = {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
     if (body.name !== project.name) assertNotDefault(project, 'renamed');
-    const row = await projectRepository.rename(deps.db, project.id, body.name);
+    const row = await deps.db.transaction().execute(async (trx) => {
+      await projectRepository.setAllowedPlugins(trx, project.id, body.allowedPlugins ?? null);
+      return projectRepository.rename(trx, project.id, body.name);
+    });
     if (!row) throw projectNotFound(project.id);
     return confirmation(`Project "${row.name}" was updated.`);
   },

@@ -22,7 +22,7 @@ import { expressionScope, taskOf, type DefinitionCache } from './definitions.js'
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
-import { taskPlugin, type TaskPlugin } from './task-plugin.js';
+import { assertPluginAllowed, taskPlugin, type TaskPlugin } from './task-plugin.js';
 
 /** One attempt of one task. */
 export interface AttemptInput {
@@ -141,6 +141,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       }
       plugin = await taskPlugin(db, loaded.execution.projectId, task.type);
       attemptOf.plugin = plugin.type;
+      await assertPluginAllowed(db, loaded.execution.projectId, task.name, plugin.type);
     } catch (error) {
       const cause =
         isExpressionError(error) || isNonRetryable(error)

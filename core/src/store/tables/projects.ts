@@ -9,6 +9,8 @@ export interface ProjectTable {
   /** Unique; `default` holds what existed before projects. */
   name: string;
   createdAt: CreatedAt;
+  /** The plugin types its workflows may use; null: every installed plugin. */
+  allowedPlugins: Json<string[]> | null;
 }
 /** A member of a project: a user name or OpenID Connect subject, with its roles there. */
 export interface ProjectMemberTable {
