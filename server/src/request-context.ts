@@ -140,7 +140,7 @@ export function requestContext(deps: {
   const answered = (req: Req, status: number, started: bigint) => {
     const operation = req.operation?.operationId ?? 'other';
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics.observeRequest(operation, status, seconds);
+    metrics.observeRequest(operation, req.project?.name ?? '', status, seconds);
     // The line is built only when it will be written (APIs usually run at level warn).
     if (status < 500 && !logger.isLevelEnabled('info')) return;
     const line = {

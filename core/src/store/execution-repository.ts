@@ -402,7 +402,7 @@ export async function finishAbandonedExecution(
       })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
-      .returning(['workflowId', 'temporalWorkflowId', 'executionStart'])
+      .returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId'])
       .executeTakeFirst();
     if (!finished) return undefined;
     await cancelUnfinishedTasks(trx, executionId, outcome);
@@ -510,6 +510,7 @@ export interface ChangedExecution {
   workflowId: string;
   temporalWorkflowId: string;
   executionStart: Date;
+  projectId: string;
 }
 
 /**
@@ -538,7 +539,7 @@ export async function markExecutionFinished(
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION),
     run,
-  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId']);
   const finish = db
     .with('change', () => change)
     .with('closedApprovals', (query) =>
@@ -600,7 +601,7 @@ async function changeExecution(
       .where('id', '=', executionId)
       .where('status', 'in', from),
     run,
-  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId']);
   const [changed] = await withLogsReturning(db, update, logs);
   return changed;
 }
