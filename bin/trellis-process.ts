@@ -16,6 +16,7 @@ import type { Kysely } from 'kysely';
 import { buildConfig } from '#platform/config/load.js';
 import type { TrellisConfig } from '#platform/config/types.js';
 import { countWaitingApprovals } from '#store/approval-repository.js';
+import * as projectRepository from '#store/project-repository.js';
 import { describeUrl, isConnectionError, openDatabase, pingDatabase } from '#store/database.js';
 import { Unavailable } from '#definition/errors.js';
 import { migrateToLatest } from '#store/migrate.js';
@@ -200,7 +201,12 @@ export function createTrellis(
     started('database', () => database.close());
     await migrateToLatest(database.db, logger);
     const metrics = config.Metrics.Enabled
-      ? createMetrics({ waitingApprovals: () => countWaitingApprovals(database.db), logger })
+      ? createMetrics({
+          waitingApprovals: () => countWaitingApprovals(database.db),
+          projectName: async (id) =>
+            (await projectRepository.findByIdOrName(database.db, id))?.name,
+          logger,
+        })
       : noMetrics;
     const executionLog = createExecutionLog(logger, metrics);
     checkpoint();

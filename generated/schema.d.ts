@@ -67,6 +67,10 @@ export interface paths {
          * @description Lists audit entries, newest first, filtered by any of `project`, `actor`, `operation` and a
          *     time range. Pages with `after`: the entries after the given one (its `id`), `pageSize` of
          *     them; a page shorter than `pageSize` is the last one.
+         *
+         *     Instance admins see every entry, and `project` narrows them to one project's. Anyone else
+         *     reads one project's entries: that of `project`, else their default project, where they must
+         *     hold `admin` (else 403; a project they are not a member of is 404 `project.not_found`).
          */
         get: operations["listAuditEntries"];
         put?: never;
@@ -89,7 +93,8 @@ export interface paths {
          * @description Verifies the audit trail: each entry's hash must be that of its fields and of the entry
          *     before, so an entry changed, removed or inserted behind the database's back shows as the
          *     first break. The oldest entry must be the first ever recorded or the first the latest purge
-         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`.
+         *     (`auditPurge`) kept: older entries removed otherwise show as `truncated`. Instance admins
+         *     only (else 403): the chain is the whole instance's.
          */
         get: operations["verifyAuditTrail"];
         put?: never;
@@ -264,8 +269,9 @@ export interface paths {
          * Get the current user
          * @description The authenticated caller: its name, its roles in the request's project, the scheme that
          *     authenticated it and its single sign-on groups, so that a client can check credentials and
-         *     show only what the roles allow. Any role may call it; credentials that carry no role there
-         *     get 403.
+         *     show only what the roles allow; and the projects it may work in with its roles in each (a
+         *     project switcher's choices). Any role may call it; credentials that carry no role there get
+         *     403.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1436,8 +1442,10 @@ export interface components {
             actor: string;
             /** @description What kind of caller `actor` is. */
             actorKind: components["schemas"]["AuditActorKind"];
-            /** @description The project it happened in; null for what belongs to the whole instance (plugins, sign-ins). */
+            /** @description The project it happened in, by the name it had then; null for what belongs to the whole instance (plugins, sign-ins). */
             project: string | null;
+            /** @description That project's id: null as `project` is, and for an entry recorded before entries carried it under a name no project had at the upgrade. */
+            projectId: components["schemas"]["Uuid"] | null;
             /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
             operation: string;
             /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
@@ -1682,6 +1690,14 @@ export interface components {
              *     roles of each group's membership, `group:<name>`, in a project. Absent for other callers.
              */
             groups?: string[];
+            /** @description The projects the caller may work in, by name, with its roles in each: every project with every role for instance admins. */
+            projects?: components["schemas"]["CurrentUserProject"][];
+        };
+        /** @description A project the caller may work in, and its roles there (those `X-Trellis-Project` gives it). */
+        CurrentUserProject: {
+            id: components["schemas"]["Uuid"];
+            name: string;
+            roles: components["schemas"]["Role"][];
         };
         /** @description The envelope of the current user. */
         CurrentUserResponse: {
@@ -2005,7 +2021,8 @@ export interface components {
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
-         *     or `. _ : + / = @ -`);
+         *     or `. _ : + / = @ -`), `plugin.not_allowed` (a task's plugin is not among its project's
+         *     `allowedPlugins`);
          *     - `auth.unauthenticated` (401), `auth.forbidden` (403), `auth.rate_limited` (429),
          *     `events.too_many_streams` (429: `Server.Events.MaxStreamsPerUser` or `MaxStreams`),
          *     `project.requests_per_minute` and `project.starts_per_minute` (429: the project's limits);
@@ -2552,6 +2569,8 @@ export interface components {
             /** @description The value used when none is given. */
             default?: unknown;
         };
+        /** @description A plugin type as packages declare it, `<group>/<name>`. */
+        PluginTypeName: string;
         /** @description A project: it owns workflows, their triggers and executions, and plugin configurations. */
         Project: {
             id: components["schemas"]["Uuid"];
@@ -2562,6 +2581,14 @@ export interface components {
              * @description When it was created.
              */
             createdAt: string;
+            /**
+             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
+             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
+             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
+             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
+             *     fails if it was already running.
+             */
+            allowedPlugins?: components["schemas"]["PluginTypeName"][];
             /**
              * @description The limits this project sets; a limit it does not set is the instance's default
              *     (`Projects.Limits`).
@@ -2703,6 +2730,14 @@ export interface components {
              *     limits it has.
              */
             limits?: components["schemas"]["ProjectLimits"];
+            /**
+             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
+             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
+             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
+             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
+             *     fails if it was already running.
+             */
+            allowedPlugins?: components["schemas"]["PluginTypeName"][];
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {
@@ -3730,7 +3765,7 @@ export interface operations {
     listAuditEntries: {
         parameters: {
             query?: {
-                /** @description Only entries of this project. */
+                /** @description Only entries of this project: its id, or its name (now, or when the entries were recorded). */
                 project?: string;
                 /** @description Only entries of this actor. */
                 actor?: string;

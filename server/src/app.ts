@@ -37,6 +37,7 @@ import {
 } from './openapi.js';
 import {
   createProjectResolver,
+  isInstanceAdmin,
   projectHeader,
   projectScopeOf,
 } from './projects/request-project.js';
@@ -231,11 +232,15 @@ export function createApp(deps: AppDeps): RequestListener {
   ): Promise<AuthUser> {
     req.caller = caller;
     const scope = projectScopeOf(operation);
-    if (scope === 'instance') return projects.instanceUser(caller, operation.operationId);
+    if (scope === 'instance' || (scope === 'filter' && isInstanceAdmin(config, caller))) {
+      return projects.instanceUser(caller, operation.operationId);
+    }
     const key =
       scope === 'path'
         ? String((api.router.parseRequest(request, operation).params as ProjectParams).projectId)
-        : header(req, projectHeader);
+        : scope === 'header'
+          ? header(req, projectHeader)
+          : projectFilterOf(request);
     const { project, user, limits } = await projects.resolve(caller, key);
     req.project = project;
     requestRate.take(project, limitsOf(limits, config.Projects.Limits).requestsPerMinute);
@@ -409,6 +414,12 @@ function send(
   for (const [name, value] of Object.entries(response.headers ?? {})) res.setHeader(name, value);
   if (response.contentType === undefined) sendJson(res, response.status, response.body);
   else sendText(res, response.status, response.contentType, String(response.body));
+}
+
+/** The `project` query parameter, given once (validation refuses it repeated). */
+function projectFilterOf(request: OpenApiRequest): string | undefined {
+  const project = typeof request.query === 'object' ? request.query.project : undefined;
+  return typeof project === 'string' ? project : undefined;
 }
 
 /** Whether the contract gives the operation an `Idempotency-Key` header. */

@@ -62,6 +62,13 @@ declare module 'http' {
 
 /** A request as the pipeline holds it. */
 export type Req = IncomingMessage;
+
+/** The caller as authenticated (its configured roles), which the authorizer always records. */
+export function callerOf(req: Req): AuthUser {
+  if (!req.caller) throw new Error('An authenticated operation ran without its caller');
+  return req.caller;
+}
+
 /** Its response. */
 export type Res = ServerResponse;
 /** The next step of a request (or the error that ends it). */
@@ -140,7 +147,7 @@ export function requestContext(deps: {
   const answered = (req: Req, status: number, started: bigint) => {
     const operation = req.operation?.operationId ?? 'other';
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics.observeRequest(operation, status, seconds);
+    metrics.observeRequest(operation, req.project?.name ?? '', status, seconds);
     // The line is built only when it will be written (APIs usually run at level warn).
     if (status < 500 && !logger.isLevelEnabled('info')) return;
     const line = {

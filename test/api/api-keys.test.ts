@@ -181,13 +181,17 @@ describe('API keys', () => {
       name: expect.stringMatching(/^key:partner-a\/key-\d+$/),
       roles: ['workflow'],
       scheme: 'Bearer',
+      projects: [{ id: expect.any(String), name: 'partner-a', roles: ['workflow'] }],
     });
     expect((await viaKey.GET('/projects')).map((p) => p.name)).toEqual(['partner-a']);
 
-    // Even an admin key is no instance admin.
+    // Even an admin key is no instance admin: it is an admin of its project, whose trail it reads.
     const admin = asKey((await createKey(['admin'])).key);
     await expectFailure(admin.GET('/plugins'), 403);
-    await expectFailure(admin.GET('/audit'), 403);
+    await expectFailure(admin.GET('/audit/verify'), 403);
+    const trail = await admin.GET('/audit');
+    expect(trail.length).toBeGreaterThan(0);
+    expect(new Set(trail.map((entry) => entry.project))).toEqual(new Set(['partner-a']));
     await expectFailure(
       admin.GET('/workflows/{workflowId}', { params: { path: { workflowId: inDefault } } }),
       404,

@@ -31,7 +31,18 @@ describe('GET /me', () => {
   it('says who a Basic user is and which roles it has, for every role', async () => {
     for (const [role, user] of Object.entries(users)) {
       const me = await trellis.client({ basic: { ...user } }).GET('/me');
-      expect(me).toEqual({ name: user.username, roles: [role], scheme: 'Basic' });
+      expect(me).toEqual({
+        name: user.username,
+        roles: [role],
+        scheme: 'Basic',
+        projects: [
+          {
+            id: expect.any(String),
+            name: 'default',
+            roles: role === 'admin' ? ['admin', 'config', 'plugins', 'workflow'] : [role],
+          },
+        ],
+      });
     }
   });
 
@@ -41,6 +52,7 @@ describe('GET /me', () => {
       name: 'https://issuer.trellis.test#token-user',
       roles: ['plugins', 'workflow'],
       scheme: 'Bearer',
+      projects: [{ id: expect.any(String), name: 'default', roles: ['plugins', 'workflow'] }],
     });
   });
 

@@ -9,8 +9,9 @@ import type { TrellisClient } from '../../sdk/src/index.js';
 import { basicAs, clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
+  approvalsOncePaused,
+  decideApproval,
   definition,
-  delay,
   eventually,
   noop,
   tasksOf,
@@ -127,26 +128,34 @@ describe('a project', () => {
   it('past its running-at-once limit keeps a new run Pending, saying so, until one ends', async () => {
     const limited = await projectWith({ runningExecutions: 1 });
     const other = await projectWith({ runningExecutions: 1 });
-    const slow = definition([{ name: 'Work', ...delay(3000) }]);
-    const workflowId = await addWorkflow(limited.client, slow);
-    const first = (await executeIn(limited.name, workflowId)).body as unknown as {
-      data: { executionId: string };
+    // A run waiting for its approval holds its slot for as long as the test needs.
+    const gated = definition([{ name: 'Work', type: noop, manualApproval: { enabled: true } }]);
+    const workflowId = await addWorkflow(limited.client, gated);
+    const startRun = async () =>
+      (
+        (await executeIn(limited.name, workflowId)).body as unknown as {
+          data: { executionId: string };
+        }
+      ).data.executionId;
+    const approve = async (executionId: string) => {
+      const [approval] = await approvalsOncePaused(limited.client, workflowId, executionId);
+      await decideApproval(limited.client, workflowId, executionId, approval!.id, 'approve');
     };
-    const second = (await executeIn(limited.name, workflowId)).body as unknown as {
-      data: { executionId: string };
-    };
+    const first = await startRun();
+    await approvalsOncePaused(limited.client, workflowId, first);
+    const second = await startRun();
     const detail = (executionId: string) =>
       limited.client.GET('/workflows/{workflowId}/executions/{executionId}', {
         params: { path: { workflowId, executionId } },
       });
     const waiting = await eventually(async () => {
-      const execution = await detail(second.data.executionId);
+      const execution = await detail(second);
       expect(execution.status).toBe('Pending');
       expect(execution.message).toMatch(/^Waiting/);
       return execution.message;
     });
     expect(waiting).toBe(
-      `Waiting for a concurrency slot: 1 of 1 taken of project "${limited.name}" (limits.runningExecutions) by execution ${first.data.executionId}.`,
+      `Waiting for a concurrency slot: 1 of 1 taken of project "${limited.name}" (limits.runningExecutions) by execution ${first}.`,
     );
 
     // Another project with the same limit runs at once meanwhile.
@@ -162,14 +171,15 @@ describe('a project', () => {
       timeoutMs: 30_000,
     });
     expect(otherDone.status).toBe('Completed');
-    expect((await detail(second.data.executionId)).status).toBe('Pending');
+    expect((await detail(second)).status).toBe('Pending');
 
-    const done = await limited.client.waitForExecution(workflowId, second.data.executionId, {
-      timeoutMs: 60_000,
-    });
+    // The first run ends: the second takes its slot.
+    await approve(first);
+    await approve(second);
+    const done = await limited.client.waitForExecution(workflowId, second, { timeoutMs: 60_000 });
     expect(done.status).toBe('Completed');
-    const firstWork = (await tasksOf(limited.client, workflowId, first.data.executionId)).Work!;
-    const secondWork = (await tasksOf(limited.client, workflowId, second.data.executionId)).Work!;
+    const firstWork = (await tasksOf(limited.client, workflowId, first)).Work!;
+    const secondWork = (await tasksOf(limited.client, workflowId, second)).Work!;
     expect(Date.parse(secondWork.startTime!)).toBeGreaterThanOrEqual(
       Date.parse(firstWork.endTime!),
     );

@@ -160,6 +160,29 @@ describe('projects', () => {
     expect((await plain.GET('/me')).roles).toEqual(['workflow']);
   });
 
+  it("are listed by /me with the caller's roles in each: every role for instance admins", async () => {
+    const project = (name: string, roles: string[]) => ({ id: expect.any(String), name, roles });
+    expect(await partnerA.GET('/me')).toEqual({
+      name: partner.username,
+      roles: ['workflow'],
+      scheme: 'Basic',
+      projects: [project('default', ['workflow']), project('partner-a', ['workflow'])],
+    });
+    expect((await as('config').GET('/me')).projects).toEqual([project('default', ['config'])]);
+    const everyRole = ['admin', 'config', 'plugins', 'workflow'];
+    const { roles, projects } = await trellis.admin.GET('/me');
+    expect(roles).toEqual(['admin']);
+    expect(projects).toEqual([
+      project('default', everyRole),
+      project('other', everyRole),
+      project('partner-a', everyRole),
+    ]);
+    const listed = await trellis.admin.GET('/projects');
+    expect(projects?.map(({ id, name }) => ({ id, name }))).toEqual(
+      listed.map(({ id, name }) => ({ id, name })),
+    );
+  });
+
   it('have members managed by project admins and instance admins', async () => {
     await expectFailure(
       partnerA.PUT('/projects/{projectId}/members/{name}', {

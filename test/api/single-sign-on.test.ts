@@ -118,6 +118,7 @@ describe('single sign-on', () => {
       roles: ['workflow'],
       scheme: 'Bearer',
       groups: ['ops'],
+      projects: [{ id: expect.any(String), name: 'ops-team', roles: ['workflow'] }],
     });
     expect(await as(token, 'ops-team').GET('/workflows')).toEqual([]);
     // Neither ann nor her groups are members of these: as if they did not exist.
@@ -163,6 +164,7 @@ describe('single sign-on', () => {
       name: tokenUser('token-user'),
       roles: ['workflow'],
       scheme: 'Bearer',
+      projects: [{ id: expect.any(String), name: 'default', roles: ['workflow'] }],
     });
   });
 });

@@ -17,8 +17,15 @@ import {
 } from '../../bin/trellis-process.js';
 import { expectFailure } from '../api/api-error.js';
 import { sendRaw } from '../api/http.js';
-import { startTrellis, type Trellis } from '../support/harness.js';
-import { approvalsOncePaused, definition, noop, run, start } from '../support/engine-support.js';
+import { basicAs, clientIn, startTrellis, type Trellis } from '../support/harness.js';
+import {
+  approvalsOncePaused,
+  definition,
+  eventually,
+  noop,
+  run,
+  start,
+} from '../support/engine-support.js';
 
 /** The samples of a Prometheus text exposition: `name{labels}` → value. */
 function samples(text: string): Map<string, number> {
@@ -70,35 +77,55 @@ describe('/metrics on the API port', () => {
 
     const { text, samples: series } = await scrape(trellis.baseUrl);
     expect(
-      series.get('trellis_http_requests_total{operation="executeWorkflow",status="200"}'),
-    ).toBe(2);
-    expect(series.get('trellis_http_requests_total{operation="getWorkflow",status="200"}')).toBe(1);
-    expect(series.get('trellis_http_requests_total{operation="other",status="404"}')).toBe(1);
-    expect(
       series.get(
-        'trellis_http_request_duration_seconds_count{operation="executeWorkflow",status="200"}',
+        'trellis_http_requests_total{operation="executeWorkflow",status="200",project="default"}',
       ),
     ).toBe(2);
     expect(
       series.get(
-        'trellis_http_request_duration_seconds_bucket{le="+Inf",operation="getWorkflow",status="200"}',
+        'trellis_http_requests_total{operation="getWorkflow",status="200",project="default"}',
+      ),
+    ).toBe(1);
+    expect(
+      series.get('trellis_http_requests_total{operation="other",status="404",project=""}'),
+    ).toBe(1);
+    expect(
+      series.get(
+        'trellis_http_request_duration_seconds_count{operation="executeWorkflow",status="200",project="default"}',
+      ),
+    ).toBe(2);
+    expect(
+      series.get(
+        'trellis_http_request_duration_seconds_bucket{le="+Inf",operation="getWorkflow",status="200",project="default"}',
       ),
     ).toBe(1);
     // Operations, never the raw paths with their ids.
     expect(text).not.toContain(completed.workflowId);
     expect(text).not.toContain('/no/such/route');
 
-    expect(series.get('trellis_executions_started_total')).toBe(2);
-    expect(series.get('trellis_executions_finished_total{status="Completed"}')).toBe(1);
-    expect(series.get('trellis_executions_finished_total{status="Failed"}')).toBe(1);
-    expect(series.get('trellis_execution_duration_seconds_count{status="Completed"}')).toBe(1);
-    expect(series.get('trellis_task_attempts_total{plugin="Flow/NoOp",outcome="Completed"}')).toBe(
+    expect(series.get('trellis_executions_started_total{project="default"}')).toBe(2);
+    expect(
+      series.get('trellis_executions_finished_total{status="Completed",project="default"}'),
+    ).toBe(1);
+    expect(series.get('trellis_executions_finished_total{status="Failed",project="default"}')).toBe(
       1,
     );
-    expect(series.get('trellis_task_attempts_total{plugin="Data/Json",outcome="Failed"}')).toBe(1);
+    expect(
+      series.get('trellis_execution_duration_seconds_count{status="Completed",project="default"}'),
+    ).toBe(1);
     expect(
       series.get(
-        'trellis_task_attempt_duration_seconds_count{plugin="Flow/NoOp",outcome="Completed"}',
+        'trellis_task_attempts_total{plugin="Flow/NoOp",outcome="Completed",project="default"}',
+      ),
+    ).toBe(1);
+    expect(
+      series.get(
+        'trellis_task_attempts_total{plugin="Data/Json",outcome="Failed",project="default"}',
+      ),
+    ).toBe(1);
+    expect(
+      series.get(
+        'trellis_task_attempt_duration_seconds_count{plugin="Flow/NoOp",outcome="Completed",project="default"}',
       ),
     ).toBe(1);
     expect(series.get('trellis_event_streams_open')).toBe(0);
@@ -110,16 +137,58 @@ describe('/metrics on the API port', () => {
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
   });
 
+  it("labels a project's requests, runs and attempts with its name, and no name it was not", async () => {
+    await trellis.admin.POST('/projects', { body: { name: 'metered' } });
+    const metered = clientIn(trellis, basicAs('admin'), 'metered');
+    const { workflowId, executionId } = await start(
+      metered,
+      definition([{ name: 'A', type: noop }]),
+    );
+    expect(
+      (await metered.waitForExecution(workflowId, executionId, { timeoutMs: 60_000 })).status,
+    ).toBe('Completed');
+    await expectFailure(
+      clientIn(trellis, basicAs('admin'), 'no-such-project').GET('/workflows'),
+      404,
+    );
+
+    const { text, samples: series } = await eventually(async () => {
+      const scraped = await scrape(trellis.baseUrl);
+      expect(
+        scraped.samples.get(
+          'trellis_executions_finished_total{status="Completed",project="metered"}',
+        ),
+      ).toBe(1);
+      return scraped;
+    });
+    expect(
+      series.get(
+        'trellis_http_requests_total{operation="executeWorkflow",status="200",project="metered"}',
+      ),
+    ).toBe(1);
+    expect(series.get('trellis_executions_started_total{project="metered"}')).toBe(1);
+    expect(
+      series.get(
+        'trellis_task_attempts_total{plugin="Flow/NoOp",outcome="Completed",project="metered"}',
+      ),
+    ).toBe(1);
+    expect(series.get('trellis_approvals_waiting{project="metered"}')).toBe(0);
+    expect(
+      series.get('trellis_http_requests_total{operation="listWorkflows",status="404",project=""}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain('no-such-project');
+  });
+
   it('reads the approvals waiting from the database at each scrape', async () => {
-    const before = (await scrape(trellis.baseUrl)).samples.get('trellis_approvals_waiting');
+    const waitingIn = async () =>
+      (await scrape(trellis.baseUrl)).samples.get('trellis_approvals_waiting{project="default"}');
+    const before = await waitingIn();
     const waiting = definition([
       { name: 'Gate', type: noop, manualApproval: { enabled: true, comment: 'Go?' } },
     ]);
     const { workflowId, executionId } = await start(trellis.admin, waiting);
     const [approval] = await approvalsOncePaused(trellis.admin, workflowId, executionId);
-    expect((await scrape(trellis.baseUrl)).samples.get('trellis_approvals_waiting')).toBe(
-      (before ?? 0) + 1,
-    );
+    expect(await waitingIn()).toBe((before ?? 0) + 1);
     await trellis.admin.POST(
       '/workflows/{workflowId}/executions/{executionId}/approvals/{approvalId}/approve',
       { params: { path: { workflowId, executionId, approvalId: approval!.id } } },
@@ -128,9 +197,7 @@ describe('/metrics on the API port', () => {
       timeoutMs: 20_000,
     });
     expect(done.status).toBe('Completed');
-    expect((await scrape(trellis.baseUrl)).samples.get('trellis_approvals_waiting')).toBe(
-      before ?? 0,
-    );
+    expect(await waitingIn()).toBe(before ?? 0);
   });
 
   it('is a 404 envelope when Metrics.Enabled is off (the default)', async () => {
@@ -142,6 +209,7 @@ describe('event streams', () => {
   it('are counted while open, each closed once however often it says so', async () => {
     const metrics = createMetrics({
       waitingApprovals: () => countWaitingApprovals(trellis.db),
+      projectName: async () => undefined,
       logger: createLogger({ Level: 'silent' }),
     });
     const open = async () => samples((await metrics.scrape()).text);
@@ -203,12 +271,14 @@ describe('a worker-only process', () => {
       );
       const { samples: series } = await scrape(running.probesUrl!);
       attempts =
-        series.get('trellis_task_attempts_total{plugin="Flow/NoOp",outcome="Completed"}') ?? 0;
+        series.get(
+          'trellis_task_attempts_total{plugin="Flow/NoOp",outcome="Completed",project="default"}',
+        ) ?? 0;
     }
     expect(attempts).toBeGreaterThan(0);
     const { text } = await scrape(running.probesUrl!);
     expect(text).toMatch(/^temporal_num_pollers\{/m);
-    expect(text).toMatch(/^trellis_approvals_waiting \d+$/m);
+    expect(text).toMatch(/^trellis_approvals_waiting\{project="default"\} \d+$/m);
     // No API here: no request series.
     expect(text).not.toMatch(/^trellis_http_requests_total\{/m);
   });

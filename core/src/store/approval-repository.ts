@@ -309,18 +309,25 @@ export async function cancelPendingApprovals(
 }
 
 /**
- * Approvals a person still has to decide, across every execution that can still go on (the
- * `trellis_approvals_waiting` gauge, read at each scrape).
+ * Approvals a person still has to decide, across every execution that can still go on, by the
+ * name of their project, every project included (the `trellis_approvals_waiting` gauge, read at
+ * each scrape).
  */
-export async function countWaitingApprovals(db: Kysely<Database>): Promise<number> {
-  const { count } = await db
-    .selectFrom('approval as a')
-    .innerJoin('workflowExecution as e', 'e.id', 'a.executionId')
-    .select(({ fn }) => fn.countAll<string>().as('count'))
-    .where('a.status', '=', 'Pending')
-    .where('e.status', 'in', ['Pending', 'Running', 'Paused'])
-    .executeTakeFirstOrThrow();
-  return Number(count);
+export async function countWaitingApprovals(
+  db: Kysely<Database>,
+): Promise<{ project: string; waiting: number }[]> {
+  const rows = await db
+    .selectFrom('project as p')
+    .leftJoin('workflowExecution as e', (join) =>
+      join.onRef('e.projectId', '=', 'p.id').on('e.status', 'in', ['Pending', 'Running', 'Paused']),
+    )
+    .leftJoin('approval as a', (join) =>
+      join.onRef('a.executionId', '=', 'e.id').on('a.status', '=', 'Pending'),
+    )
+    .select(({ fn }) => ['p.name as project', fn.count<string>('a.id').as('waiting')])
+    .groupBy('p.name')
+    .execute();
+  return rows.map(({ project, waiting }) => ({ project, waiting: Number(waiting) }));
 }
 
 /** What `Approval('Task')` and `Approval()` read: the decision on a task's approval. */

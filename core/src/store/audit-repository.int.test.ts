@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '#platform/config/load.js';
 import { createLogger } from '#platform/logging.js';
@@ -14,7 +14,7 @@ import {
   type NewAuditEntry,
 } from './audit-repository.js';
 import { openDatabase, type TrellisDatabase } from './database.js';
-import { migrateToLatest } from './migrate.js';
+import { migrateToLatest, migrations } from './migrate.js';
 
 const logger = createLogger({ Level: 'silent' });
 let directory: string | undefined;
@@ -50,6 +50,7 @@ const entry = (operation: string, targets: Record<string, string> = {}): NewAudi
   actor: 'ada',
   actorKind: 'user',
   project: 'default',
+  projectId: null,
   operation,
   targets,
   status: 200,
@@ -138,7 +139,9 @@ describe.each(modes)('the audit trail on $mode', ({ open }) => {
     expect(BigInt(next[0]!.id)).toBeLessThan(BigInt(updates.at(-1)!.id));
     const future = new Date(Date.now() + 60_000);
     expect(await listEntries(db, { from: future }, { limit: 10 })).toEqual([]);
-    expect(await listEntries(db, { to: future, project: 'default' }, { limit: 5 })).toHaveLength(5);
+    expect(
+      await listEntries(db, { to: future, project: { name: 'default' } }, { limit: 5 }),
+    ).toHaveLength(5);
   });
 
   it('purges past the retention only, recording the purge, and the chain left verifies', async () => {
@@ -190,5 +193,71 @@ describe.each(modes)('the audit trail on $mode', ({ open }) => {
       entries: 2,
       firstBreak: { id: kept[0]!.id, reason: 'truncated' },
     });
+  });
+});
+
+describe('the audit trail across the upgrade that gave entries their project id', () => {
+  let database: TrellisDatabase;
+  beforeAll(async () => {
+    database = await modes[0]!.open();
+  });
+  afterAll(() => database?.close());
+
+  it('keeps the entries before verifying, gives them their project id, and hashes it in those after', async () => {
+    const { db } = database;
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    const before = await migrator.migrateTo('2026-11-28T21-00-00-idempotency-keys-per-project');
+    expect(before.error).toBeUndefined();
+    const partnerId = crypto.randomUUID();
+    await db.insertInto('project').values({ id: partnerId, name: 'partner' }).execute();
+    for (const project of ['default', 'partner', 'gone', null]) {
+      await sql`
+        insert into audit_entry (actor, actor_kind, project, operation, status)
+        values ('ada', 'user', ${project}, 'updateWorkflow', 200)`.execute(db);
+    }
+    await migrateToLatest(db, logger);
+
+    expect(await verifyChain(db)).toEqual({ entries: 4, firstBreak: null });
+    const { id: defaultId } = await db
+      .selectFrom('project')
+      .select('id')
+      .where('name', '=', 'default')
+      .executeTakeFirstOrThrow();
+    const upgraded = await listEntries(db, {}, { limit: 10 });
+    expect(upgraded.map((row) => [row.project, row.projectId]).reverse()).toEqual([
+      ['default', defaultId],
+      ['partner', partnerId],
+      ['gone', null],
+      [null, null],
+    ]);
+
+    await appendEntries(db, [
+      { ...entry('deleteWorkflow'), project: 'partner', projectId: partnerId },
+    ]);
+    await db.updateTable('project').set({ name: 'renamed' }).where('id', '=', partnerId).execute();
+    await appendEntries(db, [
+      { ...entry('addWorkflow'), project: 'renamed', projectId: partnerId },
+    ]);
+    expect(await verifyChain(db)).toEqual({ entries: 6, firstBreak: null });
+    const partners = await listEntries(db, { project: { id: partnerId } }, { limit: 10 });
+    expect(partners.map((row) => [row.project, row.operation])).toEqual([
+      ['renamed', 'addWorkflow'],
+      ['partner', 'deleteWorkflow'],
+      ['partner', 'updateWorkflow'],
+    ]);
+    expect(
+      (await listEntries(db, { project: { name: 'gone' } }, { limit: 10 })).map((row) => row.id),
+    ).toHaveLength(1);
+
+    const [recorded] = partners;
+    await sql`alter table audit_entry disable trigger audit_entry_append_only`.execute(db);
+    try {
+      await sql`update audit_entry set project_id = ${defaultId} where id = ${recorded!.id}`.execute(
+        db,
+      );
+    } finally {
+      await sql`alter table audit_entry enable trigger audit_entry_append_only`.execute(db);
+    }
+    expect((await verifyChain(db)).firstBreak).toEqual({ id: recorded!.id, reason: 'altered' });
   });
 });

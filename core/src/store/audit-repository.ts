@@ -12,7 +12,15 @@ export type AuditEntry = Selectable<AuditEntryTable>;
 /** What the caller says of an entry; the rest is the database's. */
 export type NewAuditEntry = Pick<
   AuditEntry,
-  'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status' | 'requestId' | 'address'
+  | 'actor'
+  | 'actorKind'
+  | 'project'
+  | 'projectId'
+  | 'operation'
+  | 'targets'
+  | 'status'
+  | 'requestId'
+  | 'address'
 >;
 
 /** An appended entry as the database completed it; `at` as PostgreSQL wrote it, to the microsecond. */
@@ -35,28 +43,34 @@ export async function appendEntries(
   const column = <T>(value: (entry: NewAuditEntry) => T) => entries.map(value);
   const { rows } = await sql<AppendedEntry>`
     insert into audit_entry
-      (actor, actor_kind, project, operation, targets, status, request_id, address)
-    select actor, actor_kind, project, operation, targets, status, request_id, address
+      (actor, actor_kind, project, project_id, operation, targets, status, request_id, address)
+    select actor, actor_kind, project, project_id, operation, targets, status, request_id, address
     from unnest(
       ${column((entry) => entry.actor)}::text[],
       ${column((entry) => entry.actorKind)}::text[],
       ${column((entry) => entry.project)}::text[],
+      ${column((entry) => entry.projectId)}::uuid[],
       ${column((entry) => entry.operation)}::text[],
       ${column((entry) => JSON.stringify(entry.targets))}::jsonb[],
       ${column((entry) => entry.status)}::integer[],
       ${column((entry) => entry.requestId)}::text[],
       ${column((entry) => entry.address)}::text[]
     ) with ordinality as given (
-      actor, actor_kind, project, operation, targets, status, request_id, address, position
+      actor, actor_kind, project, project_id, operation, targets, status, request_id, address,
+      position
     )
     order by position
     returning id, to_json(at) #>> '{}' as at, hash`.execute(db);
   return rows;
 }
 
-/** Which entries a list shows; each filter is optional, `from` inclusive and `to` exclusive. */
+/**
+ * Which entries a list shows; each filter is optional, `from` inclusive and `to` exclusive.
+ * `project` is a project as entries name it: its id (what it is called now does not matter), or
+ * the name it had when they were recorded.
+ */
 export interface AuditFilter {
-  project?: string;
+  project?: { id: string } | { name: string };
   actor?: string;
   operation?: string;
   from?: Date;
@@ -70,7 +84,13 @@ export async function listEntries(
   page: { after?: string; limit: number },
 ): Promise<AuditEntry[]> {
   let query = db.selectFrom('auditEntry').selectAll().orderBy('id', 'desc').limit(page.limit);
-  if (filter.project !== undefined) query = query.where('project', '=', filter.project);
+  const { project } = filter;
+  if (project !== undefined) {
+    query =
+      'id' in project
+        ? query.where('projectId', '=', project.id)
+        : query.where('project', '=', project.name);
+  }
   if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
   if (filter.operation !== undefined) query = query.where('operation', '=', filter.operation);
   if (filter.from !== undefined) query = query.where('at', '>=', filter.from);
@@ -101,7 +121,7 @@ export async function verifyChain(
     with chain as (
       select id, prev_hash,
         hash is distinct from audit_entry_digest(prev_hash, id, at, actor, actor_kind, project,
-          operation, targets, status, request_id, address) as altered,
+          project_id, operation, targets, status, request_id, address) as altered,
         row_number() over (order by id) = 1 as oldest,
         prev_hash is distinct from lag(hash) over (order by id) as unlinked
       from audit_entry

@@ -404,7 +404,7 @@ export async function finishAbandonedExecution(
       })
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION)
-      .returning(['workflowId', 'temporalWorkflowId', 'executionStart'])
+      .returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId'])
       .executeTakeFirst();
     if (!finished) return undefined;
     await cancelUnfinishedTasks(trx, executionId, outcome);
@@ -512,6 +512,7 @@ export interface ChangedExecution {
   workflowId: string;
   temporalWorkflowId: string;
   executionStart: Date;
+  projectId: string;
 }
 
 /**
@@ -540,7 +541,7 @@ export async function markExecutionFinished(
       .where('id', '=', executionId)
       .where('status', 'in', ACTIVE_EXECUTION),
     run,
-  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId']);
   const finish = db
     .with('change', () => change)
     .with('closedApprovals', (query) =>
@@ -602,7 +603,7 @@ async function changeExecution(
       .where('id', '=', executionId)
       .where('status', 'in', from),
     run,
-  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart']);
+  ).returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId']);
   const [changed] = await withLogsReturning(db, update, logs);
   return changed;
 }

@@ -27,6 +27,8 @@ import * as projects from './migrations/2026-11-28T20-00-00-projects.js';
 import * as idempotencyKeysPerProject from './migrations/2026-11-28T21-00-00-idempotency-keys-per-project.js';
 import * as apiKeys from './migrations/2026-11-28T22-00-00-api-keys.js';
 import * as projectLimits from './migrations/2026-11-28T23-00-00-project-limits.js';
+import * as auditProjectId from './migrations/2026-11-28T23-30-00-audit-project-id.js';
+import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project-allowed-plugins.js';
 import type { Database } from './tables.js';
 
 /**
@@ -60,6 +62,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T21-00-00-idempotency-keys-per-project': idempotencyKeysPerProject,
   '2026-11-28T22-00-00-api-keys': apiKeys,
   '2026-11-28T23-00-00-project-limits': projectLimits,
+  '2026-11-28T23-30-00-audit-project-id': auditProjectId,
+  '2026-11-28T23-40-00-project-allowed-plugins': projectAllowedPlugins,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

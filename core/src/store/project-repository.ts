@@ -100,6 +100,19 @@ export async function update(
   );
 }
 
+/** Restricts the plugins a project's workflows may use to `types`; null lifts the restriction. */
+export async function setAllowedPlugins(
+  db: Kysely<Database>,
+  id: string,
+  types: string[] | null,
+): Promise<void> {
+  await db
+    .updateTable('project')
+    .set({ allowedPlugins: types === null ? null : JSON.stringify([...new Set(types)]) })
+    .where('id', '=', id)
+    .execute();
+}
+
 /**
  * The start time of the project's `n`th latest execution started since `since` (subworkflow
  * children aside: they run within their parent's start); undefined when it started fewer.
@@ -195,6 +208,27 @@ export async function removeMember(
     .where('name', '=', name)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** The projects where any of `names` is a member, each with the roles their rows give there, by name. */
+export async function listMemberships(
+  db: Kysely<Database>,
+  names: string[],
+): Promise<(ProjectRow & { roles: Role[] })[]> {
+  const rows = await db
+    .selectFrom('projectMember')
+    .innerJoin('project', 'project.id', 'projectMember.projectId')
+    .selectAll('project')
+    .select('projectMember.roles')
+    .where('projectMember.name', 'in', names)
+    .orderBy('project.name')
+    .execute();
+  const byProject = new Map<string, ProjectRow & { roles: Role[] }>();
+  for (const { roles, ...project } of rows) {
+    const held = byProject.get(project.id)?.roles ?? [];
+    byProject.set(project.id, { ...project, roles: [...new Set([...held, ...roles])] });
+  }
+  return [...byProject.values()];
 }
 
 /**

@@ -8,6 +8,7 @@ import { CredentialCache } from '../auth/credential-cache.js';
 import { LoginLocked } from '../auth/login-guard.js';
 import { HttpError } from '../http-error.js';
 import { header, type Req } from '../request-context.js';
+import type { RequestProject } from '../projects/request-project.js';
 import type { AuditRecorder } from './recorder.js';
 
 /**
@@ -21,7 +22,7 @@ import type { AuditRecorder } from './recorder.js';
 interface AuditNote {
   actor?: string;
   /** The project of a public operation's target (a webhook's workflow, an approval link's run). */
-  project?: string;
+  project?: RequestProject;
   targets?: Record<string, string>;
 }
 
@@ -55,12 +56,14 @@ export function noteAudit(req: Req, note: AuditNote): void {
 export async function noteProjectOf(req: Req, db: Kysely<Database>, projectId: string) {
   if (!trails.has(req)) return;
   const project = await projectRepository.findByIdOrName(db, projectId);
-  if (project) noteAudit(req, { project: project.name });
+  if (project) noteAudit(req, { project: { id: project.id, name: project.name } });
 }
 
-/** The project an entry belongs to: the request's; none for instance-wide operations (plugins, projects, sign-ins). */
-export function auditProject(req: Req): string | null {
-  return req.project?.name ?? null;
+/** An entry's project, by id and by the name it has as the entry is recorded; none for instance-wide operations. */
+function projectFields(
+  project: RequestProject | undefined,
+): Pick<NewAuditEntry, 'project' | 'projectId'> {
+  return { project: project?.name ?? null, projectId: project?.id ?? null };
 }
 
 const bearerToken = (authorization: string) => /^bearer\s+(\S+)/i.exec(authorization)?.[1];
@@ -119,7 +122,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
     address: string,
     fields: Pick<
       NewAuditEntry,
-      'actor' | 'actorKind' | 'project' | 'operation' | 'targets' | 'status'
+      'actor' | 'actorKind' | 'project' | 'projectId' | 'operation' | 'targets' | 'status'
     >,
   ): NewAuditEntry => ({ ...fields, requestId: req.requestId, address });
   // The single sign-on tokens this process has seen (hashed): a token's first request signs in.
@@ -157,7 +160,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
         entry(req, trail.address, {
           actor: req.user?.name ?? note?.actor ?? 'anonymous',
           actorKind: req.user ? actorKind(req) : 'system',
-          project: note?.project ?? auditProject(req),
+          ...projectFields(note?.project ?? req.project),
           operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
             { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },
@@ -183,6 +186,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
           actor: req.caller.name,
           actorKind: 'oidc',
           project: null,
+          projectId: null,
           operation: 'signIn',
           targets: {},
           status: 200,
@@ -208,7 +212,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
         entry(req, address, {
           actor: claimed ?? 'unknown',
           actorKind: kind === 'system' ? 'user' : kind,
-          project: null,
+          ...projectFields(undefined),
           operation: locked ? 'signInLocked' : 'signIn',
           targets: {},
           status: error.status,

@@ -1,16 +1,16 @@
-import { Conflict, Forbidden, Invalid, NotFound } from '#definition/errors.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { isUuid } from '#store/ids.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { ProjectMemberRow, ProjectRow } from '#store/tables.js';
-import type { AuthUser } from '../auth/user.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, pageInMemory, requestedPage } from '../lists.js';
-import type { Req } from '../request-context.js';
+import { callerOf, type Req } from '../request-context.js';
 import {
   isInstanceAdmin,
   memberNamesOf,
   projectNotFound,
+  requireInstanceAdmin,
   type RequestProject,
 } from './request-project.js';
 
@@ -20,6 +20,7 @@ function toProject(row: ProjectRow) {
     name: row.name,
     createdAt: row.createdAt.toISOString(),
     limits: row.limits,
+    ...(row.allowedPlugins === null ? {} : { allowedPlugins: row.allowedPlugins }),
   };
 }
 
@@ -27,20 +28,9 @@ function toMember(row: ProjectMemberRow) {
   return { name: row.name, roles: row.roles };
 }
 
-/** The caller as authenticated (its configured roles), which the authorizer always records. */
-function callerOf(req: Req): AuthUser {
-  if (!req.caller) throw new Error('An authenticated operation ran without its caller');
-  return req.caller;
-}
-
 /** 403 unless the caller is an instance admin: only they create, rename and delete projects. */
 function assertInstanceAdmin(deps: AppDeps, req: Req): void {
-  const caller = callerOf(req);
-  if (isInstanceAdmin(deps.config, caller)) return;
-  throw new Forbidden(
-    `User "${caller.name}" may not create, rename or delete projects; only instance admins (Projects.InstanceAdmins) may.`,
-    { code: 'auth.forbidden' },
-  );
+  requireInstanceAdmin(deps.config, callerOf(req), 'create, rename or delete projects');
 }
 
 /** A name as projects take it; a UUID would be read as some project's id wherever it is used. */
@@ -93,7 +83,11 @@ export const projectHandlers = {
   createProject: async ({ deps, req, body }) => {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
-    const row = await projectRepository.insert(deps.db, body.name, body.limits);
+    const row = await deps.db.transaction().execute(async (trx) => {
+      const created = await projectRepository.insert(trx, body.name, body.limits);
+      await projectRepository.setAllowedPlugins(trx, created.id, body.allowedPlugins ?? null);
+      return created;
+    });
     return {
       data: { id: row.id, name: row.name },
       messages: [`Project "${row.name}" was created.`],
@@ -106,7 +100,10 @@ export const projectHandlers = {
     assertInstanceAdmin(deps, req);
     assertUsableName(body.name);
     if (body.name !== project.name) assertNotDefault(project, 'renamed');
-    const row = await projectRepository.update(deps.db, project.id, body);
+    const row = await deps.db.transaction().execute(async (trx) => {
+      await projectRepository.setAllowedPlugins(trx, project.id, body.allowedPlugins ?? null);
+      return projectRepository.update(trx, project.id, body);
+    });
     if (!row) throw projectNotFound(project.id);
     return confirmation(`Project "${row.name}" was updated.`);
   },

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { NotFound } from '#definition/errors.js';
+import { Forbidden, NotFound } from '#definition/errors.js';
 import type { Role, TrellisConfig } from '#platform/config/types.js';
 import { roles as everyRole } from '#platform/config/schema.js';
 import { groupMemberPrefix } from '#platform/config/token-names.js';
@@ -20,7 +20,12 @@ export type ProjectScope =
   /** The `{projectId}` of its path (`/projects/{projectId}/...`). */
   | 'path'
   /** None: an instance-wide operation (plugins, `/me`, creating a project). */
-  | 'instance';
+  | 'instance'
+  /**
+   * The `project` filter of an instance-wide list (`/audit`): instance-wide for instance admins;
+   * anyone else works in the project it names, else in their default project.
+   */
+  | 'filter';
 
 export const projectHeader = 'x-trellis-project';
 
@@ -35,6 +40,7 @@ export function projectScopeOf(operation: { parameters?: unknown[] }): ProjectSc
     return 'header';
   }
   if (parameters.some((p) => p.in === 'path' && p.name === 'projectId')) return 'path';
+  if (parameters.some((p) => p.in === 'query' && p.name === 'project')) return 'filter';
   return 'instance';
 }
 
@@ -59,6 +65,60 @@ const apiKeyInstanceOperations = new Set(['getCurrentUser']);
 
 /** How long the `default` project's row (and its limits) is kept between reads. */
 const defaultRefreshMs = 10_000;
+/** 403 unless the caller is an instance admin; `action` says what only they may do. */
+export function requireInstanceAdmin(
+  config: TrellisConfig,
+  caller: AuthUser,
+  action: string,
+): void {
+  if (isInstanceAdmin(config, caller)) return;
+  throw new Forbidden(
+    `User "${caller.name}" may not ${action}; only instance admins (Projects.InstanceAdmins) may.`,
+    { code: 'auth.forbidden' },
+  );
+}
+
+/** A project the caller may work in, with its roles there. */
+export interface ProjectRoles extends RequestProject {
+  roles: Role[];
+}
+
+/**
+ * Every project the caller may work in, by name, with its roles in each (as the resolver gives
+ * them): instance admins every project with every role; configured users `default` with their
+ * configured roles; the projects their membership rows (their groups' included) name; an API key
+ * its own project.
+ */
+export async function projectsOf(
+  db: Kysely<Database>,
+  config: TrellisConfig,
+  caller: AuthUser,
+): Promise<ProjectRoles[]> {
+  const withRoles = ({ id, name }: ProjectRow, roles: readonly Role[]) => ({
+    id,
+    name,
+    roles: [...roles],
+  });
+  if (caller.apiKey) return [{ ...caller.apiKey.project, roles: [...caller.roles] }];
+  if (isInstanceAdmin(config, caller)) {
+    const { items } = await projectRepository.list(db);
+    return items.map((row) => withRoles(row, everyRole));
+  }
+  const { defaultProjectName } = projectRepository;
+  const memberships = await projectRepository.listMemberships(db, memberNamesOf(caller));
+  const defaultRow =
+    caller.roles.length > 0
+      ? await projectRepository.findByIdOrName(db, defaultProjectName)
+      : undefined;
+  if (!defaultRow) return memberships.map((row) => withRoles(row, row.roles));
+  // Configured users hold their configured roles in `default`, whatever a membership row says.
+  return [
+    withRoles(defaultRow, caller.roles),
+    ...memberships
+      .filter((row) => row.name !== defaultProjectName)
+      .map((row) => withRoles(row, row.roles)),
+  ].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
 
 /**
  * The project of a request and the caller's roles in it. Configured users hold their configured

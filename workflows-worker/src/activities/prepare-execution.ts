@@ -223,6 +223,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
     if (Context.current().info.attempt === 1) {
       executionLog.started({
         executionId: execution.id,
+        projectId: execution.projectId,
         workflowId: execution.workflowId,
         temporalWorkflowId: execution.temporalWorkflowId,
         tasks: loaded.definition.tasks.length,

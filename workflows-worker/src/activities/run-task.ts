@@ -22,7 +22,7 @@ import { expressionScope, taskOf, type DefinitionCache } from './definitions.js'
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
-import { taskPlugin, type TaskPlugin } from './task-plugin.js';
+import { assertPluginAllowed, taskPlugin, type TaskPlugin } from './task-plugin.js';
 
 /** One attempt of one task. */
 export interface AttemptInput {
@@ -74,10 +74,13 @@ class AttemptTimeout extends Error {
 export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) {
   const { db, runner, metrics, tracer, claimRun } = deps;
 
-  /** Sets `attemptOf.plugin` to the plugin's type once the task's `type` resolves to one. */
+  /**
+   * Sets `attemptOf.projectId` once the execution is loaded, and `attemptOf.plugin` to the
+   * plugin's type once the task's `type` resolves to one.
+   */
   async function runTaskAttempt(
     input: AttemptInput,
-    attemptOf: { plugin: string },
+    attemptOf: { plugin: string; projectId?: string },
   ): Promise<AttemptResult> {
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt, run } = input;
@@ -91,6 +94,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     let task;
     try {
       loaded = await definitions.get(executionId);
+      attemptOf.projectId = loaded.execution.projectId;
       task = taskOf(loaded, input.taskName);
     } catch (error) {
       const cause = permanentCause(error);
@@ -141,6 +145,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       }
       plugin = await taskPlugin(db, loaded.execution.projectId, task.type);
       attemptOf.plugin = plugin.type;
+      await assertPluginAllowed(db, loaded.execution.projectId, task.name, plugin.type);
     } catch (error) {
       const cause =
         isExpressionError(error) || isNonRetryable(error)
@@ -244,11 +249,12 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
   // Heartbeats cover the whole attempt, database waits included, so a busy database never
   // passes for a dead worker. A local attempt (a quick plugin's) has no one to heartbeat to:
   // the SDK would pass each beat to the worker's core, which knows no such activity and warns.
-  // Each attempt is counted and timed by its plugin and outcome (`trellis_task_attempts_total`).
+  // Each attempt is counted and timed by its plugin, outcome and project
+  // (`trellis_task_attempts_total`).
   return async function runTaskAttemptWithHeartbeats(input: AttemptInput): Promise<AttemptResult> {
     const context = Context.current();
     const started = process.hrtime.bigint();
-    const attemptOf = { plugin: 'none' };
+    const attemptOf: { plugin: string; projectId?: string } = { plugin: 'none' };
     const heartbeat = context.info.isLocal
       ? undefined
       : setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
@@ -263,7 +269,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     } finally {
       clearInterval(heartbeat);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.taskAttempt(attemptOf.plugin, outcome, seconds);
+      metrics.taskAttempt(attemptOf.projectId, attemptOf.plugin, outcome, seconds);
     }
   };
 }

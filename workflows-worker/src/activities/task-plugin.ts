@@ -1,4 +1,9 @@
 import type { Kysely } from 'kysely';
+import {
+  allowsPlugin,
+  notAllowedMessage,
+  pluginAllowanceOf,
+} from '#application/workflows/allowed-plugins.js';
 import * as configurationRepository from '#store/configuration-repository.js';
 import type { Database } from '#store/tables.js';
 import type { TaskDefinition, TaskType } from '#definition/types.js';
@@ -35,6 +40,24 @@ export async function taskPlugin(
     version: configuration.version,
     specifications: configuration.specifications,
   };
+}
+
+/**
+ * Refuses (`nonRetryable`) a task whose plugin its project does not allow: a run started before
+ * the project was restricted, or of a configuration whose plugin the restriction leaves out.
+ */
+export async function assertPluginAllowed(
+  db: Kysely<Database>,
+  projectId: string,
+  taskName: string,
+  pluginType: string,
+): Promise<void> {
+  const allowance = await pluginAllowanceOf(db, projectId);
+  if (allowsPlugin(allowance, pluginType)) return;
+  const message = notAllowedMessage(allowance, taskName, pluginType);
+  throw Object.assign(new Error(`${message[0]!.toUpperCase()}${message.slice(1)}.`), {
+    nonRetryable: true,
+  });
 }
 
 /**

@@ -65,9 +65,10 @@ export async function finishExecution(
   const ended = await record(deps.db, executionId, ending);
   if (!ended) return false;
   const { status, message, at } = ending;
-  const { workflowId, temporalWorkflowId, executionStart } = ended;
+  const { workflowId, temporalWorkflowId, executionStart, projectId } = ended;
   deps.executionLog?.finished({
     executionId,
+    projectId,
     workflowId,
     temporalWorkflowId,
     executionStart,

@@ -10,6 +10,8 @@ import { checkReferences } from '#definition/references.js';
 import type { TaskType, WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
 import { problemsWithin, type Problem } from '#definition/validation/problem.js';
+import { formatPath } from '#definition/location.js';
+import { allowsPlugin, notAllowedMessage, pluginAllowanceOf } from './allowed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
 
 /**
@@ -24,7 +26,8 @@ export interface PluginLookup {
 /**
  * Validates a definition's text as add and update both require: JSON, schema,
  * DAG checks within the configured `limits`, then that every plugin and configuration it names
- * exists and that each task's parameters fit its plugin's parameter schema. 400 with one message
+ * exists, that each task's parameters fit its plugin's parameter schema, and that the project
+ * allows each task's plugin (`plugin.not_allowed`). 400 with one message
  * per problem; nothing is stored when there is any. Plugins are looked up in `plugins` (the API
  * process's view of them) when given, else in the database. Each problem is told where the
  * definition is: by default in the request's `body.definition`.
@@ -57,11 +60,37 @@ export async function validateWorkflowDefinition(
       async (type) => (await installed.taskPlugin(type))?.parametersSchema,
     )),
     ...(await checkCalledWorkflows(db, projectId, parsed.definition, self, limits)),
+    ...(await checkAllowedPlugins(db, projectId, parsed.definition, installed)),
   ];
   if (problems.length > 0) {
     throw new Invalid(told(limited(problems)));
   }
   return parsed.definition;
+}
+
+/** One problem per task whose plugin (inline, or its configuration's) the project does not allow. */
+async function checkAllowedPlugins(
+  db: Kysely<Database>,
+  projectId: string,
+  definition: WorkflowDefinition,
+  installed: ReturnType<typeof installedLookups>,
+): Promise<Problem[]> {
+  const allowance = await pluginAllowanceOf(db, projectId);
+  if (allowance.allowed === null) return [];
+  const problems = await Promise.all(
+    definition.tasks.map(async ({ name, type }, index): Promise<Problem | null> => {
+      if (type === undefined) return null; // a subworkflow runs no plugin
+      const plugin =
+        typeof type === 'string' ? (await installed.configuration(type))?.type : type.plugin;
+      if (plugin === undefined || allowsPlugin(allowance, plugin)) return null;
+      return {
+        code: 'plugin.not_allowed',
+        path: formatPath(['tasks', index, 'type']),
+        message: notAllowedMessage(allowance, name, plugin),
+      };
+    }),
+  );
+  return problems.filter((problem) => problem !== null);
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Metrics } from './metrics.js';
 export interface ExecutionLog {
   started(execution: {
     executionId: string;
+    projectId: string;
     workflowId: string;
     temporalWorkflowId: string;
     tasks: number;
@@ -18,6 +19,7 @@ export interface ExecutionLog {
   }): void;
   finished(execution: {
     executionId: string;
+    projectId: string;
     workflowId: string;
     temporalWorkflowId: string;
     status: Extract<ExecutionStatus, 'Completed' | 'Failed' | 'Canceled'>;
@@ -29,8 +31,8 @@ export interface ExecutionLog {
 
 export function createExecutionLog(logger: Logger, metrics: Metrics): ExecutionLog {
   return {
-    started({ executionId, workflowId, temporalWorkflowId, tasks, triggerId }) {
-      metrics.executionStarted();
+    started({ executionId, projectId, workflowId, temporalWorkflowId, tasks, triggerId }) {
+      metrics.executionStarted(projectId);
       logger.info(
         { executionId, workflowId, temporalWorkflowId, tasks, triggerId },
         'execution started',
@@ -39,7 +41,7 @@ export function createExecutionLog(logger: Logger, metrics: Metrics): ExecutionL
     finished(execution) {
       const { executionId, workflowId, temporalWorkflowId, status, message } = execution;
       const durationMs = Math.max(0, execution.at.getTime() - execution.executionStart.getTime());
-      metrics.executionFinished(status, durationMs / 1000);
+      metrics.executionFinished(execution.projectId, status, durationMs / 1000);
       const line = { executionId, workflowId, temporalWorkflowId, status, durationMs, message };
       if (status === 'Failed') logger.warn(line, 'execution failed');
       else logger.info(line, `execution ${status.toLowerCase()}`);

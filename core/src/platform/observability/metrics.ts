@@ -5,21 +5,34 @@ import type { Logger } from '../logging.js';
  * What a Trellis process counts, for Prometheus (`/metrics`, README "Operating Trellis"). One
  * registry per process (per `createTrellis`), so two processes in one test runner never share
  * counts. Labels hold only bounded values: operationIds of the contract (never raw paths), HTTP
- * statuses, execution statuses, installed plugin types and attempt outcomes.
+ * statuses, execution statuses, installed plugin types, attempt outcomes and the names of
+ * projects (which instance admins create; never a name a caller sent that is no project).
  *
  * With `Metrics.Enabled` false every process gets `noMetrics`, whose methods do nothing: the
  * request pipeline and the activities pay one empty call.
  */
 export interface Metrics {
   readonly enabled: boolean;
-  /** One API request, by its operationId (`other` outside the contract) and status. */
-  observeRequest(operation: string, status: number, seconds: number): void;
-  /** A run started (its execution became Running in the worker). */
-  executionStarted(): void;
-  /** A run ended with `status` after `seconds` (from its execution's start). */
-  executionFinished(status: string, seconds: number): void;
-  /** One task attempt, by its plugin type and what came of it. */
-  taskAttempt(plugin: string, outcome: string, seconds: number): void;
+  /**
+   * One API request, by its operationId (`other` outside the contract), its project's name (``
+   * for an instance-wide operation or a request answered before its project was known) and
+   * status.
+   */
+  observeRequest(operation: string, project: string, status: number, seconds: number): void;
+  /** A run of project `projectId` started (its execution became Running in the worker). */
+  executionStarted(projectId: string): void;
+  /** A run of project `projectId` ended with `status` after `seconds` (from its start). */
+  executionFinished(projectId: string, status: string, seconds: number): void;
+  /**
+   * One task attempt of a run of project `projectId` (undefined: its execution could not be
+   * read), by its plugin type and what came of it.
+   */
+  taskAttempt(
+    projectId: string | undefined,
+    plugin: string,
+    outcome: string,
+    seconds: number,
+  ): void;
   /**
    * An event stream (`GET .../executions/{id}/events`) opened: `trellis_event_streams_open`
    * goes up by one, and down again when the returned function is first called (the stream
@@ -51,9 +64,16 @@ const attemptBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1
 /** Seconds; a run takes from a fraction of a second to days (approvals). */
 const executionBuckets = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 21600, 86400];
 
-/** The metrics of one process; `waitingApprovals` feeds the approvals gauge at scrape time. */
+/** How long a project's name is kept for its label: a renamed project's series follow within it. */
+const projectNameTtlMs = 60_000;
+
+/**
+ * The metrics of one process. `waitingApprovals` feeds the approvals gauge at scrape time, by
+ * project name; `projectName` names the project of a run (undefined: it no longer exists).
+ */
 export function createMetrics(deps: {
-  waitingApprovals: () => Promise<number>;
+  waitingApprovals: () => Promise<{ project: string; waiting: number }[]>;
+  projectName: (projectId: string) => Promise<string | undefined>;
   logger: Logger;
 }): Metrics {
   const registry = new Registry();
@@ -62,45 +82,46 @@ export function createMetrics(deps: {
 
   const requests = new Counter({
     name: 'trellis_http_requests_total',
-    help: 'API requests, by operationId of the OpenAPI contract (other: outside it) and status.',
-    labelNames: ['operation', 'status'] as const,
+    help: 'API requests, by operationId of the OpenAPI contract (other: outside it), status and project.',
+    labelNames: ['operation', 'status', 'project'] as const,
     registers,
   });
   const requestDuration = new Histogram({
     name: 'trellis_http_request_duration_seconds',
     help: 'Time from a request arriving to its response being written.',
-    labelNames: ['operation', 'status'] as const,
+    labelNames: ['operation', 'status', 'project'] as const,
     buckets: requestBuckets,
     registers,
   });
   const executionsStarted = new Counter({
     name: 'trellis_executions_started_total',
-    help: 'Runs started (their execution became Running).',
+    help: 'Runs started (their execution became Running), by project.',
+    labelNames: ['project'] as const,
     registers,
   });
   const executionsFinished = new Counter({
     name: 'trellis_executions_finished_total',
-    help: 'Runs ended, by final status (Completed, Failed, Canceled).',
-    labelNames: ['status'] as const,
+    help: 'Runs ended, by final status (Completed, Failed, Canceled) and project.',
+    labelNames: ['status', 'project'] as const,
     registers,
   });
   const executionDuration = new Histogram({
     name: 'trellis_execution_duration_seconds',
-    help: 'Time from an execution starting to its end, by final status.',
-    labelNames: ['status'] as const,
+    help: 'Time from an execution starting to its end, by final status and project.',
+    labelNames: ['status', 'project'] as const,
     buckets: executionBuckets,
     registers,
   });
   const attempts = new Counter({
     name: 'trellis_task_attempts_total',
-    help: 'Task attempts, by plugin type and outcome (Completed, Skipped, Retrying, Failed, Canceled).',
-    labelNames: ['plugin', 'outcome'] as const,
+    help: 'Task attempts, by plugin type, outcome (Completed, Skipped, Retrying, Failed, Canceled) and project.',
+    labelNames: ['plugin', 'outcome', 'project'] as const,
     registers,
   });
   const attemptDuration = new Histogram({
     name: 'trellis_task_attempt_duration_seconds',
-    help: 'Time one task attempt took, by plugin type and outcome.',
-    labelNames: ['plugin', 'outcome'] as const,
+    help: 'Time one task attempt took, by plugin type, outcome and project.',
+    labelNames: ['plugin', 'outcome', 'project'] as const,
     buckets: attemptBuckets,
     registers,
   });
@@ -112,11 +133,14 @@ export function createMetrics(deps: {
   const { waitingApprovals, logger } = deps;
   new Gauge({
     name: 'trellis_approvals_waiting',
-    help: 'Approvals waiting for a decision in runs still going, in the whole database (the same in every process).',
+    help: 'Approvals waiting for a decision in runs still going, by project, in the whole database (the same in every process).',
+    labelNames: ['project'] as const,
     registers,
     async collect() {
       try {
-        this.set(await waitingApprovals());
+        const counts = await waitingApprovals();
+        this.reset();
+        for (const { project, waiting } of counts) this.set({ project }, waiting);
       } catch (error) {
         // A scrape still answers while the database does not; the gauge keeps its last value.
         logger.debug({ err: error }, 'metrics: could not count the waiting approvals');
@@ -127,33 +151,38 @@ export function createMetrics(deps: {
   // Children per label set, so the hot paths do not hash their labels again on every call.
   const requestSeries = new Map<
     string,
-    { count: Counter.Internal; duration: Histogram.Internal<'operation' | 'status'> }
+    { count: Counter.Internal; duration: Histogram.Internal<'operation' | 'status' | 'project'> }
   >();
+  const inProject = labelByProject(deps.projectName, logger);
   const exposition: Array<() => Promise<string>> = [];
 
   return {
     enabled: true,
-    observeRequest(operation, status, seconds) {
-      const key = `${operation} ${status}`;
+    observeRequest(operation, project, status, seconds) {
+      const key = `${operation} ${status} ${project}`;
       let series = requestSeries.get(key);
       if (!series) {
-        const labels = { operation, status: String(status) };
+        const labels = { operation, status: String(status), project };
         series = { count: requests.labels(labels), duration: requestDuration.labels(labels) };
         requestSeries.set(key, series);
       }
       series.count.inc();
       series.duration.observe(seconds);
     },
-    executionStarted() {
-      executionsStarted.inc();
+    executionStarted(projectId) {
+      inProject(projectId, (project) => executionsStarted.inc({ project }));
     },
-    executionFinished(status, seconds) {
-      executionsFinished.inc({ status });
-      executionDuration.observe({ status }, seconds);
+    executionFinished(projectId, status, seconds) {
+      inProject(projectId, (project) => {
+        executionsFinished.inc({ status, project });
+        executionDuration.observe({ status, project }, seconds);
+      });
     },
-    taskAttempt(plugin, outcome, seconds) {
-      attempts.inc({ plugin, outcome });
-      attemptDuration.observe({ plugin, outcome }, seconds);
+    taskAttempt(projectId, plugin, outcome, seconds) {
+      inProject(projectId, (project) => {
+        attempts.inc({ plugin, outcome, project });
+        attemptDuration.observe({ plugin, outcome, project }, seconds);
+      });
     },
     trackEventStream() {
       eventStreams.inc();
@@ -183,5 +212,37 @@ export function createMetrics(deps: {
         .join('');
       return { contentType: registry.contentType, text };
     },
+  };
+}
+
+/**
+ * Records a sample labelled with the name of project `projectId`, once that is known: each name
+ * is looked up once and kept `projectNameTtlMs` (`` for a project that is gone, or when the
+ * look-up failed, which is tried again next time).
+ */
+function labelByProject(
+  projectName: (projectId: string) => Promise<string | undefined>,
+  logger: Logger,
+): (projectId: string | undefined, record: (project: string) => void) => void {
+  const names = new Map<string, { name: Promise<string>; until: number }>();
+  return (projectId, record) => {
+    if (projectId === undefined) {
+      record('');
+      return;
+    }
+    let known = names.get(projectId);
+    if (!known || known.until < Date.now()) {
+      const name = projectName(projectId).then(
+        (found) => found ?? '',
+        (error: unknown) => {
+          logger.debug({ err: error }, 'metrics: could not name a project');
+          names.delete(projectId);
+          return '';
+        },
+      );
+      known = { name, until: Date.now() + projectNameTtlMs };
+      names.set(projectId, known);
+    }
+    void known.name.then(record);
   };
 }

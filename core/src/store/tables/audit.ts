@@ -12,8 +12,10 @@ export interface AuditEntryTable {
   at: ColumnType<Date, never, never>;
   actor: string;
   actorKind: AuditActorKind;
-  /** The project's name; null for instance-level operations. */
+  /** The project's name when recorded; null for instance-level operations. */
   project: string | null;
+  /** The project's id: its entries whatever it is called now (and the name once it is gone). */
+  projectId: string | null;
   /** The contract's operationId, or an event outside it (`signIn`, `signInLocked`). */
   operation: string;
   /** The ids the operation named or created, by name (`workflowId`, ...): never bodies. */

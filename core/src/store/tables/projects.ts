@@ -11,6 +11,8 @@ export interface ProjectTable {
   createdAt: CreatedAt;
   /** The limits it sets; a limit left out is the instance's default (`Projects.Limits`). */
   limits: ColumnType<ProjectLimits, string | undefined, string>;
+  /** The plugin types its workflows may use; null: every installed plugin. */
+  allowedPlugins: Json<string[]> | null;
 }
 
 /** A project's fair share: each limit a whole number, 0 unlimited (issue 29). */
