@@ -66,6 +66,8 @@ export interface WorkerDeps {
    * would fail every workflow task of the run.
    */
   statusAttribute?: boolean;
+  /** The namespace has `TrellisProject`: the children runs start carry their project's name. */
+  projectAttribute?: boolean;
 }
 
 export interface RunningWorker {

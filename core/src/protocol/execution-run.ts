@@ -4,23 +4,37 @@
  * workflow's name and ids). Deterministic, so that workflow code may use it too.
  */
 import type { ExecutionInput } from './messages.js';
-import { TrellisExecutionId, TrellisWorkflowId, TrellisWorkflowName } from './search-attributes.js';
+import {
+  TrellisExecutionId,
+  TrellisProject,
+  TrellisWorkflowId,
+  TrellisWorkflowName,
+} from './search-attributes.js';
 import { runDetails, runSummary, type RunIds } from './user-metadata.js';
 
 /** The execution whose run starts: its ids, and what its details show. */
 export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>> &
-  Pick<RunIds, 'triggerId' | 'rerunOf'> & { id: string };
+  Pick<RunIds, 'triggerId' | 'rerunOf' | 'project'> & { id: string };
 
-/** The start options every run of an execution carries (its Temporal workflow id aside). */
-export function executionRunOptions(execution: ExecutionRun) {
+/**
+ * The start options every run of an execution carries (its Temporal workflow id aside); with
+ * `projectAttribute` (the namespace has `TrellisProject`), its project's name as an attribute.
+ */
+export function executionRunOptions(execution: ExecutionRun, projectAttribute: boolean) {
   return {
     args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
     typedSearchAttributes: [
       { key: TrellisWorkflowId, value: execution.workflowId },
       { key: TrellisWorkflowName, value: execution.workflowName },
       { key: TrellisExecutionId, value: execution.id },
+      ...projectAttributes(projectAttribute ? execution.project : undefined),
     ],
     staticSummary: runSummary(execution.workflowName),
     staticDetails: runDetails({ ...execution, executionId: execution.id }),
   };
+}
+
+/** `TrellisProject` with the project's name, or nothing when the namespace lacks it (undefined). */
+export function projectAttributes(project: string | undefined) {
+  return project === undefined ? [] : [{ key: TrellisProject, value: project }];
 }

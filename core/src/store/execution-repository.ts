@@ -304,7 +304,10 @@ export type ActiveExecution = Pick<
   | 'executionStart'
   | 'triggerId'
   | 'rerunOf'
->;
+> & {
+  /** The name of its project. */
+  project: string;
+};
 
 /** Where a scan of active executions stopped: the last row's start time and id. */
 export interface ExecutionCursor {
@@ -329,6 +332,7 @@ export async function listActiveExecutions(
   const { after, startedBefore, startedFrom } = options;
   return db
     .selectFrom('workflowExecution as e')
+    .innerJoin('project as pr', 'pr.id', 'e.projectId')
     .select([
       'e.id',
       'e.workflowId',
@@ -338,6 +342,7 @@ export async function listActiveExecutions(
       'e.executionStart',
       'e.triggerId',
       'e.rerunOf',
+      'pr.name as project',
     ])
     .where('e.status', 'in', ACTIVE_EXECUTION)
     .$if(startedBefore !== undefined, (query) =>

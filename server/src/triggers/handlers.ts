@@ -76,7 +76,7 @@ export const triggerHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const { input, generatedSecret } = await prepareTrigger(deps, body, workflow);
-    const row = await writeTrigger(deps, workflow, (trx) =>
+    const row = await writeTrigger(deps, { ...workflow, project: project.name }, (trx) =>
       triggerRepository.insert(trx, workflow.id, { ...input, changedBy: user.name }),
     );
     return {
@@ -96,7 +96,7 @@ export const triggerHandlers = {
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const existing = await findTrigger(deps, params);
     const { input } = await prepareTrigger(deps, body, workflow, existing);
-    await writeTrigger(deps, workflow, async (trx) => {
+    await writeTrigger(deps, { ...workflow, project: project.name }, async (trx) => {
       const row = await triggerRepository.update(trx, workflow.id, params.triggerId, {
         ...input,
         changedBy: user.name,
@@ -144,7 +144,7 @@ export const triggerHandlers = {
     await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, user.name);
     let times;
     try {
-      times = await onSchedule(deps, trigger, workflow, () =>
+      times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
         backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
       );
     } catch (error) {
@@ -175,7 +175,7 @@ export const triggerHandlers = {
         messages: ['The trigger is DeActive: nothing fires until it is Active again.'],
       };
     }
-    const times = await onSchedule(deps, trigger, workflow, () =>
+    const times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
       upcomingFirings(deps.temporal.client, trigger.id, query.count ?? 5),
     );
     return {

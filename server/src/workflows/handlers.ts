@@ -179,7 +179,10 @@ export const workflowHandlers = {
       if (updated.name !== existing.name) {
         for (const trigger of await triggerRepository.listByWorkflow(trx, updated.id)) {
           if (trigger.type !== 'TimeBased') continue;
-          await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, updated);
+          await syncTriggerSchedule(deps.temporal, deps.config, trigger, {
+            ...updated,
+            project: project.name,
+          });
         }
       }
       return updated;

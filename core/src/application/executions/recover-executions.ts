@@ -26,6 +26,8 @@ import { startDeadlineMs, startExecutionWorkflow } from './launch-execution.js';
 export interface RecoveryDeps {
   db: Kysely<Database>;
   client: Client;
+  /** The namespace has `TrellisProject`: the runs recovery starts carry it. */
+  projectAttribute?: boolean;
   config: TrellisConfig;
   logger: Logger;
   /** Counts and logs the runs recovery ends. */
@@ -133,7 +135,7 @@ async function repair(
   try {
     const decision = await decide(client, row, prepared);
     if (decision.action === 'start') {
-      await startExecutionWorkflow(client, config, row);
+      await startExecutionWorkflow(deps, config, row);
       report.started.push(row.id);
       log.warn('execution recovery: started the Temporal run the execution never got');
     } else if (decision.action === 'finish') {

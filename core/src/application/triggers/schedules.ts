@@ -15,8 +15,10 @@ import { optionalDateToTs, tsToDate } from '@temporalio/common/lib/time.js';
 import { CronPattern } from 'croner';
 import type { Kysely, Selectable } from 'kysely';
 import * as triggerRepository from '#store/trigger-repository.js';
+import * as projectRepository from '#store/project-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import type { TrellisConfig } from '#platform/config/types.js';
+import type { TemporalClient } from '#platform/temporal/connection.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '#store/tables.js';
 import { resolveInputs, type InputsResult } from '#definition/inputs.js';
 import type { WorkflowDefinition } from '#definition/types.js';
@@ -32,6 +34,7 @@ import {
   type OverlapPolicy,
 } from './schedule-policies.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from '#protocol/ids.js';
+import { projectAttributes } from '#protocol/execution-run.js';
 import { executionWorkflowType, type ExecutionInput } from '#protocol/messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from '#protocol/search-attributes.js';
 import { runDetails, runSummary } from '#protocol/user-metadata.js';
@@ -48,7 +51,8 @@ export type ScheduleTrigger = Pick<
   Selectable<WorkflowTriggerTable>,
   'id' | 'type' | 'status' | 'properties'
 >;
-export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'>;
+/** The workflow a schedule runs, and the name of its project. */
+export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'> & { project: string };
 
 /**
  * An error message for a cron expression (5 fields: minute hour day-of-month month day-of-week)
@@ -133,7 +137,7 @@ export function checkTimeBasedProperties(
  * (paused when DeActive); any other trigger has none. Invalid cron → `Invalid`.
  */
 export async function syncTriggerSchedule(
-  client: Client,
+  { client, projectAttribute = false }: TemporalClient,
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
@@ -142,7 +146,7 @@ export async function syncTriggerSchedule(
     await deleteTriggerSchedule(client, trigger.id);
     return;
   }
-  const options = scheduleOptions(config, trigger, workflow);
+  const options = scheduleOptions(config, trigger, workflow, projectAttribute);
   await translateTemporalErrors(async () => {
     try {
       await client.schedule.create({ scheduleId: scheduleId(trigger.id), ...options });
@@ -179,20 +183,21 @@ export interface ReconcileReport {
  */
 export async function reconcileSchedules(
   db: Kysely<Database>,
-  client: Client,
+  temporal: TemporalClient,
   config: TrellisConfig,
   logger: Logger,
 ): Promise<ReconcileReport> {
+  const { client, projectAttribute = false } = temporal;
   const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
   const triggers = await triggerRepository.listTimeBased(db);
   const workflows = new Map<string, ScheduleWorkflow | undefined>();
   for (const trigger of triggers) {
     if (!workflows.has(trigger.workflowId)) {
-      workflows.set(trigger.workflowId, await workflowRepository.findById(db, trigger.workflowId));
+      workflows.set(trigger.workflowId, await scheduleWorkflow(db, trigger.workflowId));
     }
     const workflow = workflows.get(trigger.workflowId);
     if (!workflow) continue; // deleted with its triggers between the two queries
-    const wanted = scheduleOptions(config, trigger, workflow);
+    const wanted = scheduleOptions(config, trigger, workflow, projectAttribute);
     try {
       const current = await describeSchedule(client, trigger.id);
       if (
@@ -201,7 +206,7 @@ export async function reconcileSchedules(
         current.state.paused === wanted.state.paused
       )
         continue;
-      await syncTriggerSchedule(client, config, trigger, workflow);
+      await syncTriggerSchedule(temporal, config, trigger, workflow);
       (current ? report.updated : report.created).push(trigger.id);
     } catch (error) {
       report.failed.push({ triggerId: trigger.id, reason: (error as Error).message });
@@ -240,10 +245,21 @@ export async function reconcileSchedules(
   return report;
 }
 
+/** The workflow of a trigger with its project's name; undefined when it is gone. */
+async function scheduleWorkflow(
+  db: Kysely<Database>,
+  workflowId: string,
+): Promise<ScheduleWorkflow | undefined> {
+  const workflow = await workflowRepository.findById(db, workflowId);
+  const project = workflow && (await projectRepository.nameOf(db, workflow.projectId));
+  return workflow && project !== undefined ? { ...workflow, project } : undefined;
+}
+
 function scheduleOptions(
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
+  projectAttribute: boolean,
 ) {
   const { cron, timezone } = cronProperties(trigger.properties);
   if (typeof cron !== 'string')
@@ -260,6 +276,7 @@ function scheduleOptions(
   const searchAttributes = [
     { key: TrellisWorkflowId, value: workflow.id },
     { key: TrellisWorkflowName, value: workflow.name },
+    ...projectAttributes(projectAttribute ? workflow.project : undefined),
   ];
   return {
     spec: { cronExpressions: [cron.trim()], timezone: zone, jitter: jitterMs },
@@ -275,6 +292,7 @@ function scheduleOptions(
       staticDetails: runDetails({
         workflowId: workflow.id,
         workflowName: workflow.name,
+        project: workflow.project,
         triggerId: trigger.id,
       }),
     },
@@ -290,7 +308,7 @@ function scheduleOptions(
       paused: trigger.status === 'DeActive',
       // Shown in the Temporal UI, and how reconcile tells an up-to-date schedule from a stale one
       // (Temporal describes cron specs back as calendars, not as the text we sent).
-      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}): cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}`,
+      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}) in project "${workflow.project}"${projectAttribute ? '' : ' (without TrellisProject)'}: cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}`,
     },
   } satisfies ScheduleUpdateOptions;
 }

@@ -52,9 +52,17 @@ export class ScopedContextConnection extends Connection {
   }
 }
 
-export interface TemporalConnection {
-  connection: Connection;
+/**
+ * A client, and whether its namespace has the `TrellisProject` search attribute: runs started
+ * through it carry their project's name then (search-attributes.ts).
+ */
+export interface TemporalClient {
   client: Client;
+  projectAttribute?: boolean;
+}
+
+export interface TemporalConnection extends TemporalClient {
+  connection: Connection;
 }
 
 /** What both Temporal connections (the client's and the worker's) are made with. */
