@@ -33,6 +33,7 @@ import { removeStaleStaging } from '#plugin-host/package.js';
 import { findTemporalCli } from '#platform/temporal/cli.js';
 import {
   connectTemporal,
+  trellisNamespaces,
   type TemporalClient,
   type TemporalConnection,
 } from '#platform/temporal/connection.js';
@@ -169,6 +170,7 @@ export function createTrellis(
         uiPort: config.Temporal.UiPort || undefined,
         dbFile: path.join(config.DataDirectory, 'temporal.db'),
         namespace: config.Temporal.Namespace,
+        otherNamespaces: trellisNamespaces(config),
         logger,
       });
     }
@@ -294,8 +296,7 @@ export function createTrellis(
         await import('#application/executions/recover-executions.js');
       const recovery = startExecutionRecovery({
         db: database.db,
-        client: temporal.client,
-        projectAttribute: searchAttributes.project,
+        ...temporal,
         config: runtime,
         logger,
         executionLog,
@@ -309,7 +310,7 @@ export function createTrellis(
         config: runtime,
         db: database.db,
         logger,
-        temporal: { client: temporal.client, projectAttribute: searchAttributes.project },
+        temporal,
         catalog,
         executionEvents: createExecutionEventHub(database.listen, logger),
         eventStreams: createEventStreamSlots(runtime.Server.Events),
@@ -408,7 +409,23 @@ async function registerSearchAttributes(
   logger: Logger,
   embedded: boolean,
 ): Promise<{ status: boolean; project: boolean }> {
-  const namespace = config.Temporal.Namespace;
+  const found = await Promise.all(
+    trellisNamespaces(config).map((namespace) =>
+      registerIn(connection, namespace, logger, embedded),
+    ),
+  );
+  return {
+    status: found.every((namespace) => namespace.status),
+    project: found.every((namespace) => namespace.project),
+  };
+}
+
+async function registerIn(
+  connection: Connection,
+  namespace: string,
+  logger: Logger,
+  embedded: boolean,
+): Promise<{ status: boolean; project: boolean }> {
   try {
     const added = await ensureSearchAttributes(connection, namespace);
     if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');

@@ -2,28 +2,61 @@
  * Projects in Temporal, as an operator sees them: every run carries its project's name in the
  * `TrellisProject` search attribute and in its details, whatever started it (the API, a
  * schedule, a subworkflow task, a forEach task's chunk), so `TrellisProject="<name>"` lists one
- * project's runs and nothing of another's.
+ * project's runs. A project mapped to a namespace of its own (`Projects.Namespaces`) runs there,
+ * its runs canceled and approved there too, while `default`'s stay in `Temporal.Namespace`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionWorkflowId, scheduleId } from '#protocol/ids.js';
 import { TrellisProject } from '#protocol/search-attributes.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { basicAs, clientIn, startTrellis, type Trellis } from '../support/harness.js';
-import { addWorkflow, definition, eventually, noop, start } from '../support/engine-support.js';
+import { testServices } from '../support/services.js';
+import {
+  addWorkflow,
+  approvalsOncePaused,
+  decideApproval,
+  definition,
+  delay,
+  eventually,
+  noop,
+  start,
+  untilStatuses,
+} from '../support/engine-support.js';
 
 let trellis: Trellis;
 let temporal: Client;
 let project: string;
 let inProject: TrellisClient;
+/** A project mapped to a namespace of its own, and a client of that namespace. */
+let partner: { name: string; client: TrellisClient; temporal: Client };
 
 beforeAll(async () => {
-  trellis = await startTrellis({ worker: true });
+  const { temporalAddress } = testServices();
+  const namespace = `trellis-partner-${randomUUID().slice(0, 8)}`;
+  const connection = await Connection.connect({ address: temporalAddress });
+  await connection.workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
+  });
+  await connection.close();
+  const partnerName = `partner-${randomUUID().slice(0, 8)}`;
+  trellis = await startTrellis({
+    worker: true,
+    config: { Projects: { Namespaces: { [partnerName]: namespace } } },
+  });
   temporal = trellis.temporal.client;
   project = `ops-${randomUUID().slice(0, 8)}`;
   await trellis.admin.POST('/projects', { body: { name: project } });
   inProject = clientIn(trellis, basicAs('admin'), project);
+  await trellis.admin.POST('/projects', { body: { name: partnerName } });
+  partner = {
+    name: partnerName,
+    client: clientIn(trellis, basicAs('admin'), partnerName),
+    temporal: new Client({ connection: trellis.temporal.connection, namespace }),
+  };
 });
 afterAll(async () => {
   await trellis?.stop();
@@ -92,5 +125,76 @@ describe('TrellisProject', () => {
       .getHandle(executionWorkflowId(executionId))
       .describe();
     expect(description.typedSearchAttributes.get(TrellisProject)).toBe('default');
+  });
+});
+
+describe('a project mapped to a namespace of its own', () => {
+  it('runs there with its TrellisProject; a default run stays in Temporal.Namespace', async () => {
+    const called = await addWorkflow(partner.client, definition([{ name: 'Inner', type: noop }]));
+    const { workflowId, executionId } = await start(
+      partner.client,
+      definition([{ name: 'Call', workflow: called }]),
+    );
+    const finished = await partner.client.waitForExecution(workflowId, executionId, {
+      timeoutMs: 30_000,
+    });
+    expect(finished.status).toBe('Completed');
+    const runs = await listed(partner.temporal, `TrellisProject="${partner.name}"`, 2);
+    expect(runs).toContain(executionWorkflowId(executionId));
+    await expect(
+      temporal.workflow.getHandle(executionWorkflowId(executionId)).describe(),
+    ).rejects.toThrow(/not found/i);
+
+    const other = await start(trellis.admin, definition([{ name: 'Only', type: noop }]));
+    await trellis.admin.waitForExecution(other.workflowId, other.executionId);
+    expect(
+      (await temporal.workflow.getHandle(executionWorkflowId(other.executionId)).describe()).status
+        .name,
+    ).toBe('COMPLETED');
+  });
+
+  it('has its runs canceled and approved there, and its schedules there', async () => {
+    const waiting = await start(partner.client, definition([{ name: 'Wait', ...delay(60_000) }]));
+    await untilStatuses(partner.client, waiting.workflowId, waiting.executionId, {
+      Wait: 'Running',
+    });
+    await partner.client.POST('/workflows/{workflowId}/executions/{executionId}/cancel', {
+      params: { path: waiting },
+    });
+    expect(
+      (await partner.client.waitForExecution(waiting.workflowId, waiting.executionId)).status,
+    ).toBe('Canceled');
+
+    const gated = await start(
+      partner.client,
+      definition([{ name: 'Gate', type: noop, manualApproval: { enabled: true, comment: 'Go?' } }]),
+    );
+    const [approval] = await approvalsOncePaused(
+      partner.client,
+      gated.workflowId,
+      gated.executionId,
+    );
+    await decideApproval(
+      partner.client,
+      gated.workflowId,
+      gated.executionId,
+      approval!.id,
+      'approve',
+    );
+    expect(
+      (await partner.client.waitForExecution(gated.workflowId, gated.executionId)).status,
+    ).toBe('Completed');
+
+    const { triggerId } = await partner.client.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId: gated.workflowId } },
+      body: {
+        workflowId: gated.workflowId,
+        type: 'TimeBased',
+        status: 'DeActive',
+        properties: { cron: '0 0 1 1 *' },
+      },
+    });
+    await partner.temporal.schedule.getHandle(scheduleId(triggerId)).describe();
+    await expect(temporal.schedule.getHandle(scheduleId(triggerId)).describe()).rejects.toThrow();
   });
 });

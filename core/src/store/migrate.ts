@@ -25,6 +25,7 @@ import * as triggerAuthors from './migrations/2026-11-28T05-00-00-trigger-author
 import * as auditTrail from './migrations/2026-11-28T10-00-00-audit-trail.js';
 import * as projects from './migrations/2026-11-28T20-00-00-projects.js';
 import * as idempotencyKeysPerProject from './migrations/2026-11-28T21-00-00-idempotency-keys-per-project.js';
+import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-namespace.js';
 import type { Database } from './tables.js';
 
 /**
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T10-00-00-audit-trail': auditTrail,
   '2026-11-28T20-00-00-projects': projects,
   '2026-11-28T21-00-00-idempotency-keys-per-project': idempotencyKeysPerProject,
+  '2026-11-28T23-50-00-execution-namespace': executionNamespace,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -8,6 +8,7 @@ import {
   backfillSchedule,
   deleteTriggerSchedule,
   upcomingFirings,
+  projectClient,
 } from '#application/triggers/schedules.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -115,7 +116,10 @@ export const triggerHandlers = {
       if (!(await triggerRepository.remove(trx, workflow.id, params.triggerId))) {
         throw triggerNotFound(params.workflowId, params.triggerId);
       }
-      await deleteTriggerSchedule(deps.temporal.client, params.triggerId);
+      await deleteTriggerSchedule(
+        projectClient(deps.temporal, deps.config, project.name),
+        params.triggerId,
+      );
     });
     return confirmation(
       `Trigger "${params.triggerId}" of workflow "${workflow.name}" was deleted.`,
@@ -145,7 +149,12 @@ export const triggerHandlers = {
     let times;
     try {
       times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
-        backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
+        backfillSchedule(
+          projectClient(deps.temporal, deps.config, project.name),
+          trigger.id,
+          { from, to },
+          overlap,
+        ),
       );
     } catch (error) {
       await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, trigger.changedBy);
@@ -176,7 +185,11 @@ export const triggerHandlers = {
       };
     }
     const times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
-      upcomingFirings(deps.temporal.client, trigger.id, query.count ?? 5),
+      upcomingFirings(
+        projectClient(deps.temporal, deps.config, project.name),
+        trigger.id,
+        query.count ?? 5,
+      ),
     );
     return {
       data: {

@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import type { TrellisConfig } from '#platform/config/types.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -18,4 +20,13 @@ export async function childProject(
 ): Promise<{ project?: ChildProject }> {
   const name = await projectRepository.nameOf(deps.db, projectId);
   return name === undefined ? {} : { project: { name, attribute: deps.projectAttribute === true } };
+}
+
+/**
+ * The namespace of the run this activity works for, as an execution row keeps it (null:
+ * `Temporal.Namespace`): a schedule's runs and a run's children live where Temporal started them.
+ */
+export function runNamespace(config: Pick<TrellisConfig, 'Temporal'>): string | null {
+  const namespace = Context.current().info.workflowNamespace;
+  return namespace === undefined || namespace === config.Temporal.Namespace ? null : namespace;
 }

@@ -22,7 +22,7 @@ import { expressionScope, taskOf, type DefinitionCache } from './definitions.js'
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { attemptRecorder, type Failure } from './attempt-recorder.js';
-import { childProject, type ChildProject } from './child-project.js';
+import { childProject, runNamespace, type ChildProject } from './child-project.js';
 import type { AttemptInput, AttemptResult } from './run-task.js';
 
 /** One attempt of a subworkflow task and the execution id of the child it started. */
@@ -153,6 +153,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
           snapshot: workflow,
           run: { definition: parsed.definition, inputs, inputsAt: ['inputs'] },
           id: childExecutionId,
+          temporalNamespace: runNamespace(deps.config),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
         });
       } catch (error) {

@@ -6,7 +6,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { TrellisConfig } from '#platform/config/types.js';
-import type { TemporalClient } from '#platform/temporal/connection.js';
+import { clientOf, type TemporalClient } from '#platform/temporal/connection.js';
 import * as projectRepository from '#store/project-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import { Unavailable } from '#definition/errors.js';
@@ -62,10 +62,12 @@ export async function launchExecution(
  * run with the execution's workflow id that exists already counts as started.
  */
 export async function startExecutionWorkflow(
-  { client, projectAttribute = false }: TemporalClient,
+  temporal: TemporalClient,
   config: TrellisConfig,
-  execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId'>,
+  execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId' | 'temporalNamespace'>,
 ): Promise<void> {
+  const client = clientOf(temporal, execution.temporalNamespace);
+  const projectAttribute = temporal.projectAttribute ?? false;
   try {
     // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
     await client.withDeadline(Date.now() + startDeadlineMs, () =>

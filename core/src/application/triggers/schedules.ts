@@ -18,7 +18,12 @@ import * as triggerRepository from '#store/trigger-repository.js';
 import * as projectRepository from '#store/project-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import type { TrellisConfig } from '#platform/config/types.js';
-import type { TemporalClient } from '#platform/temporal/connection.js';
+import {
+  clientOf,
+  namespaceOfProject,
+  trellisNamespaces,
+  type TemporalClient,
+} from '#platform/temporal/connection.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '#store/tables.js';
 import { resolveInputs, type InputsResult } from '#definition/inputs.js';
 import type { WorkflowDefinition } from '#definition/types.js';
@@ -137,11 +142,13 @@ export function checkTimeBasedProperties(
  * (paused when DeActive); any other trigger has none. Invalid cron → `Invalid`.
  */
 export async function syncTriggerSchedule(
-  { client, projectAttribute = false }: TemporalClient,
+  temporal: TemporalClient,
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
 ): Promise<void> {
+  const client = projectClient(temporal, config, workflow.project);
+  const projectAttribute = temporal.projectAttribute ?? false;
   if (trigger.type !== 'TimeBased') {
     await deleteTriggerSchedule(client, trigger.id);
     return;
@@ -155,6 +162,15 @@ export async function syncTriggerSchedule(
       await client.schedule.getHandle(scheduleId(trigger.id)).update(() => options);
     }
   });
+}
+
+/** The client of the namespace a project's schedules and runs live in (`Projects.Namespaces`). */
+export function projectClient(
+  temporal: TemporalClient,
+  config: Pick<TrellisConfig, 'Projects' | 'Temporal'>,
+  project: string,
+): Client {
+  return clientOf(temporal, namespaceOfProject(config, project));
 }
 
 /** Deletes a trigger's schedule; a schedule that does not exist is fine. */
@@ -187,10 +203,12 @@ export async function reconcileSchedules(
   config: TrellisConfig,
   logger: Logger,
 ): Promise<ReconcileReport> {
-  const { client, projectAttribute = false } = temporal;
+  const projectAttribute = temporal.projectAttribute ?? false;
   const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
   const triggers = await triggerRepository.listTimeBased(db);
   const workflows = new Map<string, ScheduleWorkflow | undefined>();
+  /** The namespace each trigger's schedule belongs in (its project's). */
+  const wantedIn = new Map<string, string>();
   for (const trigger of triggers) {
     if (!workflows.has(trigger.workflowId)) {
       workflows.set(trigger.workflowId, await scheduleWorkflow(db, trigger.workflowId));
@@ -198,6 +216,8 @@ export async function reconcileSchedules(
     const workflow = workflows.get(trigger.workflowId);
     if (!workflow) continue; // deleted with its triggers between the two queries
     const wanted = scheduleOptions(config, trigger, workflow, projectAttribute);
+    const client = projectClient(temporal, config, workflow.project);
+    wantedIn.set(trigger.id, client.options.namespace);
     try {
       const current = await describeSchedule(client, trigger.id);
       if (
@@ -213,19 +233,22 @@ export async function reconcileSchedules(
     }
   }
 
-  const known = new Set(triggers.map((row) => row.id));
-  for await (const schedule of client.schedule.list()) {
-    const triggerId = triggerIdOfSchedule(schedule.scheduleId);
-    if (triggerId === null || known.has(triggerId)) continue;
-    // Another Trellis (or a parallel test) may share the namespace; its task queue tells them apart.
-    const orphan = await describeSchedule(client, triggerId);
-    if (
-      orphan?.action.type !== 'startWorkflow' ||
-      orphan.action.taskQueue !== config.Temporal.TaskQueue
-    )
-      continue;
-    await deleteTriggerSchedule(client, triggerId);
-    report.deleted.push(triggerId);
+  // An orphan: a schedule without its trigger, or in a namespace its project no longer maps to.
+  for (const namespace of trellisNamespaces(config)) {
+    const client = clientOf(temporal, namespace);
+    for await (const schedule of client.schedule.list()) {
+      const triggerId = triggerIdOfSchedule(schedule.scheduleId);
+      if (triggerId === null || wantedIn.get(triggerId) === namespace) continue;
+      // Another Trellis (or a parallel test) may share the namespace; its task queue tells them apart.
+      const orphan = await describeSchedule(client, triggerId);
+      if (
+        orphan?.action.type !== 'startWorkflow' ||
+        orphan.action.taskQueue !== config.Temporal.TaskQueue
+      )
+        continue;
+      await deleteTriggerSchedule(client, triggerId);
+      report.deleted.push(triggerId);
+    }
   }
 
   const changed = report.created.length + report.updated.length + report.deleted.length;

@@ -58,7 +58,7 @@ describe('buildConfig', () => {
           RequestsPerUserPerMinute: 60_000,
         },
       },
-      Projects: {},
+      Projects: { Namespaces: {} },
       Plugins: {
         InstallBuiltIns: true,
         AllowProcessExecution: false,

@@ -174,6 +174,12 @@ export const configSchema = Type.Object(
        * create, rename and delete projects. Absent: every configured user holding `admin`.
        */
       InstanceAdmins: Type.Optional(Type.Array(nonEmptyString(), { uniqueItems: true })),
+      /**
+       * Temporal namespaces of projects, by project name (`{"partner-a": "partner-a"}`); every
+       * other project runs in `Temporal.Namespace`. An execution keeps the namespace it was
+       * created in. Workers serve `Temporal.Namespace` and every namespace named here.
+       */
+      Namespaces: Type.Record(Type.String(), nonEmptyString(), { default: {} }),
     }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */
