@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import { buildConfig } from '#platform/config/load.js';
 import type { TrellisConfig } from '#platform/config/types.js';
@@ -32,11 +32,20 @@ import { createCatalog } from '#plugin-host/catalog.js';
 import { installBuiltIns } from '#plugin-host/installation.js';
 import { removeStaleStaging } from '#plugin-host/package.js';
 import { findTemporalCli } from '#platform/temporal/cli.js';
-import { connectTemporal, type TemporalConnection } from '#platform/temporal/connection.js';
+import {
+  connectTemporal,
+  trellisNamespaces,
+  type TemporalClient,
+  type TemporalConnection,
+} from '#platform/temporal/connection.js';
 import { startDevServer } from '#platform/temporal/dev-server.js';
 import { waitUntilReachable, type WaitOptions } from '#platform/startup.js';
 import { reconcileSchedules } from '#application/triggers/schedules.js';
-import { ensureSearchAttributes, registeredSearchAttributes } from '#protocol/search-attributes.js';
+import {
+  ensureSearchAttributes,
+  optionalSearchAttributes,
+  registeredSearchAttributes,
+} from '#protocol/search-attributes.js';
 
 export type ProcessRole = 'all' | 'api' | 'worker';
 export const processRoles: readonly ProcessRole[] = ['all', 'api', 'worker'];
@@ -162,6 +171,7 @@ export function createTrellis(
         uiPort: config.Temporal.UiPort || undefined,
         dbFile: path.join(config.DataDirectory, 'temporal.db'),
         namespace: config.Temporal.Namespace,
+        otherNamespaces: trellisNamespaces(config),
         logger,
       });
     }
@@ -280,7 +290,8 @@ export function createTrellis(
       logger,
       temporalUi !== null,
     );
-    if (role !== 'worker') await reconcile(database.db, temporal.client, runtime, logger);
+    temporal.projectAttribute = searchAttributes.project;
+    if (role !== 'worker') await reconcile(database.db, temporal, runtime, logger);
     checkpoint();
 
     let apiUrl: string | null = null;
@@ -291,7 +302,7 @@ export function createTrellis(
         await import('#application/executions/recover-executions.js');
       const recovery = startExecutionRecovery({
         db: database.db,
-        client: temporal.client,
+        ...temporal,
         config: runtime,
         logger,
         executionLog,
@@ -305,7 +316,7 @@ export function createTrellis(
         config: runtime,
         db: database.db,
         logger,
-        temporal: { client: temporal.client },
+        temporal,
         catalog,
         executionEvents: createExecutionEventHub(database.listen, logger),
         eventStreams: createEventStreamSlots(runtime.Server.Events),
@@ -336,6 +347,7 @@ export function createTrellis(
         reach: { endpoints },
         metrics,
         statusAttribute: searchAttributes.status,
+        projectAttribute: searchAttributes.project,
         ...(tracing && { tracing }),
       });
       started('worker', () => worker.stop());
@@ -394,20 +406,36 @@ function withEmbeddedTemporal(
 /**
  * The dev server registers the attributes itself; a real cluster may refuse the operator call, in
  * which case runs still work once an operator registers them (see search-attributes.ts). Says
- * whether `TrellisStatus` is there: runs keep it current only then (upserting an attribute the
- * namespace lacks would fail every workflow task of the run).
+ * which optional attributes are there: runs carry `TrellisStatus` and `TrellisProject` only then
+ * (a run started with, or upserting, an attribute the namespace lacks would fail).
  */
 async function registerSearchAttributes(
   connection: Connection,
   config: TrellisConfig,
   logger: Logger,
   embedded: boolean,
-): Promise<{ status: boolean }> {
-  const namespace = config.Temporal.Namespace;
+): Promise<{ status: boolean; project: boolean }> {
+  const found = await Promise.all(
+    trellisNamespaces(config).map((namespace) =>
+      registerIn(connection, namespace, logger, embedded),
+    ),
+  );
+  return {
+    status: found.every((namespace) => namespace.status),
+    project: found.every((namespace) => namespace.project),
+  };
+}
+
+async function registerIn(
+  connection: Connection,
+  namespace: string,
+  logger: Logger,
+  embedded: boolean,
+): Promise<{ status: boolean; project: boolean }> {
   try {
     const added = await ensureSearchAttributes(connection, namespace);
     if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');
-    return { status: true };
+    return { status: true, project: true };
   } catch (error) {
     if (embedded) throw error;
     const registered = await registeredSearchAttributes(connection, namespace).catch(
@@ -423,17 +451,21 @@ async function registerSearchAttributes(
           `${namespace}; register them with \`temporal operator search-attribute create\`, or runs cannot start`,
       );
     }
-    const status = missing(['TrellisStatus']).length === 0;
-    if (!status) {
+    const optional = missing(optionalSearchAttributes.map((key) => key.name));
+    if (optional.length > 0) {
       logger.warn(
-        { err: error, namespace },
-        `The search attribute TrellisStatus is not registered in namespace ${namespace} and ` +
-          'Trellis may not register it: runs go on without it (no TrellisStatus filter in the ' +
-          'Temporal UI). Create it with `temporal operator search-attribute create --namespace ' +
-          `${namespace} --name TrellisStatus --type Keyword\` and restart the workers.`,
+        { err: error, namespace, missing: optional },
+        `The search attributes ${optional.join(', ')} are not registered in namespace ${namespace} ` +
+          'and Trellis may not register them: runs go on without them (no filter on them in the ' +
+          `Temporal UI). Create them with \`temporal operator search-attribute create --namespace ` +
+          `${namespace} ${optional.map((name) => `--name ${name} --type Keyword`).join(' ')}\` ` +
+          'and restart the Trellis processes.',
       );
     }
-    return { status };
+    return {
+      status: !optional.includes('TrellisStatus'),
+      project: !optional.includes('TrellisProject'),
+    };
   }
 }
 
@@ -444,12 +476,12 @@ async function registerSearchAttributes(
  */
 async function reconcile(
   db: Kysely<Database>,
-  client: Client,
+  temporal: TemporalClient,
   config: TrellisConfig,
   logger: Logger,
 ): Promise<void> {
   try {
-    await reconcileSchedules(db, client, config, logger);
+    await reconcileSchedules(db, temporal, config, logger);
   } catch (error) {
     logger.error(
       { err: error },

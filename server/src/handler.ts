@@ -1,6 +1,6 @@
-import type { Client } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { TrellisConfig } from '#platform/config/types.js';
+import type { TemporalClient } from '#platform/temporal/connection.js';
 import type { Database } from '#store/tables.js';
 import type { PluginCatalog } from '#plugin-host/catalog.js';
 import type { operations } from '../../generated/schema.js';
@@ -21,7 +21,7 @@ export interface AppDeps {
   config: TrellisConfig;
   db: Kysely<Database>;
   logger: Logger;
-  temporal: { client: Client };
+  temporal: TemporalClient;
   catalog: PluginCatalog;
   /** Wakes execution event streams and waits when PostgreSQL says an execution changed. */
   executionEvents: ExecutionEventHub;

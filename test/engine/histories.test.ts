@@ -636,6 +636,18 @@ const scenarios: Scenario[] = [
     behindHolder: true,
     expected: 'Completed',
   },
+  // Children carry their project (the `child-project` patch): a subworkflow's child and a
+  // forEach task's chunk start with `TrellisProject` and the project in their details.
+  {
+    name: 'child-project',
+    workflows: { called: () => definition([{ name: 'Inner', type: noop }]) },
+    definition: ({ called }) =>
+      definition([
+        { name: 'Call', workflow: called },
+        { name: 'Each', type: noop, forEach: { items: '[1, 2]' }, dependencies: ['Call'] },
+      ]),
+    expected: 'Completed',
+  },
 ];
 
 const historyFile = (name: string) => path.join(historiesDirectory, `${name}.json`);

@@ -179,7 +179,7 @@ describe('definitions too deep to walk', () => {
       temporalWorkflowId: executionWorkflowId(executionId),
       status: 'Running',
     });
-    await startExecutionWorkflow(trellis.temporal.client, trellis.config, execution);
+    await startExecutionWorkflow(trellis.temporal, trellis.config, execution);
     const finished = await trellis.admin.waitForExecution(workflow.id, executionId, {
       timeoutMs: 30_000,
     });

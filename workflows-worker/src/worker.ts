@@ -24,7 +24,7 @@ import type { Metrics } from '#platform/observability/metrics.js';
 import type { Tracing } from '#platform/observability/tracing.js';
 import type { RuntimeReach } from '#plugin-host/reach.js';
 import { createPluginRunner, type PluginRunner } from '#plugin-host/runner.js';
-import { temporalConnectionOptions } from '#platform/temporal/connection.js';
+import { temporalConnectionOptions, trellisNamespaces } from '#platform/temporal/connection.js';
 import { createActivities } from './activities/index.js';
 
 /** Whether this module runs compiled (`dist/`, `npm run build`) rather than from TypeScript source. */
@@ -66,6 +66,8 @@ export interface WorkerDeps {
    * would fail every workflow task of the run.
    */
   statusAttribute?: boolean;
+  /** The namespace has `TrellisProject`: the children runs start carry their project's name. */
+  projectAttribute?: boolean;
 }
 
 export interface RunningWorker {
@@ -268,32 +270,41 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     const traced =
       tracing &&
       (await import('#platform/observability/temporal-tracing.js')).tracingWorkerOptions(tracing);
-    const worker = await Worker.create({
-      connection,
-      namespace: config.Temporal.Namespace,
-      taskQueue: config.Temporal.TaskQueue,
-      workflowBundle: await workflowBundle(logger, { traced: tracing !== undefined }),
-      activities: createActivities({
-        ...deps,
-        runner,
-        ...(tracing && { tracer: tracing.tracer }),
-      }),
-      ...(traced && { interceptors: traced.interceptors, sinks: traced.sinks }),
-      ...workerTuning,
+    const bundle = await workflowBundle(logger, { traced: tracing !== undefined });
+    const activities = createActivities({
+      ...deps,
+      runner,
+      ...(tracing && { tracer: tracing.tracer }),
     });
-    const running = worker.run();
-    running.catch((error: unknown) =>
-      logger.error({ err: error }, 'Temporal worker stopped with an error'),
+    // One worker per namespace Trellis runs in (`Projects.Namespaces`), on the same task queue,
+    // sharing the activities (and their plugin runner) and the workflow bundle.
+    const namespaces = trellisNamespaces(config);
+    const workers = await Promise.all(
+      namespaces.map((namespace) =>
+        Worker.create({
+          connection,
+          namespace,
+          taskQueue: config.Temporal.TaskQueue,
+          workflowBundle: bundle,
+          activities,
+          ...(traced && { interceptors: traced.interceptors, sinks: traced.sinks }),
+          ...workerTuning,
+        }),
+      ),
     );
-    logger.info(
-      { taskQueue: config.Temporal.TaskQueue, namespace: config.Temporal.Namespace },
-      'worker polling',
-    );
+    const running = workers.map((worker) => {
+      const run = worker.run();
+      run.catch((error: unknown) =>
+        logger.error({ err: error }, 'Temporal worker stopped with an error'),
+      );
+      return run;
+    });
+    logger.info({ taskQueue: config.Temporal.TaskQueue, namespaces }, 'worker polling');
     return {
-      isPolling: () => worker.getState() === 'RUNNING',
+      isPolling: () => workers.every((worker) => worker.getState() === 'RUNNING'),
       async stop() {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running.catch(() => undefined);
+        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        await Promise.all(running.map((run) => run.catch(() => undefined)));
         await closeRunner();
         if (ownConnection) await connection.close();
       },

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => connection?.close());
 
-it('registers the four Keyword attributes in a namespace that lacks them, once', async () => {
+it('registers the five Keyword attributes in a namespace that lacks them, once', async () => {
   // A fresh namespace, as on a real cluster where nobody passed --search-attribute.
   const namespace = `trellis-sa-${randomUUID().slice(0, 8)}`;
   await connection.workflowService.registerNamespace({
@@ -25,6 +25,7 @@ it('registers the four Keyword attributes in a namespace that lacks them, once',
     'TrellisWorkflowName',
     'TrellisExecutionId',
     'TrellisStatus',
+    'TrellisProject',
   ]);
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   for (const name of [
@@ -32,6 +33,7 @@ it('registers the four Keyword attributes in a namespace that lacks them, once',
     'TrellisWorkflowName',
     'TrellisExecutionId',
     'TrellisStatus',
+    'TrellisProject',
   ]) {
     expect(customAttributes?.[name]).toBe(2); // INDEXED_VALUE_TYPE_KEYWORD
   }

@@ -1,7 +1,7 @@
 /**
  * Search attributes set on every Trellis run so operators can find it in the Temporal UI
- * with e.g. `TrellisWorkflowName="NightlyReport"` or `TrellisStatus="Paused"` in the
- * workflow list filter.
+ * with e.g. `TrellisWorkflowName="NightlyReport"`, `TrellisStatus="Paused"` or
+ * `TrellisProject="partner-a"` in the workflow list filter.
  *
  * On the embedded dev server they are registered at start (`--search-attribute`) and again by
  * `ensureSearchAttributes`. On a real cluster the launcher calls `ensureSearchAttributes` at boot,
@@ -11,11 +11,13 @@
  *     --name TrellisWorkflowId --type Keyword \
  *     --name TrellisWorkflowName --type Keyword \
  *     --name TrellisExecutionId --type Keyword \
- *     --name TrellisStatus --type Keyword
+ *     --name TrellisStatus --type Keyword \
+ *     --name TrellisProject --type Keyword
  *
  * (Temporal Cloud: `tcld namespace search-attributes add`, or the Cloud UI.) The first three are
  * set when a run starts, so runs cannot start without them; `TrellisStatus` is upserted by the
- * run as its status changes, only when the worker found it registered at its start.
+ * run as its status changes, only when the worker found it registered at its start;
+ * `TrellisProject` is set when a run starts, only when the starting process found it registered.
  */
 import type { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
@@ -42,13 +44,29 @@ export const TrellisExecutionId = defineSearchAttributeKey(
  */
 export const TrellisStatus = defineSearchAttributeKey('TrellisStatus', SearchAttributeType.KEYWORD);
 
+/**
+ * The name of the run's project when the run started (a project renamed later leaves its earlier
+ * runs under the old name): `TrellisProject = "partner-a"` lists one project's runs.
+ */
+export const TrellisProject = defineSearchAttributeKey(
+  'TrellisProject',
+  SearchAttributeType.KEYWORD,
+);
+
 /** Every Trellis search attribute; all are Keyword. */
 export const trellisSearchAttributes = [
   TrellisWorkflowId,
   TrellisWorkflowName,
   TrellisExecutionId,
   TrellisStatus,
+  TrellisProject,
 ] as const;
+
+/**
+ * The attributes runs go on without when a namespace lacks them (a cluster where Trellis may not
+ * register attributes, upgraded to a version that added them).
+ */
+export const optionalSearchAttributes = [TrellisStatus, TrellisProject] as const;
 
 /**
  * Registers the Trellis search attributes in `namespace` when missing. Idempotent: attributes

@@ -8,6 +8,8 @@
 export interface RunIds {
   workflowId: string;
   workflowName: string;
+  /** The name of the project the workflow belongs to. */
+  project?: string;
   executionId?: string;
   triggerId?: string | null;
   rerunOf?: string | null;
@@ -23,6 +25,7 @@ export function runDetails(ids: RunIds): string {
   const lines = [
     `Trellis workflow: ${oneLine(ids.workflowName)}`,
     `Workflow id: ${ids.workflowId}`,
+    ids.project ? `Project: ${ids.project}` : null,
     ids.executionId ? `Execution id: ${ids.executionId}` : null,
     ids.triggerId ? `Trigger id: ${ids.triggerId}` : null,
     ids.rerunOf ? `Rerun of execution: ${ids.rerunOf}` : null,

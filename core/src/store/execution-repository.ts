@@ -63,6 +63,8 @@ export interface NewExecution {
   parent?: { executionId: string; taskExecutionId: string; taskName: string };
   /** The user who started the run; none for scheduled and webhook runs. */
   startedBy?: string | null;
+  /** The Temporal namespace of its run; null or absent: `Temporal.Namespace`. */
+  temporalNamespace?: string | null;
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -95,6 +97,7 @@ export async function createExecutionWithTasks(
           message: storableText(input.message ?? ''),
           triggerId: input.triggerId ?? null,
           temporalWorkflowId: input.temporalWorkflowId,
+          temporalNamespace: input.temporalNamespace ?? null,
           executionStart: input.executionStart ?? new Date(),
           executionEnd: input.executionEnd ?? null,
           inputs: JSON.stringify(input.inputs ?? {}),
@@ -305,7 +308,11 @@ export type ActiveExecution = Pick<
   | 'executionStart'
   | 'triggerId'
   | 'rerunOf'
->;
+  | 'temporalNamespace'
+> & {
+  /** The name of its project. */
+  project: string;
+};
 
 /** Where a scan of active executions stopped: the last row's start time and id. */
 export interface ExecutionCursor {
@@ -330,6 +337,7 @@ export async function listActiveExecutions(
   const { after, startedBefore, startedFrom } = options;
   return db
     .selectFrom('workflowExecution as e')
+    .innerJoin('project as pr', 'pr.id', 'e.projectId')
     .select([
       'e.id',
       'e.workflowId',
@@ -340,6 +348,8 @@ export async function listActiveExecutions(
       'e.executionStart',
       'e.triggerId',
       'e.rerunOf',
+      'e.temporalNamespace',
+      'pr.name as project',
     ])
     .where('e.status', 'in', ACTIVE_EXECUTION)
     .$if(startedBefore !== undefined, (query) =>

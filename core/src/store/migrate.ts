@@ -29,6 +29,7 @@ import * as apiKeys from './migrations/2026-11-28T22-00-00-api-keys.js';
 import * as projectLimits from './migrations/2026-11-28T23-00-00-project-limits.js';
 import * as auditProjectId from './migrations/2026-11-28T23-30-00-audit-project-id.js';
 import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project-allowed-plugins.js';
+import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-namespace.js';
 import type { Database } from './tables.js';
 
 /**
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T23-00-00-project-limits': projectLimits,
   '2026-11-28T23-30-00-audit-project-id': auditProjectId,
   '2026-11-28T23-40-00-project-allowed-plugins': projectAllowedPlugins,
+  '2026-11-28T23-50-00-execution-namespace': executionNamespace,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

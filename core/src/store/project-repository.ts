@@ -30,6 +30,12 @@ export async function findById(db: Kysely<Database>, id: string): Promise<Projec
   return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The name of the project with this id (runs carry it to Temporal); undefined when unknown. */
+export async function nameOf(db: Kysely<Database>, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('project').select('name').where('id', '=', id).executeTakeFirst();
+  return row?.name;
+}
+
 /** Every project by name; one page of them when `page` is given. */
 export async function list(db: Kysely<Database>, page?: Page): Promise<Paged<ProjectRow>> {
   return paginate(db.selectFrom('project').selectAll().orderBy('name').orderBy('id'), page);

@@ -8,6 +8,7 @@ import {
   backfillSchedule,
   deleteTriggerSchedule,
   upcomingFirings,
+  projectClient,
 } from '#application/triggers/schedules.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -76,7 +77,7 @@ export const triggerHandlers = {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const { input, generatedSecret } = await prepareTrigger(deps, body, workflow);
-    const row = await writeTrigger(deps, workflow, (trx) =>
+    const row = await writeTrigger(deps, { ...workflow, project: project.name }, (trx) =>
       triggerRepository.insert(trx, workflow.id, { ...input, changedBy: user.name }),
     );
     return {
@@ -96,7 +97,7 @@ export const triggerHandlers = {
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const existing = await findTrigger(deps, params);
     const { input } = await prepareTrigger(deps, body, workflow, existing);
-    await writeTrigger(deps, workflow, async (trx) => {
+    await writeTrigger(deps, { ...workflow, project: project.name }, async (trx) => {
       const row = await triggerRepository.update(trx, workflow.id, params.triggerId, {
         ...input,
         changedBy: user.name,
@@ -115,7 +116,10 @@ export const triggerHandlers = {
       if (!(await triggerRepository.remove(trx, workflow.id, params.triggerId))) {
         throw triggerNotFound(params.workflowId, params.triggerId);
       }
-      await deleteTriggerSchedule(deps.temporal.client, params.triggerId);
+      await deleteTriggerSchedule(
+        projectClient(deps.temporal, deps.config, project.name),
+        params.triggerId,
+      );
     });
     return confirmation(
       `Trigger "${params.triggerId}" of workflow "${workflow.name}" was deleted.`,
@@ -144,8 +148,13 @@ export const triggerHandlers = {
     await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, user.name);
     let times;
     try {
-      times = await onSchedule(deps, trigger, workflow, () =>
-        backfillSchedule(deps.temporal.client, trigger.id, { from, to }, overlap),
+      times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
+        backfillSchedule(
+          projectClient(deps.temporal, deps.config, project.name),
+          trigger.id,
+          { from, to },
+          overlap,
+        ),
       );
     } catch (error) {
       await triggerRepository.recordChangedBy(deps.db, workflow.id, trigger.id, trigger.changedBy);
@@ -175,8 +184,12 @@ export const triggerHandlers = {
         messages: ['The trigger is DeActive: nothing fires until it is Active again.'],
       };
     }
-    const times = await onSchedule(deps, trigger, workflow, () =>
-      upcomingFirings(deps.temporal.client, trigger.id, query.count ?? 5),
+    const times = await onSchedule(deps, trigger, { ...workflow, project: project.name }, () =>
+      upcomingFirings(
+        projectClient(deps.temporal, deps.config, project.name),
+        trigger.id,
+        query.count ?? 5,
+      ),
     );
     return {
       data: {

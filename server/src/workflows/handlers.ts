@@ -6,7 +6,11 @@ import * as workflowRepository from '#store/workflow-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import { typedDefinitionSchema } from '#definition/typed-schema.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
-import { deleteTriggerSchedule, syncTriggerSchedule } from '#application/triggers/schedules.js';
+import {
+  deleteTriggerSchedule,
+  syncTriggerSchedule,
+  projectClient,
+} from '#application/triggers/schedules.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -179,7 +183,10 @@ export const workflowHandlers = {
       if (updated.name !== existing.name) {
         for (const trigger of await triggerRepository.listByWorkflow(trx, updated.id)) {
           if (trigger.type !== 'TimeBased') continue;
-          await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, updated);
+          await syncTriggerSchedule(deps.temporal, deps.config, trigger, {
+            ...updated,
+            project: project.name,
+          });
         }
       }
       return updated;
@@ -203,7 +210,10 @@ export const workflowHandlers = {
       const triggers = await triggerRepository.listByWorkflow(trx, row.id);
       if (!(await workflowRepository.remove(trx, row.id))) throw workflowNotFound(row.id);
       for (const trigger of triggers.filter((t) => t.type === 'TimeBased')) {
-        await deleteTriggerSchedule(deps.temporal.client, trigger.id);
+        await deleteTriggerSchedule(
+          projectClient(deps.temporal, deps.config, project.name),
+          trigger.id,
+        );
       }
     });
     return confirmation(`Workflow "${row.name}" was deleted.`);

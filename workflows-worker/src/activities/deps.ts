@@ -20,6 +20,8 @@ export interface ActivityDeps {
   tracer?: Tracer;
   /** The namespace has the `TrellisStatus` search attribute: runs keep it current. */
   statusAttribute?: boolean;
+  /** The namespace has `TrellisProject`: the children runs start carry their project's name. */
+  projectAttribute?: boolean;
 }
 
 /** The activities' deps with what they derive from them. */

@@ -9,6 +9,7 @@ import { evaluateWrapped, ExpressionError } from '#definition/expressions/evalua
 import { itemTaskName, MAX_FOREACH_ITEMS } from '#definition/foreach.js';
 import { Invalid } from '#definition/errors.js';
 import { attemptRecorder } from './attempt-recorder.js';
+import { childProject, type ChildProject } from './child-project.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
@@ -25,7 +26,9 @@ export interface ForEachTaskInput {
 }
 
 /** The items are in their rows (`count` of them), or the task failed, with why. */
-export type ForEachStart = { ok: true; count: number } | { ok: false; message: string };
+export type ForEachStart =
+  /** `project` is absent in histories recorded before chunks carried their project. */
+  { ok: true; count: number; project?: ChildProject } | { ok: false; message: string };
 
 export interface ForEachFinish extends ForEachTaskInput {
   /** All items ended Completed or Skipped; one failed for good (`failedIndex`); canceled. */
@@ -121,7 +124,11 @@ export function forEachActivities(deps: EngineDeps, definitions: DefinitionCache
       { executionId: input.executionId, task: task.name, items: items.length },
       'forEach items created',
     );
-    return { ok: true, count: items.length };
+    return {
+      ok: true,
+      count: items.length,
+      ...(await childProject(deps, loaded.execution.projectId)),
+    };
   }
 
   /** The row ids of items `from` (included) to `to` (excluded), in order. */

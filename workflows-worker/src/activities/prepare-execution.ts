@@ -23,6 +23,7 @@ import { notifyTargets } from './deliver-notification.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
+import { runNamespace } from './child-project.js';
 import { quickTasks } from './task-plugin.js';
 
 /** What the workflow prepares with: its own input, and its run id when an operator reset it. */
@@ -106,6 +107,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
       // Who set the trigger up as it is (or asked for this backfill) started the run.
       startedBy: trigger?.changedBy ?? null,
       temporalWorkflowId,
+      temporalNamespace: runNamespace(deps.config),
     };
     const { execution, created } = await createExecution(db, {
       ...toCreate,

@@ -22,6 +22,7 @@ import { expressionScope, taskOf, type DefinitionCache } from './definitions.js'
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { attemptRecorder, type Failure } from './attempt-recorder.js';
+import { childProject, runNamespace, type ChildProject } from './child-project.js';
 import type { AttemptInput, AttemptResult } from './run-task.js';
 
 /** One attempt of a subworkflow task and the execution id of the child it started. */
@@ -42,6 +43,8 @@ export type SubworkflowStart =
       workflowId: string;
       workflowName: string;
       revision: number;
+      /** Absent in histories recorded before children carried their project. */
+      project?: ChildProject;
     }
   | Extract<AttemptResult, { status: 'Skipped' }>;
 
@@ -107,6 +110,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
         workflowId: existing.workflowId,
         workflowName: existing.workflowName,
         revision: existing.revision ?? 0,
+        ...(await childProject(deps, existing.projectId)),
       };
     }
 
@@ -149,6 +153,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
           snapshot: workflow,
           run: { definition: parsed.definition, inputs, inputsAt: ['inputs'] },
           id: childExecutionId,
+          temporalNamespace: runNamespace(deps.config),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
         });
       } catch (error) {
@@ -171,6 +176,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
       workflowId: workflow.id,
       workflowName: workflow.name,
       revision: workflow.revision,
+      ...(await childProject(deps, workflow.projectId)),
     };
   }
 

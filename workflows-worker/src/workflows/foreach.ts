@@ -28,6 +28,7 @@ import {
 import type { ErrorHandling } from '#definition/types.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { bookkeeping } from './bookkeeping.js';
+import { childProject } from './child-project.js';
 import { failurePlan } from './error-handling.js';
 import { itemChunks, itemParallelism, itemsToStart } from './foreach-plan.js';
 import type { TaskState } from './planner.js';
@@ -64,6 +65,7 @@ export async function runForEach(of: ForEachTask): Promise<TaskState | null> {
     );
     if (!started.ok) return { status: 'Failed' };
     let failedIndex: number | undefined;
+    const project = childProject(started.project);
     for (const { from, to } of itemChunks(started.count)) {
       const result = await executeChild(trellisForEachChunk, {
         workflowId: forEachChunkWorkflowId(task.id, from, run),
@@ -82,6 +84,7 @@ export async function runForEach(of: ForEachTask): Promise<TaskState | null> {
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         parentClosePolicy: ParentClosePolicy.TERMINATE,
         staticSummary: `Task ${task.name}: items ${from} to ${to - 1}`,
+        ...(project.attributes.length > 0 && { typedSearchAttributes: project.attributes }),
       });
       if (result.failedIndex !== undefined) {
         failedIndex = result.failedIndex;

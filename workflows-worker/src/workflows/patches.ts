@@ -68,4 +68,10 @@ export const patches = {
     guards:
       "A run ends its workflow task after every 1,000 quick attempts, so that one task's completion stays under Temporal's 4 MB message limit.",
   },
+  childProject: {
+    id: 'child-project',
+    since: '2026-11-28',
+    guards:
+      "A run's subworkflow and forEach children carry its project: `TrellisProject` (where the namespace has it) and a line of their details; asked when a child starts.",
+  },
 } as const satisfies Record<string, Patch>;

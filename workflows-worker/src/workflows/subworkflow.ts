@@ -30,6 +30,7 @@ import {
 import { runDetails, runSummary } from '#protocol/user-metadata.js';
 import type { AttemptInput, AttemptResult, SubworkflowAttemptInput } from '../activities/index.js';
 import { bookkeeping } from './bookkeeping.js';
+import { childProject } from './child-project.js';
 import type { ExecutionWorkflow } from './execution-signature.js';
 import { patches } from './patches.js';
 
@@ -69,6 +70,7 @@ export async function runSubworkflowAttempt(
         () => {}, // canceled: the child ended first
       );
   }
+  const project = childProject(start.project);
   try {
     await child.run(() =>
       executeChild<ExecutionWorkflow>(executionWorkflowType, {
@@ -81,11 +83,13 @@ export async function runSubworkflowAttempt(
           { key: TrellisWorkflowId, value: start.workflowId },
           { key: TrellisWorkflowName, value: start.workflowName },
           { key: TrellisExecutionId, value: childExecutionId },
+          ...project.attributes,
         ],
         staticSummary: runSummary(start.workflowName),
         staticDetails: runDetails({
           workflowId: start.workflowId,
           workflowName: start.workflowName,
+          ...project.details,
           executionId: childExecutionId,
         }),
       }),

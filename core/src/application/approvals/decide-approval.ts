@@ -3,7 +3,7 @@
  * same update) the Temporal UI. The run takes each decision; this checks it first.
  */
 import type { Kysely } from 'kysely';
-import type { Client } from '@temporalio/client';
+import { clientOf, type TemporalClient } from '#platform/temporal/connection.js';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import * as approvalRepository from '#store/approval-repository.js';
@@ -24,7 +24,7 @@ import { decisionRefusal, type Decider } from './approvers.js';
 
 export interface DecideDeps {
   db: Kysely<Database>;
-  temporal: { client: Client };
+  temporal: TemporalClient;
 }
 
 /** What a decision carries besides yes or no, and who decides it. */
@@ -90,7 +90,7 @@ export async function decideApproval(
   const approval = await pendingApproval(deps, execution.id, approvalId);
   const inputs = checkDecision(approval, execution, decision, request);
   assertActive(execution, decision === 'Approved' ? 'be approved' : 'be rejected');
-  const client = deps.temporal.client;
+  const client = clientOf(deps.temporal, execution.temporalNamespace);
   const trimmed = reason?.trim();
   const extras: DecisionExtras = {
     via: request.link !== undefined ? 'Link' : 'Api',
@@ -211,8 +211,10 @@ async function decideBySignal(
     ...(approval.reason !== null ? { reason: approval.reason } : {}),
   };
   try {
-    const sent = await signalRun(deps.temporal.client, execution, (handle) =>
-      handle.signal(decision === 'Approved' ? approveSignal : rejectSignal, signal),
+    const sent = await signalRun(
+      clientOf(deps.temporal, execution.temporalNamespace),
+      execution,
+      (handle) => handle.signal(decision === 'Approved' ? approveSignal : rejectSignal, signal),
     );
     if (sent === 'no-run') throw notRunning(execution.id);
   } catch (error) {

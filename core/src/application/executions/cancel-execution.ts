@@ -4,6 +4,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
+import { clientOf, type TemporalClient } from '#platform/temporal/connection.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import type { Logger } from '#platform/logging.js';
 import { cancelSignal } from '#protocol/messages.js';
@@ -11,7 +12,7 @@ import { assertActive, signalRun } from './active-run.js';
 import { finishExecution, type FinishDeps } from './finish-execution.js';
 
 export interface CancelDeps extends FinishDeps {
-  temporal: { client: Client };
+  temporal: TemporalClient;
 }
 
 /** Asks the execution's run to stop, as `requestedBy`; 409 when it is over, 503 without Temporal. */
@@ -21,7 +22,7 @@ export async function cancelExecution(
   requestedBy: string,
   log: Logger,
 ): Promise<void> {
-  const client = deps.temporal.client;
+  const client = clientOf(deps.temporal, execution.temporalNamespace);
   assertActive(execution, 'be canceled');
   const sent = await signalRun(client, execution, (handle) =>
     handle.signal(cancelSignal, { requestedBy }),

@@ -56,6 +56,11 @@ export interface ExecutionToCreate {
   id?: string;
   /** Given when the Temporal run exists already (a schedule's firing); else from the id. */
   temporalWorkflowId?: string;
+  /**
+   * The Temporal namespace its run lives in, pinned here (`namespaceOfProject` for a run the
+   * API starts; a schedule's and a child's: where Temporal started it). Null: `Temporal.Namespace`.
+   */
+  temporalNamespace?: string | null;
   triggerId?: string | null;
   /** The user who starts the run (approvers may exclude them from its approvals). */
   startedBy?: string | null;
@@ -101,6 +106,7 @@ export async function createExecution(
     triggerId: request.triggerId ?? null,
     startedBy: request.startedBy ?? null,
     temporalWorkflowId: request.temporalWorkflowId ?? executionWorkflowId(id),
+    temporalNamespace: request.temporalNamespace ?? null,
     ...(inputs !== undefined ? { inputs } : {}),
     ...(request.parent ? { parent: request.parent } : {}),
     ...(rerun ? { rerun } : {}),

@@ -4,9 +4,10 @@
  * subworkflow child (which its parent's run starts). Recovery launches the runs a process died
  * before launching.
  */
-import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { TrellisConfig } from '#platform/config/types.js';
+import { clientOf, type TemporalClient } from '#platform/temporal/connection.js';
+import * as projectRepository from '#store/project-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import { Unavailable } from '#definition/errors.js';
 import { executionRunOptions, type ExecutionRun } from '#protocol/execution-run.js';
@@ -14,7 +15,7 @@ import { executionWorkflowType } from '#protocol/messages.js';
 import { finishExecution, type FinishDeps } from './finish-execution.js';
 
 export interface LaunchDeps extends FinishDeps {
-  temporal: { client: Client };
+  temporal: TemporalClient;
   config: TrellisConfig;
 }
 
@@ -30,7 +31,8 @@ export async function launchExecution(
   execution: WorkflowExecutionRow,
 ): Promise<void> {
   try {
-    await startExecutionWorkflow(deps.temporal.client, deps.config, execution);
+    const project = await projectRepository.nameOf(deps.db, execution.projectId);
+    await startExecutionWorkflow(deps.temporal, deps.config, { ...execution, project });
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
@@ -60,17 +62,19 @@ export async function launchExecution(
  * run with the execution's workflow id that exists already counts as started.
  */
 export async function startExecutionWorkflow(
-  client: Client,
+  temporal: TemporalClient,
   config: TrellisConfig,
-  execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId'>,
+  execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId' | 'temporalNamespace'>,
 ): Promise<void> {
+  const client = clientOf(temporal, execution.temporalNamespace);
+  const projectAttribute = temporal.projectAttribute ?? false;
   try {
     // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
     await client.withDeadline(Date.now() + startDeadlineMs, () =>
       client.workflow.start(executionWorkflowType, {
         workflowId: execution.temporalWorkflowId,
         taskQueue: config.Temporal.TaskQueue,
-        ...executionRunOptions(execution),
+        ...executionRunOptions(execution, projectAttribute),
       }),
     );
   } catch (error) {

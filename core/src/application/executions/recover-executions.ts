@@ -21,11 +21,16 @@ import type { ActiveExecution, ExecutionCursor } from '#store/execution-reposito
 import type { Database } from '#store/tables.js';
 import type { Logger } from '#platform/logging.js';
 import { finishExecution } from './finish-execution.js';
+import { clientOf } from '#platform/temporal/connection.js';
 import { startDeadlineMs, startExecutionWorkflow } from './launch-execution.js';
 
 export interface RecoveryDeps {
   db: Kysely<Database>;
   client: Client;
+  /** The namespace has `TrellisProject`: the runs recovery starts carry it. */
+  projectAttribute?: boolean;
+  /** The clients of the projects' namespaces (`Projects.Namespaces`). */
+  inNamespace?: (namespace: string) => Client;
   config: TrellisConfig;
   logger: Logger;
   /** Counts and logs the runs recovery ends. */
@@ -124,16 +129,16 @@ async function repair(
   prepared: boolean,
   report: RecoveryReport,
 ): Promise<void> {
-  const { client, config, logger } = deps;
+  const { config, logger } = deps;
   const log = logger.child({
     executionId: row.id,
     workflowId: row.workflowId,
     temporalWorkflowId: row.temporalWorkflowId,
   });
   try {
-    const decision = await decide(client, row, prepared);
+    const decision = await decide(clientOf(deps, row.temporalNamespace), row, prepared);
     if (decision.action === 'start') {
-      await startExecutionWorkflow(client, config, row);
+      await startExecutionWorkflow(deps, config, row);
       report.started.push(row.id);
       log.warn('execution recovery: started the Temporal run the execution never got');
     } else if (decision.action === 'finish') {

@@ -1,4 +1,6 @@
 import { createExecutionLog, type ExecutionLog } from '#platform/observability/execution-log.js';
+import { namespaceOfProject } from '#platform/temporal/connection.js';
+import * as projectRepository from '#store/project-repository.js';
 import type { Logger } from '#platform/logging.js';
 import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
@@ -105,8 +107,10 @@ export async function recordExecution(
         problems,
       ),
   );
+  const project = await projectRepository.nameOf(db, workflow.projectId);
   const { execution } = await createExecution(db, {
     workflow,
+    temporalNamespace: project === undefined ? null : namespaceOfProject(config, project),
     snapshot,
     run: {
       definition,

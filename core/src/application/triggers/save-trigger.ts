@@ -2,16 +2,21 @@
  * Saving a trigger: what to store for it (its properties checked, a webhook's secret taken out
  * and encrypted) and its Temporal schedule kept in step with its row.
  */
-import type { Client } from '@temporalio/client';
 import type { Kysely } from 'kysely';
 import type { TriggerInput } from '#store/trigger-repository.js';
 import type { Database, WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
 import type { TrellisConfig } from '#platform/config/types.js';
+import type { TemporalClient } from '#platform/temporal/connection.js';
 import { Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { parseDefinition } from '#definition/parse.js';
 import { secretKeys } from '#plugin-host/secret-keys.js';
-import { checkTimeBasedProperties, syncTriggerSchedule, triggerInputs } from './schedules.js';
+import {
+  checkTimeBasedProperties,
+  syncTriggerSchedule,
+  triggerInputs,
+  type ScheduleWorkflow,
+} from './schedules.js';
 import {
   checkWebhookProperties,
   generateWebhookSecret,
@@ -20,7 +25,7 @@ import {
 
 export interface TriggerDeps {
   db: Kysely<Database>;
-  temporal: { client: Client };
+  temporal: TemporalClient;
   config: TrellisConfig;
 }
 
@@ -97,7 +102,7 @@ export async function prepareTrigger(
 export async function onSchedule<T>(
   deps: TriggerDeps,
   trigger: WorkflowTriggerRow,
-  workflow: WorkflowRow,
+  workflow: ScheduleWorkflow,
   call: () => Promise<T>,
 ): Promise<T> {
   try {
@@ -105,7 +110,7 @@ export async function onSchedule<T>(
   } catch (error) {
     if (!(error instanceof NotFound) || error.problems[0]?.code !== 'schedule.not_found')
       throw error;
-    await syncTriggerSchedule(deps.temporal.client, deps.config, trigger, workflow);
+    await syncTriggerSchedule(deps.temporal, deps.config, trigger, workflow);
     return call();
   }
 }
@@ -117,12 +122,12 @@ export async function onSchedule<T>(
  */
 export async function writeTrigger(
   deps: TriggerDeps,
-  workflow: WorkflowRow,
+  workflow: ScheduleWorkflow,
   write: (trx: Kysely<Database>) => Promise<WorkflowTriggerRow>,
 ): Promise<WorkflowTriggerRow> {
   return deps.db.transaction().execute(async (trx) => {
     const row = await write(trx);
-    await syncTriggerSchedule(deps.temporal.client, deps.config, row, workflow);
+    await syncTriggerSchedule(deps.temporal, deps.config, row, workflow);
     return row;
   });
 }

@@ -23,6 +23,7 @@ import {
 } from './schedules.js';
 import {
   ensureSearchAttributes,
+  TrellisProject,
   TrellisWorkflowId,
   TrellisWorkflowName,
 } from '#protocol/search-attributes.js';
@@ -42,6 +43,7 @@ beforeAll(async () => {
   await migrateToLatest(database.db);
   temporal = await connectTemporal(config.Temporal, logger);
   await ensureSearchAttributes(temporal.connection, config.Temporal.Namespace);
+  temporal.projectAttribute = true;
 });
 
 afterAll(async () => {
@@ -55,7 +57,7 @@ async function storedWorkflow(name = `Nightly-${randomUUID().slice(0, 8)}`) {
     .insertInto('workflow')
     .values({ id, name, definition: JSON.stringify({ name, tasks: [] }), modifiedDate: new Date() })
     .execute();
-  return { id, name };
+  return { id, name, project: 'default' };
 }
 
 async function storedTrigger(
@@ -98,7 +100,7 @@ describe('syncTriggerSchedule', () => {
       status: 'Active',
       properties: { cron: '30 6 * * 1', timezone: 'Europe/Berlin' },
     };
-    await syncTriggerSchedule(temporal.client, config, trigger, workflow);
+    await syncTriggerSchedule(temporal, config, trigger, workflow);
 
     const schedule = await describeSchedule(trigger.id);
     expect(schedule.state.paused).toBe(false);
@@ -123,6 +125,7 @@ describe('syncTriggerSchedule', () => {
     const attributes = schedule.action.typedSearchAttributes as TypedSearchAttributes;
     expect(attributes.get(TrellisWorkflowId)).toBe(workflow.id);
     expect(attributes.get(TrellisWorkflowName)).toBe(workflow.name);
+    expect(attributes.get(TrellisProject)).toBe('default');
     await deleteTriggerSchedule(temporal.client, trigger.id);
   });
 
@@ -134,12 +137,12 @@ describe('syncTriggerSchedule', () => {
       status: 'DeActive',
       properties: { cron: '0 0 * * *' },
     };
-    await syncTriggerSchedule(temporal.client, config, trigger, workflow);
+    await syncTriggerSchedule(temporal, config, trigger, workflow);
     expect((await describeSchedule(trigger.id)).state.paused).toBe(true);
     expect((await describeSchedule(trigger.id)).spec.timezone).toBe('UTC');
 
     await syncTriggerSchedule(
-      temporal.client,
+      temporal,
       config,
       { ...trigger, status: 'Active', properties: { Cron: '15 3 * * *' } },
       workflow,
@@ -158,9 +161,9 @@ describe('syncTriggerSchedule', () => {
       status: 'Active',
       properties: { cron: '0 * * * *' },
     };
-    await syncTriggerSchedule(temporal.client, config, trigger, workflow);
+    await syncTriggerSchedule(temporal, config, trigger, workflow);
     await syncTriggerSchedule(
-      temporal.client,
+      temporal,
       config,
       { ...trigger, type: 'Manual', properties: {} },
       workflow,
@@ -182,7 +185,7 @@ describe('syncTriggerSchedule', () => {
         status: 'Active',
         properties,
       };
-      const error = await syncTriggerSchedule(temporal.client, config, trigger, workflow).catch(
+      const error = await syncTriggerSchedule(temporal, config, trigger, workflow).catch(
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(Invalid);
@@ -198,7 +201,7 @@ describe('syncTriggerSchedule', () => {
       status: 'Active',
       properties: { cron: '0 0 1 1 *' },
     };
-    await syncTriggerSchedule(temporal.client, config, trigger, workflow);
+    await syncTriggerSchedule(temporal, config, trigger, workflow);
     await temporal.client.schedule.getHandle(scheduleId(trigger.id)).trigger();
 
     const action = await eventually(
@@ -236,18 +239,18 @@ describe('reconcileSchedules', () => {
     });
     await storedTrigger(workflow.id, { type: 'Manual', status: 'Active', properties: {} });
     // The schedule of `stale` still says Active: the database changed while Temporal was unreachable.
-    await syncTriggerSchedule(temporal.client, config, { ...stale, status: 'Active' }, workflow);
-    await syncTriggerSchedule(temporal.client, config, inStep, workflow);
+    await syncTriggerSchedule(temporal, config, { ...stale, status: 'Active' }, workflow);
+    await syncTriggerSchedule(temporal, config, inStep, workflow);
     const orphan: ScheduleTrigger = {
       id: randomUUID(),
       type: 'TimeBased',
       status: 'Active',
       properties: { cron: '0 4 * * *' },
     };
-    await syncTriggerSchedule(temporal.client, config, orphan, workflow);
+    await syncTriggerSchedule(temporal, config, orphan, workflow);
     const otherInstallation: ScheduleTrigger = { ...orphan, id: randomUUID() };
     const otherConfig = buildConfig({ Temporal: { TaskQueue: uniqueTaskQueue() } });
-    await syncTriggerSchedule(temporal.client, otherConfig, otherInstallation, workflow);
+    await syncTriggerSchedule(temporal, otherConfig, otherInstallation, workflow);
     // Listing is eventually consistent: wait until reconcile can see the orphan.
     await eventually(async () => {
       for await (const schedule of temporal.client.schedule.list()) {
@@ -256,7 +259,7 @@ describe('reconcileSchedules', () => {
       return undefined;
     });
 
-    const report = await reconcileSchedules(database.db, temporal.client, config, logger);
+    const report = await reconcileSchedules(database.db, temporal, config, logger);
 
     expect(report.created).toEqual([missing.id]);
     expect(report.updated).toEqual([stale.id]);
@@ -267,7 +270,7 @@ describe('reconcileSchedules', () => {
     await expect(describeSchedule(orphan.id)).rejects.toBeInstanceOf(ScheduleNotFoundError);
     expect((await describeSchedule(otherInstallation.id)).state.paused).toBe(false);
 
-    const again = await reconcileSchedules(database.db, temporal.client, config, logger);
+    const again = await reconcileSchedules(database.db, temporal, config, logger);
     expect(again).toEqual({ created: [], updated: [], deleted: [], failed: [] });
     await deleteTriggerSchedule(temporal.client, otherInstallation.id);
   });

@@ -15,8 +15,15 @@ import { optionalDateToTs, tsToDate } from '@temporalio/common/lib/time.js';
 import { CronPattern } from 'croner';
 import type { Kysely, Selectable } from 'kysely';
 import * as triggerRepository from '#store/trigger-repository.js';
+import * as projectRepository from '#store/project-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import type { TrellisConfig } from '#platform/config/types.js';
+import {
+  clientOf,
+  namespaceOfProject,
+  trellisNamespaces,
+  type TemporalClient,
+} from '#platform/temporal/connection.js';
 import type { Database, WorkflowTable, WorkflowTriggerTable } from '#store/tables.js';
 import { resolveInputs, type InputsResult } from '#definition/inputs.js';
 import type { WorkflowDefinition } from '#definition/types.js';
@@ -32,6 +39,7 @@ import {
   type OverlapPolicy,
 } from './schedule-policies.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from '#protocol/ids.js';
+import { projectAttributes } from '#protocol/execution-run.js';
 import { executionWorkflowType, type ExecutionInput } from '#protocol/messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from '#protocol/search-attributes.js';
 import { runDetails, runSummary } from '#protocol/user-metadata.js';
@@ -48,7 +56,8 @@ export type ScheduleTrigger = Pick<
   Selectable<WorkflowTriggerTable>,
   'id' | 'type' | 'status' | 'properties'
 >;
-export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'>;
+/** The workflow a schedule runs, and the name of its project. */
+export type ScheduleWorkflow = Pick<Selectable<WorkflowTable>, 'id' | 'name'> & { project: string };
 
 /**
  * An error message for a cron expression (5 fields: minute hour day-of-month month day-of-week)
@@ -133,16 +142,18 @@ export function checkTimeBasedProperties(
  * (paused when DeActive); any other trigger has none. Invalid cron → `Invalid`.
  */
 export async function syncTriggerSchedule(
-  client: Client,
+  temporal: TemporalClient,
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
 ): Promise<void> {
+  const client = projectClient(temporal, config, workflow.project);
+  const projectAttribute = temporal.projectAttribute ?? false;
   if (trigger.type !== 'TimeBased') {
     await deleteTriggerSchedule(client, trigger.id);
     return;
   }
-  const options = scheduleOptions(config, trigger, workflow);
+  const options = scheduleOptions(config, trigger, workflow, projectAttribute);
   await translateTemporalErrors(async () => {
     try {
       await client.schedule.create({ scheduleId: scheduleId(trigger.id), ...options });
@@ -151,6 +162,15 @@ export async function syncTriggerSchedule(
       await client.schedule.getHandle(scheduleId(trigger.id)).update(() => options);
     }
   });
+}
+
+/** The client of the namespace a project's schedules and runs live in (`Projects.Namespaces`). */
+export function projectClient(
+  temporal: TemporalClient,
+  config: Pick<TrellisConfig, 'Projects' | 'Temporal'>,
+  project: string,
+): Client {
+  return clientOf(temporal, namespaceOfProject(config, project));
 }
 
 /** Deletes a trigger's schedule; a schedule that does not exist is fine. */
@@ -179,20 +199,25 @@ export interface ReconcileReport {
  */
 export async function reconcileSchedules(
   db: Kysely<Database>,
-  client: Client,
+  temporal: TemporalClient,
   config: TrellisConfig,
   logger: Logger,
 ): Promise<ReconcileReport> {
+  const projectAttribute = temporal.projectAttribute ?? false;
   const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
   const triggers = await triggerRepository.listTimeBased(db);
   const workflows = new Map<string, ScheduleWorkflow | undefined>();
+  /** The namespace each trigger's schedule belongs in (its project's). */
+  const wantedIn = new Map<string, string>();
   for (const trigger of triggers) {
     if (!workflows.has(trigger.workflowId)) {
-      workflows.set(trigger.workflowId, await workflowRepository.findById(db, trigger.workflowId));
+      workflows.set(trigger.workflowId, await scheduleWorkflow(db, trigger.workflowId));
     }
     const workflow = workflows.get(trigger.workflowId);
     if (!workflow) continue; // deleted with its triggers between the two queries
-    const wanted = scheduleOptions(config, trigger, workflow);
+    const wanted = scheduleOptions(config, trigger, workflow, projectAttribute);
+    const client = projectClient(temporal, config, workflow.project);
+    wantedIn.set(trigger.id, client.options.namespace);
     try {
       const current = await describeSchedule(client, trigger.id);
       if (
@@ -201,26 +226,29 @@ export async function reconcileSchedules(
         current.state.paused === wanted.state.paused
       )
         continue;
-      await syncTriggerSchedule(client, config, trigger, workflow);
+      await syncTriggerSchedule(temporal, config, trigger, workflow);
       (current ? report.updated : report.created).push(trigger.id);
     } catch (error) {
       report.failed.push({ triggerId: trigger.id, reason: (error as Error).message });
     }
   }
 
-  const known = new Set(triggers.map((row) => row.id));
-  for await (const schedule of client.schedule.list()) {
-    const triggerId = triggerIdOfSchedule(schedule.scheduleId);
-    if (triggerId === null || known.has(triggerId)) continue;
-    // Another Trellis (or a parallel test) may share the namespace; its task queue tells them apart.
-    const orphan = await describeSchedule(client, triggerId);
-    if (
-      orphan?.action.type !== 'startWorkflow' ||
-      orphan.action.taskQueue !== config.Temporal.TaskQueue
-    )
-      continue;
-    await deleteTriggerSchedule(client, triggerId);
-    report.deleted.push(triggerId);
+  // An orphan: a schedule without its trigger, or in a namespace its project no longer maps to.
+  for (const namespace of trellisNamespaces(config)) {
+    const client = clientOf(temporal, namespace);
+    for await (const schedule of client.schedule.list()) {
+      const triggerId = triggerIdOfSchedule(schedule.scheduleId);
+      if (triggerId === null || wantedIn.get(triggerId) === namespace) continue;
+      // Another Trellis (or a parallel test) may share the namespace; its task queue tells them apart.
+      const orphan = await describeSchedule(client, triggerId);
+      if (
+        orphan?.action.type !== 'startWorkflow' ||
+        orphan.action.taskQueue !== config.Temporal.TaskQueue
+      )
+        continue;
+      await deleteTriggerSchedule(client, triggerId);
+      report.deleted.push(triggerId);
+    }
   }
 
   const changed = report.created.length + report.updated.length + report.deleted.length;
@@ -240,10 +268,21 @@ export async function reconcileSchedules(
   return report;
 }
 
+/** The workflow of a trigger with its project's name; undefined when it is gone. */
+async function scheduleWorkflow(
+  db: Kysely<Database>,
+  workflowId: string,
+): Promise<ScheduleWorkflow | undefined> {
+  const workflow = await workflowRepository.findById(db, workflowId);
+  const project = workflow && (await projectRepository.nameOf(db, workflow.projectId));
+  return workflow && project !== undefined ? { ...workflow, project } : undefined;
+}
+
 function scheduleOptions(
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
+  projectAttribute: boolean,
 ) {
   const { cron, timezone } = cronProperties(trigger.properties);
   if (typeof cron !== 'string')
@@ -260,6 +299,7 @@ function scheduleOptions(
   const searchAttributes = [
     { key: TrellisWorkflowId, value: workflow.id },
     { key: TrellisWorkflowName, value: workflow.name },
+    ...projectAttributes(projectAttribute ? workflow.project : undefined),
   ];
   return {
     spec: { cronExpressions: [cron.trim()], timezone: zone, jitter: jitterMs },
@@ -275,6 +315,7 @@ function scheduleOptions(
       staticDetails: runDetails({
         workflowId: workflow.id,
         workflowName: workflow.name,
+        project: workflow.project,
         triggerId: trigger.id,
       }),
     },
@@ -290,7 +331,7 @@ function scheduleOptions(
       paused: trigger.status === 'DeActive',
       // Shown in the Temporal UI, and how reconcile tells an up-to-date schedule from a stale one
       // (Temporal describes cron specs back as calendars, not as the text we sent).
-      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}): cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}`,
+      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}) in project "${workflow.project}"${projectAttribute ? '' : ' (without TrellisProject)'}: cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}`,
     },
   } satisfies ScheduleUpdateOptions;
 }

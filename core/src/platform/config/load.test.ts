@@ -64,7 +64,10 @@ describe('buildConfig', () => {
           RequestsPerUserPerMinute: 60_000,
         },
       },
-      Projects: { Limits: { RunningExecutions: 0, StartsPerMinute: 0, RequestsPerMinute: 0 } },
+      Projects: {
+        Limits: { RunningExecutions: 0, StartsPerMinute: 0, RequestsPerMinute: 0 },
+        Namespaces: {},
+      },
       Plugins: {
         InstallBuiltIns: true,
         AllowProcessExecution: false,

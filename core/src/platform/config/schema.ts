@@ -201,6 +201,12 @@ export const configSchema = Type.Object(
         /** API requests a minute, counted by each API process; past it 429. */
         RequestsPerMinute: Type.Integer({ minimum: 0, default: 0 }),
       }),
+      /**
+       * Temporal namespaces of projects, by project name (`{"partner-a": "partner-a"}`); every
+       * other project runs in `Temporal.Namespace`. An execution keeps the namespace it was
+       * created in. Workers serve `Temporal.Namespace` and every namespace named here.
+       */
+      Namespaces: Type.Record(Type.String(), nonEmptyString(), { default: {} }),
     }),
     Plugins: section({
       /** Install the built-in packages on a fresh database. */

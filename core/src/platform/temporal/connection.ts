@@ -52,9 +52,40 @@ export class ScopedContextConnection extends Connection {
   }
 }
 
-export interface TemporalConnection {
-  connection: Connection;
+/**
+ * A client, and whether its namespace has the `TrellisProject` search attribute: runs started
+ * through it carry their project's name then (search-attributes.ts).
+ */
+export interface TemporalClient {
   client: Client;
+  projectAttribute?: boolean;
+  /** The client of another namespace (`Projects.Namespaces`) over the same connection. */
+  inNamespace?: (namespace: string) => Client;
+}
+
+/** The client of the namespace an execution's run lives in (null: `Temporal.Namespace`'s). */
+export function clientOf(temporal: TemporalClient, namespace: string | null | undefined): Client {
+  if (namespace == null || namespace === temporal.client.options.namespace) return temporal.client;
+  if (!temporal.inNamespace) throw new Error(`No Temporal client for namespace ${namespace}.`);
+  return temporal.inNamespace(namespace);
+}
+
+/** The namespace a project's new runs start in (`Projects.Namespaces`); null: the default one. */
+export function namespaceOfProject(
+  config: Pick<TrellisConfig, 'Projects' | 'Temporal'>,
+  project: string,
+): string | null {
+  const mapped = config.Projects.Namespaces[project];
+  return mapped === undefined || mapped === config.Temporal.Namespace ? null : mapped;
+}
+
+/** The namespaces Trellis runs in: `Temporal.Namespace` first, then each project's. */
+export function trellisNamespaces(config: Pick<TrellisConfig, 'Projects' | 'Temporal'>): string[] {
+  return [...new Set([config.Temporal.Namespace, ...Object.values(config.Projects.Namespaces)])];
+}
+
+export interface TemporalConnection extends TemporalClient {
+  connection: Connection;
 }
 
 /** What both Temporal connections (the client's and the worker's) are made with. */
@@ -141,12 +172,16 @@ export async function connectTemporal(
     },
     'connected to Temporal',
   );
+  const clientIn = (namespace: string) =>
+    new Client({ connection, namespace, ...(interceptors && { interceptors }) });
+  const clients = new Map<string, Client>();
   return {
     connection,
-    client: new Client({
-      connection,
-      namespace: temporal.Namespace,
-      ...(interceptors && { interceptors }),
-    }),
+    client: clientIn(temporal.Namespace),
+    inNamespace: (namespace) => {
+      let client = clients.get(namespace);
+      if (!client) clients.set(namespace, (client = clientIn(namespace)));
+      return client;
+    },
   };
 }

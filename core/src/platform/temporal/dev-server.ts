@@ -20,6 +20,8 @@ export interface DevServerOptions {
   /** SQLite file that keeps runs across restarts; in memory when absent. */
   dbFile?: string;
   namespace: string;
+  /** Namespaces to create beside `namespace` (projects' own, `Projects.Namespaces`). */
+  otherNamespaces?: readonly string[];
   logger: Logger;
   /** No Web UI (tests). */
   headless?: boolean;
@@ -118,7 +120,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
     args.push(...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]));
     if (opts.dbFile) args.push('--db-filename', opts.dbFile);
-    if (namespace !== 'default') args.push('--namespace', namespace);
+    for (const created of new Set([namespace, ...(opts.otherNamespaces ?? [])])) {
+      if (created !== 'default') args.push('--namespace', created);
+    }
     for (const key of trellisSearchAttributes)
       args.push('--search-attribute', `${key.name}=Keyword`);
 

@@ -21,6 +21,8 @@ export interface WorkflowExecutionTable {
   triggerId: string | null;
   /** Temporal workflow id, derived from the execution id. */
   temporalWorkflowId: string;
+  /** The Temporal namespace of its run; null: `Temporal.Namespace`. */
+  temporalNamespace: ColumnType<string | null, string | null | undefined, never>;
   executionStart: Timestamp;
   executionEnd: Timestamp | null;
   /** The inputs the run was given, defaults filled in (JSON); `{}` when it takes none. */
