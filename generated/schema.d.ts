@@ -270,8 +270,10 @@ export interface paths {
          * @description The authenticated caller: its name, its roles in the request's project, the scheme that
          *     authenticated it and its single sign-on groups, so that a client can check credentials and
          *     show only what the roles allow; and the projects it may work in with its roles in each (a
-         *     project switcher's choices). Any role may call it; credentials that carry no role there get
-         *     403.
+         *     project switcher's choices). Without `X-Trellis-Project`, a caller who is no member of
+         *     `default` (a single sign-on user whose groups work elsewhere) is answered in its first
+         *     project, so that a client learns where it may work. Any role may call it; credentials that
+         *     carry no role there get 403.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -1679,8 +1681,9 @@ export interface components {
             /** @description The user name (Basic), or the token's issuer and subject, `https://id.example.com/#alice` (Bearer; see `Security.Bearer.UsernamePrefix`). */
             name: string;
             /**
-             * @description The caller's roles in the project of `X-Trellis-Project` (without it, its default project),
-             *     which decide what the caller may do there.
+             * @description The caller's roles in the project of `X-Trellis-Project` (without it, its default project:
+             *     `default`, or the first of `projects` for a caller who is no member of `default`), which
+             *     decide what the caller may do there.
              */
             roles: components["schemas"]["Role"][];
             /** @description Whether the credentials were a Basic user or a Bearer token. */
@@ -1692,6 +1695,11 @@ export interface components {
             groups?: string[];
             /** @description The projects the caller may work in, by name, with its roles in each: every project with every role for instance admins. */
             projects?: components["schemas"]["CurrentUserProject"][];
+            /**
+             * @description True for instance admins (`Projects.InstanceAdmins`), who work in every project and read the
+             *     whole audit trail; absent for everyone else.
+             */
+            instanceAdmin?: boolean;
         };
         /** @description A project the caller may work in, and its roles there (those `X-Trellis-Project` gives it). */
         CurrentUserProject: {

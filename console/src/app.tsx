@@ -1,19 +1,29 @@
-/** The console's frame: sign-in, the header with its navigation, and the page for the path. */
-import type { VNode } from 'preact';
+/**
+ * The console's frame: sign-in, the header with its navigation and project switcher, and the page
+ * for the path.
+ */
+import type { ComponentChildren, VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { ApiKeysPage } from './pages/api-keys.js';
 import { ApprovalsPage } from './pages/approvals.js';
+import { AuditPage } from './pages/audit.js';
 import { DecidePage } from './pages/decide.js';
 import { EditorPage } from './pages/editor.js';
+import { MembersPage } from './pages/members.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
 import { WorkflowPage } from './pages/workflow.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { Link, match, navigate, usePath } from './router.js';
 import {
+  canReadAudit,
   canUseWorkflows,
   expiredNotice,
   forgetSession,
+  inProject,
+  isProjectAdmin,
   restoreSession,
+  type ProjectChoice,
   type Session,
 } from './session.js';
 import { callbackPath, finishSingleSignOn } from './single-sign-on.js';
@@ -89,46 +99,58 @@ export function App() {
     setNotice(null);
     setSession(null);
   };
+  // Another project: every page anew in it. A page of one run or workflow belongs to the project
+  // left, so the section's list is shown instead.
+  const switchProject = (project: ProjectChoice) => {
+    setSession(inProject(session, project));
+    const section = sectionOf(path);
+    if (path !== `/${section}`) navigate(`/${section}`, { replace: true });
+  };
   return (
     <>
       <a class="skip" href="#main">
         Skip to the page
       </a>
-      <Header session={session} onSignOut={signOut} />
-      {canUseWorkflows(session.user) ? (
-        <Page session={session} />
-      ) : (
-        <main id="main">
-          <h1>Nothing here for your roles</h1>
-          <p>
-            You are signed in as {session.user.name} with the roles {session.user.roles.join(', ')}.
-            The console's pages (workflows, runs, approvals) need the <strong>workflow</strong> or{' '}
-            <strong>admin</strong> role.
-          </p>
-        </main>
-      )}
+      <Header session={session} onSignOut={signOut} onSwitchProject={switchProject} />
+      <Page key={session.project?.id} session={session} />
     </>
   );
 }
 
-function Header({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
-  const path = usePath();
-  const section = path.startsWith('/approvals') ? 'approvals' : 'workflows';
+type Section = 'workflows' | 'approvals' | 'members' | 'keys' | 'audit';
+
+const sectionOf = (path: string): Section =>
+  (['approvals', 'members', 'keys', 'audit'] as const).find((section) =>
+    path.startsWith(`/${section}`),
+  ) ?? 'workflows';
+
+interface HeaderProps {
+  session: Session;
+  onSignOut: () => void;
+  onSwitchProject: (project: ProjectChoice) => void;
+}
+
+function Header({ session, onSignOut, onSwitchProject }: HeaderProps) {
+  const section = sectionOf(usePath());
+  const { user } = session;
+  const link = (to: Section, label: string) => (
+    <Link to={`/${to}`} aria-current={section === to ? 'page' : undefined}>
+      {label}
+    </Link>
+  );
   return (
     <header class="top">
       <Link to="/workflows" class="brand">
         Trellis
       </Link>
-      {canUseWorkflows(session.user) && (
-        <nav aria-label="Console">
-          <Link to="/workflows" aria-current={section === 'workflows' ? 'page' : undefined}>
-            Workflows
-          </Link>
-          <Link to="/approvals" aria-current={section === 'approvals' ? 'page' : undefined}>
-            Approvals
-          </Link>
-        </nav>
-      )}
+      <ProjectSwitcher session={session} onSwitch={onSwitchProject} />
+      <nav aria-label="Console">
+        {canUseWorkflows(user) && link('workflows', 'Workflows')}
+        {canUseWorkflows(user) && link('approvals', 'Approvals')}
+        {isProjectAdmin(user) && link('members', 'Members')}
+        {isProjectAdmin(user) && link('keys', 'API keys')}
+        {canReadAudit(user) && link('audit', 'Audit')}
+      </nav>
       <div class="who">
         <span>
           {session.user.name} <span class="roles">({session.user.roles.join(', ')})</span>
@@ -141,12 +163,120 @@ function Header({ session, onSignOut }: { session: Session; onSignOut: () => voi
   );
 }
 
+/** The project the console works in: a menu of the user's projects, or its name when one. */
+function ProjectSwitcher({
+  session,
+  onSwitch,
+}: {
+  session: Session;
+  onSwitch: (project: ProjectChoice) => void;
+}) {
+  const { project } = session;
+  const projects = session.user.projects ?? [];
+  if (!project) return null;
+  if (projects.length <= 1) {
+    return (
+      <p class="project">
+        Project <strong>{project.name}</strong>
+      </p>
+    );
+  }
+  return (
+    <p class="project">
+      <label for="project-switcher">Project</label>
+      <select
+        id="project-switcher"
+        value={project.id}
+        onChange={(event) => {
+          const chosen = projects.find(({ id }) => id === event.currentTarget.value);
+          if (chosen) onSwitch(chosen);
+        }}
+      >
+        {projects.map(({ id, name }) => (
+          <option key={id} value={id}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </p>
+  );
+}
+
+/** What a page needs that the user lacks in its project. */
+function NotForYourRoles({ session, needs }: { session: Session; needs: ComponentChildren }) {
+  const { user, project } = session;
+  return (
+    <main id="main">
+      <h1>Nothing here for your roles</h1>
+      <p>
+        You are signed in as {user.name} with the roles{' '}
+        {user.roles.length > 0 ? user.roles.join(', ') : 'none'}
+        {project && ` in project ${project.name}`}. {needs}
+      </p>
+    </main>
+  );
+}
+
+const workflowsNeed = (
+  <>
+    The console's pages (workflows, runs, approvals) need the <strong>workflow</strong> or{' '}
+    <strong>admin</strong> role.
+  </>
+);
+
 function Page({ session }: { session: Session }) {
   const path = usePath();
-  const { client } = session;
+  const { client, user, project } = session;
+  const projectName = project?.name ?? 'default';
+  const projectKey = project?.id ?? 'default';
   // The page's title follows the page, for tabs, history and screen readers.
   let found: { title: string; page: VNode } | undefined;
-  if (path === '/' || path === '/workflows')
+  const section = sectionOf(path);
+  if ((section === 'members' || section === 'keys') && path === `/${section}`) {
+    const title = section === 'members' ? 'Members' : 'API keys';
+    if (!isProjectAdmin(user)) {
+      found = {
+        title,
+        page: (
+          <NotForYourRoles
+            session={session}
+            needs={`The ${title.toLowerCase()} page needs the admin role in the project.`}
+          />
+        ),
+      };
+    } else if (section === 'members') {
+      found = {
+        title,
+        page: <MembersPage client={client} projectId={projectKey} projectName={projectName} />,
+      };
+    } else {
+      found = {
+        title,
+        page: <ApiKeysPage client={client} projectId={projectKey} projectName={projectName} />,
+      };
+    }
+  } else if (section === 'audit' && path === '/audit') {
+    found = {
+      title: 'Audit trail',
+      page: canReadAudit(user) ? (
+        <AuditPage
+          client={client}
+          project={project}
+          projects={user.instanceAdmin ? (user.projects ?? []) : null}
+        />
+      ) : (
+        <NotForYourRoles
+          session={session}
+          needs="The audit trail needs the admin role in the project."
+        />
+      ),
+    };
+  } else if (!canUseWorkflows(user)) {
+    found = {
+      title: 'Nothing here for your roles',
+      page: <NotForYourRoles session={session} needs={workflowsNeed} />,
+    };
+  } else if (path === '/' || path === '/workflows')
     found = { title: 'Workflows', page: <WorkflowsPage client={client} /> };
   else if (path === '/workflows/new')
     found = { title: 'New workflow', page: <EditorPage client={client} workflowId={null} /> };

@@ -1,8 +1,9 @@
 /**
  * Signing in: Basic credentials, a pasted Bearer token or single sign-on's ID token, checked with
- * `GET /me`, which also says the user's roles. Credentials live in memory, and in this tab's
- * sessionStorage only when the user asks or signed in with single sign-on (never localStorage,
- * never a cookie); signing out forgets them.
+ * `GET /me`, which also says the projects the user may work in and its roles in each. Credentials
+ * live in memory, and in this tab's sessionStorage only when the user asks or signed in with
+ * single sign-on (never localStorage, never a cookie); signing out forgets them. The project the
+ * user works in is kept in this tab's sessionStorage too, so that a reload stays in it.
  */
 import {
   createTrellisClient,
@@ -12,6 +13,8 @@ import {
 } from '@trellis/sdk';
 
 export type CurrentUser = components['schemas']['CurrentUser'];
+/** A project the user may work in, with its roles there. */
+export type ProjectChoice = components['schemas']['CurrentUserProject'];
 
 export type Credentials =
   | { kind: 'basic'; username: string; password: string }
@@ -20,13 +23,19 @@ export type Credentials =
   | { kind: 'sso'; token: string; expiresAt: number; provider: string };
 
 export interface Session {
+  /** A client working in `project`. */
   client: TrellisClient;
+  /** The user, with its roles in `project`. */
   user: CurrentUser;
+  /** The project the console works in: null when Trellis lists none (it predates projects). */
+  project: ProjectChoice | null;
+  credentials: Credentials;
   /** When a single sign-on session ends, and with which provider to sign in again. */
   expires?: { at: number; provider: string };
 }
 
 const storageKey = 'trellis-console-credentials';
+const projectKey = 'trellis-console-project';
 
 /**
  * Requests without the browser's own credentials: the console sends `Authorization` itself, and
@@ -36,10 +45,11 @@ const storageKey = 'trellis-console-credentials';
 const fetchWithoutBrowserCredentials = (request: Request) =>
   fetch(new Request(request, { credentials: 'omit' }));
 
-export function clientFor(credentials: Credentials): TrellisClient {
+export function clientFor(credentials: Credentials, project?: string): TrellisClient {
   return createTrellisClient({
     baseUrl: location.origin,
     fetch: fetchWithoutBrowserCredentials,
+    ...(project === undefined ? {} : { project }),
     ...(credentials.kind === 'basic'
       ? { basic: { username: credentials.username, password: credentials.password } }
       : { bearer: credentials.token }),
@@ -66,9 +76,33 @@ export async function signIn(credentials: Credentials, remember: boolean): Promi
   }
   if (remember) sessionStorage.setItem(storageKey, JSON.stringify(credentials));
   else sessionStorage.removeItem(storageKey);
-  return credentials.kind === 'sso'
-    ? { client, user, expires: { at: credentials.expiresAt, provider: credentials.provider } }
-    : { client, user };
+  const session: Session = {
+    client,
+    user,
+    project: null,
+    credentials,
+    ...(credentials.kind === 'sso'
+      ? { expires: { at: credentials.expiresAt, provider: credentials.provider } }
+      : {}),
+  };
+  const projects = user.projects ?? [];
+  const kept = sessionStorage.getItem(projectKey);
+  const chosen =
+    projects.find((project) => project.id === kept) ??
+    projects.find((project) => project.name === 'default') ??
+    projects[0];
+  return chosen ? inProject(session, chosen) : session;
+}
+
+/** The session working in `project` (one of the user's): its client, and the roles there. */
+export function inProject(session: Session, project: ProjectChoice): Session {
+  sessionStorage.setItem(projectKey, project.id);
+  return {
+    ...session,
+    project,
+    client: clientFor(session.credentials, project.id),
+    user: { ...session.user, roles: project.roles },
+  };
 }
 
 function signInProblem(error: unknown, credentials: Credentials): string {
@@ -77,7 +111,7 @@ function signInProblem(error: unknown, credentials: Credentials): string {
   }
   if (credentials.kind === 'sso' && error.status !== 403) {
     return error.status === 404
-      ? `You signed in with ${credentials.provider}, but you are not a member of this Trellis's default project: ask an administrator to add you, or a group of yours, as a member.`
+      ? `You signed in with ${credentials.provider}, but you are not a member of any project of this Trellis: ask an administrator to add you, or a group of yours, as a member.`
       : `You signed in with ${credentials.provider}, but Trellis did not accept the token: ${error.messages.join(' ')}`;
   }
   switch (error.status) {
@@ -112,8 +146,16 @@ export async function restoreSession(): Promise<Session | { expired: string } | 
 
 export function forgetSession(): void {
   sessionStorage.removeItem(storageKey);
+  sessionStorage.removeItem(projectKey);
 }
 
-/** Whether the user may use the console's pages (workflows, runs, approvals). */
+/** Whether the user may use the console's pages (workflows, runs, approvals) in its project. */
 export const canUseWorkflows = (user: CurrentUser) =>
   user.roles.includes('admin') || user.roles.includes('workflow');
+
+/** Whether the user manages its project's members and API keys (and reads its audit trail). */
+export const isProjectAdmin = (user: CurrentUser) => user.roles.includes('admin');
+
+/** Whether the user may read an audit trail: instance admins, and its project's admins. */
+export const canReadAudit = (user: CurrentUser) =>
+  user.instanceAdmin === true || isProjectAdmin(user);

@@ -241,7 +241,11 @@ export function createApp(deps: AppDeps): RequestListener {
         : scope === 'header'
           ? header(req, projectHeader)
           : projectFilterOf(request);
-    const { project, user, limits } = await projects.resolve(caller, key);
+    const resolved =
+      key === undefined && operation.operationId === 'getCurrentUser'
+        ? projects.resolveHome(caller)
+        : projects.resolve(caller, key);
+    const { project, user, limits } = await resolved;
     req.project = project;
     requestRate.take(project, limitsOf(limits, config.Projects.Limits).requestsPerMinute);
     return user;

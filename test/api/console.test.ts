@@ -42,6 +42,7 @@ describe('GET /me', () => {
             roles: role === 'admin' ? ['admin', 'config', 'plugins', 'workflow'] : [role],
           },
         ],
+        ...(role === 'admin' ? { instanceAdmin: true } : {}),
       });
     }
   });

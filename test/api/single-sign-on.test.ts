@@ -120,6 +120,9 @@ describe('single sign-on', () => {
       groups: ['ops'],
       projects: [{ id: expect.any(String), name: 'ops-team', roles: ['workflow'] }],
     });
+    // Without a project, /me answers in her first one: a client learns where she may work.
+    expect(await as(token).GET('/me')).toMatchObject({ roles: ['workflow'] });
+    await expectFailure(as(token).GET('/workflows'), 404);
     expect(await as(token, 'ops-team').GET('/workflows')).toEqual([]);
     // Neither ann nor her groups are members of these: as if they did not exist.
     for (const project of ['sales-team', 'default']) {

@@ -1,5 +1,5 @@
 import type { HandlerMap } from '../handler.js';
-import { projectsOf } from '../projects/request-project.js';
+import { isInstanceAdmin, projectsOf } from '../projects/request-project.js';
 import { callerOf } from '../request-context.js';
 
 /**
@@ -15,6 +15,7 @@ export const accountHandlers = {
       scheme: /^bearer\s/i.test(req.headers.authorization ?? '') ? 'Bearer' : 'Basic',
       ...(user.groups ? { groups: [...user.groups] } : {}),
       projects: await projectsOf(deps.db, deps.config, callerOf(req)),
+      ...(isInstanceAdmin(deps.config, callerOf(req)) ? { instanceAdmin: true } : {}),
     },
   }),
 

@@ -191,6 +191,24 @@ export function createProjectResolver(db: Kysely<Database>, config: TrellisConfi
     },
 
     /**
+     * As `resolve` without a project, but a caller who may not work in `default` (a single
+     * sign-on user whose groups are members elsewhere only) works in its first project: `/me`
+     * answers there, and so tells a client which projects it may choose.
+     */
+    async resolveHome(
+      caller: AuthUser,
+    ): Promise<{ project: RequestProject; user: AuthUser; limits: ProjectLimits }> {
+      try {
+        return await this.resolve(caller, undefined);
+      } catch (error) {
+        if (!(error instanceof NotFound)) throw error;
+        const [first] = await projectsOf(db, config, caller);
+        if (!first) throw error;
+        return this.resolve(caller, first.id);
+      }
+    },
+
+    /**
      * The caller as it acts in instance-wide operations: its configured roles (what `/me`
      * shows), with `admin` for an instance admin named in `Projects.InstanceAdmins`. An API key
      * has no roles there but on `/me`.
