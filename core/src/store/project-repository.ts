@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { Conflict } from '#definition/errors.js';
 import type { Role } from '#platform/config/types.js';
 import { translateConstraintErrors } from './constraint-errors.js';
@@ -30,10 +31,32 @@ export async function findById(db: Kysely<Database>, id: string): Promise<Projec
   return db.selectFrom('project').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** How long this process keeps a project row it read by id: a change elsewhere shows within it. */
+export const projectRowTtlMs = 5_000;
+
+// Every start and every task attempt asks its project's limits, allowed plugins or name, which
+// change rarely: one read per project every few seconds instead of one per ask. Keyed by id alone:
+// project ids are random UUIDs, unique across the databases one process may serve (tests).
+const projectRows = new LRUCache<string, ProjectRow, Kysely<Database>>({
+  max: 1_000,
+  ttl: projectRowTtlMs,
+  fetchMethod: (id, _stale, { context }) => findById(context, id),
+});
+
+/**
+ * The project with this id as this process last read it, at most {@link projectRowTtlMs} ago
+ * (changes made through this process show at once); undefined when unknown.
+ */
+export async function projectById(
+  db: Kysely<Database>,
+  id: string,
+): Promise<ProjectRow | undefined> {
+  return projectRows.fetch(id, { context: db });
+}
+
 /** The name of the project with this id (runs carry it to Temporal); undefined when unknown. */
 export async function nameOf(db: Kysely<Database>, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('project').select('name').where('id', '=', id).executeTakeFirst();
-  return row?.name;
+  return (await projectById(db, id))?.name;
 }
 
 /** Every project by name; one page of them when `page` is given. */
@@ -94,6 +117,7 @@ export async function update(
   change: { name: string; limits?: ProjectLimits },
 ): Promise<ProjectRow | undefined> {
   const { name, limits } = change;
+  projectRows.delete(id);
   return translateConstraintErrors(
     () =>
       db
@@ -112,6 +136,7 @@ export async function setAllowedPlugins(
   id: string,
   types: string[] | null,
 ): Promise<void> {
+  projectRows.delete(id);
   await db
     .updateTable('project')
     .set({ allowedPlugins: types === null ? null : JSON.stringify([...new Set(types)]) })
@@ -147,6 +172,7 @@ export async function nthLatestStart(
  * configurations (their rows refer to it).
  */
 export async function remove(db: Kysely<Database>, project: ProjectRow): Promise<void> {
+  projectRows.delete(project.id);
   await translateConstraintErrors(
     () => db.deleteFrom('project').where('id', '=', project.id).execute(),
     {

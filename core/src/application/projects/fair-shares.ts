@@ -31,7 +31,7 @@ export async function projectLimits(
   projectId: string,
   defaults: LimitDefaults,
 ): Promise<Limits & { projectName: string }> {
-  const row = await projectRepository.findById(db, projectId);
+  const row = await projectRepository.projectById(db, projectId);
   return { ...limitsOf(row?.limits ?? {}, defaults), projectName: row?.name ?? projectId };
 }
 

@@ -18,7 +18,7 @@ export async function pluginAllowanceOf(
   db: Kysely<Database>,
   projectId: string,
 ): Promise<PluginAllowance> {
-  const project = await projectRepository.findByIdOrName(db, projectId);
+  const project = await projectRepository.projectById(db, projectId);
   return { projectName: project?.name ?? projectId, allowed: project?.allowedPlugins ?? null };
 }
 
