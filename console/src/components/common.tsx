@@ -21,6 +21,13 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
+/** Every item of a list read page by page (the SDK's `client.all`), in order. */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
 /** Loads with `load` whenever `keys` change; `reload()` loads again. */
 export function useLoad<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({

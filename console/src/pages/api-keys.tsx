@@ -5,7 +5,7 @@
  */
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { Loading, messagesOf, Problems, useLoad } from '../components/common.js';
+import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 import { formatDateTime } from '../format.js';
 
@@ -19,15 +19,13 @@ interface ApiKeysPageProps {
 
 export function ApiKeysPage({ client, projectId, projectName }: ApiKeysPageProps) {
   const path = { projectId };
-  const keys = useLoad(async () => {
-    const listed = [];
-    for await (const key of client.all('/projects/{projectId}/keys', {
-      params: { path, query: { pageSize: 1000 } },
-    })) {
-      listed.push(key);
-    }
-    return listed;
-  }, []);
+  const keys = useLoad(
+    () =>
+      collect(
+        client.all('/projects/{projectId}/keys', { params: { path, query: { pageSize: 1000 } } }),
+      ),
+    [],
+  );
   const [name, setName] = useState('');
   const [roles, setRoles] = useState<Role[]>(['workflow']);
   const [expires, setExpires] = useState('');

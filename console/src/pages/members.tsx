@@ -5,7 +5,7 @@
  */
 import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { Loading, messagesOf, Problems, useLoad } from '../components/common.js';
+import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 
 interface MembersPageProps {
@@ -16,15 +16,15 @@ interface MembersPageProps {
 
 export function MembersPage({ client, projectId, projectName }: MembersPageProps) {
   const path = { projectId };
-  const members = useLoad(async () => {
-    const listed = [];
-    for await (const member of client.all('/projects/{projectId}/members', {
-      params: { path, query: { pageSize: 1000 } },
-    })) {
-      listed.push(member);
-    }
-    return listed;
-  }, []);
+  const members = useLoad(
+    () =>
+      collect(
+        client.all('/projects/{projectId}/members', {
+          params: { path, query: { pageSize: 1000 } },
+        }),
+      ),
+    [],
+  );
   const [name, setName] = useState('');
   const [roles, setRoles] = useState<Role[]>(['workflow']);
   const [done, setDone] = useState<string | null>(null);
