@@ -70,7 +70,8 @@ path after a case was completed.
    operation can succeed on: in half the positive cases of an operation whose path names a
    trigger, it names one of a workflow of the hooks' own that fits the operation now (a
    TimeBased trigger for a preview, an Active one on `YEARLY` for a backfill, an Active Webhook
-   trigger without signature for a delivery), made when there is none.
+   trigger without signature for a delivery), made when there is none. An API key's `expiresAt`
+   must be in the future, which a `date-time` cannot say: positive cases give one a day ahead.
 
 8. Approval links. A link's token is its credential, made by the server and sent only to the
    notification webhooks, so the fuzzer can never draw one. `scripts/dev/with-trellis.ts` configures
@@ -528,6 +529,8 @@ class Shape:
         self.updates_trigger = self.trigger and "triggerId" in self.path_echoes
         # A backfill's body: a time range.
         self.time_range = {"from", "to"} <= set(properties)
+        # An API key's body: its expiry must be in the future (400 otherwise).
+        self.expiry = "expiresAt" in properties
         # A webhook delivery: its body is the run's inputs.
         self.webhook = operation.path.startswith("/hooks/")
         # An approval link's page and decision (section 8).
@@ -549,7 +552,7 @@ class Shape:
         self.own_path = bool(self.path_echoes or self.time_range)
         # What the coverage phase's positive cases are completed for (`map_case`): those, and
         # the definitions it would send as any JSON text.
-        self.in_coverage = self.own_path or bool(self.definitions)
+        self.in_coverage = self.own_path or bool(self.definitions) or self.expiry
 
     @property
     def completes(self) -> bool:
@@ -559,6 +562,7 @@ class Shape:
             or self.on_execution
             or self.trigger
             or self.time_range
+            or self.expiry
             or self.webhook
             or self.on_trigger
             or self.link
@@ -777,6 +781,8 @@ def complete(case: schemathesis.Case, choices: dict[str, Any]) -> schemathesis.C
             body["properties"] = trigger[body["type"]]
         if shape.time_range:
             body.update(choices["window"])
+        if shape.expiry and "expiresAt" in body:
+            body["expiresAt"] = iso(int(time.time()) + 86400)
         if shape.starts_run:
             fit_run(case, body, choices["inputs"], keep=False)
         case.body = body
