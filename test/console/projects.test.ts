@@ -109,7 +109,8 @@ describe('projects in the console', () => {
     await row.getByRole('button', { name: 'Revoke ci' }).click();
     await row.getByRole('button', { name: 'Yes, revoke ci' }).click();
     await page.getByRole('status').getByText('API key "ci" was revoked.').waitFor();
-    await expect(row.locator('td').nth(6).textContent()).resolves.not.toBe('No');
+    // The list is read again after the message: the row shows the revocation a moment later.
+    await expect.poll(() => row.locator('td').nth(6).textContent()).not.toBe('No');
     await expectFailure(viaKey.GET('/workflows'), 401);
 
     // The audit trail, in B, by operation.

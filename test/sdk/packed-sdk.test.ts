@@ -54,6 +54,7 @@ describe('the packed SDK', () => {
     expect(Object.keys(sdk).sort()).toEqual([
       'TrellisApiError',
       'basicAuthorization',
+      'createClient',
       'createTrellisClient',
       'defineWorkflow',
     ]);
