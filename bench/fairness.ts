@@ -9,9 +9,14 @@
  * - `fair_same_key_p99_ms` / `fair_same_key_ratio`: the control, the same flood started in the
  *   quiet project itself, so that every task has one fairness key: what a flood does to a
  *   neighbour without a key of its own.
+ * - `fair_temporal_*`: the peer figure, plain Temporal under the same flood on the same server:
+ *   the baseline worker's one-local-activity workflow (as `exec_e2e`'s baseline) with a fairness
+ *   key of its own while workflows of `floodTasks` regular activities, bookended by two local
+ *   ones, flood with another key. What Temporal's fairness keys alone give on this machine.
  * The flood's starts and the quiet runs share the one API process and the one worker; the
  * benchmark waits for each flood to drain before the next phase.
  */
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
@@ -20,6 +25,7 @@ import { endToEnd } from './exec.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome } from './report.js';
 import { percentile, round } from './stats.js';
+import { baselineTaskQueue, ensureTemporalBaseline } from './temporal-baseline.js';
 
 type FairnessPlan = Plan['fairness'];
 
@@ -43,13 +49,21 @@ export async function benchmarkFairness(
 
   // Warm both projects' paths (definitions cached, connections open) before measuring.
   for (let i = 0; i < 5; i++) await endToEnd(env, oneTask, quiet);
-  const alone = await sample(env, quiet, oneTask, plan.samples);
-  const underFlood = await whileFlooding(env, noisy, noisyFlood, plan, () =>
-    sample(env, quiet, oneTask, plan.samples),
+  const alone = await sample(() => endToEnd(env, oneTask, quiet), plan.samples);
+  const quietRun = () => endToEnd(env, oneTask, quiet);
+  const underFlood = await whileFlooding(
+    plan,
+    trellisFlood(noisy, noisyFlood),
+    () => activeRuns(env, noisyFlood),
+    () => sample(quietRun, plan.samples),
   );
-  const sameKey = await whileFlooding(env, quiet, sameKeyFlood, plan, () =>
-    sample(env, quiet, oneTask, plan.samples),
+  const sameKey = await whileFlooding(
+    plan,
+    trellisFlood(quiet, sameKeyFlood),
+    () => activeRuns(env, sameKeyFlood),
+    () => sample(quietRun, plan.samples),
   );
+  const peer = await temporalPeer(env, plan);
 
   const p = (values: number[], q: number) => round(percentile(values, q), 1);
   const quietP99 = p(alone.latencies, 99);
@@ -63,6 +77,11 @@ export async function benchmarkFairness(
     fair_p99_ratio: round(floodP99 / quietP99),
     fair_same_key_p99_ms: sameKeyP99,
     fair_same_key_ratio: round(sameKeyP99 / quietP99),
+    fair_temporal_quiet_p99_ms: p(peer.alone.latencies, 99),
+    fair_temporal_flood_p99_ms: p(peer.underFlood.result.latencies, 99),
+    fair_temporal_p99_ratio: round(
+      percentile(peer.underFlood.result.latencies, 99) / percentile(peer.alone.latencies, 99),
+    ),
   };
   const backlog = (phase: { backlogAtEnd: number }) => `${phase.backlogAtEnd} flood runs active`;
   return {
@@ -82,12 +101,27 @@ export async function benchmarkFairness(
         ratio: String(results.fair_same_key_ratio),
         target: 'control',
       },
+      {
+        metric: 'peer: plain Temporal, the same flood, a fairness key each',
+        ours: `${p(peer.underFlood.result.latencies, 50)} / ${results.fair_temporal_flood_p99_ms}`,
+        baseline: `${p(peer.alone.latencies, 50)} / ${results.fair_temporal_quiet_p99_ms} (no flood)`,
+        ratio: String(results.fair_temporal_p99_ratio),
+        target: 'peer',
+      },
     ],
     details: {
       plan,
       quiet: alone,
       flood: { ...underFlood.result, seconds: underFlood.seconds, backlog: backlog(underFlood) },
       sameKey: { ...sameKey.result, seconds: sameKey.seconds, backlog: backlog(sameKey) },
+      temporal: {
+        quiet: peer.alone,
+        flood: {
+          ...peer.underFlood.result,
+          seconds: peer.underFlood.seconds,
+          backlog: backlog(peer.underFlood),
+        },
+      },
     },
   };
 }
@@ -107,27 +141,76 @@ async function addWorkflow(client: TrellisClient, prefix: string, tasks: unknown
   return (await client.POST('/workflows/Add', { body: { definition } })).id;
 }
 
-/** `count` one-task runs one after another: each one's latency in ms. */
-async function sample(
-  env: BenchEnvironment,
-  client: TrellisClient,
-  workflowId: string,
-  count: number,
-): Promise<{ latencies: number[] }> {
+/** `count` runs one after another: each one's latency in ms. */
+async function sample(run: () => Promise<number>, count: number): Promise<{ latencies: number[] }> {
   const latencies: number[] = [];
-  for (let i = 0; i < count; i++) latencies.push(await endToEnd(env, workflowId, client));
+  for (let i = 0; i < count; i++) latencies.push(await run());
   return { latencies };
 }
 
+/** Starts one flood run of a Trellis workflow. */
+function trellisFlood(client: TrellisClient, workflowId: string) {
+  return async () => {
+    await client.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+      body: { workflowId },
+    });
+  };
+}
+
 /**
- * Starts the flood (`inFlight` starts at a time), runs `measure` once a tenth of it has started
- * (a backlog has formed), then waits until every flood run has ended.
+ * The peer: the baseline worker's workflows, a quiet one-local-activity run (fairness key
+ * `bench-quiet`) alone and while `bookendedNoOps` runs of key `bench-noisy` flood.
+ */
+async function temporalPeer(env: BenchEnvironment, plan: FairnessPlan) {
+  await ensureTemporalBaseline(env);
+  const prefix = `bench-fair-${randomUUID()}`;
+  const start = (workflow: string, fairnessKey: string, args: unknown[] = []) => ({
+    taskQueue: baselineTaskQueue,
+    workflowId: `${prefix}-${fairnessKey}-${randomUUID()}`,
+    args,
+    priority: { fairnessKey },
+  });
+  const quietRun = async () => {
+    const began = performance.now();
+    await env.temporal.workflow.execute('oneLocalNoOp', start('oneLocalNoOp', 'bench-quiet'));
+    return performance.now() - began;
+  };
+  const flooding = new Set<string>();
+  const failures: unknown[] = [];
+  const floodRun = async () => {
+    const handle = await env.temporal.workflow.start(
+      'bookendedNoOps',
+      start('bookendedNoOps', 'bench-noisy', [plan.floodTasks, 'regular']),
+    );
+    flooding.add(handle.workflowId);
+    handle
+      .result()
+      .catch((error: unknown) => failures.push(error))
+      .finally(() => flooding.delete(handle.workflowId));
+  };
+  for (let i = 0; i < 5; i++) await quietRun();
+  const alone = await sample(quietRun, plan.samples);
+  const underFlood = await whileFlooding(
+    plan,
+    floodRun,
+    async () => flooding.size,
+    () => sample(quietRun, plan.samples),
+  );
+  if (failures.length > 0)
+    throw new Error(`${failures.length} flood runs failed`, { cause: failures[0] });
+  return { alone, underFlood };
+}
+
+/**
+ * Starts the flood (`plan.floodRuns` calls of `startOne`, `inFlight` at a time), runs `measure`
+ * once a tenth of it has started (a backlog has formed), then waits until `active` says every
+ * flood run has ended.
  */
 async function whileFlooding<T>(
-  env: BenchEnvironment,
-  client: TrellisClient,
-  workflowId: string,
   plan: FairnessPlan,
+  startOne: () => Promise<void>,
+  active: () => Promise<number>,
   measure: () => Promise<T>,
 ): Promise<{ result: T; seconds: number; backlogAtEnd: number }> {
   const began = performance.now();
@@ -137,19 +220,16 @@ async function whileFlooding<T>(
   const starter = async () => {
     while (started < plan.floodRuns) {
       started += 1;
-      await client.POST('/workflows/{workflowId}/executions', {
-        params: { path: { workflowId } },
-        body: { workflowId },
-      });
+      await startOne();
       if (started >= plan.floodRuns / 10) reachedTenth();
     }
   };
   const flood = Promise.all(Array.from({ length: plan.inFlight }, starter));
   await tenth;
   const result = await measure();
-  const backlogAtEnd = await activeRuns(env, workflowId);
+  const backlogAtEnd = await active();
   await flood;
-  while ((await activeRuns(env, workflowId)) > 0) {
+  while ((await active()) > 0) {
     if (performance.now() - began > 15 * 60_000) throw new Error('The flood did not drain');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
