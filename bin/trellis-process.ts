@@ -213,8 +213,7 @@ export function createTrellis(
     const metrics = config.Metrics.Enabled
       ? createMetrics({
           waitingApprovals: () => countWaitingApprovals(database.db),
-          projectName: async (id) =>
-            (await projectRepository.findByIdOrName(database.db, id))?.name,
+          projectName: (id) => projectRepository.nameOf(database.db, id),
           logger,
         })
       : noMetrics;

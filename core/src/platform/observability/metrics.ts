@@ -64,9 +64,6 @@ const attemptBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1
 /** Seconds; a run takes from a fraction of a second to days (approvals). */
 const executionBuckets = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 21600, 86400];
 
-/** How long a project's name is kept for its label: a renamed project's series follow within it. */
-const projectNameTtlMs = 60_000;
-
 /**
  * The metrics of one process. `waitingApprovals` feeds the approvals gauge at scrape time, by
  * project name; `projectName` names the project of a run (undefined: it no longer exists).
@@ -216,33 +213,25 @@ export function createMetrics(deps: {
 }
 
 /**
- * Records a sample labelled with the name of project `projectId`, once that is known: each name
- * is looked up once and kept `projectNameTtlMs` (`` for a project that is gone, or when the
- * look-up failed, which is tried again next time).
+ * Records a sample labelled with the name of project `projectId`, once that is known (`` for a
+ * project that is gone, or when the look-up failed). `projectName` keeps names it has read (the
+ * project repository's row cache), so a renamed project's series follow within seconds.
  */
 function labelByProject(
   projectName: (projectId: string) => Promise<string | undefined>,
   logger: Logger,
 ): (projectId: string | undefined, record: (project: string) => void) => void {
-  const names = new Map<string, { name: Promise<string>; until: number }>();
   return (projectId, record) => {
     if (projectId === undefined) {
       record('');
       return;
     }
-    let known = names.get(projectId);
-    if (!known || known.until < Date.now()) {
-      const name = projectName(projectId).then(
-        (found) => found ?? '',
-        (error: unknown) => {
-          logger.debug({ err: error }, 'metrics: could not name a project');
-          names.delete(projectId);
-          return '';
-        },
-      );
-      known = { name, until: Date.now() + projectNameTtlMs };
-      names.set(projectId, known);
-    }
-    void known.name.then(record);
+    void projectName(projectId).then(
+      (found) => record(found ?? ''),
+      (error: unknown) => {
+        logger.debug({ err: error }, 'metrics: could not name a project');
+        record('');
+      },
+    );
   };
 }
