@@ -6,6 +6,7 @@
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
+import { ConfirmAction } from '../components/confirm-action.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 import { formatDateTime } from '../format.js';
 
@@ -155,27 +156,15 @@ export function ApiKeysPage({ client, projectId, projectName }: ApiKeysPageProps
                       <td>{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
                       <td>{key.revokedAt ? formatDateTime(key.revokedAt) : 'No'}</td>
                       <td class="row-actions">
-                        {key.revokedAt ? null : revoking === key.id ? (
-                          <>
-                            <button
-                              type="button"
-                              class="danger"
-                              onClick={() => void revoke(key.id)}
-                            >
-                              Yes, revoke {key.name}
-                            </button>
-                            <button type="button" onClick={() => setRevoking(null)}>
-                              Keep
-                            </button>
-                          </>
-                        ) : (
-                          <button
-                            type="button"
-                            aria-label={`Revoke ${key.name}`}
-                            onClick={() => setRevoking(key.id)}
-                          >
-                            Revoke
-                          </button>
+                        {key.revokedAt ? null : (
+                          <ConfirmAction
+                            action="Revoke"
+                            name={key.name}
+                            asking={revoking === key.id}
+                            onAsk={() => setRevoking(key.id)}
+                            onKeep={() => setRevoking(null)}
+                            onConfirm={() => void revoke(key.id)}
+                          />
                         )}
                       </td>
                     </tr>

@@ -6,6 +6,7 @@
 import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
+import { ConfirmAction } from '../components/confirm-action.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 
 interface MembersPageProps {
@@ -119,41 +120,26 @@ export function MembersPage({ client, projectId, projectName }: MembersPageProps
                       <td class="wrap">{member.name}</td>
                       <td>{member.roles.join(', ')}</td>
                       <td class="row-actions">
-                        {removing === member.name ? (
-                          <>
-                            <button
-                              type="button"
-                              class="danger"
-                              onClick={() => void remove(member.name)}
-                            >
-                              Yes, remove {member.name}
-                            </button>
-                            <button type="button" onClick={() => setRemoving(null)}>
-                              Keep
-                            </button>
-                          </>
-                        ) : (
-                          <>
-                            <button
-                              type="button"
-                              aria-label={`Change roles of ${member.name}`}
-                              onClick={() => {
-                                setName(member.name);
-                                setRoles(member.roles);
-                                document.getElementById('member-name')?.focus();
-                              }}
-                            >
-                              Change roles
-                            </button>
-                            <button
-                              type="button"
-                              aria-label={`Remove ${member.name}`}
-                              onClick={() => setRemoving(member.name)}
-                            >
-                              Remove
-                            </button>
-                          </>
-                        )}
+                        <ConfirmAction
+                          action="Remove"
+                          name={member.name}
+                          asking={removing === member.name}
+                          onAsk={() => setRemoving(member.name)}
+                          onKeep={() => setRemoving(null)}
+                          onConfirm={() => void remove(member.name)}
+                        >
+                          <button
+                            type="button"
+                            aria-label={`Change roles of ${member.name}`}
+                            onClick={() => {
+                              setName(member.name);
+                              setRoles(member.roles);
+                              document.getElementById('member-name')?.focus();
+                            }}
+                          >
+                            Change roles
+                          </button>
+                        </ConfirmAction>
                       </td>
                     </tr>
                   ))}
