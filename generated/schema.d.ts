@@ -2590,11 +2590,9 @@ export interface components {
              */
             createdAt: string;
             /**
-             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
-             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
-             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
-             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
-             *     fails if it was already running.
+             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. A task
+             *     whose plugin (inline or its configuration's) is not among them is refused when its workflow
+             *     is saved or started (400 `plugin.not_allowed`), and fails if it was already running.
              */
             allowedPlugins?: components["schemas"]["PluginTypeName"][];
             /**
@@ -2739,13 +2737,13 @@ export interface components {
              */
             limits?: components["schemas"]["ProjectLimits"];
             /**
-             * @description The plugin types its workflows may use (`Net/Http`); absent: every installed plugin. Set by
-             *     instance admins in `POST /projects` and `PUT /projects/{projectId}` (each write sets it anew:
-             *     absent lifts the restriction). A task whose plugin (inline or its configuration's) is not
-             *     among them is refused when its workflow is saved or started (400 `plugin.not_allowed`), and
-             *     fails if it was already running.
+             * @description The plugin types its workflows may use (`Net/Http`), instance admins only: a task whose
+             *     plugin (inline or its configuration's) is not among them is refused when its workflow is
+             *     saved or started (400 `plugin.not_allowed`), and fails if it was already running. `null`
+             *     lifts the restriction (every installed plugin); left out, a new project has none and a
+             *     renamed one keeps the list it has.
              */
-            allowedPlugins?: components["schemas"]["PluginTypeName"][];
+            allowedPlugins?: components["schemas"]["PluginTypeName"][] | null;
         };
         /** @description `/readyz`: whether the process can do its work now. */
         Readiness: {

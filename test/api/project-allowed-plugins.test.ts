@@ -21,7 +21,7 @@ afterAll(async () => {
   await trellis?.stop();
 });
 
-const restrict = (project: string, allowedPlugins?: string[]) =>
+const restrict = (project: string, allowedPlugins?: string[] | null) =>
   trellis.admin.PUT('/projects/{projectId}', {
     params: { path: { projectId: project } },
     body: { name: project, ...(allowedPlugins === undefined ? {} : { allowedPlugins }) },
@@ -122,7 +122,20 @@ describe('plugins allowed in a project', () => {
       ),
     });
 
+    // A rename leaves the list as it is; null lifts it.
     await restrict('later');
+    expect(
+      await trellis.admin.GET('/projects/{projectId}', {
+        params: { path: { projectId: 'later' } },
+      }),
+    ).toMatchObject({ allowedPlugins: ['Flow/Delay'] });
+    await expectFailure(execute(later, workflowId), 400);
+    await restrict('later', null);
+    expect(
+      await trellis.admin.GET('/projects/{projectId}', {
+        params: { path: { projectId: 'later' } },
+      }),
+    ).not.toHaveProperty('allowedPlugins');
     const again = await execute(later, workflowId);
     expect((await later.waitForExecution(workflowId, again, { timeoutMs: 60_000 })).status).toBe(
       'Completed',

@@ -101,7 +101,9 @@ export const projectHandlers = {
     assertUsableName(body.name);
     if (body.name !== project.name) assertNotDefault(project, 'renamed');
     const row = await deps.db.transaction().execute(async (trx) => {
-      await projectRepository.setAllowedPlugins(trx, project.id, body.allowedPlugins ?? null);
+      if (body.allowedPlugins !== undefined) {
+        await projectRepository.setAllowedPlugins(trx, project.id, body.allowedPlugins);
+      }
       return projectRepository.update(trx, project.id, body);
     });
     if (!row) throw projectNotFound(project.id);
