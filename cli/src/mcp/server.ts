@@ -1,0 +1,91 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { TrellisClient } from '@trellis/sdk';
+import { CliError, describeFailure } from '../failures.js';
+import { version } from '../version.js';
+import { isRunTool, runToolNames, runTools, storedWorkflows } from './run-tools.js';
+import { fixedTools, type Arguments } from './tools.js';
+
+/**
+ * The Model Context Protocol server of `trellis mcp`: the fixed tools and one run tool per
+ * workflow, every call made with `trellis` (the caller's own credentials, in its project). The
+ * low-level `Server`, since each run tool's input schema is JSON Schema read from the server.
+ * `note` tells the person running it what went wrong outside a tool call (stderr).
+ */
+export function trellisMcpServer(
+  trellis: TrellisClient,
+  url: string,
+  note: (text: string) => void,
+): Server {
+  const server = new Server(
+    { name: 'trellis', title: 'Trellis', version },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'Trellis runs workflows. list_workflows and describe_workflow show what exists; each run_<workflow> tool starts a run with that workflow\u2019s inputs; follow_execution waits for its end; read_logs tells what happened; list_approvals and decide_approval handle the human approval steps.',
+    },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const fixed = fixedTools.map(({ tool }) => tool);
+    try {
+      return { tools: [...fixed, ...(await runTools(trellis))] };
+    } catch (error) {
+      // The caller may not read workflows (or the server is away): the other tools still answer.
+      note(`trellis mcp: no run tools: ${describeFailure(error, url).messages.join(' ')}`);
+      return { tools: fixed };
+    }
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
+    const args: Arguments = params.arguments ?? {};
+    try {
+      const result = await call(trellis, params.name, args);
+      return {
+        content: [{ type: 'text', text: JSON.stringify(result) }],
+        structuredContent: result,
+      };
+    } catch (error) {
+      const { messages, status, errors, hint } = describeFailure(error, url);
+      const text = [
+        ...messages,
+        ...(status === undefined ? [] : [`(HTTP ${status})`]),
+        ...(hint ? [`hint: ${hint}`] : []),
+      ].join('\n');
+      return {
+        isError: true,
+        content: [{ type: 'text', text }],
+        structuredContent: { status, messages, ...(errors ? { errors } : {}) },
+      };
+    }
+  });
+  return server;
+}
+
+/** Calls the tool `name`: a fixed one, or a workflow's run tool. */
+async function call(
+  trellis: TrellisClient,
+  name: string,
+  args: Arguments,
+): Promise<Record<string, unknown>> {
+  const fixed = fixedTools.find(({ tool }) => tool.name === name);
+  if (fixed) return fixed.call(trellis, args);
+  const workflow = isRunTool(name)
+    ? runToolNames(await storedWorkflows(trellis)).get(name)
+    : undefined;
+  if (!workflow) {
+    throw new CliError(
+      `There is no tool named "${name}".`,
+      'list the tools again: workflows may have been added, renamed or deleted.',
+    );
+  }
+  const started = await trellis.POST('/workflows/{workflowId}/executions', {
+    params: { path: { workflowId: workflow.id } },
+    body: { workflowId: workflow.id, inputs: args },
+  });
+  return { ...started, workflow: workflow.name };
+}
