@@ -8,7 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
-import { cliEnvironment, cliFolder, sourceCommand } from '../support/cli.js';
+import { cliEnvironment, cliFolder, runCli, sourceCommand } from '../support/cli.js';
 
 let trellis: Trellis;
 /** Sessions to close after the file. */
@@ -64,7 +64,7 @@ async function succeeded<T = Record<string, unknown>>(
 let unique = 0;
 const uniqueName = (base: string) => `${base}-${Date.now().toString(36)}-${++unique}`;
 
-async function added(definition: { name: string }): Promise<string> {
+async function added(definition: { name: string; tasks: object[] }): Promise<string> {
   const { id } = await trellis.admin.POST('/workflows/Add', {
     body: { definition: JSON.stringify(definition) },
   });
@@ -120,6 +120,13 @@ afterAll(async () => {
 });
 
 describe('trellis mcp', () => {
+  it('explains itself in --help', async () => {
+    const help = await runCli(['mcp', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: trellis mcp [options]');
+    expect(help.stdout).toContain('Only protocol on stdout');
+  });
+
   it('lists the fixed tools and one run tool per workflow, its inputs as its input schema', async () => {
     const name = uniqueName('mcp totals');
     const workflowId = await added(totals(name));
@@ -211,6 +218,31 @@ describe('trellis mcp', () => {
     expect(refused.text).toContain('body.inputs.values: must be an array');
     expect(refused.text).toContain('body.inputs.extra: is not a declared input');
     expect(refused.text).toContain('(HTTP 400)');
+  });
+
+  it('follows a longer run: its status when the time is up, progress while it waits, then its end', async () => {
+    const name = uniqueName('mcp-slow');
+    await added({
+      name,
+      tasks: [{ name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 9000 } }],
+    });
+    const { executionId } = await succeeded<{ executionId: string }>(admin, `run_${name}`);
+    const running = await succeeded(admin, 'follow_execution', {
+      workflow: name,
+      executionId,
+      timeoutSeconds: 1,
+    });
+    expect(running).toMatchObject({ status: 'Running', ended: false, outputs: null });
+
+    // Progress every 5 s: the run has 7 s and more to go.
+    const progress: string[] = [];
+    const ended = (await admin.callTool(
+      { name: 'follow_execution', arguments: { workflow: name, executionId } },
+      undefined,
+      { onprogress: ({ message }) => progress.push(message ?? '') },
+    )) as CallToolResult;
+    expect(ended.structuredContent).toMatchObject({ status: 'Completed', ended: true });
+    expect(progress[0]).toMatch(/^waited \d+ s$/);
   });
 
   it('lists the pending approvals and decides one with inputs and a reason; a user without the role gets the 403', async () => {

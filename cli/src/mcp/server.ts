@@ -8,7 +8,7 @@ import type { TrellisClient } from '@trellis/sdk';
 import { CliError, describeFailure } from '../failures.js';
 import { version } from '../version.js';
 import { isRunTool, runToolNames, runTools, storedWorkflows } from './run-tools.js';
-import { fixedTools, type Arguments } from './tools.js';
+import { fixedTools, type Arguments, type CallContext } from './tools.js';
 
 /**
  * The Model Context Protocol server of `trellis mcp`: the fixed tools and one run tool per
@@ -41,28 +41,44 @@ export function trellisMcpServer(
     }
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }): Promise<CallToolResult> => {
-    const args: Arguments = params.arguments ?? {};
-    try {
-      const result = await call(trellis, params.name, args);
-      return {
-        content: [{ type: 'text', text: JSON.stringify(result) }],
-        structuredContent: result,
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async ({ params }, extra): Promise<CallToolResult> => {
+      const args: Arguments = params.arguments ?? {};
+      const progressToken = params._meta?.progressToken;
+      let progressed = 0;
+      const context: CallContext = {
+        signal: extra.signal,
+        progress: (message) => {
+          if (progressToken === undefined) return;
+          const notification = {
+            method: 'notifications/progress' as const,
+            params: { progressToken, progress: ++progressed, message },
+          };
+          extra.sendNotification(notification).catch(() => {});
+        },
       };
-    } catch (error) {
-      const { messages, status, errors, hint } = describeFailure(error, url);
-      const text = [
-        ...messages,
-        ...(status === undefined ? [] : [`(HTTP ${status})`]),
-        ...(hint ? [`hint: ${hint}`] : []),
-      ].join('\n');
-      return {
-        isError: true,
-        content: [{ type: 'text', text }],
-        structuredContent: { status, messages, ...(errors ? { errors } : {}) },
-      };
-    }
-  });
+      try {
+        const result = await call(trellis, params.name, args, context);
+        return {
+          content: [{ type: 'text', text: JSON.stringify(result) }],
+          structuredContent: result,
+        };
+      } catch (error) {
+        const { messages, status, errors, hint } = describeFailure(error, url);
+        const text = [
+          ...messages,
+          ...(status === undefined ? [] : [`(HTTP ${status})`]),
+          ...(hint ? [`hint: ${hint}`] : []),
+        ].join('\n');
+        return {
+          isError: true,
+          content: [{ type: 'text', text }],
+          structuredContent: { status, messages, ...(errors ? { errors } : {}) },
+        };
+      }
+    },
+  );
   return server;
 }
 
@@ -71,9 +87,10 @@ async function call(
   trellis: TrellisClient,
   name: string,
   args: Arguments,
+  context: CallContext,
 ): Promise<Record<string, unknown>> {
   const fixed = fixedTools.find(({ tool }) => tool.name === name);
-  if (fixed) return fixed.call(trellis, args);
+  if (fixed) return fixed.call(trellis, args, context);
   const workflow = isRunTool(name)
     ? runToolNames(await storedWorkflows(trellis)).get(name)
     : undefined;

@@ -16,10 +16,21 @@ const endStatuses: ExecutionStatus[] = ['Completed', 'Failed', 'Canceled'];
 /** The arguments a tool was called with. */
 export type Arguments = Record<string, unknown>;
 
+/** What a call runs with besides its arguments: the client's cancellation, and progress to tell. */
+export interface CallContext {
+  signal: AbortSignal;
+  /** Tells the client the call goes on (a client may keep waiting past its timeout on it). */
+  progress: (message: string) => void;
+}
+
 /** A tool with a fixed input schema, and what calling it does; resolves to its JSON result. */
 interface FixedTool {
   tool: Tool;
-  call(trellis: TrellisClient, args: Arguments): Promise<Record<string, unknown>>;
+  call(
+    trellis: TrellisClient,
+    args: Arguments,
+    context: CallContext,
+  ): Promise<Record<string, unknown>>;
 }
 
 const reading = { readOnlyHint: true, destructiveHint: false, openWorldHint: false } as const;
@@ -45,6 +56,9 @@ function optionalText(args: Arguments, name: string): string | undefined {
 }
 
 const maxWaitSeconds = 600;
+/** Under the 60 s an MCP client waits for an answer by default. */
+const defaultWaitSeconds = 30;
+const progressEveryMs = 5000;
 const defaultLogLimit = 500;
 const approvalStatuses: ApprovalStatus[] = ['Pending', 'Approved', 'Rejected', 'Canceled'];
 
@@ -122,8 +136,9 @@ export const fixedTools: FixedTool[] = [
             type: 'integer',
             minimum: 0,
             maximum: maxWaitSeconds,
-            default: 60,
-            description: 'How long to wait for the end (0: tell the status now).',
+            default: defaultWaitSeconds,
+            description:
+              'How long to wait for the end (0: tell the status now). Progress is sent every 5 s, for clients that wait on it past their own timeout.',
           },
         },
         required: ['workflow', 'executionId'],
@@ -131,23 +146,31 @@ export const fixedTools: FixedTool[] = [
       },
       annotations: reading,
     },
-    async call(trellis, args) {
+    async call(trellis, args, { signal, progress }) {
       const workflowId = await workflowIdOf(trellis, text(args, 'workflow'));
       const executionId = text(args, 'executionId');
-      const seconds = args.timeoutSeconds ?? 60;
+      const seconds = args.timeoutSeconds ?? defaultWaitSeconds;
       if (typeof seconds !== 'number' || !(seconds >= 0 && seconds <= maxWaitSeconds)) {
         throw new CliError(`"timeoutSeconds" must be a number from 0 to ${maxWaitSeconds}.`);
       }
       const path = { workflowId, executionId };
       if (seconds > 0) {
+        const since = Date.now();
+        const ticker = setInterval(
+          () => progress(`waited ${Math.round((Date.now() - since) / 1000)} s`),
+          progressEveryMs,
+        );
         try {
           await trellis.waitForExecution(workflowId, executionId, {
             timeoutMs: seconds * 1000,
             until: [...endStatuses, 'Paused'],
+            signal,
           });
         } catch (error) {
           // Still running when the time is up: the answer below says so.
-          if (error instanceof TrellisApiError) throw error;
+          if (error instanceof TrellisApiError || signal.aborted) throw error;
+        } finally {
+          clearInterval(ticker);
         }
       }
       const execution = await trellis.GET('/workflows/{workflowId}/executions/{executionId}', {
