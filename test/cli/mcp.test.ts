@@ -180,6 +180,23 @@ describe('trellis mcp', () => {
       runTool,
       definition: totals(name),
     });
+
+    // Changed inputs: the tool's schema follows when the agent lists the tools again.
+    await trellis.admin.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId } },
+      body: {
+        workflowId,
+        definition: JSON.stringify({
+          ...totals(name),
+          inputs: { ...totals(name).inputs, label: { type: 'string', required: true } },
+        }),
+      },
+    });
+    const relisted = await admin.listTools();
+    expect(relisted.tools.find((tool) => tool.name === runTool)?.inputSchema).toMatchObject({
+      properties: { label: { type: 'string' } },
+      required: ['values', 'label'],
+    });
   });
 
   it('starts a run with inputs through its tool, follows it to Completed with its outputs, and reads its logs', async () => {

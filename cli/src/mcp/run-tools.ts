@@ -97,15 +97,33 @@ export function runTool(name: string, workflow: WorkflowItem, definitionText: st
   };
 }
 
-/** Every workflow's run tool (one read of each definition). */
-export async function runTools(trellis: TrellisClient): Promise<Tool[]> {
-  const named = runToolNames(await storedWorkflows(trellis));
-  return Promise.all(
-    [...named].map(async ([name, workflow]) => {
-      const detail = await trellis.GET('/workflows/{workflowId}', {
-        params: { path: { workflowId: workflow.id } },
-      });
-      return runTool(name, workflow, detail.workflow);
-    }),
-  );
+/** How many definitions are read at once. */
+const readsAtOnce = 8;
+
+/**
+ * The run tools of the caller's workflows, listed anew at each call; a definition is read again
+ * only when its workflow's revision changed since the last call.
+ */
+export function runToolCatalog(trellis: TrellisClient): () => Promise<Tool[]> {
+  const definitions = new Map<string, { revision: number; text: string }>();
+  return async () => {
+    const workflows = await storedWorkflows(trellis);
+    const stale = workflows.filter(
+      ({ id, revision }) => definitions.get(id)?.revision !== revision,
+    );
+    for (let start = 0; start < stale.length; start += readsAtOnce) {
+      await Promise.all(
+        stale.slice(start, start + readsAtOnce).map(async ({ id }) => {
+          const detail = await trellis.GET('/workflows/{workflowId}', {
+            params: { path: { workflowId: id } },
+          });
+          definitions.set(id, { revision: detail.revision, text: detail.workflow });
+        }),
+      );
+    }
+    return [...runToolNames(workflows)].flatMap(([name, workflow]) => {
+      const definition = definitions.get(workflow.id);
+      return definition ? [runTool(name, workflow, definition.text)] : [];
+    });
+  };
 }

@@ -7,7 +7,7 @@ import {
 import type { TrellisClient } from '@trellis/sdk';
 import { CliError, describeFailure } from '../failures.js';
 import { version } from '../version.js';
-import { isRunTool, runToolNames, runTools, storedWorkflows } from './run-tools.js';
+import { isRunTool, runToolCatalog, runToolNames, storedWorkflows } from './run-tools.js';
 import { fixedTools, type Arguments, type CallContext } from './tools.js';
 
 /**
@@ -30,10 +30,11 @@ export function trellisMcpServer(
     },
   );
 
+  const runTools = runToolCatalog(trellis);
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const fixed = fixedTools.map(({ tool }) => tool);
     try {
-      return { tools: [...fixed, ...(await runTools(trellis))] };
+      return { tools: [...fixed, ...(await runTools())] };
     } catch (error) {
       // The caller may not read workflows (or the server is away): the other tools still answer.
       note(`trellis mcp: no run tools: ${describeFailure(error, url).messages.join(' ')}`);
