@@ -4,6 +4,7 @@ import { approvalCommands } from './commands/approvals.js';
 import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
 import { keyCommands } from './commands/keys.js';
+import { mcpCommand } from './commands/mcp.js';
 import { runCommand } from './commands/run.js';
 import { workflowCommands } from './commands/workflows.js';
 import { defaultUrl } from './connection.js';
@@ -32,6 +33,7 @@ Examples:
   trellis approvals approve Hello <executionId> Approve
   trellis audit list --actor alice --operation deleteWorkflow
   trellis keys create ci --role workflow --project partner-a
+  TRELLIS_TOKEN=... trellis mcp        # tools for an AI agent, on stdio
 `;
 
 /** The `trellis` program, writing to `io`; `state.exitCode` holds the outcome of its command. */
@@ -89,6 +91,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   approvalCommands(program, act);
   auditCommands(program, act);
   keyCommands(program, act);
+  mcpCommand(program, act);
   return program;
 }
 

@@ -83,4 +83,27 @@ describe('the packed CLI', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Invalid username or password. (HTTP 401)');
   });
+
+  it('serves MCP on stdio with the installed MCP SDK: an initialize answered, then the end of stdin ends it', async () => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'packed-test', version: '1.0.0' },
+      },
+    };
+    const served = await runCli(['mcp'], {
+      command: [packed.bin],
+      env: { TRELLIS_URL: trellis.baseUrl, TRELLIS_TOKEN: 'unused' },
+      input: `${JSON.stringify(initialize)}\n`,
+    });
+    expect(served.code, served.stderr).toBe(0);
+    expect(JSON.parse(served.stdout)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: 'trellis' }, capabilities: { tools: {} } },
+    });
+  });
 });

@@ -33,17 +33,24 @@ export const sourceCommand: [string, ...string[]] = [
   `${root}cli/src/main.ts`,
 ];
 
+/** The repository's root, where the CLI runs. */
+export const cliFolder = root;
+
+/** The environment the CLI runs with: this one without TRELLIS_*, NO_COLOR, FORCE_COLOR, NODE_OPTIONS, and `env` over it. */
+export function cliEnvironment(env: Record<string, string> = {}): Record<string, string> {
+  const inherited = Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && !/^(TRELLIS_|NO_COLOR$|FORCE_COLOR$|NODE_OPTIONS$)/.test(entry[0]),
+  );
+  return { ...Object.fromEntries(inherited), ...env };
+}
+
 /** Starts `trellis args...`; resolves when it exits. */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   const [program, ...first] = options.command ?? sourceCommand;
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([name]) => !/^(TRELLIS_|NO_COLOR$|FORCE_COLOR$|NODE_OPTIONS$)/.test(name),
-    ),
-  );
   const child = spawn(program, [...first, ...args], {
     cwd: root,
-    env: { ...inherited, ...options.env },
+    env: cliEnvironment(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,15 +1,15 @@
-import type { components, TrellisClient } from '@trellis/sdk';
+import type { components } from '@trellis/sdk';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Context } from '../context.js';
 import { definitionOutline } from '../definition.js';
 import { tasksOfExecution } from '../execution-lists.js';
-import type { LogEventData } from '../follow/events.js';
 import { executionEvents } from '../follow/event-source.js';
 import { logLine } from '../follow/views.js';
 import { compact, elapsed, styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
 import type { Act } from './act.js';
 import { taskOf, workflowIdOf } from '../resolve.js';
+import { readLogs } from '../execution-logs.js';
 import { runInputs } from '../inputs.js';
 import { followExecution, reportStartedRun } from './follow-run.js';
 import { withInputOptions, type InputOptions } from './run.js';
@@ -199,54 +199,6 @@ export function executionCommands(program: Command, act: Act): void {
         },
       ),
     );
-}
-
-type NamedLogEntry = LogEventData & { taskName?: string };
-
-/** Every log entry of an execution and of its tasks (or of one task), oldest first. */
-async function readLogs(
-  trellis: TrellisClient,
-  path: { workflowId: string; executionId: string },
-  taskName: string | undefined,
-): Promise<NamedLogEntry[]> {
-  const tasks = taskName
-    ? [await taskOf(trellis, path, taskName)]
-    : await tasksOfExecution(trellis, path);
-  const entries: NamedLogEntry[] = [];
-  if (!taskName) {
-    const own = (after?: string) =>
-      trellis.GET('/workflows/{workflowId}/executions/{executionId}/logs', {
-        params: { path, query: { pageSize: 1000, after } },
-      });
-    for await (const entry of everyEntry(own)) entries.push({ ...entry, taskExecutionId: null });
-  }
-  for (const task of tasks) {
-    const ofTask = (after?: string) =>
-      trellis.GET('/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs', {
-        params: { path: { ...path, taskExecutionId: task.id }, query: { pageSize: 1000, after } },
-      });
-    for await (const entry of everyEntry(ofTask)) {
-      entries.push({ ...entry, taskExecutionId: task.id, taskName: task.name });
-    }
-  }
-  // A stable sort: entries of one log with the same time keep their order.
-  return entries.sort((a, b) => Date.parse(a.timeStamp) - Date.parse(b.timeStamp));
-}
-
-/**
- * Every entry of a log list, page after page by cursor: a page of logs may hold fewer entries
- * than asked for before the end (it is bounded in bytes), which a numbered page after it would
- * skip; the end is an empty page.
- */
-async function* everyEntry<T extends { id: string }>(
-  read: (after?: string) => Promise<T[]>,
-): AsyncGenerator<T, void, undefined> {
-  for (let after: string | undefined; ;) {
-    const page = await read(after);
-    if (page.length === 0) return;
-    yield* page;
-    after = page.at(-1)!.id;
-  }
 }
 
 /** Prints log entries as they are written, until the run ends (`--json`: one JSON entry a line). */
