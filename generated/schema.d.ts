@@ -2059,6 +2059,12 @@ export interface components {
             message: string;
             /** @description Where the problem is in the request (`body.inputs.region`), for input problems. */
             path?: string;
+            /**
+             * @description For a name that matches nothing known (a plugin type, a plugin configuration, a task, an
+             *     input): the known names it may have meant, closest first; the message names the first
+             *     (`did you mean 'Flow/Log'?`).
+             */
+            suggestions?: string[];
         };
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
