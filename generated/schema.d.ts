@@ -692,8 +692,8 @@ export interface paths {
          * Update a workflow
          * @description Replaces a workflow's definition (validated as when adding) with a new revision: the
          *     previous definition is kept (`/workflows/{workflowId}/revisions`), and runs started before
-         *     keep the one they started with. The body's `workflowId` must equal the path's (else 400
-         *     `validation.id_mismatch`), which OpenAPI cannot say.
+         *     keep the one they started with. The body's `workflowId`, when given, must equal the path's
+         *     (else 400 `validation.id_mismatch`), which OpenAPI cannot say.
          */
         put: operations["updateWorkflow"];
         post?: never;
@@ -727,8 +727,8 @@ export interface paths {
          * @description Executes a workflow: validates the definition (the current one, or the `revision` asked
          *     for) and the inputs, snapshots them, creates the task rows and starts the run on Temporal;
          *     with `waitSeconds`, answers when the run ends or after that long, whichever is first. The
-         *     body's `workflowId` must equal the path's (else 400 `validation.id_mismatch`), which OpenAPI
-         *     cannot say; its `inputs` must fit the inputs the definition declares, and `revision` name
+         *     body's `workflowId`, when given, must equal the path's (else 400 `validation.id_mismatch`),
+         *     which OpenAPI cannot say; its `inputs` must fit the inputs the definition declares, and `revision` name
          *     one the workflow has had (else 400). 503 when Temporal is unavailable. Its links lead to
          *     what can be done with the new execution.
          */
@@ -1038,8 +1038,8 @@ export interface paths {
         put?: never;
         /**
          * Create a trigger
-         * @description Creates a trigger with the status given. The body's `workflowId` must equal the path's (else
-         *     400 `validation.id_mismatch`), which OpenAPI cannot say. A `TimeBased` trigger needs a valid
+         * @description Creates a trigger with the status given. The body's `workflowId`, when given, must equal the
+         *     path's (else 400 `validation.id_mismatch`), which OpenAPI cannot say. A `TimeBased` trigger needs a valid
          *     5-field `properties.cron` (and a valid IANA `properties.timezone`, `overlap`,
          *     `catchupWindow` and `jitter` when given), and `properties.inputs`, when given, must fit the
          *     inputs the workflow's definition declares (else 400). A `Webhook` trigger needs
@@ -1069,8 +1069,8 @@ export interface paths {
         /**
          * Update a trigger
          * @description Replaces a trigger's type, status and properties (the schedule follows). The body's
-         *     `workflowId` and `triggerId` must equal the path's (else 400 `validation.id_mismatch`), which
-         *     OpenAPI cannot say; `properties` are checked as when creating.
+         *     `workflowId` and `triggerId`, when given, must equal the path's (else 400
+         *     `validation.id_mismatch`), which OpenAPI cannot say; `properties` are checked as when creating.
          */
         put: operations["updateTrigger"];
         post?: never;
@@ -2016,6 +2016,8 @@ export interface components {
          * @description The id of a stored workflow (a UUID).
          */
         "Definition.WorkflowId": string;
+        /** @description A workflow definition as JSON text (`Definition.WorkflowDefinition`). */
+        DefinitionText: string;
         /**
          * @description How one attempt to deliver a notification went.
          * @enum {string}
@@ -2057,6 +2059,12 @@ export interface components {
             message: string;
             /** @description Where the problem is in the request (`body.inputs.region`), for input problems. */
             path?: string;
+            /**
+             * @description For a name that matches nothing known (a plugin type, a plugin configuration, a task, an
+             *     input): the known names it may have meant, closest first; the message names the first
+             *     (`did you mean 'Flow/Log'?`).
+             */
+            suggestions?: string[];
         };
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
@@ -2084,8 +2092,11 @@ export interface components {
         };
         /** @description The body that executes a workflow. */
         ExecuteWorkflowRequest: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             /**
              * @description Values of the inputs the workflow's definition declares, by name (the definition says which,
              *     so this document cannot). Missing required inputs, unknown names and wrong types are 400;
@@ -2133,7 +2144,10 @@ export interface components {
             workflowId: components["schemas"]["Uuid"];
             /** @description The execution's id. */
             executionId: components["schemas"]["Uuid"];
-            /** @description The definition text the execution runs (a snapshot taken at start). */
+            /**
+             * @description The definition the execution runs, as JSON text (a snapshot taken at start); its schema is
+             *     `Definition.WorkflowDefinition`.
+             */
             workflow: string;
             status: components["schemas"]["ExecutionStatus"];
             /**
@@ -2365,8 +2379,11 @@ export interface components {
         };
         /** @description The body that creates a `Manual` trigger. */
         ManualTriggerCreate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2384,8 +2401,11 @@ export interface components {
         };
         /** @description The body that replaces a `Manual` trigger's type, status and properties. */
         ManualTriggerUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2393,8 +2413,11 @@ export interface components {
              */
             type: "Manual";
             properties: components["schemas"]["ManualTriggerProperties"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `triggerId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            triggerId?: components["schemas"]["Uuid"];
         };
         /** @description One attempt to deliver one notification event to one webhook. */
         NotificationDelivery: {
@@ -2931,8 +2954,11 @@ export interface components {
         TaskStatus: "Pending" | "Running" | "Retrying" | "WaitingForApproval" | "Completed" | "Failed" | "Skipped" | "Canceled";
         /** @description The body that creates a `TimeBased` trigger. */
         TimeBasedTriggerCreate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2973,8 +2999,11 @@ export interface components {
         };
         /** @description The body that makes a trigger a `TimeBased` one with this status and these properties. */
         TimeBasedTriggerUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2982,8 +3011,11 @@ export interface components {
              */
             type: "TimeBased";
             properties: components["schemas"]["TimeBasedTriggerProperties"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `triggerId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            triggerId?: components["schemas"]["Uuid"];
         };
         /** @description A workflow trigger. */
         Trigger: {
@@ -3177,8 +3209,11 @@ export interface components {
         WebhookSignature: "StandardWebhooks" | "None";
         /** @description The body that creates a `Webhook` trigger. */
         WebhookTriggerCreate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3209,8 +3244,11 @@ export interface components {
         };
         /** @description The body that makes a trigger a `Webhook` one with this status and these properties. */
         WebhookTriggerUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
             status: components["schemas"]["TriggerStatus"];
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -3218,8 +3256,11 @@ export interface components {
              */
             type: "Webhook";
             properties: components["schemas"]["WebhookTriggerProperties"];
-            /** @description Must equal the path's `triggerId` (else 400 `validation.id_mismatch`). */
-            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description The path's `triggerId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            triggerId?: components["schemas"]["Uuid"];
         };
         /** @description What adding a workflow returns. */
         WorkflowCreated: {
@@ -3243,12 +3284,20 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /**
+         * @description A workflow definition as sent: the JSON text of an object (the seed's form), or that object
+         *     itself. Either way it is one definition, stored and returned as JSON text.
+         */
+        WorkflowDefinitionInput: components["schemas"]["DefinitionText"] | components["schemas"]["Definition.WorkflowDefinition"];
         /** @description A stored workflow in detail. */
         WorkflowDetail: {
             id: components["schemas"]["Uuid"];
             /** @description The name inside the definition. */
             name: string;
-            /** @description The definition, exactly the JSON text the client sent. */
+            /**
+             * @description The definition as JSON text: exactly the text the client sent, or the object it sent written
+             *     as compact JSON. Its schema is `Definition.WorkflowDefinition`.
+             */
             workflow: string;
             /**
              * Format: int32
@@ -3315,7 +3364,10 @@ export interface components {
             revision: number;
             /** @description The name inside that definition. */
             name: string;
-            /** @description The definition, exactly the JSON text the client sent. */
+            /**
+             * @description The definition as JSON text: exactly the text the client sent, or the object it sent written
+             *     as compact JSON. Its schema is `Definition.WorkflowDefinition`.
+             */
             workflow: string;
             /**
              * Format: date-time
@@ -3376,22 +3428,23 @@ export interface components {
         };
         /** @description The body that replaces a workflow's definition. */
         WorkflowUpdate: {
-            /** @description Must equal the path's `workflowId` (else 400 `validation.id_mismatch`). */
-            workflowId: components["schemas"]["Uuid"];
-            /** @description The new definition as JSON text of an object, validated as when adding. */
-            definition: string;
+            /**
+             * @description The path's `workflowId` again, which may be left out: when given it must equal the path's
+             *     (else 400 `validation.id_mismatch`).
+             */
+            workflowId?: components["schemas"]["Uuid"];
+            /** @description The new definition (JSON text of an object, or the object), validated as when adding. */
+            definition: components["schemas"]["WorkflowDefinitionInput"];
         };
         /** @description The body that adds a workflow. */
         WorkflowWrite: {
             /**
-             * @description The workflow definition as JSON text of an object (name, description, variables,
-             *     configuration, tasks): `contentSchema` is its JSON Schema (also served at
-             *     `/schemas/workflow-definition.json`), written with the canonical camelCase keys, although
-             *     keys are read case-insensitively. Beyond the schema, the definition must be a DAG: unique
+             * @description The workflow definition (name, description, variables, configuration, tasks): JSON text of
+             *     an object, or the object itself. Beyond its schema, the definition must be a DAG: unique
              *     task names, known dependencies, no cycle, installed plugins and existing configurations,
              *     parameters that fit each plugin's, expressions that parse (else 400, naming the place).
              */
-            definition: string;
+            definition: components["schemas"]["WorkflowDefinitionInput"];
         };
     };
     responses: never;

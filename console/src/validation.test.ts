@@ -88,6 +88,15 @@ describe('definitionChecker', () => {
     ]);
   });
 
+  it('suggests the task a misspelled dependency may have meant', () => {
+    const problems = check(
+      text({ name: 'g', tasks: [task('Wait'), task('Done', { dependencies: ['Wiat'] })] }),
+    );
+    expect(problems.map(({ path, message }) => `${path}: ${message}`)).toEqual([
+      'tasks[1].dependencies[0]: names no task: "Wiat" (did you mean "Wait"?)',
+    ]);
+  });
+
   it('checks the graph: unique names, edges to tasks that exist, no cycle', () => {
     const problems = check(
       text({

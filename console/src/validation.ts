@@ -19,6 +19,7 @@ import {
   type ParseError,
 } from 'jsonc-parser';
 import { findCycles } from '../../core/src/definition/dag.js';
+import { suggestionsFor } from '../../core/src/definition/suggestions.js';
 import { DEFINITION_MESSAGES } from '../../core/src/definition/location.js';
 import {
   canonicalizeKeys,
@@ -188,13 +189,17 @@ function graphProblems(value: Json): SchemaProblem[] {
       });
     } else seen.set(task.name, index);
   });
+  const noTask = (name: string) => {
+    const [near] = suggestionsFor(name, seen.keys());
+    return `names no task: "${name}"${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
+  };
   definition.tasks.forEach((task, index) => {
     const check = (list: string[], key: string) =>
       list.forEach((name, position) => {
         if (!seen.has(name)) {
           problems.push({
             segments: ['tasks', index, key, position],
-            message: `names no task: "${name}"`,
+            message: noTask(name),
           });
         } else if (name === task.name) {
           problems.push({
@@ -208,7 +213,7 @@ function graphProblems(value: Json): SchemaProblem[] {
     if (task.triggers !== null && !seen.has(task.triggers)) {
       problems.push({
         segments: ['tasks', index, 'errorHandling', 'triggerTask'],
-        message: `names no task: "${task.triggers}"`,
+        message: noTask(task.triggers),
       });
     }
   });

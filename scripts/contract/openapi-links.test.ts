@@ -167,15 +167,28 @@ describe('the contract’s links', () => {
     });
   });
 
-  it('gives a definition its media type and the definition schema as its content schema', () => {
+  it('takes a definition as plain JSON text or as the object, and gives it no media type', () => {
     const schemas = (document.components as JsonObject).schemas as JsonObject;
     for (const name of ['WorkflowWrite', 'WorkflowUpdate']) {
       const definition = ((schemas[name] as JsonObject).properties as JsonObject).definition;
       expect(definition, name).toMatchObject({
-        type: 'string',
-        contentMediaType: 'application/json',
-        contentSchema: { $ref: '#/components/schemas/Definition.WorkflowDefinition' },
+        allOf: [{ $ref: '#/components/schemas/WorkflowDefinitionInput' }],
       });
+    }
+    expect(schemas['WorkflowDefinitionInput']).toMatchObject({
+      oneOf: [
+        { $ref: '#/components/schemas/DefinitionText' },
+        { $ref: '#/components/schemas/Definition.WorkflowDefinition' },
+      ],
+    });
+    // oapi-codegen reads a string with a media type as a file, and sends it base64-encoded.
+    const texts = [schemas['DefinitionText']];
+    for (const name of ['WorkflowDetail', 'WorkflowRevision', 'ExecutionDetail']) {
+      texts.push(((schemas[name] as JsonObject).properties as JsonObject).workflow);
+    }
+    for (const text of texts) {
+      expect(text).toMatchObject({ type: 'string' });
+      expect(text).not.toHaveProperty('contentMediaType');
     }
     expect(schemas['Definition.WorkflowDefinition']).toMatchObject({
       type: 'object',

@@ -156,7 +156,7 @@ describe('createTrellisClient', () => {
     ]);
   });
 
-  it('sends a definition given as an object as its JSON text, the wire format', async () => {
+  it('sends a definition as given: an object as the object, text as the text', async () => {
     const client = createTrellisClient({ baseUrl });
     const definition: WorkflowDefinition = {
       name: 'Sum',
@@ -176,11 +176,10 @@ describe('createTrellisClient', () => {
       body: { workflowId, definition },
     });
 
-    const text = JSON.stringify(definition);
     expect(received.map((entry) => entry.body)).toEqual([
-      { definition: text },
-      { definition: text },
-      { workflowId, definition: text },
+      { definition },
+      { definition: JSON.stringify(definition) },
+      { workflowId, definition },
     ]);
   });
 

@@ -42,9 +42,9 @@ export type ResponseData<Op> =
 export type ListItem<Op> = ResponseData<Op> extends readonly (infer T)[] ? T : never;
 
 /** A request body as the client takes it: a workflow `definition` may be an object. */
-type DefinitionAsObject<B> = B extends { definition: string }
+type DefinitionAsObject<B> = B extends { definition: unknown }
   ? Omit<B, 'definition'> & {
-      /** The definition: an object (sent as its JSON text) or the JSON text itself. */
+      /** The definition: an object, or its JSON text. */
       definition: string | WorkflowDefinition;
     }
   : B;
@@ -183,7 +183,7 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
       u: string,
       i?: LooseInit,
     ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-    const { data, error, response } = await request(method, url, withDefinitionText(init));
+    const { data, error, response } = await request(method, url, init);
     if (!response.ok) throw TrellisApiError.fromResponse(response, error);
     return data;
   };
@@ -268,15 +268,6 @@ export function createTrellisClient(options: TrellisClientOptions): TrellisClien
     raw,
   };
   return client as unknown as TrellisClient;
-}
-
-/** The init with an object `definition` in its body replaced by its JSON text (the wire format). */
-function withDefinitionText(init: LooseInit | undefined): LooseInit | undefined {
-  const body = init?.body;
-  if (typeof body !== 'object' || body === null || !('definition' in body)) return init;
-  const { definition } = body;
-  if (typeof definition !== 'object' || definition === null) return init;
-  return { ...init, body: { ...body, definition: JSON.stringify(definition) } };
 }
 
 interface EnvelopeBody {

@@ -7,8 +7,8 @@ import type {
 
 /**
  * Workflow definitions as objects: the definition format generated from the contract
- * (spec/definition/), with each task's `parameters` typed by its plugin. The wire format stays the
- * definition's JSON text; the client turns an object `definition` into it.
+ * (spec/definition/), with each task's `parameters` typed by its plugin. A request may send the
+ * object itself or its JSON text; reads return the text.
  *
  * A `WorkflowDefinition` literal gets missing and mistyped parameters and unknown plugin types
  * flagged, but TypeScript checks the parameter names of a union of tasks against every plugin at

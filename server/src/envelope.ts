@@ -58,6 +58,7 @@ export function errorEnvelope(problems: readonly Problem[], requestId?: string):
       code: problem.code,
       message: renderProblem(problem),
       ...(problem.path === undefined ? {} : { path: problem.path }),
+      ...(problem.suggestions === undefined ? {} : { suggestions: problem.suggestions }),
     })),
     ...(requestId === undefined ? {} : { requestId }),
   };

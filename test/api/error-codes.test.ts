@@ -53,6 +53,76 @@ describe('error envelopes carry stable codes', () => {
     });
   });
 
+  it('suggests the plugin, task or input a misspelled name may have meant, in words and as data', async () => {
+    const plugin = await expectFailure(
+      trellis.admin.POST('/workflows/Add', {
+        body: {
+          definition: {
+            name: 'misspelled-plugin',
+            tasks: [{ name: 'Say', type: { plugin: 'Flow/Lgo' as 'Flow/Log' } }],
+          },
+        },
+      }),
+      400,
+    );
+    expect(plugin.errors).toEqual([
+      {
+        code: 'validation.invalid',
+        message:
+          "body.definition: tasks[0].type: task 'Say' uses plugin 'Flow/Lgo', which is not installed (did you mean 'Flow/Log'?)",
+        path: 'body.definition',
+        suggestions: ['Flow/Log'],
+      },
+    ]);
+
+    const dependency = await expectFailure(
+      trellis.admin.POST('/workflows/Add', {
+        body: {
+          definition: JSON.stringify({
+            name: 'misspelled-dependency',
+            tasks: [
+              { name: 'Fetch', type: { plugin: 'Flow/NoOp' } },
+              { name: 'Parse', type: { plugin: 'Flow/NoOp' }, dependencies: ['Fecth'] },
+            ],
+          }),
+        },
+      }),
+      400,
+    );
+    expect(dependency.errors).toEqual([
+      {
+        code: 'validation.invalid',
+        message:
+          "body.definition: tasks[1].dependencies[0]: unknown task 'Fecth' (did you mean 'Fetch'?)",
+        path: 'body.definition',
+        suggestions: ['Fetch'],
+      },
+    ]);
+
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'A', type: noop }], {
+        inputs: { region: { type: 'string', required: true } },
+      }),
+    );
+    const input = await expectFailure(
+      trellis.admin.POST('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+        body: { inputs: { regoin: 'eu', region: 'eu' } },
+      }),
+      400,
+    );
+    expect(input.errors).toEqual([
+      {
+        code: 'validation.unknown',
+        message:
+          "body.inputs.regoin: is not a declared input (declared: region) (did you mean 'region'?)",
+        path: 'body.inputs.regoin',
+        suggestions: ['region'],
+      },
+    ]);
+  });
+
   it('names what was not found, what is not running, and who is not allowed', async () => {
     const missing = randomUUID();
     const notFound = await expectFailure(

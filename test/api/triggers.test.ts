@@ -204,6 +204,28 @@ describe('/workflows/{workflowId}/triggers', () => {
     expect(await triggers()).toEqual(before);
   });
 
+  it("takes the path's ids when the body leaves them out", async () => {
+    const before = await triggers();
+    const { triggerId } = await trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      ...inWorkflow(),
+      body: { type: 'Manual', status: 'Active', properties: {} },
+    });
+    await trellis.admin.PUT('/workflows/{workflowId}/triggers/{triggerId}', {
+      ...ofTrigger(triggerId),
+      body: { type: 'Manual', status: 'DeActive', properties: {} },
+    });
+    const kept = await trellis.admin.GET(
+      '/workflows/{workflowId}/triggers/{triggerId}',
+      ofTrigger(triggerId),
+    );
+    expect(kept).toMatchObject({ id: triggerId, type: 'Manual', status: 'DeActive' });
+    await trellis.admin.DELETE(
+      '/workflows/{workflowId}/triggers/{triggerId}',
+      ofTrigger(triggerId),
+    );
+    expect(await triggers()).toEqual(before);
+  });
+
   it('refuses ids in the body that differ from the path (400)', async () => {
     const before = await triggers();
     await expectFailure(

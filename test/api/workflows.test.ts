@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '#protocol/ids.js';
 import { basicAs, startTrellis, type Trellis } from '../support/harness.js';
+import type { WorkflowDefinition } from '../../sdk/src/index.js';
 import { expectFailure } from './api-error.js';
 import { describeAuthMatrix } from './auth-matrix.js';
 import { simpleDefinition } from './definitions.js';
@@ -75,6 +76,60 @@ describe('/workflows', () => {
     });
     expect(added.name).toBe('via-alias');
     expect(await definitionOf(added.id)).toBe(simpleDefinition('via-alias'));
+  });
+
+  it('takes the definition as an object too, returning it as its JSON text', async () => {
+    const definition: WorkflowDefinition = {
+      name: 'as-object',
+      tasks: [
+        { name: 'Say', type: { plugin: 'Flow/Log' }, parameters: { message: 'hello' } },
+        { name: 'After', type: { plugin: 'Flow/NoOp' }, dependencies: ['Say'] },
+      ],
+    };
+    const added = await trellis.admin.POST('/workflows/Add', { body: { definition } });
+    expect(added.name).toBe('as-object');
+    const text = await definitionOf(added.id);
+    expect(typeof text).toBe('string');
+    expect(JSON.parse(text)).toEqual(definition);
+
+    // An update as an object, without the body's workflowId (the path's is used).
+    const renamed = { ...definition, name: 'as-object-renamed' };
+    const updated = await trellis.admin.envelope.PUT('/workflows/{workflowId}', {
+      params: { path: { workflowId: added.id } },
+      body: { definition: renamed },
+    });
+    expect(updated.messages).toEqual(['Workflow "as-object-renamed" was updated (revision 2).']);
+    expect(JSON.parse(await definitionOf(added.id))).toEqual(renamed);
+  });
+
+  it('refuses an object definition that breaks the schema or the graph, saying where', async () => {
+    const before = await workflowNames();
+    await expectFailure(
+      trellis.admin.POST('/workflows/Add', {
+        // What the SDK's types refuse, sent anyway: the server says the same.
+        body: {
+          definition: {
+            name: 'no-task-name',
+            tasks: [{ type: { plugin: 'Flow/NoOp' } }],
+          } as unknown as WorkflowDefinition,
+        },
+      }),
+      400,
+      /body\.definition\.tasks\[0\]/,
+    );
+    await expectFailure(
+      trellis.admin.POST('/workflows/Add', {
+        body: {
+          definition: {
+            name: 'object-dangling',
+            tasks: [{ name: 'x', type: { plugin: 'Flow/NoOp' }, dependencies: ['ghost'] }],
+          },
+        },
+      }),
+      400,
+      /ghost/,
+    );
+    expect(await workflowNames()).toEqual(before);
   });
 
   it('updates the definition (and name), stamping modifiedDate', async () => {
@@ -353,7 +408,10 @@ describe('/workflows', () => {
       400,
     );
     expect(error.messages).toEqual(
-      expect.arrayContaining(['body.definition: must be string', 'body.extra: is not allowed']),
+      expect.arrayContaining([
+        'body.definition: must be string or object',
+        'body.extra: is not allowed',
+      ]),
     );
     await expectRawFailure(
       sendRaw(trellis.baseUrl, 'POST', '/workflows/Add', {

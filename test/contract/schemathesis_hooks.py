@@ -14,11 +14,11 @@ ids in the path pointed at what the hooks keep (those phases name made-up ids). 
 depend on the path are applied again in `before_call`, since in stateful runs links fill the
 path after a case was completed.
 
-1. Workflow definitions. A definition is JSON text whose `contentSchema` the document declares,
-   but Schemathesis generates `contentMediaType: application/json` strings as any JSON value,
-   and a definition must also be a DAG over installed plugins, which no JSON Schema says. So in
-   every positive case whose body carries a definition (found by its `contentSchema`, so new
-   operations with one are covered), the definition is drawn from `definitions()` below: valid,
+1. Workflow definitions. A definition is JSON text or the object (a `oneOf` of a string and the
+   definition's schema): Schemathesis generates the text as any string, and a definition must
+   also be a DAG over installed plugins, which no JSON Schema says. So in every positive case
+   whose body carries a definition (found by that `oneOf`, so new operations with one are
+   covered), the definition is drawn from `definitions()` below: valid,
    random DAGs over the built-in Flow plugins, some declaring optional inputs, a third of them
    starting with an approval that decides itself after a few seconds (so `waitSeconds` never
    waits long).
@@ -496,6 +496,15 @@ def body_properties(document: dict[str, Any], schema: dict[str, Any]) -> dict[st
     return properties
 
 
+def holds_definition(document: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Whether a property takes a workflow definition: a `oneOf` with the definition's schema."""
+    for part in [schema, *schema.get("allOf", [])]:
+        branches = resolve(document, part).get("oneOf", [])
+        if any(branch.get("$ref") == DEFINITION_SCHEMA for branch in branches):
+            return True
+    return False
+
+
 class Shape:
     """What the hooks fill in an operation's cases, from its schema alone."""
 
@@ -506,11 +515,9 @@ class Shape:
             document, body.get("content", {}).get("application/json", {}).get("schema", {})
         )
         properties = body_properties(document, schema)
-        # Body properties holding a workflow definition (JSON text with the definition's schema).
+        # Body properties holding a workflow definition (its text, or the object).
         self.definitions = [
-            name
-            for name, value in properties.items()
-            if value.get("contentSchema", {}).get("$ref") == DEFINITION_SCHEMA
+            name for name, value in properties.items() if holds_definition(document, value)
         ]
         path_parameters = {parameter.name for parameter in operation.path_parameters}
         # Body properties named like a path parameter, which must equal it.

@@ -185,6 +185,13 @@ describe('executions API', () => {
 
   it('answers 400 for a body id that differs from the path and 404 for unknown ids', async () => {
     const { workflowId, executionId } = await run(trellis, definition([{ name: 'A', type: noop }]));
+    // Left out, the body's id is the path's.
+    const started = await trellis.admin.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+      body: {},
+    });
+    const again = await trellis.admin.waitForExecution(workflowId, started.executionId);
+    expect(again).toMatchObject({ workflowId, status: 'Completed' });
     await expectFailure(
       trellis.admin.POST('/workflows/{workflowId}/executions', {
         params: { path: { workflowId } },

@@ -40,6 +40,36 @@ describe('checkGraph', () => {
     ]);
   });
 
+  it('suggests the task or input a misspelled name may have meant, as data too', () => {
+    const problems = checkGraphProblems({
+      name: 'W',
+      inputs: { region: { type: 'string' } },
+      tasks: [
+        task('Fetch'),
+        task('Parse', {
+          dependencies: ['Fecth'],
+          parameters: { a: "$[Outputs('Fetc').body]", b: "$[Inputs('regoin')]" },
+        }),
+      ],
+    });
+    expect(problems).toEqual([
+      {
+        code: 'validation.invalid',
+        path: 'tasks[1].dependencies[0]',
+        message: "unknown task 'Fecth' (did you mean 'Fetch'?)",
+        suggestions: ['Fetch'],
+      },
+      expect.objectContaining({
+        message: "Outputs('Fetc') names no task (did you mean 'Fetch'?)",
+        suggestions: ['Fetch'],
+      }),
+      expect.objectContaining({
+        message: "Inputs('regoin') names no declared input (did you mean 'region'?)",
+        suggestions: ['region'],
+      }),
+    ]);
+  });
+
   it('reports unknown dependencies, failure handlers and trigger targets', () => {
     const problems = checkGraph(
       workflow(

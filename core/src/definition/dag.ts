@@ -15,7 +15,8 @@ import { checkApprovalReads } from './approval-reads.js';
 import { checkInputDeclarations } from './inputs.js';
 import { forEachString } from './json-strings.js';
 import { formatPath, problemIn, type PathSegment } from './location.js';
-import { problemAt, type Problem } from './validation/problem.js';
+import { didYouMean, suggestionsFor } from './suggestions.js';
+import { problemAt, withSuggestions, type Problem } from './validation/problem.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from './types.js';
 
 /**
@@ -38,11 +39,10 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     }
   });
 
-  const unknownTask = (name: string): string | null => {
+  const unknownTask = (name: string, at: string): Problem | null => {
     if (names.has(name)) return null;
-    const lower = name.toLowerCase();
-    const near = [...names.keys()].find((known) => known.toLowerCase() === lower);
-    return `unknown task '${name}'${near === undefined ? '' : ` (did you mean '${near}'?)`}`;
+    const near = suggestionsFor(name, names.keys());
+    return withSuggestions(problemAt(at, `unknown task '${name}'${didYouMean(near)}`), near);
   };
 
   definition.tasks.forEach((task, index) => {
@@ -54,8 +54,10 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
     for (const [field, targets, selfProblem] of references) {
       targets?.forEach((target, i) => {
         const problem =
-          target === task.name ? `task '${task.name}' ${selfProblem}` : unknownTask(target);
-        if (problem !== null) problems.push(problemAt(at(field, i), `${problem}`));
+          target === task.name
+            ? problemAt(at(field, i), `task '${task.name}' ${selfProblem}`)
+            : unknownTask(target, at(field, i));
+        if (problem !== null) problems.push(problem);
       });
     }
     problems.push(
@@ -89,7 +91,7 @@ export function checkGraph(definition: WorkflowDefinition, maxExpressionDepth?: 
 function checkErrorHandling(
   handling: ErrorHandling | undefined,
   path: PathSegment[],
-  unknownTask: (name: string) => string | null,
+  unknownTask: (name: string, at: string) => Problem | null,
   taskName?: string,
 ): Problem[] {
   if (handling === undefined) return [];
@@ -101,8 +103,8 @@ function checkErrorHandling(
   }
   if (handling.triggerTask === taskName)
     return [problemAt(at, `task '${taskName}' cannot trigger itself`)];
-  const problem = unknownTask(handling.triggerTask);
-  return problem === null ? [] : [problemAt(at, `${problem}`)];
+  const problem = unknownTask(handling.triggerTask, at);
+  return problem === null ? [] : [problem];
 }
 
 /** An approval times out only with both a timeout and the decision to take then. */
@@ -191,14 +193,18 @@ function readProblems(
   }
   for (const name of referencedInputs(text)) {
     if (!Object.hasOwn(inputs, name)) {
-      problems.push(problemIn(path, `Inputs('${name}') names no declared input`));
+      const near = suggestionsFor(name, Object.keys(inputs));
+      const message = `Inputs('${name}') names no declared input${didYouMean(near)}`;
+      problems.push(withSuggestions(problemIn(path, message), near));
     }
   }
   for (const name of referencedTasks(text)) {
     if (name === self) {
       problems.push(problemIn(path, `task '${name}' cannot read its own output`));
     } else if (!names.has(name)) {
-      problems.push(problemIn(path, `Outputs('${name}') names no task`));
+      const near = suggestionsFor(name, names.keys());
+      const message = `Outputs('${name}') names no task${didYouMean(near)}`;
+      problems.push(withSuggestions(problemIn(path, message), near));
     }
   }
   return problems;

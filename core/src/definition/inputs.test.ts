@@ -48,6 +48,22 @@ describe('resolveInputs', () => {
     });
   });
 
+  it('suggests the declared input a misspelled one may have meant, as data too', () => {
+    expect(resolveInputsProblems(definition, { regoin: 'eu' }, ['body', 'inputs'])).toEqual({
+      ok: false,
+      problems: [
+        {
+          code: 'validation.unknown',
+          path: 'body.inputs.regoin',
+          message:
+            "is not a declared input (declared: region, count, dryRun, tags) (did you mean 'region'?)",
+          suggestions: ['region'],
+        },
+        expect.objectContaining({ path: 'body.inputs.region' }),
+      ],
+    });
+  });
+
   it('refuses any input of a definition that declares none', () => {
     expect(resolveInputs({}, { a: 1 }, ['properties', 'inputs'])).toEqual({
       ok: false,

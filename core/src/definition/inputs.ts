@@ -5,7 +5,8 @@
  */
 import { formatPath, type PathSegment } from './validation/path.js';
 import { isOfJsonType } from './validation/json-type.js';
-import { problemAt, type Problem } from './validation/problem.js';
+import { didYouMean, suggestionsFor } from './suggestions.js';
+import { problemAt, withSuggestions, type Problem } from './validation/problem.js';
 import type { InputType, WorkflowDefinition } from './types.js';
 
 export type InputsResult =
@@ -31,11 +32,17 @@ export function resolveInputs(
     const where = formatPath([...at, name]);
     if (declaration === undefined) {
       const known = Object.keys(declared);
+      const near = suggestionsFor(name, known);
+      const listed =
+        known.length > 0 ? `declared: ${known.join(', ')}` : `the ${declarer} declares none`;
       problems.push(
-        problemAt(
-          where,
-          `is not a declared input (${known.length > 0 ? `declared: ${known.join(', ')}` : `the ${declarer} declares none`})`,
-          'validation.unknown',
+        withSuggestions(
+          problemAt(
+            where,
+            `is not a declared input (${listed})${didYouMean(near)}`,
+            'validation.unknown',
+          ),
+          near,
         ),
       );
       continue;

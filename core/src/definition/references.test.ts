@@ -20,6 +20,14 @@ function lookup(plugins: Record<string, string[]>, configurations: string[]) {
       asked.push(`configuration ${name}`);
       return configurations.includes(name);
     },
+    async pluginTypes() {
+      asked.push('plugin types');
+      return Object.keys(plugins);
+    },
+    async configurationNames() {
+      asked.push('configuration names');
+      return configurations;
+    },
   };
   return { value, asked };
 }
@@ -46,6 +54,49 @@ describe('checkReferences', () => {
       "tasks[4].type: task 'Store2' uses unknown plugin configuration 'reports-bucket'",
       "tasks[6].type: task 'Zip' uses plugin 'Compression/Zip', which is not installed",
     ]);
+  });
+
+  it('suggests the known plugin or configuration closest to an unknown one, as data too', async () => {
+    const { value, asked } = lookup({ 'Flow/Log': ['1.0.0'], 'Flow/NoOp': ['1.0.0'] }, [
+      'reports-bucket',
+    ]);
+    const problems = await checkReferencesProblems(
+      {
+        name: 'W',
+        tasks: [
+          { name: 'Say', type: { plugin: 'Flow/Lgo' } },
+          { name: 'Say2', type: { plugin: 'Flow/Lgo' } },
+          { name: 'Store', type: 'report-bucket' },
+          { name: 'Far', type: { plugin: 'Net/Gopher' } },
+        ],
+      },
+      value,
+    );
+    expect(problems).toEqual([
+      {
+        code: 'validation.invalid',
+        path: 'tasks[0].type',
+        message:
+          "task 'Say' uses plugin 'Flow/Lgo', which is not installed (did you mean 'Flow/Log'?)",
+        suggestions: ['Flow/Log'],
+      },
+      expect.objectContaining({ path: 'tasks[1].type', suggestions: ['Flow/Log'] }),
+      {
+        code: 'validation.invalid',
+        path: 'tasks[2].type',
+        message:
+          "task 'Store' uses unknown plugin configuration 'report-bucket' (did you mean 'reports-bucket'?)",
+        suggestions: ['reports-bucket'],
+      },
+      {
+        code: 'validation.invalid',
+        path: 'tasks[3].type',
+        message: "task 'Far' uses plugin 'Net/Gopher', which is not installed",
+      },
+    ]);
+    expect(
+      asked.filter((question) => question.endsWith('names') || question.endsWith('types')),
+    ).toEqual(['plugin types', 'configuration names']);
   });
 
   it('asks about each distinct name once and passes no version when none is given', async () => {

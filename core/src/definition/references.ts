@@ -4,7 +4,8 @@
  * caller (the repositories), so this module has no database code of its own.
  */
 import { formatPath } from './location.js';
-import { problemAt, type Problem } from './validation/problem.js';
+import { didYouMean, suggestionsFor } from './suggestions.js';
+import { problemAt, withSuggestions, type Problem } from './validation/problem.js';
 import type { WorkflowDefinition } from './types.js';
 
 export interface ReferenceLookup {
@@ -12,9 +13,16 @@ export interface ReferenceLookup {
   plugin(type: string, version?: string): Promise<boolean>;
   /** Whether a plugin configuration of that name exists. */
   configuration(name: string): Promise<boolean>;
+  /** The installed plugin types, to suggest from when a task names an unknown one. */
+  pluginTypes(): Promise<string[]>;
+  /** The plugin configurations' names, to suggest from when a task names an unknown one. */
+  configurationNames(): Promise<string[]>;
 }
 
-/** One message per task whose plugin or configuration is unknown; each distinct name is looked up once. */
+/**
+ * One message per task whose plugin or configuration is unknown, with the known names it may
+ * have meant; each distinct name is looked up once.
+ */
 export async function checkReferences(
   definition: WorkflowDefinition,
   lookup: ReferenceLookup,
@@ -29,6 +37,11 @@ export async function checkReferences(
     return answer;
   };
 
+  let types: Promise<string[]> | undefined;
+  let configurations: Promise<string[]> | undefined;
+  const pluginTypes = () => (types ??= lookup.pluginTypes());
+  const configurationNames = () => (configurations ??= lookup.configurationNames());
+
   const problems = await Promise.all(
     definition.tasks.map(async (task, index) => {
       const at = formatPath(['tasks', index, 'type']);
@@ -36,9 +49,15 @@ export async function checkReferences(
       if (type === undefined) return null; // a subworkflow (subworkflow-references.ts)
       if (typeof type === 'string') {
         const exists = await once(`configuration\u0000${type}`, () => lookup.configuration(type));
-        return exists
-          ? null
-          : problemAt(at, `task '${task.name}' uses unknown plugin configuration '${type}'`);
+        if (exists) return null;
+        const near = suggestionsFor(type, await configurationNames());
+        return withSuggestions(
+          problemAt(
+            at,
+            `task '${task.name}' uses unknown plugin configuration '${type}'${didYouMean(near)}`,
+          ),
+          near,
+        );
       }
       const { plugin, version } = type;
       const exists = await once(`plugin\u0000${plugin}\u0000${version ?? ''}`, () =>
@@ -46,7 +65,10 @@ export async function checkReferences(
       );
       if (exists) return null;
       const named = version === undefined ? `'${plugin}'` : `'${plugin}' version ${version}`;
-      return problemAt(at, `task '${task.name}' uses plugin ${named}, which is not installed`);
+      const message = `task '${task.name}' uses plugin ${named}, which is not installed`;
+      // A version that is not installed of a type that is: the type needs no suggestion.
+      const near = version === undefined ? suggestionsFor(plugin, await pluginTypes()) : [];
+      return withSuggestions(problemAt(at, `${message}${didYouMean(near)}`), near);
     }),
   );
   return problems.filter((problem) => problem !== null);

@@ -5,6 +5,7 @@ import type { WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import { typedDefinitionSchema } from '#definition/typed-schema.js';
+import type { WorkflowDefinition } from '#definition/types.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import {
   deleteTriggerSchedule,
@@ -47,15 +48,26 @@ async function findDefinition(
   return row;
 }
 
-/** 400 unless an id repeated in the body equals the one in the path. */
-export function assertSameId(field: string, inBody: string, inPath: string): void {
-  if (inBody.toLowerCase() !== inPath.toLowerCase()) {
+/** 400 unless an id repeated in the body, when given, equals the one in the path. */
+export function assertSameId(field: string, inBody: string | undefined, inPath: string): void {
+  if (inBody !== undefined && inBody.toLowerCase() !== inPath.toLowerCase()) {
     throw new Invalid({
       code: 'validation.id_mismatch',
       path: `body.${field}`,
       message: `must equal the ${field} in the path (${inPath}), got ${inBody}.`,
     });
   }
+}
+
+/** A definition as a request sends it: its JSON text (the seed's form), or the object. */
+type DefinitionInput = string | WorkflowDefinition;
+
+/**
+ * The text to validate and store: the text as sent, or the object as compact JSON, so that
+ * reads return the string form whichever form was sent.
+ */
+function definitionText(definition: DefinitionInput): string {
+  return typeof definition === 'string' ? definition : JSON.stringify(definition);
 }
 
 function toListItem(row: WorkflowSummary) {
@@ -81,19 +93,20 @@ async function addWorkflow({
 }: {
   deps: AppDeps;
   project: RequestProject;
-  body: { definition: string };
+  body: { definition: DefinitionInput };
 }) {
+  const text = definitionText(body.definition);
   const definition = await validateWorkflowDefinition(
     deps.db,
     project.id,
-    body.definition,
+    text,
     deps.config.Definitions,
     deps.installedPlugins,
   );
   const row = await workflowRepository.insert(deps.db, {
     projectId: project.id,
     name: definition.name,
-    definition: body.definition,
+    definition: text,
   });
   return {
     data: { id: row.id, name: row.name },
@@ -166,10 +179,11 @@ export const workflowHandlers = {
   updateWorkflow: async ({ deps, project, params, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const existing = await findWorkflow(deps, project, params.workflowId);
+    const text = definitionText(body.definition);
     const definition = await validateWorkflowDefinition(
       deps.db,
       project.id,
-      body.definition,
+      text,
       deps.config.Definitions,
       deps.installedPlugins,
       { id: existing.id },
@@ -177,7 +191,7 @@ export const workflowHandlers = {
     const row = await deps.db.transaction().execute(async (trx) => {
       const updated = await workflowRepository.update(trx, existing.id, {
         name: definition.name,
-        definition: body.definition,
+        definition: text,
       });
       if (!updated) throw workflowNotFound(params.workflowId);
       if (updated.name !== existing.name) {

@@ -54,6 +54,9 @@ export async function validateWorkflowDefinition(
     ...(await checkReferences(parsed.definition, {
       plugin: async (type, version) => (await installed.plugin(type, version)) !== undefined,
       configuration: async (name) => (await installed.configuration(name)) !== undefined,
+      pluginTypes: async () => (await pluginRepository.list(db)).map((plugin) => plugin.type),
+      configurationNames: async () =>
+        (await configurationRepository.list(db, projectId)).items.map((row) => row.name),
     })),
     ...(await checkTaskParameters(
       parsed.definition,

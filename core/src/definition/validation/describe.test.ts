@@ -114,6 +114,21 @@ describe('describeValidationErrors', () => {
     expect(messages(schema, { type: {} }, people)).toEqual(['type.plugin: is required']);
   });
 
+  it('explains a oneOf of a string and an object as such a union (a definition as text or object)', () => {
+    const schema = closed({
+      definition: {
+        oneOf: [{ type: 'string', minLength: 1 }, closed({ name: { type: 'string' } }, ['name'])],
+      },
+    });
+    expect(messages(schema, { definition: {} })).toEqual(['definition.name: is required']);
+    expect(messages(schema, { definition: '' })).toEqual([
+      'definition: must NOT have fewer than 1 characters',
+    ]);
+    expect(messages(schema, { definition: 5 })).toEqual(['definition: must be string or object']);
+    const both = { oneOf: [{ type: 'string' }, { type: 'string', minLength: 1 }] };
+    expect(messages(both, 'x')).toEqual(['(root): must match exactly one schema in oneOf']);
+  });
+
   it('explains a union by a discriminator with the branch its key picks, or the values it takes', () => {
     // One object in every branch, as a dereferenced `$ref` is: Ajv compiles it once and reports
     // its errors under the first branch's path.

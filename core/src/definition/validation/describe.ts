@@ -133,7 +133,12 @@ function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Descri
         continue;
       }
     }
-    if (error.keyword !== 'anyOf') {
+    // Any other `oneOf` whose value fit no branch reads as an `anyOf` (a definition given as
+    // text or as an object); one that fit several is said as Ajv says it.
+    const fitNone =
+      error.keyword === 'oneOf' &&
+      !Array.isArray((error.params as { passingSchemas?: unknown }).passingSchemas);
+    if (error.keyword !== 'anyOf' && !fitNone) {
       described.push(describeError(error, style));
       continue;
     }

@@ -19,6 +19,8 @@ export interface Problem {
   path?: string;
   /** What is wrong there (`is required (string)`), or the whole sentence when it has no place. */
   message: string;
+  /** For a name that matches nothing known: the known names it may have meant, closest first. */
+  suggestions?: string[];
 }
 
 /** A validation problem: at `path` when given, `validation.invalid` unless said otherwise. */
@@ -28,6 +30,11 @@ export function problemAt(
   code: ValidationCode = 'validation.invalid',
 ): Problem {
   return path === undefined ? { code, message } : { code, path, message };
+}
+
+/** The problem with the names it may have meant (as it was when there are none). */
+export function withSuggestions(problem: Problem, suggestions: readonly string[]): Problem {
+  return suggestions.length === 0 ? problem : { ...problem, suggestions: [...suggestions] };
 }
 
 /** The problem as a user reads it: `body.inputs.who: is required (string)`. */
@@ -40,7 +47,12 @@ export function renderProblem(problem: Problem): string {
  * `tasks[0].name: is required` in a request's definition is `body.definition: tasks[0].name: ...`.
  */
 export function problemsWithin(path: string, problems: readonly Problem[]): Problem[] {
-  return problems.map((problem) => ({ code: problem.code, path, message: renderProblem(problem) }));
+  return problems.map((problem) =>
+    withSuggestions(
+      { code: problem.code, path, message: renderProblem(problem) },
+      problem.suggestions ?? [],
+    ),
+  );
 }
 
 /** The problems without repeats (two that read the same are one). */
