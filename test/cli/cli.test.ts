@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startTrellis, users, type Trellis } from '../support/harness.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { runCli, totalsWorkflow as totals, type CliResult } from '../support/cli.js';
 
 let trellis: Trellis;
 let folder: string;
@@ -56,28 +56,6 @@ const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 const json = <T = unknown>(result: CliResult): T => JSON.parse(result.stdout) as T;
 /** Shown with a failed expectation: what the command printed. */
 const printed = (result: CliResult) => `exit ${result.code}\n${result.stdout}\n${result.stderr}`;
-
-const totals = (name: string) => ({
-  name,
-  inputs: {
-    values: { type: 'array', required: true },
-    factor: { type: 'number', default: 10 },
-  },
-  tasks: [
-    {
-      name: 'Sum',
-      type: { plugin: 'Data/Json' },
-      parameters: { expression: '$sum(values)', input: { values: '$[Inputs("values")]' } },
-    },
-    {
-      name: 'Say',
-      type: { plugin: 'Flow/Log' },
-      dependencies: ['Sum'],
-      parameters: { message: 'sum is $[Outputs("Sum").result]' },
-    },
-  ],
-  outputs: { total: 'Outputs("Sum").result * Inputs("factor")' },
-});
 
 const failing = (name: string) => ({
   name,

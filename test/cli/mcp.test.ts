@@ -8,7 +8,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
-import { cliEnvironment, cliFolder, runCli, sourceCommand } from '../support/cli.js';
+import {
+  cliEnvironment,
+  cliFolder,
+  runCli,
+  sourceCommand,
+  totalsWorkflow as totals,
+} from '../support/cli.js';
 
 let trellis: Trellis;
 /** Sessions to close after the file. */
@@ -70,29 +76,6 @@ async function added(definition: { name: string; tasks: object[] }): Promise<str
   });
   return id;
 }
-
-const totals = (name: string) => ({
-  name,
-  description: 'Adds numbers up.',
-  inputs: {
-    values: { type: 'array', required: true, description: 'The numbers.' },
-    factor: { type: 'number', default: 10 },
-  },
-  tasks: [
-    {
-      name: 'Sum',
-      type: { plugin: 'Data/Json' },
-      parameters: { expression: '$sum(values)', input: { values: '$[Inputs("values")]' } },
-    },
-    {
-      name: 'Say',
-      type: { plugin: 'Flow/Log' },
-      dependencies: ['Sum'],
-      parameters: { message: 'sum is $[Outputs("Sum").result]' },
-    },
-  ],
-  outputs: { total: 'Outputs("Sum").result * Inputs("factor")' },
-});
 
 const gated = (name: string) => ({
   name,

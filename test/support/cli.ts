@@ -74,3 +74,31 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
     });
   });
 }
+
+/**
+ * The README's Totals workflow: sums `values` (required), says the sum, and outputs it times
+ * `factor` (default 10). Its description and the description of `values` are what a tool or a
+ * form shows.
+ */
+export const totalsWorkflow = (name: string) => ({
+  name,
+  description: 'Adds numbers up.',
+  inputs: {
+    values: { type: 'array', required: true, description: 'The numbers.' },
+    factor: { type: 'number', default: 10 },
+  },
+  tasks: [
+    {
+      name: 'Sum',
+      type: { plugin: 'Data/Json' },
+      parameters: { expression: '$sum(values)', input: { values: '$[Inputs("values")]' } },
+    },
+    {
+      name: 'Say',
+      type: { plugin: 'Flow/Log' },
+      dependencies: ['Sum'],
+      parameters: { message: 'sum is $[Outputs("Sum").result]' },
+    },
+  ],
+  outputs: { total: 'Outputs("Sum").result * Inputs("factor")' },
+});
