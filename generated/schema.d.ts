@@ -1447,7 +1447,7 @@ export interface components {
             /** @description The project it happened in, by the name it had then; null for what belongs to the whole instance (plugins, sign-ins). */
             project: string | null;
             /** @description That project's id: null as `project` is, and for an entry recorded before entries carried it under a name no project had at the upgrade. */
-            projectId: components["schemas"]["Uuid"] | null;
+            projectId: string | null;
             /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
             operation: string;
             /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
@@ -1823,10 +1823,8 @@ export interface components {
             type: components["schemas"]["Definition.InputType"];
             /** @description Whether a run must be given the input (one with a `default` never has to be). */
             required?: boolean;
-            /** @description The value when a run is not given one; must have the declared type. */
-            default?: string | number | boolean | unknown[] | {
-                [key: string]: unknown;
-            } | null;
+            /** @description The value when a run is not given one: any JSON value, which must have the declared type. */
+            default?: unknown;
             /** @description What the input means, for people. */
             description?: string;
         };
@@ -2069,14 +2067,11 @@ export interface components {
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
             /** @description Always null on failure. */
-            data: null;
+            data: unknown;
             /** @description What was wrong, one message per problem. */
             messages: string[];
-            /**
-             * @description Always `false` on failure.
-             * @enum {boolean}
-             */
-            succeeded: false;
+            /** @description Always `false` on failure. */
+            succeeded: boolean;
             /**
              * Format: date-time
              * @description When the response was generated (ISO 8601 UTC).
@@ -2164,7 +2159,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /** @description The execution this one reruns; null for a first run. */
-            rerunOf: components["schemas"]["Uuid"] | null;
+            rerunOf: string | null;
             /**
              * @description The workflow revision whose definition the run snapshotted (`/workflows/{workflowId}/revisions`);
              *     null for a run started before revisions were kept from a definition changed since.
@@ -2174,9 +2169,9 @@ export interface components {
              * @description The execution whose task started this one as a subworkflow (a task with `workflow`); null
              *     for a run started any other way.
              */
-            parentExecutionId: components["schemas"]["Uuid"] | null;
+            parentExecutionId: string | null;
             /** @description The workflow of `parentExecutionId`; null without a parent. */
-            parentWorkflowId: components["schemas"]["Uuid"] | null;
+            parentWorkflowId: string | null;
             /** @description The name of the parent execution's task that started this one; null without a parent. */
             parentTaskName: string | null;
             /**
@@ -2327,7 +2322,7 @@ export interface components {
             /** @description The entry's id. */
             id: components["schemas"]["Uuid"];
             /** @description The task execution that wrote it; null for the execution's own entries. */
-            taskExecutionId: components["schemas"]["Uuid"] | null;
+            taskExecutionId: string | null;
             /**
              * @description What happened. Cut to `ExecutionLogs.MaxEntryBytes` (64 KiB of UTF-8) when written, ending
              *     `… [truncated <size>]`.
@@ -2431,7 +2426,7 @@ export interface components {
             /** @description The execution the event is about. */
             executionId: components["schemas"]["Uuid"];
             /** @description The approval an `ApprovalRequested` event is about; else null. */
-            approvalId: components["schemas"]["Uuid"] | null;
+            approvalId: string | null;
             /**
              * Format: int32
              * @description 1 for the first attempt.
@@ -2883,15 +2878,18 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description The latest outcome or reason; empty when none. */
             message: string;
-            /** @description The JSON value the task's plugin returned; null when it did not complete (not run, failed, skipped). */
-            output: unknown | null;
+            /**
+             * @description The JSON value the task's plugin returned, any JSON value; null when it did not complete
+             *     (not run, failed, skipped).
+             */
+            output: unknown;
             /**
              * @description A subworkflow task's child execution (its latest attempt's; a retry starts a new one): an
              *     ordinary execution of `childWorkflowId`. Null for a plugin task, or before it started one.
              */
-            childExecutionId: components["schemas"]["Uuid"] | null;
+            childExecutionId: string | null;
             /** @description The workflow of `childExecutionId`; null when there is none. */
-            childWorkflowId: components["schemas"]["Uuid"] | null;
+            childWorkflowId: string | null;
             /** @description When the task started; null before it does. */
             startTime: string | null;
             /** @description When the task finished; null until it does. */

@@ -1,7 +1,8 @@
 /**
  * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
- * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts) and
- * the links of `@link` put where OpenAPI reads them (openapi-links.ts).
+ * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts),
+ * nullable references to scalars inlined (nullable-scalars.ts), and the links of `@link` put where
+ * OpenAPI reads them (openapi-links.ts).
  *
  * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
@@ -9,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { withAdditionalProperties, type Json } from './closed-objects.js';
+import { withNullableScalarsInlined } from './nullable-scalars.js';
 import { withLinks } from './openapi-links.js';
 
 const [source, outputDirectory] = process.argv.slice(2);
@@ -19,7 +21,9 @@ if (!source || !outputDirectory) {
   process.exit(2);
 }
 const document = withLinks(
-  withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+  withNullableScalarsInlined(
+    withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+  ),
 );
 writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
 writeFileSync(
