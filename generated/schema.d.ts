@@ -1347,7 +1347,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description The response envelope wrapping every JSON response except `/health`. */
+        /**
+         * @description The response envelope wrapping every JSON response except `/health`, `/livez`, `/readyz` and
+         *     `/schemas/workflow-definition.json`.
+         */
         ApprovalLinkResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ApprovalLinkView"];
@@ -2281,7 +2284,7 @@ export interface components {
         /** @description The health of one component. Field names are capitalised exactly so. */
         HealthCheck: {
             Status: components["schemas"]["HealthStatus"];
-            /** @description The component checked, e.g. `ConfigurationService`, `Database`, `Temporal`. */
+            /** @description The component checked: `Configuration`, `Plugins`, `Logger`, `Database` or `Temporal`. */
             Component: string;
             /** @description What was found. */
             Description: string;
@@ -2443,7 +2446,10 @@ export interface components {
              */
             attemptedAt: string;
         };
-        /** @description The response envelope wrapping every JSON response except `/health`. */
+        /**
+         * @description The response envelope wrapping every JSON response except `/health`, `/livez`, `/readyz` and
+         *     `/schemas/workflow-definition.json`.
+         */
         NotificationDeliveryListResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["NotificationDelivery"][];

@@ -2,7 +2,7 @@
  * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
  * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts),
  * nullable references to scalars inlined (nullable-scalars.ts), and the links of `@link` put where
- * OpenAPI reads them (openapi-links.ts).
+ * OpenAPI reads them (openapi-links.ts). The YAML reads the same under YAML 1.1 and 1.2 parsers.
  *
  * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
@@ -26,7 +26,10 @@ const document = withLinks(
   ),
 );
 writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
+// Written for YAML 1.1 parsers (PyYAML and most Java and Go ones) as well as 1.2 ones: scalars
+// that 1.1 reads as something else (a timestamp, `00:00:00.01` as a base-60 number, `on` as
+// true) are quoted, which 1.2 reads the same way.
 writeFileSync(
   join(outputDirectory, 'openapi.yaml'),
-  stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }),
+  stringify(document, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' }),
 );
