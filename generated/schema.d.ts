@@ -3531,7 +3531,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3618,7 +3621,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalLinkResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3734,7 +3740,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3858,7 +3867,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3942,7 +3954,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditVerificationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4026,6 +4041,18 @@ export interface operations {
                     "application/json": components["schemas"]["SingleSignOnResponse"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     listConfigurations: {
@@ -4058,7 +4085,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4153,7 +4183,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4274,7 +4307,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4372,7 +4408,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4493,7 +4532,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4641,7 +4683,10 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAcceptedEnvelope"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4734,6 +4779,18 @@ export interface operations {
                     "application/json": components["schemas"]["Liveness"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -4761,7 +4818,10 @@ export interface operations {
                     "application/json": components["schemas"]["CurrentUserResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4890,7 +4950,10 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationDeliveryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4979,7 +5042,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5067,7 +5133,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5182,7 +5251,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5297,7 +5369,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5418,7 +5493,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginDetailListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5510,7 +5588,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginOrListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5606,7 +5687,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5694,7 +5778,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5808,7 +5895,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5899,7 +5989,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6013,7 +6106,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6114,7 +6210,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6205,7 +6304,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6321,7 +6423,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6410,7 +6515,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6511,7 +6619,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6600,7 +6711,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6693,7 +6807,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6809,7 +6926,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6902,6 +7022,18 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Some part the process needs does not answer; `checks` say which. */
             503: {
                 headers: {
@@ -6931,6 +7063,18 @@ export interface operations {
                     "application/json": components["schemas"]["JsonSchema"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getVersion: {
@@ -6949,6 +7093,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -6983,7 +7139,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7084,7 +7243,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7212,7 +7374,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7333,7 +7498,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7431,7 +7599,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7552,7 +7723,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7668,7 +7842,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7778,7 +7955,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionStartedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7901,7 +8081,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8002,7 +8185,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8104,7 +8290,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8233,7 +8422,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8356,7 +8548,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8466,7 +8661,10 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ExecutionStreamEvent"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8576,7 +8774,10 @@ export interface operations {
                     "application/json": components["schemas"]["LogEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8682,7 +8883,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionStartedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8810,7 +9014,10 @@ export interface operations {
                     "application/json": components["schemas"]["TaskListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8908,7 +9115,10 @@ export interface operations {
                     "application/json": components["schemas"]["TaskResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9018,7 +9228,10 @@ export interface operations {
                     "application/json": components["schemas"]["LogEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9117,7 +9330,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRevisionListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9213,7 +9429,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRevisionResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9312,7 +9531,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9410,7 +9632,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9533,7 +9758,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9633,7 +9861,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9756,7 +9987,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9865,7 +10099,10 @@ export interface operations {
                     "application/json": components["schemas"]["BackfillStartedEnvelope"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9991,7 +10228,10 @@ export interface operations {
                     "application/json": components["schemas"]["UpcomingFiringsResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;

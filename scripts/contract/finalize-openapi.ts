@@ -24,7 +24,12 @@ const document = withLinks(
   withNullableScalarsInlined(
     withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
   ),
-);
+) as { info: { license?: { [key: string]: Json } } };
+// OpenAPI 3.1's SPDX `identifier` of the licence (spec/main.tsp names it), which TypeSpec's `@info`
+// does not take; linters want it or a URL, and there is no licence text to link to.
+if (document.info.license?.name === 'Proprietary') {
+  document.info.license.identifier = 'LicenseRef-Proprietary';
+}
 writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
 // Written for YAML 1.1 parsers (PyYAML and most Java and Go ones) as well as 1.2 ones: scalars
 // that 1.1 reads as something else (a timestamp, `00:00:00.01` as a base-60 number, `on` as
