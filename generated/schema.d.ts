@@ -1347,7 +1347,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description The response envelope wrapping every JSON response except `/health`. */
+        /**
+         * @description The response envelope wrapping every JSON response except `/health`, `/livez`, `/readyz` and
+         *     `/schemas/workflow-definition.json`.
+         */
         ApprovalLinkResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ApprovalLinkView"];
@@ -1447,7 +1450,7 @@ export interface components {
             /** @description The project it happened in, by the name it had then; null for what belongs to the whole instance (plugins, sign-ins). */
             project: string | null;
             /** @description That project's id: null as `project` is, and for an entry recorded before entries carried it under a name no project had at the upgrade. */
-            projectId: components["schemas"]["Uuid"] | null;
+            projectId: string | null;
             /** @description The operation: the contract's `operationId` (`updateWorkflow`, `decideApprovalLink`, ...), or `signIn` (refused credentials), `signInLocked` (refused while locked) and `auditPurge` (the retention's purge: `targets` say how many entries were `purged`, the `firstRemainingId` and the `lastPurgedHash` it follows). */
             operation: string;
             /** @description The ids it named or created, by name (`workflowId`, `executionId`, `id`, ...); never bodies or secrets. */
@@ -1823,10 +1826,8 @@ export interface components {
             type: components["schemas"]["Definition.InputType"];
             /** @description Whether a run must be given the input (one with a `default` never has to be). */
             required?: boolean;
-            /** @description The value when a run is not given one; must have the declared type. */
-            default?: string | number | boolean | unknown[] | {
-                [key: string]: unknown;
-            } | null;
+            /** @description The value when a run is not given one: any JSON value, which must have the declared type. */
+            default?: unknown;
             /** @description What the input means, for people. */
             description?: string;
         };
@@ -2069,14 +2070,11 @@ export interface components {
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
             /** @description Always null on failure. */
-            data: null;
+            data: unknown;
             /** @description What was wrong, one message per problem. */
             messages: string[];
-            /**
-             * @description Always `false` on failure.
-             * @enum {boolean}
-             */
-            succeeded: false;
+            /** @description Always `false` on failure. */
+            succeeded: boolean;
             /**
              * Format: date-time
              * @description When the response was generated (ISO 8601 UTC).
@@ -2164,7 +2162,7 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /** @description The execution this one reruns; null for a first run. */
-            rerunOf: components["schemas"]["Uuid"] | null;
+            rerunOf: string | null;
             /**
              * @description The workflow revision whose definition the run snapshotted (`/workflows/{workflowId}/revisions`);
              *     null for a run started before revisions were kept from a definition changed since.
@@ -2174,9 +2172,9 @@ export interface components {
              * @description The execution whose task started this one as a subworkflow (a task with `workflow`); null
              *     for a run started any other way.
              */
-            parentExecutionId: components["schemas"]["Uuid"] | null;
+            parentExecutionId: string | null;
             /** @description The workflow of `parentExecutionId`; null without a parent. */
-            parentWorkflowId: components["schemas"]["Uuid"] | null;
+            parentWorkflowId: string | null;
             /** @description The name of the parent execution's task that started this one; null without a parent. */
             parentTaskName: string | null;
             /**
@@ -2286,7 +2284,7 @@ export interface components {
         /** @description The health of one component. Field names are capitalised exactly so. */
         HealthCheck: {
             Status: components["schemas"]["HealthStatus"];
-            /** @description The component checked, e.g. `ConfigurationService`, `Database`, `Temporal`. */
+            /** @description The component checked: `Configuration`, `Plugins`, `Logger`, `Database` or `Temporal`. */
             Component: string;
             /** @description What was found. */
             Description: string;
@@ -2327,7 +2325,7 @@ export interface components {
             /** @description The entry's id. */
             id: components["schemas"]["Uuid"];
             /** @description The task execution that wrote it; null for the execution's own entries. */
-            taskExecutionId: components["schemas"]["Uuid"] | null;
+            taskExecutionId: string | null;
             /**
              * @description What happened. Cut to `ExecutionLogs.MaxEntryBytes` (64 KiB of UTF-8) when written, ending
              *     `… [truncated <size>]`.
@@ -2431,7 +2429,7 @@ export interface components {
             /** @description The execution the event is about. */
             executionId: components["schemas"]["Uuid"];
             /** @description The approval an `ApprovalRequested` event is about; else null. */
-            approvalId: components["schemas"]["Uuid"] | null;
+            approvalId: string | null;
             /**
              * Format: int32
              * @description 1 for the first attempt.
@@ -2448,7 +2446,10 @@ export interface components {
              */
             attemptedAt: string;
         };
-        /** @description The response envelope wrapping every JSON response except `/health`. */
+        /**
+         * @description The response envelope wrapping every JSON response except `/health`, `/livez`, `/readyz` and
+         *     `/schemas/workflow-definition.json`.
+         */
         NotificationDeliveryListResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["NotificationDelivery"][];
@@ -2883,15 +2884,18 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description The latest outcome or reason; empty when none. */
             message: string;
-            /** @description The JSON value the task's plugin returned; null when it did not complete (not run, failed, skipped). */
-            output: unknown | null;
+            /**
+             * @description The JSON value the task's plugin returned, any JSON value; null when it did not complete
+             *     (not run, failed, skipped).
+             */
+            output: unknown;
             /**
              * @description A subworkflow task's child execution (its latest attempt's; a retry starts a new one): an
              *     ordinary execution of `childWorkflowId`. Null for a plugin task, or before it started one.
              */
-            childExecutionId: components["schemas"]["Uuid"] | null;
+            childExecutionId: string | null;
             /** @description The workflow of `childExecutionId`; null when there is none. */
-            childWorkflowId: components["schemas"]["Uuid"] | null;
+            childWorkflowId: string | null;
             /** @description When the task started; null before it does. */
             startTime: string | null;
             /** @description When the task finished; null until it does. */
@@ -3527,7 +3531,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3614,7 +3621,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalLinkResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3730,7 +3740,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3854,7 +3867,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3938,7 +3954,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditVerificationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4022,6 +4041,18 @@ export interface operations {
                     "application/json": components["schemas"]["SingleSignOnResponse"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     listConfigurations: {
@@ -4054,7 +4085,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4149,7 +4183,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4270,7 +4307,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfigurationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4368,7 +4408,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4489,7 +4532,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +4683,10 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAcceptedEnvelope"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4730,6 +4779,18 @@ export interface operations {
                     "application/json": components["schemas"]["Liveness"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -4757,7 +4818,10 @@ export interface operations {
                     "application/json": components["schemas"]["CurrentUserResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4886,7 +4950,10 @@ export interface operations {
                     "application/json": components["schemas"]["NotificationDeliveryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4975,7 +5042,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5063,7 +5133,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5178,7 +5251,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5293,7 +5369,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5414,7 +5493,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginDetailListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5506,7 +5588,10 @@ export interface operations {
                     "application/json": components["schemas"]["PluginOrListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5602,7 +5687,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5690,7 +5778,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5804,7 +5895,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5895,7 +5989,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6009,7 +6106,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6110,7 +6210,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6201,7 +6304,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6317,7 +6423,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6406,7 +6515,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6507,7 +6619,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6596,7 +6711,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6689,7 +6807,10 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectMemberResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6805,7 +6926,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6898,6 +7022,18 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Some part the process needs does not answer; `checks` say which. */
             503: {
                 headers: {
@@ -6927,6 +7063,18 @@ export interface operations {
                     "application/json": components["schemas"]["JsonSchema"];
                 };
             };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getVersion: {
@@ -6945,6 +7093,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VersionResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
         };
@@ -6979,7 +7139,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7080,7 +7243,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7208,7 +7374,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7329,7 +7498,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7427,7 +7599,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7548,7 +7723,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7664,7 +7842,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7774,7 +7955,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionStartedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7897,7 +8081,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7998,7 +8185,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApprovalListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8100,7 +8290,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8229,7 +8422,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8352,7 +8548,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8462,7 +8661,10 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ExecutionStreamEvent"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8572,7 +8774,10 @@ export interface operations {
                     "application/json": components["schemas"]["LogEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8678,7 +8883,10 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionStartedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8806,7 +9014,10 @@ export interface operations {
                     "application/json": components["schemas"]["TaskListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8904,7 +9115,10 @@ export interface operations {
                     "application/json": components["schemas"]["TaskResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9014,7 +9228,10 @@ export interface operations {
                     "application/json": components["schemas"]["LogEntryListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9113,7 +9330,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRevisionListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9209,7 +9429,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRevisionResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9308,7 +9531,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerListResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9406,7 +9632,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerCreatedResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9529,7 +9758,10 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9629,7 +9861,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9752,7 +9987,10 @@ export interface operations {
                     "application/json": components["schemas"]["ConfirmationResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9861,7 +10099,10 @@ export interface operations {
                     "application/json": components["schemas"]["BackfillStartedEnvelope"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9987,7 +10228,10 @@ export interface operations {
                     "application/json": components["schemas"]["UpcomingFiringsResponse"];
                 };
             };
-            /** @description Invalid input: a malformed id or query, a body that fails validation; one message per problem. */
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
             400: {
                 headers: {
                     [name: string]: unknown;

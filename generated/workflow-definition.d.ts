@@ -146,9 +146,9 @@ export interface InputDeclaration {
    */
   required?: boolean;
   /**
-   * The value when a run is not given one; must have the declared type.
+   * The value when a run is not given one: any JSON value, which must have the declared type.
    */
-  default?: string | number | boolean | unknown[] | RecordUnknown | null;
+  default?: unknown;
   /**
    * What the input means, for people.
    */

@@ -50,6 +50,32 @@ function withoutRequiredChoices(node: Json): Json {
   return out;
 }
 
+/** Keywords that say what a value means, not what it may be. */
+const annotations = new Set(['description', 'title', 'examples']);
+
+/**
+ * A property schema of annotations only (`{description}`: any JSON value) would be typed as an
+ * open object by json-schema-to-typescript, as it types `{}` `unknown`; it gets `unknown` too.
+ */
+function withAnyValues(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withAnyValues);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(node)) out[key] = withAnyValues(value);
+  if (typeof out.properties === 'object' && out.properties !== null) {
+    for (const [name, property] of Object.entries(out.properties)) {
+      const keys = typeof property === 'object' && property !== null ? Object.keys(property) : [];
+      if (keys.length > 0 && keys.every((keyword) => annotations.has(keyword))) {
+        (out.properties as { [key: string]: Json })[name] = {
+          ...(property as { [key: string]: Json }),
+          tsType: 'unknown',
+        };
+      }
+    }
+  }
+  return out;
+}
+
 const [source, target] = process.argv.slice(2);
 if (!source || !target) {
   console.error('usage: tsx scripts/contract/definition-types.ts <schema.json> <output.d.ts>');
@@ -59,8 +85,10 @@ if (!source || !target) {
 const emitted = JSON.parse(readFileSync(source, 'utf8')) as { [key: string]: Json };
 // The root type is named by its title; `$id` (a file name) would name it `WorkflowDefinitionSchemaJson`.
 const { $id: _id, ...root } = emitted;
-const schema = refsWithoutSiblings(
-  withoutRequiredChoices(withAdditionalProperties({ ...root, title: 'WorkflowDefinition' })),
+const schema = withAnyValues(
+  refsWithoutSiblings(
+    withoutRequiredChoices(withAdditionalProperties({ ...root, title: 'WorkflowDefinition' })),
+  ),
 );
 
 const text = await compile(schema as JSONSchema, 'WorkflowDefinition', {

@@ -1,7 +1,8 @@
 /**
  * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
- * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts) and
- * the links of `@link` put where OpenAPI reads them (openapi-links.ts).
+ * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts),
+ * nullable references to scalars inlined (nullable-scalars.ts), and the links of `@link` put where
+ * OpenAPI reads them (openapi-links.ts). The YAML reads the same under YAML 1.1 and 1.2 parsers.
  *
  * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
@@ -9,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { withAdditionalProperties, type Json } from './closed-objects.js';
+import { withNullableScalarsInlined } from './nullable-scalars.js';
 import { withLinks } from './openapi-links.js';
 
 const [source, outputDirectory] = process.argv.slice(2);
@@ -19,10 +21,20 @@ if (!source || !outputDirectory) {
   process.exit(2);
 }
 const document = withLinks(
-  withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
-);
+  withNullableScalarsInlined(
+    withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+  ),
+) as { info: { license?: { [key: string]: Json } } };
+// OpenAPI 3.1's SPDX `identifier` of the licence (spec/main.tsp names it), which TypeSpec's `@info`
+// does not take; linters want it or a URL, and there is no licence text to link to.
+if (document.info.license?.name === 'Proprietary') {
+  document.info.license.identifier = 'LicenseRef-Proprietary';
+}
 writeFileSync(join(outputDirectory, 'openapi.json'), `${JSON.stringify(document, null, 2)}\n`);
+// Written for YAML 1.1 parsers (PyYAML and most Java and Go ones) as well as 1.2 ones: scalars
+// that 1.1 reads as something else (a timestamp, `00:00:00.01` as a base-60 number, `on` as
+// true) are quoted, which 1.2 reads the same way.
 writeFileSync(
   join(outputDirectory, 'openapi.yaml'),
-  stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }),
+  stringify(document, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' }),
 );

@@ -83,10 +83,22 @@ describe('withLinks', () => {
     expect(() =>
       withLinks(
         documentLinking({
-          getThing: { operationId: 'getThing', parameters: {}, requestBody: { a: 1 } },
+          getThing: { operationId: 'getThing', parameters: {}, requestBody: '$request.body' },
         }),
       ),
     ).toThrow('getThing takes no body');
+  });
+
+  it('refuses a requestBody that is not one runtime expression', () => {
+    const linking = (requestBody: Json) =>
+      documentLinking(
+        { getThing: { operationId: 'getThing', parameters: {}, requestBody } },
+        { requestBody: { content: {} } },
+      );
+    expect(() => withLinks(linking({ name: '$request.body#/name' }))).toThrow(
+      'createThing → getThing: requestBody must be one runtime expression',
+    );
+    expect(() => withLinks(linking('$request.body'))).not.toThrow();
   });
 });
 
@@ -150,21 +162,25 @@ describe('the contract’s links', () => {
     }
   });
 
-  it('fills the ids a body must repeat from the path, so a followed link passes that rule', () => {
-    expect(linksOf('addWorkflow').executeWorkflow).toMatchObject({
-      parameters: { workflowId: '$response.body#/data/id' },
-      requestBody: { workflowId: '$response.body#/data/id' },
-    });
-    expect(linksOf('createTrigger').updateTrigger).toMatchObject({
+  it('sends a body only as one runtime expression, which OpenAPI 3.1 tools evaluate', () => {
+    expect(linksOf('createTrigger').updateTrigger).toEqual({
+      operationId: 'updateTrigger',
       parameters: {
         workflowId: '$request.path.workflowId',
         triggerId: '$response.body#/data/triggerId',
       },
-      requestBody: {
-        workflowId: '$request.path.workflowId',
-        triggerId: '$response.body#/data/triggerId',
-      },
+      requestBody: '$request.body',
+      description: 'Update a trigger',
     });
+    for (const operationId of operations.keys()) {
+      const responses = operations.get(operationId)?.responses as JsonObject;
+      for (const response of Object.values(responses)) {
+        for (const link of Object.values(((response as JsonObject).links ?? {}) as JsonObject)) {
+          const { requestBody } = link as JsonObject;
+          if (requestBody !== undefined) expect(requestBody, operationId).toMatch(/^\$/);
+        }
+      }
+    }
   });
 
   it('takes a definition as plain JSON text or as the object, and gives it no media type', () => {

@@ -12,6 +12,9 @@ const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const isObject = (value: Json | undefined): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+const isRuntimeExpression = (value: Json): boolean =>
+  typeof value === 'string' && /^\$(request|response)\./.test(value);
+
 /** Every operation of the document with its path item, by operation id. */
 function operationsById(
   document: JsonObject,
@@ -82,6 +85,10 @@ export function withLinks(document: Json): Json {
       }
       if (link.requestBody !== undefined && !isObject(target.operation.requestBody)) {
         problems.push(`${sourceId} → ${name}: ${link.operationId} takes no body`);
+      } else if (link.requestBody !== undefined && !isRuntimeExpression(link.requestBody)) {
+        // OpenAPI evaluates a requestBody only as a whole; expressions inside an object would
+        // be sent literally.
+        problems.push(`${sourceId} → ${name}: requestBody must be one runtime expression`);
       }
       if (isObject(link.parameters) && Object.keys(link.parameters).length === 0) {
         delete link.parameters;

@@ -4,7 +4,7 @@ import type { Problem } from '#definition/errors.js';
 import { renderProblem } from '#definition/validation/problem.js';
 import { sendJson } from './respond.js';
 
-/** The body of every response except `/health`. */
+/** The body of every JSON response except `/health`, the probes and the definition's schema. */
 export interface Envelope<T> {
   data: T;
   messages: string[];

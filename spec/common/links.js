@@ -11,7 +11,7 @@ const linksKey = Symbol.for('Trellis.links');
  * @param {import('@typespec/compiler').Operation} target
  * @param {import('@typespec/compiler').Operation} to
  * @param {Record<string, string>} parameters
- * @param {unknown} [requestBody]
+ * @param {string} [requestBody]
  */
 function $link(context, target, to, parameters, requestBody) {
   const state = context.program.stateMap(linksKey);

@@ -100,6 +100,22 @@ describe('X-Request-Id', () => {
     ]);
   });
 
+  // The contract declares this 400 on the public operations too (their only 4XX).
+  it.each(['/version', '/livez', '/readyz', '/auth/oidc', '/schemas/workflow-definition.json'])(
+    'is a 400 on the public %s too',
+    async (path) => {
+      const response = await fetch(`${trellis.baseUrl}${path}`, {
+        headers: { 'X-Request-Id': 'not valid' },
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        data: null,
+        succeeded: false,
+        errors: [{ code: 'request.invalid_request_id' }],
+      });
+    },
+  );
+
   it('is accepted at 128 characters of the allowed ones', async () => {
     const id = 'Ab0._:+/=@-'.repeat(12).slice(0, 128);
     const response = await get(trellis.baseUrl, '/workflows', { 'X-Request-Id': id });
