@@ -57,7 +57,12 @@ async function storedWorkflow(name = `Nightly-${randomUUID().slice(0, 8)}`) {
     .insertInto('workflow')
     .values({ id, name, definition: JSON.stringify({ name, tasks: [] }), modifiedDate: new Date() })
     .execute();
-  return { id, name, project: 'default' };
+  const { projectId } = await database.db
+    .selectFrom('workflow')
+    .select('projectId')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return { id, name, projectId, project: 'default' };
 }
 
 async function storedTrigger(
@@ -119,6 +124,7 @@ describe('syncTriggerSchedule', () => {
       taskQueue: config.Temporal.TaskQueue,
       workflowId: `trellis-scheduled-${trigger.id}`,
       args: [{ scheduled: { workflowId: workflow.id, triggerId: trigger.id } }],
+      priority: { fairnessKey: workflow.projectId },
     });
     if (schedule.action.type !== 'startWorkflow') throw new Error('unexpected action');
     // A description always carries the class, though the action type allows plain pairs too.
