@@ -125,6 +125,20 @@ describe('a project', () => {
     }
   });
 
+  it('counts starts that race as they come: of eight at once under a limit of three, three start', async () => {
+    const limited = await projectWith({ startsPerMinute: 3 });
+    const workflowId = await addWorkflow(limited.client, definition([{ name: 'A', type: noop }]));
+    const statuses = await Promise.all(
+      Array.from({ length: 8 }, async () => (await executeIn(limited.name, workflowId)).status),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+    const runs = await limited.client.GET('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId } },
+    });
+    expect(runs).toHaveLength(3);
+  });
+
   it('past its running-at-once limit keeps a new run Pending, saying so, until one ends', async () => {
     const limited = await projectWith({ runningExecutions: 1 });
     const other = await projectWith({ runningExecutions: 1 });

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { Conflict } from '#definition/errors.js';
 import type { Role } from '#platform/config/types.js';
@@ -148,6 +148,16 @@ export async function setAllowedPlugins(
  * The start time of the project's `n`th latest execution started since `since` (subworkflow
  * children aside: they run within their parent's start); undefined when it started fewer.
  */
+/**
+ * Serializes the starts of one project until the transaction ends: the starts-a-minute check
+ * reads the count and writes the start under it.
+ */
+export async function lockStarts(trx: Kysely<Database>, projectId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`project-starts:${projectId}`}, 0))`.execute(
+    trx,
+  );
+}
+
 export async function nthLatestStart(
   db: Kysely<Database>,
   projectId: string,

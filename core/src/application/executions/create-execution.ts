@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import * as executionRepository from '#store/execution-repository.js';
+import * as projectRepository from '#store/project-repository.js';
 import { newId } from '#store/ids.js';
 import { appendLogs } from '#store/log-repository.js';
 import type { Database, ExecutionStatus, WorkflowExecutionRow } from '#store/tables.js';
@@ -89,8 +90,31 @@ export async function createExecution(
   db: Kysely<Database>,
   request: ExecutionToCreate,
 ): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
-  const { run } = request;
   const limits = request.fairShare && (await startLimits(db, request, request.fairShare));
+  if (!limits?.startsPerMinute) return create(db, request, limits);
+  // Counted and written under the project's start lock, so that starts racing in several
+  // processes cannot pass the limit together.
+  const projectId = request.workflow.projectId;
+  return inTransaction(db, async (trx) => {
+    await projectRepository.lockStarts(trx, projectId);
+    await assertMayStart(trx, projectId, limits);
+    return create(trx, request, limits);
+  });
+}
+
+function inTransaction<T>(
+  db: Kysely<Database>,
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
+async function create(
+  db: Kysely<Database>,
+  request: ExecutionToCreate,
+  limits: Limits | undefined,
+): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
+  const { run } = request;
   const inputs = 'cannotRun' in run ? run.inputs : inputsOf(run, request.rerun);
   const rerun =
     request.rerun && run.definition && (await reusedTasks(db, run.definition, request.rerun));
@@ -123,19 +147,14 @@ export async function createExecution(
   return created;
 }
 
-/**
- * The project's limits of a run that would start now; `TooMany` when the project has started as
- * many as it may this minute. A run that cannot run is recorded whatever the limits.
- */
+/** The project's limits of a run that would start now; a run that cannot run has none. */
 async function startLimits(
   db: Kysely<Database>,
   request: ExecutionToCreate,
   defaults: LimitDefaults,
-): Promise<Limits | undefined> {
+): Promise<(Limits & { projectName: string }) | undefined> {
   if ('cannotRun' in request.run) return undefined;
-  const limits = await projectLimits(db, request.workflow.projectId, defaults);
-  await assertMayStart(db, request.workflow.projectId, limits);
-  return limits;
+  return projectLimits(db, request.workflow.projectId, defaults);
 }
 
 /**

@@ -39,8 +39,8 @@ const minuteMs = 60_000;
 
 /**
  * `TooMany` (429 with `Retry-After`) when the project has started as many executions in the last
- * minute as `startsPerMinute` allows, counted in PostgreSQL across processes. Starts that race
- * may pass together: the count is read, not locked.
+ * minute as `startsPerMinute` allows, counted in PostgreSQL across processes. Exact when `db` is a
+ * transaction that holds the project's start lock (`lockStarts`) until the start is written.
  */
 export async function assertMayStart(
   db: Kysely<Database>,
