@@ -2667,7 +2667,7 @@ export interface components {
             startsPerMinute?: number;
             /**
              * Format: int32
-             * @description API requests in the project in any minute, counted by each API process. Past it: 429 with
+             * @description API requests in the project in any minute, counted across API processes. Past it: 429 with
              *     `Retry-After`.
              */
             requestsPerMinute?: number;

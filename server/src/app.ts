@@ -7,7 +7,7 @@ import typeIs from 'type-is';
 import type { Operation, Request as OpenApiRequest } from 'openapi-backend';
 import { Invalid } from '#definition/errors.js';
 import { createApiKeyAuthenticator } from './auth/api-key.js';
-import { limitsOf } from '#application/projects/fair-shares.js';
+import { assertMayRequest, limitsOf } from '#application/projects/fair-shares.js';
 import { createLoginGuard } from './auth/login-guard.js';
 import { createRequestAudit } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
@@ -41,7 +41,6 @@ import {
   projectHeader,
   projectScopeOf,
 } from './projects/request-project.js';
-import { createProjectRequestRate } from './projects/request-rate.js';
 import {
   header,
   rejectBadRequestId,
@@ -221,7 +220,6 @@ export function createApp(deps: AppDeps): RequestListener {
     ]),
   );
   const projects = createProjectResolver(deps.db, config);
-  const requestRate = createProjectRequestRate();
   // The caller as it acts in the request's project (which the request then carries), or
   // instance-wide.
   async function actInProject(
@@ -247,7 +245,11 @@ export function createApp(deps: AppDeps): RequestListener {
         : projects.resolve(caller, key);
     const { project, user, limits } = await resolved;
     req.project = project;
-    requestRate.take(project, limitsOf(limits, config.Projects.Limits).requestsPerMinute);
+    await assertMayRequest(
+      deps.db,
+      project,
+      limitsOf(limits, config.Projects.Limits).requestsPerMinute,
+    );
     return user;
   }
   let ready = false;

@@ -54,6 +54,7 @@ describe('migrations', () => {
       'plugin_configuration',
       'project',
       'project_member',
+      'project_request_rate',
       'server_secret',
       'task_execution',
       'webhook_delivery',
@@ -106,6 +107,12 @@ describe('migrations', () => {
       name: 'text',
       roles: 'jsonb',
       created_at: 'timestamp with time zone',
+    });
+    expect(await columns('project_request_rate')).toEqual({
+      project_id: 'uuid',
+      window_start: 'timestamp with time zone',
+      count: 'integer',
+      previous_count: 'integer',
     });
     expect(await columns('log_entry')).toMatchObject({
       seq: 'bigint',

@@ -30,6 +30,7 @@ import * as projectLimits from './migrations/2026-11-28T23-00-00-project-limits.
 import * as auditProjectId from './migrations/2026-11-28T23-30-00-audit-project-id.js';
 import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project-allowed-plugins.js';
 import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-namespace.js';
+import * as projectRequestRate from './migrations/2026-11-29T00-00-00-project-request-rate.js';
 import type { Database } from './tables.js';
 
 /**
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T23-30-00-audit-project-id': auditProjectId,
   '2026-11-28T23-40-00-project-allowed-plugins': projectAllowedPlugins,
   '2026-11-28T23-50-00-execution-namespace': executionNamespace,
+  '2026-11-29T00-00-00-project-request-rate': projectRequestRate,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -158,6 +158,49 @@ export async function lockStarts(trx: Kysely<Database>, projectId: string): Prom
   );
 }
 
+/**
+ * A project's API requests by the database's clock: the count of the current minute (the
+ * request just counted included) and of the minute before, and how far into the current minute
+ * it is (0 to 1).
+ */
+export interface RequestWindow {
+  count: number;
+  previousCount: number;
+  elapsed: number;
+}
+
+/** Counts one API request of the project, in one statement whatever the API process. */
+export async function countRequest(
+  db: Kysely<Database>,
+  projectId: string,
+): Promise<RequestWindow> {
+  const { rows } = await sql<{ count: number; previous: number; elapsed: number }>`
+    insert into project_request_rate as r (project_id, window_start, count, previous_count)
+    values (${projectId}, date_trunc('minute', now()), 1, 0)
+    on conflict (project_id) do update set
+      previous_count = case
+        when r.window_start = excluded.window_start then r.previous_count
+        when r.window_start = excluded.window_start - interval '1 minute' then r.count
+        else 0 end,
+      count = case when r.window_start = excluded.window_start then r.count + 1 else 1 end,
+      window_start = excluded.window_start
+    returning count, previous_count as previous,
+      (extract(epoch from now() - window_start) / 60)::float8 as elapsed`.execute(db);
+  const row = rows[0]!;
+  return { count: row.count, previousCount: row.previous, elapsed: row.elapsed };
+}
+
+/** Takes back a request counted by `countRequest` (one that was refused). */
+export async function uncountRequest(db: Kysely<Database>, projectId: string): Promise<void> {
+  await db
+    .updateTable('projectRequestRate')
+    .set((eb) => ({ count: eb('count', '-', 1) }))
+    .where('projectId', '=', projectId)
+    .where('count', '>', 0)
+    .where('windowStart', '=', sql<Date>`date_trunc('minute', now())`)
+    .execute();
+}
+
 export async function nthLatestStart(
   db: Kysely<Database>,
   projectId: string,

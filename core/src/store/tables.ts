@@ -18,7 +18,11 @@ import type {
   NotificationDeliveryTable,
   ApprovalLinkTable,
 } from './tables/approvals.js';
-import type { ProjectTable, ProjectMemberTable } from './tables/projects.js';
+import type {
+  ProjectTable,
+  ProjectMemberTable,
+  ProjectRequestRateTable,
+} from './tables/projects.js';
 import type { ServerSecretTable, IdempotencyKeyTable, AuthFailureTable } from './tables/server.js';
 import type { AuditEntryTable } from './tables/audit.js';
 import type { ApiKeyTable } from './tables/api-keys.js';
@@ -32,6 +36,7 @@ import type { ApiKeyTable } from './tables/api-keys.js';
 export interface Database {
   project: ProjectTable;
   projectMember: ProjectMemberTable;
+  projectRequestRate: ProjectRequestRateTable;
   apiKey: ApiKeyTable;
   plugin: PluginTable;
   pluginConfiguration: PluginConfigurationTable;

@@ -198,7 +198,7 @@ export const configSchema = Type.Object(
         RunningExecutions: Type.Integer({ minimum: 0, default: 0 }),
         /** Executions started a minute, by any path; past it 429 (a trigger's run Failed). */
         StartsPerMinute: Type.Integer({ minimum: 0, default: 0 }),
-        /** API requests a minute, counted by each API process; past it 429. */
+        /** API requests a minute, counted across API processes; past it 429. */
         RequestsPerMinute: Type.Integer({ minimum: 0, default: 0 }),
       }),
       /**

@@ -21,8 +21,19 @@ export interface ProjectLimits {
   runningExecutions?: number;
   /** Executions started in any minute. */
   startsPerMinute?: number;
-  /** API requests in any minute, counted by each API process. */
+  /** API requests in any minute, across API processes. */
   requestsPerMinute?: number;
+}
+
+/**
+ * A project's API requests (`project_request_rate`): the count of the minute that started at
+ * `windowStart` and of the minute before it.
+ */
+export interface ProjectRequestRateTable {
+  projectId: string;
+  windowStart: Date;
+  count: number;
+  previousCount: number;
 }
 
 /** A member of a project: a user name or OpenID Connect subject, with its roles there. */
