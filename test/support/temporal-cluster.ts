@@ -126,8 +126,8 @@ export async function startTemporalCluster(options: {
       ['--config-file', config, '--allow-no-auth', 'start', '--service', service],
       { stdio: ['ignore', 'pipe', 'pipe'], detached: false },
     );
-    child.stdout!.on('data', (chunk: Buffer) => void appendFile(log, chunk));
-    child.stderr!.on('data', (chunk: Buffer) => void appendFile(log, chunk));
+    child.stdout.on('data', (chunk: Buffer) => void appendFile(log, chunk));
+    child.stderr.on('data', (chunk: Buffer) => void appendFile(log, chunk));
     processes.set(service, child);
   };
   const kill = async (service: ClusterService) => {
