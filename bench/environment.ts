@@ -1,8 +1,9 @@
 /**
  * What every benchmark runs against, started once per `npm run bench`: a PostgreSQL and a
- * Temporal dev server of the benchmark's own, Trellis as an operator deploys it (an `api` and a
+ * Temporal of the benchmark's own (the dev server, or with `--temporal=cluster` a real cluster of
+ * separate services on that PostgreSQL), Trellis as an operator deploys it (an `api` and a
  * `worker` process), and the baseline processes the benchmarks compare with. Baselines use the
- * very same PostgreSQL and Temporal server.
+ * very same PostgreSQL and Temporal.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -20,10 +21,9 @@ import { hashPassword } from '#platform/security/password.js';
 import { freePort } from '#platform/temporal/dev-server.js';
 import { basicAuthorization, createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { createDatabase, ensurePostgres } from '../test/support/postgres.js';
-import {
-  startPrivateTemporal,
-  type PrivateTemporal,
-} from '../test/resilience/support/private-services.js';
+import { startPrivateTemporal } from '../test/resilience/support/private-services.js';
+import { clusterServices, startTemporalCluster } from '../test/support/temporal-cluster.js';
+import type { PartMatcher } from './cpu.js';
 import {
   projectRoot,
   spawnTrellis,
@@ -51,6 +51,45 @@ export interface BenchOptions {
   experiments?: string[];
   /** Trellis' log level (default warn: the baselines log nothing either). */
   logLevel?: TrellisConfig['Logging']['Level'];
+  /** Which Temporal: the dev server (default) or a cluster (`--temporal=cluster`). */
+  temporal?: TemporalKind;
+}
+
+export type TemporalKind = 'dev-server' | 'cluster';
+
+/** The benchmark's Temporal, whichever kind. */
+interface BenchTemporal {
+  address: string;
+  /** Its processes, for the CPU each part of the machine spends. */
+  isPart: PartMatcher;
+  stop(): Promise<void>;
+}
+
+async function startBenchTemporal(
+  kind: TemporalKind,
+  pgAdminUrl: Promise<string>,
+  folder: string,
+  logger: Logger,
+): Promise<BenchTemporal> {
+  if (kind === 'dev-server') {
+    const server = await startPrivateTemporal({ logger });
+    const port = server.address.split(':').pop()!;
+    const after = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
+    return {
+      address: server.address,
+      isPart: ({ argv }) => argv.includes('start-dev') && after(argv, '--port') === port,
+      stop: () => server.stop(),
+    };
+  }
+  const cluster = await startTemporalCluster({
+    adminUrl: await pgAdminUrl,
+    folder: path.join(folder, 'temporal'),
+  });
+  return {
+    address: cluster.address,
+    isPart: ({ pid }) => clusterServices.some((service) => cluster.process(service).pid === pid),
+    stop: () => cluster.stop(),
+  };
 }
 
 export interface BenchEnvironment {
@@ -60,6 +99,9 @@ export interface BenchEnvironment {
   /** The Trellis database; the baselines use it too. */
   databaseUrl: string;
   temporalAddress: string;
+  /** Which Temporal it is, and which processes are it. */
+  temporalKind: TemporalKind;
+  isTemporal: PartMatcher;
   /** The task queue of the Trellis worker. */
   taskQueue: string;
   api: TrellisProcess;
@@ -105,14 +147,24 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     cleanups.push(() => rm(workDirectory, { recursive: true, force: true }));
 
     const quiet = createLogger({ Level: 'warn' }, { component: 'bench' });
+    const starting = ensurePostgres();
+    const temporalKind = options.temporal ?? 'dev-server';
     const [postgres, temporalServer] = await Promise.all([
-      ensurePostgres(),
-      startPrivateTemporal({ logger: quiet }),
+      starting,
+      startBenchTemporal(
+        temporalKind,
+        starting.then(({ adminUrl }) => adminUrl),
+        workDirectory,
+        quiet,
+      ),
     ]);
     cleanups.push(async () => postgres.stop?.());
     cleanups.push(() => temporalServer.stop());
     const databaseUrl = await createDatabase(postgres.adminUrl, `trellis_bench_${Date.now()}`);
-    logger.info({ temporal: temporalServer.address }, 'PostgreSQL and Temporal are up');
+    logger.info(
+      { temporal: temporalServer.address, kind: temporalKind },
+      'PostgreSQL and Temporal are up',
+    );
 
     const taskQueue = 'trellis-bench';
     const user = { ...credentials, passwordHash: await hashPassword(credentials.password) };
@@ -155,6 +207,8 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
       workDirectory,
       databaseUrl,
       temporalAddress: temporalServer.address,
+      temporalKind,
+      isTemporal: temporalServer.isPart,
       taskQueue,
       api,
       worker,
@@ -183,7 +237,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
 async function trellisConfig(options: {
   user: BenchUser;
   databaseUrl: string;
-  temporal: PrivateTemporal;
+  temporal: { address: string };
   taskQueue: string;
   dataDirectory: string;
   logLevel: TrellisConfig['Logging']['Level'];

@@ -34,7 +34,7 @@ import {
   type Step,
 } from '../test/resilience/support/workload.js';
 import { cpuByPart, type PartMatcher } from './cpu.js';
-import type { BenchEnvironment } from './environment.js';
+import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome, TableRow } from './report.js';
 import { baselineTaskQueue, ensureTemporalBaseline } from './temporal-baseline.js';
@@ -101,31 +101,8 @@ export async function benchmarkExecutions(
 ): Promise<BenchOutcome> {
   await ensureTemporalBaseline(env);
   const single = await addWorkflow(env, ['noop']);
-  const baseline: StartBaseline =
-    ({ workflow, args = [], asARun = false }) =>
-    () =>
-      env.temporal.workflow.execute(workflow, {
-        taskQueue: baselineTaskQueue,
-        workflowId: `bench-baseline-${randomUUID()}`,
-        args,
-        ...(asARun ? startedAsARun() : {}),
-      });
-  const parts = machineParts(env);
-  /**
-   * Completed executions per second over `count` runs, `inFlight` at a time, and the CPU each
-   * part of the machine spent per execution meanwhile.
-   */
-  const measuredRound = async (run: () => Promise<unknown>, count: number): Promise<Round> => {
-    const cpuBefore = await cpuByPart(parts);
-    const started = performance.now();
-    await runConcurrently(count, plan.inFlight, run);
-    const perSecond = count / ((performance.now() - started) / 1000);
-    const cpuAfter = await cpuByPart(parts);
-    const cpu = Object.fromEntries(
-      Object.keys(cpuAfter).map((part) => [part, (cpuAfter[part]! - cpuBefore[part]!) / count]),
-    );
-    return { perSecond, cpu };
-  };
+  const baseline = baselineStarter(env);
+  const measuredRound = roundMeasurer(env, plan);
   const throughput = async (run: () => Promise<unknown>, count: number) =>
     (await measuredRound(run, count)).perSecond;
 
@@ -195,6 +172,7 @@ export async function benchmarkExecutions(
       exec_e2e_p50_ms: round(p50, 1),
       exec_e2e_p99_ms: round(p99, 1),
       tx_per_execution: round(databaseWork.transactions, 1),
+      exec_rows_per_execution: round(databaseWork.rowsWritten, 1),
     },
     rows: [
       local.row,
@@ -334,6 +312,69 @@ async function measureWorkload(
 /** Starts a baseline workflow and waits for its result. */
 type StartBaseline = (run: BaselineRun) => () => Promise<unknown>;
 
+function baselineStarter(env: BenchEnvironment): StartBaseline {
+  return ({ workflow, args = [], asARun = false }) =>
+    () =>
+      env.temporal.workflow.execute(workflow, {
+        taskQueue: baselineTaskQueue,
+        workflowId: `bench-baseline-${randomUUID()}`,
+        args,
+        ...(asARun ? startedAsARun() : {}),
+      });
+}
+
+/**
+ * Completed executions per second over `count` runs, `inFlight` at a time, and the CPU each
+ * part of the machine spent per execution meanwhile.
+ */
+function roundMeasurer(env: BenchEnvironment, plan: Plan['exec']): MeasuredRound {
+  const parts = machineParts(env);
+  return async (run, count) => {
+    const cpuBefore = await cpuByPart(parts);
+    const started = performance.now();
+    await runConcurrently(count, plan.inFlight, run);
+    const perSecond = count / ((performance.now() - started) / 1000);
+    const cpuAfter = await cpuByPart(parts);
+    const cpu = Object.fromEntries(
+      Object.keys(cpuAfter).map((part) => [part, (cpuAfter[part]! - cpuBefore[part]!) / count]),
+    );
+    return { perSecond, cpu };
+  };
+}
+
+/**
+ * `cluster_exec_per_s` / `cluster_exec_ratio`: the 3-task `Flow/NoOp` chain's rate and ratio
+ * (as `exec_*`) on a real Temporal cluster, its services separate processes on PostgreSQL, in an
+ * environment of its own (`startBenchEnvironment({ temporal: 'cluster' })`).
+ */
+export async function benchmarkClusterExecutions(plan: Plan['exec']): Promise<BenchOutcome> {
+  const env = await startBenchEnvironment({ temporal: 'cluster' });
+  try {
+    await ensureTemporalBaseline(env);
+    const local = await measureWorkload(
+      env,
+      plan,
+      workloads.local,
+      baselineStarter(env),
+      roundMeasurer(env, plan),
+    );
+    await expectAllCompleted(env, local.workflowId, local.runs);
+    return {
+      results: {
+        cluster_exec_per_s: round(local.ours.median, 1),
+        cluster_exec_ratio: round(local.ratio.median),
+      },
+      rows: [{ ...local.row, metric: `${local.row.metric}, on a Temporal cluster` }],
+      details: {
+        perSecond: { ours: local.ours, baseline: local.baseline, ratio: local.ratio },
+        cpuMicrosPerExecution: local.cpu,
+      },
+    };
+  } finally {
+    await env.stop();
+  }
+}
+
 /**
  * The anatomy of a workload's ratio: the baseline, its rungs (plain Temporal workflows asking
  * Temporal for more of what a Trellis run asks, the last one all of it, with no-op activities),
@@ -433,16 +474,15 @@ function cpuLine(cpu: Record<string, number>): string {
 }
 
 /**
- * The parts of the machine whose CPU an execution uses: the Temporal dev server, the PostgreSQL
+ * The parts of the machine whose CPU an execution uses: Temporal (the dev server or the cluster's services), the PostgreSQL
  * cluster (postmaster and backends), Trellis' api and worker, each baseline process, and the
  * benchmark itself (its Temporal client and HTTP calls).
  */
 function machineParts(env: BenchEnvironment): Record<string, PartMatcher> {
-  const temporalPort = env.temporalAddress.split(':').pop()!;
   const postgresPort = new URL(env.databaseUrl).port || '5432';
   const after = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
   return {
-    temporal: ({ argv }) => argv.includes('start-dev') && after(argv, '--port') === temporalPort,
+    temporal: env.isTemporal,
     postgres: ({ command, argv }) => command === 'postgres' && after(argv, '-p') === postgresPort,
     api: ({ pid }) => pid === env.api.pid,
     worker: ({ pid }) => pid === env.worker.pid,

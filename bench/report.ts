@@ -10,6 +10,11 @@ export interface Results {
   exec_per_s: number;
   exec_regular_ratio: number;
   tx_per_execution: number;
+  /** Rows a 3-task execution writes in PostgreSQL (issue 31: ≤ 15). */
+  exec_rows_per_execution: number;
+  /** `exec_per_s` and `exec_ratio` on a real Temporal cluster (`benchmarkClusterExecutions`). */
+  cluster_exec_per_s: number;
+  cluster_exec_ratio: number;
   exec_e2e_p50_ms: number;
   exec_e2e_p99_ms: number;
   dag_2000_s: number;
@@ -37,6 +42,7 @@ export interface Results {
   fair_flood_p50_ms: number;
   fair_flood_p99_ms: number;
   fair_p99_ratio: number;
+  noisy_neighbour_p99_ratio: number;
   fair_same_key_p99_ms: number;
   fair_same_key_ratio: number;
   cores: number;

@@ -1,9 +1,11 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak,fairness] [-- --profile] [-- --experiment=<name>]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak,fairness,cluster] [-- --profile] [-- --experiment=<name>] [-- --temporal=cluster]`
  *
- * Starts a PostgreSQL and a Temporal dev server of its own, Trellis as separate `api` and
- * `worker` processes, and the baselines; runs each benchmark of issue 5 with its baseline in the
- * same run; prints a table and writes `bench/results/latest.json` (the keys) and
+ * Starts a PostgreSQL and a Temporal dev server of its own (`--temporal=cluster`: a real cluster
+ * of separate services on that PostgreSQL), Trellis as separate `api` and `worker` processes, and
+ * the baselines; runs each benchmark of issue 5 with its baseline in the same run (`cluster`
+ * runs the execution rate again on a cluster of its own); prints a table and writes
+ * `bench/results/latest.json` (the keys) and
  * `latest-details.json` (rounds, spreads, settings). `--profile` also writes V8 CPU profiles of
  * the Trellis processes to `bench/results/profiles/` and prints where their time went;
  * `--experiment=<name>` preloads `bench/experiments/<name>.ts` into the API process to measure a proposed fix.
@@ -15,8 +17,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { benchmarkApi } from './api.js';
 import { benchmarkDag, benchmarkDag10k } from './dag.js';
-import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
-import { benchmarkExecutions } from './exec.js';
+import { startBenchEnvironment, type BenchEnvironment, type TemporalKind } from './environment.js';
+import { benchmarkClusterExecutions, benchmarkExecutions } from './exec.js';
 import { benchmarkLists } from './lists.js';
 import { benchmarkFairness } from './fairness.js';
 import { benchmarkForEach } from './foreach.js';
@@ -40,6 +42,7 @@ const benchmarks = {
   soak: (env, plan) => benchmarkSoak(env, plan.soak),
   foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
   fairness: (env, plan) => benchmarkFairness(env, plan.fairness),
+  cluster: (_env, plan) => benchmarkClusterExecutions(plan.exec),
 } satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
 type BenchmarkName = keyof typeof benchmarks;
 
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       profile: { type: 'boolean', default: false },
       experiment: { type: 'string', multiple: true },
+      temporal: { type: 'string', default: 'dev-server' },
     },
     strict: true,
   });
@@ -59,6 +63,10 @@ async function main(): Promise<void> {
   const selected = (values.only?.split(',') ?? Object.keys(benchmarks)) as BenchmarkName[];
   const unknown = selected.filter((name) => !(name in benchmarks));
   if (unknown.length > 0) throw new Error(`Unknown benchmark(s): ${unknown.join(', ')}`);
+  const temporal = values.temporal as TemporalKind;
+  if (!['dev-server', 'cluster'].includes(temporal)) {
+    throw new Error(`--temporal is dev-server (the default) or cluster, not ${temporal}`);
+  }
   const profileDirectory = values.profile ? path.join(resultsDirectory, 'profiles') : undefined;
 
   const began = Date.now();
@@ -67,6 +75,7 @@ async function main(): Promise<void> {
   const env = await startBenchEnvironment({
     ...(profileDirectory ? { profileDirectory } : {}),
     experiments,
+    temporal,
   });
   const outcomes: Partial<Record<BenchmarkName, BenchOutcome>> = {};
   try {
@@ -89,6 +98,7 @@ async function main(): Promise<void> {
   } as Results;
   const details = {
     mode: plan.mode,
+    temporal,
     experiments,
     plan,
     seconds: Math.round((Date.now() - began) / 1000),
@@ -97,8 +107,13 @@ async function main(): Promise<void> {
       Object.entries(outcomes).map(([name, outcome]) => [name, outcome.details]),
     ),
   };
-  // The results file holds the product's numbers only: never a partial run or an experiment.
-  if (selected.length === Object.keys(benchmarks).length && experiments.length === 0) {
+  // The results file holds the product's numbers only: never a partial run, an experiment or a
+  // run on a cluster (whose figures the `cluster` benchmark gives).
+  if (
+    selected.length === Object.keys(benchmarks).length &&
+    experiments.length === 0 &&
+    temporal === 'dev-server'
+  ) {
     console.log(`Results: ${await writeResults(resultsDirectory, results, details)}`);
   } else {
     console.log(JSON.stringify(results, null, 2));
