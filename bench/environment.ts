@@ -22,7 +22,7 @@ import { freePort } from '#platform/temporal/dev-server.js';
 import { basicAuthorization, createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { createDatabase, ensurePostgres } from '../test/support/postgres.js';
 import { startPrivateTemporal } from '../test/resilience/support/private-services.js';
-import { clusterServices, startTemporalCluster } from '../test/support/temporal-cluster.js';
+import { clusterServices, startTemporalCluster } from '../test/deploy/support/temporal-cluster.js';
 import type { PartMatcher } from './cpu.js';
 import {
   projectRoot,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the Temporal server and its SQL tool available for a real cluster on PostgreSQL (the
+# Makes the Temporal server, its SQL tool and its image's configuration template available for a real cluster on PostgreSQL (the
 # topology test on a cluster, `npm run bench -- --temporal=cluster`; test/support/temporal-cluster.ts):
 # builds the pinned release with `go install` from the Go module proxy into .tools/temporal-server
 # (a few minutes the first time; kept after that). Its Go is newer than many machines have:
@@ -13,7 +13,7 @@ toolchain=go1.27.3
 folder="$PWD/.tools/temporal-server"
 
 if [ -x "$folder/temporal-server" ] && [ -x "$folder/temporal-sql-tool" ] &&
-  [ "$(cat "$folder/version" 2>/dev/null)" = "$version" ]; then
+  [ -f "$folder/config/docker.yaml" ] && [ "$(cat "$folder/version" 2>/dev/null)" = "$version" ]; then
   echo "$folder"
   exit 0
 fi
@@ -32,6 +32,11 @@ go install "go.temporal.io/server/cmd/tools/sql@$version" >&2
 mkdir -p "$folder"
 mv "$scratch/server" "$folder/temporal-server"
 mv "$scratch/sql" "$folder/temporal-sql-tool"
+# The configuration template the release's image runs with (its /etc/temporal/config/docker.yaml),
+# filled in from the environment: the cluster is configured as deploy/compose.yaml's temporal.
+mkdir -p "$folder/config"
+cp "$(go env GOMODCACHE)/go.temporal.io/server@$version/config/docker.yaml" "$folder/config/docker.yaml"
+chmod u+w "$folder/config/docker.yaml"
 echo "$version" >"$folder/version"
 echo "setup-temporal-server: built in $((SECONDS - started)) s" >&2
 echo "$folder"

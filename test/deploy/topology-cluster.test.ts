@@ -1,7 +1,7 @@
 /**
- * The production topology (test/deploy/support/topology.ts) on a real Temporal cluster: the
- * Temporal server's frontend, history, matching and worker services as processes of their own on
- * PostgreSQL (test/support/temporal-cluster.ts). Its history service is SIGKILLed with the api and
+ * The production topology (test/deploy/support/topology.ts) on a real Temporal cluster: compose's
+ * `temporal` with its frontend, history, matching and worker services as processes of their own
+ * on PostgreSQL (test/deploy/support/temporal-cluster.ts). Its history service is SIGKILLed with the api and
  * the worker, and started again; the search attributes are registered as on any cluster (by
  * Trellis at its start) and the runs are found by them.
  */
@@ -10,7 +10,7 @@ import { Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import { TrellisStatus, TrellisWorkflowId } from '#protocol/search-attributes.js';
 import { testServices } from '../support/services.js';
-import { startTemporalCluster, type TemporalCluster } from '../support/temporal-cluster.js';
+import { startTemporalCluster, type TemporalCluster } from './support/temporal-cluster.js';
 import { describeTopology } from './support/topology.js';
 
 let cluster: TemporalCluster;

@@ -23,6 +23,7 @@ export interface ComposeService {
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
   ports?: string[];
+  volumes?: string[];
   restart?: string;
 }
 

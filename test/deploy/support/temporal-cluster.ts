@@ -1,25 +1,30 @@
 /**
- * A real Temporal cluster, not the dev server: the Temporal server built from its release
- * (scripts/setup/setup-temporal-server.sh) on PostgreSQL persistence and visibility, its
- * frontend, history, matching and worker services each a process of its own, as a production
- * cluster runs them. For the topology test on a cluster and `npm run bench -- --temporal=cluster`.
+ * A real Temporal cluster, not the dev server: deploy/compose.yaml's `temporal` as processes. The
+ * Temporal server of the release compose runs, built from it (scripts/setup/setup-temporal-server.sh),
+ * configured by the template its image runs with and the service's environment, on PostgreSQL
+ * persistence and visibility, its frontend, history, matching and worker services each a process
+ * of its own, as a production cluster runs them. For the topology test on a cluster and
+ * `npm run bench -- --temporal=cluster`.
  *
- * The databases are made on the PostgreSQL given (the tests' own) and the schema is set up with
- * Temporal's SQL tool, as its documentation does for a new cluster; the dynamic config is the
- * dev server's (fairness on, the history service's task reads), and the namespace is registered
- * through the frontend, as an operator registers one.
+ * What differs from the containers, as for the topology's Trellis processes: the PostgreSQL (the
+ * tests' own, two databases of its own), loopback addresses and free ports, and the dynamic
+ * config file compose mounts read where it lies. The schema is set up with Temporal's SQL tool as
+ * compose's `temporal-schema` does, and the namespace is registered through the frontend, as
+ * `temporal-namespace` does.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { createServer } from 'node:net';
-import { devServerDynamicConfig, freePort } from '#platform/temporal/dev-server.js';
+import { freePort } from '#platform/temporal/dev-server.js';
+import { loadCompose, serviceEnvironment } from './recipes.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const host = '127.0.0.1';
 
 export const clusterServices = ['history', 'matching', 'frontend', 'worker'] as const;
@@ -41,8 +46,16 @@ export interface TemporalCluster {
   stop(): Promise<void>;
 }
 
-/** The folder of the built server and SQL tool; builds them when missing (minutes, once). */
-export function temporalServerBinaries(): { server: string; sqlTool: string } {
+/**
+ * The built server and SQL tool, and the image's configuration template; builds them when
+ * missing (minutes, once).
+ */
+export function temporalServerRelease(): {
+  version: string;
+  server: string;
+  sqlTool: string;
+  template: string;
+} {
   const setup = spawnSync('bash', [path.join(root, 'scripts/setup/setup-temporal-server.sh')], {
     cwd: root,
     encoding: 'utf8',
@@ -51,8 +64,36 @@ export function temporalServerBinaries(): { server: string; sqlTool: string } {
   if (setup.status !== 0) throw new Error('scripts/setup/setup-temporal-server.sh failed');
   const folder = setup.stdout.trim().split('\n').at(-1)!;
   return {
+    version: readFileSync(path.join(folder, 'version'), 'utf8').trim().replace(/^v/, ''),
     server: path.join(folder, 'temporal-server'),
     sqlTool: path.join(folder, 'temporal-sql-tool'),
+    template: path.join(folder, 'config/docker.yaml'),
+  };
+}
+
+/**
+ * deploy/compose.yaml's `temporal` service: its image's release (the TEMPORAL_VERSION default),
+ * its environment, and the host file mounted where DYNAMIC_CONFIG_FILE_PATH points.
+ */
+export function composeTemporal(): {
+  version: string;
+  environment: Record<string, string>;
+  dynamicConfig: string;
+} {
+  const service = loadCompose({
+    POSTGRES_PASSWORD: 'unused: the cluster gets the test database',
+    TRELLIS_ADMIN_PASSWORD: 'unused',
+    TRELLIS_ENCRYPTION_KEY: 'unused',
+  }).services.temporal!;
+  const environment = serviceEnvironment(service);
+  const mounted = (service.volumes ?? [])
+    .map((volume) => volume.split(':'))
+    .find(([, target]) => target === environment.DYNAMIC_CONFIG_FILE_PATH);
+  if (!mounted) throw new Error('compose: no volume mounts DYNAMIC_CONFIG_FILE_PATH of temporal');
+  return {
+    version: String(service.image).split(':').pop()!,
+    environment,
+    dynamicConfig: path.join(root, 'deploy', mounted[0]!),
   };
 }
 
@@ -69,7 +110,13 @@ export async function startTemporalCluster(options: {
 }): Promise<TemporalCluster> {
   const { folder } = options;
   const namespace = options.namespace ?? 'default';
-  const binaries = temporalServerBinaries();
+  const binaries = temporalServerRelease();
+  const compose = composeTemporal();
+  if (compose.version !== binaries.version) {
+    throw new Error(
+      `deploy/compose.yaml runs Temporal ${compose.version}, scripts/setup/setup-temporal-server.sh builds ${binaries.version}: make them one release`,
+    );
+  }
   await mkdir(folder, { recursive: true });
   const suffix = randomUUID().replaceAll('-', '').slice(0, 10);
   const databases = { default: `temporal_${suffix}`, visibility: `temporal_vis_${suffix}` };
@@ -97,57 +144,65 @@ export async function startTemporalCluster(options: {
     ),
   ) as Record<ClusterService, { grpc: number; membership: number }>;
   const address = `${host}:${ports.frontend.grpc}`;
-  const dynamicConfig = path.join(folder, 'dynamic-config.yaml');
-  await writeFile(
-    dynamicConfig,
-    Object.entries(devServerDynamicConfig)
-      .map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`)
-      .join(''),
-  );
-  const config = path.join(folder, 'temporal-server.yaml');
-  await writeFile(
-    config,
-    serverConfig({
-      pg,
-      databases,
-      ports,
-      address,
-      dynamicConfig,
-      shards: options.historyShards ?? 4,
-    }),
-  );
+  const environment: Record<string, string> = {
+    ...compose.environment,
+    POSTGRES_SEEDS: pg.hostname,
+    DB_PORT: pg.port || '5432',
+    // The template reads the visibility store's port from this one, not DB_PORT.
+    VISIBILITY_DB_PORT: pg.port || '5432',
+    POSTGRES_USER: decodeURIComponent(pg.username),
+    POSTGRES_PWD: decodeURIComponent(pg.password),
+    DBNAME: databases.default,
+    VISIBILITY_DBNAME: databases.visibility,
+    BIND_ON_IP: host,
+    TEMPORAL_BROADCAST_ADDRESS: host,
+    DYNAMIC_CONFIG_FILE_PATH: compose.dynamicConfig,
+    NUM_HISTORY_SHARDS: String(options.historyShards ?? 4),
+    LOG_LEVEL: 'warn',
+    FRONTEND_HTTP_PORT: String(await freePort()),
+    ...Object.fromEntries(
+      clusterServices.flatMap((service) => [
+        [`${service.toUpperCase()}_GRPC_PORT`, String(ports[service].grpc)],
+        [`${service.toUpperCase()}_MEMBERSHIP_PORT`, String(ports[service].membership)],
+      ]),
+    ),
+  };
 
   const processes = new Map<ClusterService, ChildProcess>();
+  /** Services stopped on purpose (`kill`, `stop`); any other exit is a crash. */
+  const stopped = new Set<ClusterService>();
   const start = async (service: ClusterService) => {
+    stopped.delete(service);
     const log = path.join(folder, `${service}.log`);
     await appendFile(log, `--- ${new Date().toISOString()} start\n`);
     const child = spawn(
       binaries.server,
-      ['--config-file', config, '--allow-no-auth', 'start', '--service', service],
-      { stdio: ['ignore', 'pipe', 'pipe'], detached: false },
+      ['--config-file', binaries.template, '--allow-no-auth', 'start', '--service', service],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...environment } },
     );
     child.stdout.on('data', (chunk: Buffer) => void appendFile(log, chunk));
     child.stderr.on('data', (chunk: Buffer) => void appendFile(log, chunk));
+    // As compose's `restart: unless-stopped`: a service that gives up (one that starts before
+    // the others answer may, on a busy machine) is started again.
+    child.once('exit', () => {
+      if (stopped.has(service)) return;
+      setTimeout(() => void (stopped.has(service) ? undefined : start(service)), 1_000);
+    });
     processes.set(service, child);
   };
-  const kill = async (service: ClusterService) => {
+  const exit = async (service: ClusterService, signal: NodeJS.Signals) => {
+    stopped.add(service);
     const child = processes.get(service);
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await gone;
+    clearTimeout(timer);
   };
+  const kill = (service: ClusterService) => exit(service, 'SIGKILL');
   const stop = async () => {
-    await Promise.all(
-      [...processes.values()].map(async (child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const gone = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await gone;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(clusterServices.map((service) => exit(service, 'SIGTERM')));
   };
   const cluster: TemporalCluster = {
     address,
@@ -218,76 +273,6 @@ async function registerNamespace(address: string, namespace: string): Promise<vo
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
-}
-
-function serverConfig(options: {
-  pg: URL;
-  databases: { default: string; visibility: string };
-  ports: Record<ClusterService, { grpc: number; membership: number }>;
-  address: string;
-  dynamicConfig: string;
-  shards: number;
-}): string {
-  const { pg, databases, ports } = options;
-  const store = (database: string, connections: number) => ({
-    sql: {
-      pluginName: 'postgres12',
-      databaseName: database,
-      connectAddr: `${pg.hostname}:${pg.port || '5432'}`,
-      connectProtocol: 'tcp',
-      user: decodeURIComponent(pg.username),
-      ...(pg.password ? { password: decodeURIComponent(pg.password) } : {}),
-      maxConns: connections,
-      maxIdleConns: connections,
-      maxConnLifetime: '1h',
-    },
-  });
-  // JSON is YAML: the server reads this file as YAML.
-  return JSON.stringify(
-    {
-      log: { stdout: true, level: 'warn' },
-      persistence: {
-        defaultStore: 'default',
-        visibilityStore: 'visibility',
-        numHistoryShards: options.shards,
-        datastores: {
-          default: store(databases.default, 20),
-          visibility: store(databases.visibility, 10),
-        },
-      },
-      global: { membership: { maxJoinDuration: '30s', broadcastAddress: host } },
-      services: Object.fromEntries(
-        clusterServices.map((service) => [
-          service,
-          {
-            rpc: {
-              grpcPort: ports[service].grpc,
-              membershipPort: ports[service].membership,
-              bindOnLocalHost: true,
-            },
-          },
-        ]),
-      ),
-      clusterMetadata: {
-        enableGlobalNamespace: false,
-        failoverVersionIncrement: 10,
-        masterClusterName: 'active',
-        currentClusterName: 'active',
-        clusterInformation: {
-          active: {
-            enabled: true,
-            initialFailoverVersion: 1,
-            rpcName: 'frontend',
-            rpcAddress: options.address,
-          },
-        },
-      },
-      dcRedirectionPolicy: { policy: 'noop' },
-      dynamicConfigClient: { filepath: options.dynamicConfig, pollInterval: '10s' },
-    },
-    null,
-    2,
-  );
 }
 
 function run(command: string, args: string[]): Promise<void> {
