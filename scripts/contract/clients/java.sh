@@ -7,10 +7,11 @@ build_java() { # <scratch>
   openapi_generator generate -g java -i generated/openapi.yaml -o "$1/java" \
     --invoker-package trellis --api-package trellis.api --model-package trellis.model >/dev/null
   cp test/clients/java/Walkthrough.java "$1/java/src/main/java/"
-  # package copies the dependencies into target/lib (the generated pom's own execution), which is
-  # the walk-through's class path; tests, javadoc and sources jars are skipped.
-  (cd "$1/java" && mvn -q -B -Dstyle.color=never package -Dmaven.compiler.release=17 -Dmaven.test.skip=true \
-    -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
+  # The generated pom targets Java 8; the walk-through is Java 17. package copies the dependencies
+  # into target/lib (the pom's own execution), the walk-through's class path; tests, javadoc and
+  # sources are skipped.
+  (cd "$1/java" && mvn -q -B -Dstyle.color=never package -Dmaven.compiler.release=17 \
+    -Dmaven.test.skip=true -Dmaven.javadoc.skip=true -Dmaven.source.skip=true)
 }
 
 run_java() { # <scratch>
