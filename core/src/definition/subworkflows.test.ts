@@ -55,6 +55,8 @@ describe('subworkflow tasks', () => {
           { name: 'A', workflow: ids.a, parameters: { x: 1 } },
           { name: 'B', type: 'config', inputs: { x: 1 } },
           { name: 'C', workflow: ids.a, inputs: { x: "$[Outputs('A')]" } },
+          { name: 'D', workflow: ids.a, parameters: {} },
+          { name: 'E', type: 'config', inputs: {} },
         ],
       }),
     );

@@ -26,12 +26,16 @@ export function workflowCalls(definition: Pick<WorkflowDefinition, 'tasks'>): Wo
 
 /**
  * Keys that belong to the other kind of task: `inputs` go with `workflow`, `parameters` with
- * `type`. (That a task has exactly one of `type` and `workflow` is the schema's to say.)
+ * `type`. (That a task has exactly one of `type` and `workflow` is the schema's to say.) An empty
+ * map gives nothing, so it is no mistake: generated clients (openapi-generator's Java) send every
+ * optional map, empty when unset.
  */
 export function checkSubworkflowTasks(definition: WorkflowDefinition): Problem[] {
   const problems: Problem[] = [];
+  const given = (values: Record<string, unknown> | undefined) =>
+    values !== undefined && Object.keys(values).length > 0;
   definition.tasks.forEach((task, index) => {
-    if (task.workflow !== undefined && task.parameters !== undefined) {
+    if (task.workflow !== undefined && given(task.parameters)) {
       problems.push(
         problemIn(
           ['tasks', index, 'parameters'],
@@ -39,7 +43,7 @@ export function checkSubworkflowTasks(definition: WorkflowDefinition): Problem[]
         ),
       );
     }
-    if (task.workflow === undefined && task.inputs !== undefined) {
+    if (task.workflow === undefined && given(task.inputs)) {
       problems.push(
         problemIn(
           ['tasks', index, 'inputs'],
