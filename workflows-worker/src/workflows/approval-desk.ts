@@ -4,13 +4,7 @@
  * (the next write claims it, and the decision recorded first counts); runs that asked for their
  * first approval before it act on signals as they arrive.
  */
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  patched,
-  sleep,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, sleep } from '@temporalio/workflow';
 import {
   decisionMessage,
   decisionRefusals,
@@ -19,7 +13,6 @@ import {
 } from '#protocol/messages.js';
 import type { SettledDecision } from '../activities/index.js';
 import { notWaitingFor, type ApprovalDesk, type Decision } from './message-handlers.js';
-import { patches } from './patches.js';
 import type { RunState } from './run-state.js';
 
 export class Approvals implements ApprovalDesk {
@@ -133,7 +126,8 @@ export class Approvals implements ApprovalDesk {
       this.run.states.set(name, { status: 'WaitingForApproval' });
       this.run.batch.approval({ taskExecutionId: this.run.task(name).id, taskName: name });
     }
-    if (names.length > 0) this.settlesDecisions ??= patched(patches.approvalDecisions.id);
+    if (names.length > 0)
+      this.settlesDecisions ??= this.run.features.version.has('approvalDecisions');
   }
 
   /** The write recorded the ask of `taskName`'s approval as `approvalId`. */

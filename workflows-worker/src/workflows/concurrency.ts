@@ -11,13 +11,12 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setHandler,
 } from '@temporalio/workflow';
 import { cancelSignal } from '#protocol/messages.js';
 import type { PrepareResult, Preemption, SlotKey } from '../activities/index.js';
 import { bookkeeping } from './bookkeeping.js';
-import { patches } from './patches.js';
+import type { RunVersion } from './run-version.js';
 
 /** Sent by a run that freed a slot (or gave up its place) to the runs first in line. */
 export const slotFreedSignal = defineSignal('concurrencySlotFreed');
@@ -41,9 +40,9 @@ export async function waitForSlot(
   prepared: PrepareResult,
   prepare: () => Promise<PrepareResult>,
   cancel: CancelState,
+  version: RunVersion,
 ): Promise<PrepareResult> {
-  if (prepared.ok || prepared.queued === undefined || !patched(patches.concurrency.id))
-    return prepared;
+  if (prepared.ok || prepared.queued === undefined || !version.has('concurrency')) return prepared;
   let woken = false;
   setHandler(slotFreedSignal, () => {
     woken = true;
@@ -87,8 +86,8 @@ export async function waitForSlot(
  * Once the run's end is recorded (and its slot with it released): wakes the runs first in line
  * for the slots now free.
  */
-export async function releasedSlot(slot: SlotKey | undefined): Promise<void> {
-  if (slot === undefined || !patched(patches.concurrency.id)) return;
+export async function releasedSlot(slot: SlotKey | undefined, version: RunVersion): Promise<void> {
+  if (slot === undefined || !version.has('concurrency')) return;
   await CancellationScope.nonCancellable(() => wakeNextInLine(slot));
 }
 

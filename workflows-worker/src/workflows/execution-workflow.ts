@@ -20,7 +20,6 @@ import {
   CancellationScope,
   CancelledFailure,
   condition,
-  patched,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -30,8 +29,8 @@ import { bookkeeping } from './bookkeeping.js';
 import { waitForSlot, releasedSlot } from './concurrency.js';
 import type { ExecutionWorkflow } from './execution-signature.js';
 import { MessageHandlers } from './message-handlers.js';
-import { patches } from './patches.js';
 import { ExecutionRun } from './run-loop.js';
+import { patchedRun } from './run-version.js';
 
 /** The `type` of the failure a run that ended Failed fails its Temporal workflow with. */
 export const executionFailedType = 'ExecutionFailed';
@@ -46,7 +45,8 @@ const CANCEL_REQUEST_WAIT = '10 seconds';
 /** The workflow: prepare, then interpret the DAG until it finishes, is canceled or times out. */
 export const trellisExecution: ExecutionWorkflow = async function trellisExecution(input) {
   const root = CancellationScope.current();
-  const ui = patched(patches.temporalUi.id);
+  const version = patchedRun;
+  const ui = version.has('temporalUi');
   const run = resetRun();
   const messages = new MessageHandlers(ui);
   const prepare = () =>
@@ -57,7 +57,7 @@ export const trellisExecution: ExecutionWorkflow = async function trellisExecuti
   // lets the preparation finish, so that the run records its end as for any other cancel.
   const again = () => (ui ? CancellationScope.nonCancellable(prepare) : prepare());
   // In line for a concurrency slot: waits until the run has it (or ended).
-  const prepared = await waitForSlot(await again(), again, messages);
+  const prepared = await waitForSlot(await again(), again, messages, version);
   const executionId = prepared.ok ? prepared.run.executionId : prepared.executionId;
   const statusAttribute = ui && prepared.statusAttribute === true;
   const scheduled = 'scheduled' in input ? [{ key: TrellisExecutionId, value: executionId }] : [];
@@ -79,8 +79,9 @@ export const trellisExecution: ExecutionWorkflow = async function trellisExecuti
     statusAttribute,
     run,
     initialAttributes: scheduled,
+    version,
   }).execute();
-  await releasedSlot(prepared.slot);
+  await releasedSlot(prepared.slot, version);
   return ui ? end(outcome, root, true) : outcome;
 };
 

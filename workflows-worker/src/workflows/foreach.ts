@@ -33,6 +33,7 @@ import { failurePlan } from './error-handling.js';
 import { itemChunks, itemParallelism, itemsToStart } from './foreach-plan.js';
 import type { TaskState } from './planner.js';
 import type { RunTask } from './run-definition.js';
+import type { RunVersion } from './run-version.js';
 
 /** A forEach task of a run, and what its items need to run. */
 export interface ForEachTask {
@@ -43,6 +44,7 @@ export interface ForEachTask {
   runParallelism: number;
   workflowTimeout: number | undefined;
   run: string | undefined;
+  version: RunVersion;
 }
 
 /**
@@ -65,7 +67,7 @@ export async function runForEach(of: ForEachTask): Promise<TaskState | null> {
     );
     if (!started.ok) return { status: 'Failed' };
     let failedIndex: number | undefined;
-    const project = childProject(started.project);
+    const project = childProject(started.project, of.version);
     for (const { from, to } of itemChunks(started.count)) {
       const result = await executeChild(trellisForEachChunk, {
         workflowId: forEachChunkWorkflowId(task.id, from, run),

@@ -1,5 +1,5 @@
-import { patched, sleep } from '@temporalio/workflow';
-import { patches } from './patches.js';
+import { sleep } from '@temporalio/workflow';
+import type { RunVersion } from './run-version.js';
 
 /**
  * Quick attempts per workflow task: their markers (about 0.5 KB each, more with long task
@@ -24,13 +24,15 @@ export class LocalAttemptBudget {
   private started = 0;
   private boundary: Promise<void> | undefined;
 
+  constructor(private readonly version: RunVersion) {}
+
   /**
    * Undefined when an attempt may start now (no promise, so within the bound a run behaves
    * exactly as before); otherwise what to wait for before asking again.
    */
   reserve(): Promise<void> | undefined {
     if (this.boundary === undefined) {
-      if (this.started < LOCAL_ATTEMPTS_PER_TASK || !patched(patches.boundedWorkflowTasks.id)) {
+      if (this.started < LOCAL_ATTEMPTS_PER_TASK || !this.version.has('boundedWorkflowTasks')) {
         this.started++;
         return undefined;
       }

@@ -5,10 +5,10 @@
  * run and never fail it; a run waits for its deliveries before it closes. Deterministic: event
  * ids come from the workflow's seeded `uuid4`.
  */
-import { CancellationScope, patched, proxyActivities, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { NotificationEvent, NotifyTargets } from '#protocol/notifications.js';
 import type { TrellisActivities } from '../activities/index.js';
-import { patches } from './patches.js';
+import type { RunVersion } from './run-version.js';
 
 export class Notifications {
   private readonly deliveries: Array<Promise<unknown>> = [];
@@ -17,13 +17,14 @@ export class Notifications {
   constructor(
     private readonly executionId: string,
     private readonly targets: NotifyTargets | undefined,
+    private readonly version: RunVersion,
   ) {}
 
   /** Starts delivering `event` to every webhook that takes it; returns at once. */
   send(event: NotificationEvent, approvalId?: string): void {
     const webhooks = this.targets?.webhooks.filter((webhook) => webhook.events.includes(event));
     if (!this.targets || !webhooks || webhooks.length === 0) return;
-    this.enabled ??= patched(patches.notifications.id);
+    this.enabled ??= this.version.has('notifications');
     if (!this.enabled) return;
     const activities = proxyActivities<TrellisActivities>({
       summary: `Notify ${event}`,

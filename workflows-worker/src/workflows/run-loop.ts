@@ -9,7 +9,6 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  patched,
   setCurrentDetails,
   sleep,
   upsertSearchAttributes,
@@ -24,7 +23,6 @@ import { failureSources, mergeErrorHandling } from './error-handling.js';
 import { LocalAttemptBudget } from './local-attempt-budget.js';
 import type { MessageHandlers } from './message-handlers.js';
 import { Notifications } from './notifications.js';
-import { patches } from './patches.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import { ProgressBatch } from './progress-batch.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
@@ -42,7 +40,7 @@ export class ExecutionRun implements RunState {
   readonly states = new Map<string, TaskState>();
   readonly batch: ProgressBatch;
   readonly parallelism: number;
-  readonly localAttempts = new LocalAttemptBudget();
+  readonly localAttempts: LocalAttemptBudget;
   readonly taskScope = new CancellationScope();
   timedOut = false;
   private readonly tasks: Map<string, RunTask>;
@@ -64,7 +62,12 @@ export class ExecutionRun implements RunState {
     this.executionId = definition.executionId;
     this.batch = new ProgressBatch(definition.executionId, features.run);
     this.approvals = new Approvals(this);
-    this.notifications = new Notifications(definition.executionId, definition.notify);
+    this.notifications = new Notifications(
+      definition.executionId,
+      definition.notify,
+      features.version,
+    );
+    this.localAttempts = new LocalAttemptBudget(features.version);
     this.tasks = new Map(definition.tasks.map((task) => [task.name, task]));
     const sources = failureSources(definition.tasks, definition.errorHandling);
     this.planner = new DagPlanner(
@@ -75,7 +78,7 @@ export class ExecutionRun implements RunState {
         manualApproval: task.manualApproval,
       })),
     );
-    const reuse = definition.tasks.some((task) => task.reused) && patched(patches.rerun.id);
+    const reuse = definition.tasks.some((task) => task.reused) && features.version.has('rerun');
     for (const task of definition.tasks) {
       this.handling.set(
         task.name,
@@ -122,7 +125,7 @@ export class ExecutionRun implements RunState {
       if (
         outcome.status === 'Completed' &&
         this.definition.outputs &&
-        patched(patches.outputs.id)
+        this.features.version.has('outputs')
       ) {
         const { run } = this.features;
         const evaluated = await bookkeeping('Evaluate the outputs').evaluateOutputs({

@@ -5,6 +5,7 @@ import type { MessageHandlers } from './message-handlers.js';
 import type { TaskState } from './planner.js';
 import type { ProgressBatch } from './progress-batch.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
+import type { RunVersion } from './run-version.js';
 
 /** The features of a run under the `temporal-ui` patch, and what it was started with. */
 export interface RunFeatures {
@@ -16,6 +17,8 @@ export interface RunFeatures {
   run: string | undefined;
   /** Search attributes to set with the first status (a scheduled run's execution id). */
   initialAttributes: Array<{ key: typeof TrellisExecutionId; value: string }>;
+  /** Which versioned behaviours the run has. */
+  version: RunVersion;
 }
 
 /** What the parts of one run share: its loop, its approval desk and its tasks' attempts. */

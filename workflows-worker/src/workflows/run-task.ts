@@ -2,17 +2,16 @@
  * One task of a run, from its start to its end: a plugin's attempts through the task's error
  * handling, a subworkflow (subworkflow.ts) or a forEach task's items (foreach.ts).
  */
-import { ActivityFailure, isCancellation, patched, sleep } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, sleep } from '@temporalio/workflow';
 import type { ErrorHandling } from '#definition/types.js';
 import { canceledWhileRunning } from '#protocol/messages.js';
 import type { AttemptInput } from '../activities/index.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { failurePlan } from './error-handling.js';
 import { runForEach } from './foreach.js';
-import { patches } from './patches.js';
 import type { RunTask } from './run-definition.js';
 import type { RunState } from './run-state.js';
-import { runSubworkflowAttempt, startsSubworkflows } from './subworkflow.js';
+import { runSubworkflowAttempt } from './subworkflow.js';
 
 /** Runs a task's attempts until it completes, is skipped, fails for good or is canceled. */
 export async function runTask(
@@ -24,7 +23,8 @@ export async function runTask(
   const { executionId, states, batch } = run;
   const workflowTimeout = run.definition.timeoutMilliseconds;
   const resetRun = run.features.run;
-  if (task.forEach && patched(patches.foreach.id)) {
+  const { version } = run.features;
+  if (task.forEach && version.has('foreach')) {
     const state = await runForEach({
       executionId,
       task,
@@ -32,6 +32,7 @@ export async function runTask(
       runParallelism: run.parallelism,
       workflowTimeout,
       run: resetRun,
+      version,
     });
     if (state) states.set(task.name, state);
     return;
@@ -64,8 +65,9 @@ export async function runTask(
         turn = run.localAttempts.reserve();
       }
       const result =
-        task.subworkflow && startsSubworkflows()
-          ? await runSubworkflowAttempt(input, task.timeoutMilliseconds)
+        // Asked once a task with `workflow` runs.
+        task.subworkflow && version.has('subworkflows')
+          ? await runSubworkflowAttempt(input, task.timeoutMilliseconds, version)
           : await activities.runTaskAttempt(input);
       states.set(
         task.name,

@@ -17,7 +17,6 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
-  patched,
   sleep,
 } from '@temporalio/workflow';
 import { executionWorkflowId } from '#protocol/ids.js';
@@ -32,12 +31,7 @@ import type { AttemptInput, AttemptResult, SubworkflowAttemptInput } from '../ac
 import { bookkeeping } from './bookkeeping.js';
 import { childProject } from './child-project.js';
 import type { ExecutionWorkflow } from './execution-signature.js';
-import { patches } from './patches.js';
-
-/** Whether this run starts subworkflows (asked once a task with `workflow` runs). */
-export function startsSubworkflows(): boolean {
-  return patched(patches.subworkflows.id);
-}
+import type { RunVersion } from './run-version.js';
 
 /**
  * Runs one attempt: resolves like a plugin attempt (`Completed`, `Skipped`), or throws the
@@ -46,6 +40,7 @@ export function startsSubworkflows(): boolean {
 export async function runSubworkflowAttempt(
   input: AttemptInput,
   timeoutMilliseconds: number | undefined,
+  version: RunVersion,
 ): Promise<AttemptResult> {
   const label = `Task ${input.taskName}: attempt ${input.attempt}`;
   // Not cancellable: once the child's row may exist, the code below sees to it.
@@ -70,7 +65,7 @@ export async function runSubworkflowAttempt(
         () => {}, // canceled: the child ended first
       );
   }
-  const project = childProject(start.project);
+  const project = childProject(start.project, version);
   try {
     await child.run(() =>
       executeChild<ExecutionWorkflow>(executionWorkflowType, {
