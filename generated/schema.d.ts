@@ -2558,10 +2558,15 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /**
+         * @description One plugin in detail (asked by id), or the plugins of a group or type in detail: an object or
+         *     an array, never both (`oneOf`, which generated clients tell apart by the JSON's shape).
+         */
+        PluginOrList: components["schemas"]["PluginDetail"] | components["schemas"]["PluginDetail"][];
         /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type, in detail (otherwise). */
         PluginOrListResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
-            data: components["schemas"]["PluginDetail"] | components["schemas"]["PluginDetail"][];
+            data: components["schemas"]["PluginOrList"];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
