@@ -2559,10 +2559,37 @@ export interface components {
             pagination?: components["schemas"]["Pagination"];
         };
         /**
+         * @description A plugin of the group or type asked for, in detail: the fields of `PluginDetail`. A model of its
+         *     own so that generators that import each branch of `PluginOrList` (openapi-generator's
+         *     typescript-fetch) do not import `PluginDetail` twice.
+         */
+        PluginOfType: {
+            id: components["schemas"]["Uuid"];
+            /** @description The plugin type, `<group>/<name>` (e.g. `Storage/Local`). */
+            type: string;
+            /** @description The installed version (semver). */
+            version: string;
+            /** @description What the plugin does. */
+            description: string;
+            /** @description The settings the plugin takes. */
+            specifications: components["schemas"]["PluginSpecification"][];
+            /**
+             * @description JSON Schema of the task `parameters` the plugin takes. Adding or updating a workflow checks
+             *     each task's literal parameters against it; values holding `$[...]` expressions are checked
+             *     once resolved, when the task runs. `{}` when the plugin does not say (any parameters).
+             */
+            parameters: components["schemas"]["JsonSchema"];
+            /**
+             * @description JSON Schema of what the plugin returns: the task's output, which later tasks read as
+             *     `Outputs('Task')`. `{}` when the plugin does not say (anything).
+             */
+            output: components["schemas"]["JsonSchema"];
+        };
+        /**
          * @description One plugin in detail (asked by id), or the plugins of a group or type in detail: an object or
          *     an array, never both (`oneOf`, which generated clients tell apart by the JSON's shape).
          */
-        PluginOrList: components["schemas"]["PluginDetail"] | components["schemas"]["PluginDetail"][];
+        PluginOrList: components["schemas"]["PluginDetail"] | components["schemas"]["PluginOfType"][];
         /** @description The envelope of a plugin detail (by id) or of a plugin list filtered by type, in detail (otherwise). */
         PluginOrListResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */

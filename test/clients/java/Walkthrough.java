@@ -32,6 +32,7 @@ import trellis.model.ExecutionDetail;
 import trellis.model.ExecutionStatus;
 import trellis.model.ManualTriggerCreate;
 import trellis.model.PluginDetail;
+import trellis.model.PluginOfType;
 import trellis.model.PluginListItem;
 import trellis.model.ProjectWrite;
 import trellis.model.Role;
@@ -129,8 +130,8 @@ public final class Walkthrough {
             .getPluginDetail();
     check(byId.getType().equals("Flow/Delay"), "by id: " + byId);
     for (String type : List.of("Flow", "Flow/Delay")) {
-      List<PluginDetail> listed =
-          plugins.getPluginOrListByType(type, null, null).getData().getListPluginDetail();
+      List<PluginOfType> listed =
+          plugins.getPluginOrListByType(type, null, null).getData().getListPluginOfType();
       check(listed.stream().anyMatch(p -> p.getType().equals("Flow/Delay")), type + ": " + listed);
     }
   }
