@@ -249,8 +249,16 @@ describe('API keys', () => {
       await expectFailure(there.GET('/workflows'), 401, /was revoked/);
       await expectFailure(here.GET('/workflows'), 401, /was revoked/);
 
-      const revoked = await partner.GET('/projects/{projectId}/keys/{keyId}', keyPath(created.id));
-      expect(revoked.revokedAt).not.toBeNull();
+      const gone = await expectFailure(
+        partner.GET('/projects/{projectId}/keys/{keyId}', keyPath(created.id)),
+        404,
+        /was revoked at/,
+      );
+      expect(gone.errors.map((e) => e.code)).toEqual(['key.revoked']);
+      const listed = await partner.GET('/projects/{projectId}/keys', {
+        params: { path: { projectId: 'partner-a' } },
+      });
+      expect(listed.find((key) => key.id === created.id)?.revokedAt).not.toBeNull();
       const twice = await expectFailure(
         partner.DELETE('/projects/{projectId}/keys/{keyId}', keyPath(created.id)),
         409,

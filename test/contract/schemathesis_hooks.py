@@ -36,7 +36,9 @@ path after a case was completed.
    cases of an operation whose path names an execution (but not its event stream, which lasts
    as long as the run), its ids are those of a run that waits for an approval at that moment,
    with that approval and its task: one of the fuzzer's own runs, or one the hooks keep started
-   ahead (a workflow of their own each, which waits 10 s at most).
+   ahead (a workflow of their own each, which waits 10 s at most). In the examples phase, which
+   runs once whatever the time, every such operation's case is; a decision on that approval then
+   brings no `inputs` (the hooks' approvals declare none).
 
 4. Plugins the definitions use. Fuzzing uninstalls plugins (`DELETE /plugins` with a type and
    version drawn from earlier responses) and is right to: it must succeed. When it uninstalls one
@@ -527,6 +529,8 @@ class Shape:
         success = operation.definition.raw.get("responses", {}).get("200", {})
         streams = "text/event-stream" in success.get("content", {})
         self.on_execution = {"workflowId", "executionId"} <= path_parameters and not streams
+        # A decision on one of those runs' approvals.
+        self.decides = "approvalId" in path_parameters and operation.method.upper() == "POST"
         # Starting a run of the workflow in the path: `inputs` must fit what it declares, and
         # `revision` name one it has had.
         self.starts_run = "inputs" in properties and "workflowId" in self.path_echoes
@@ -768,6 +772,9 @@ def complete(case: schemathesis.Case, choices: dict[str, Any]) -> schemathesis.C
     shape = shape_of(operation)
     if choices["waiting_run"]:
         use_waiting_run(case, choices["index"])
+        if shape.decides and isinstance(case.body, dict):
+            # The hooks' approvals declare no inputs: a decision that brings some is 400.
+            case.body = {key: value for key, value in case.body.items() if key != "inputs"}
     if choices["existing_trigger"]:
         use_existing_trigger(case)
     if shape.time_range:
@@ -859,6 +866,10 @@ def fixed_completion(case: schemathesis.Case) -> schemathesis.Case:
     if phase_of(case) == TestPhase.EXAMPLES:
         choices["trigger"] = {}
         choices["definitions"] = []
+        # Once per operation, whatever the time left for the phases that draw: an operation on
+        # one run (its tasks, logs and approvals) on a waiting run's, so that its success path
+        # is tried however far those phases get.
+        choices["waiting_run"] = shape.on_execution
     else:
         definition = {**TRIGGERING, "name": f"contract: updated {uuid.uuid4().hex[:8]}"}
         choices["definitions"] = [json.dumps(definition)] * len(shape.definitions)

@@ -54,6 +54,12 @@ export const apiKeyHandlers = {
   getApiKey: async ({ deps, project, params }) => {
     const row = await apiKeyRepository.find(deps.db, project.id, params.keyId);
     if (!row) throw keyNotFound(project, params.keyId);
+    if (row.revokedAt) {
+      throw new NotFound(
+        `API key "${row.name}" was revoked at ${iso(row.revokedAt)}; the list of keys keeps it for the record.`,
+        { code: 'key.revoked' },
+      );
+    }
     return { data: toApiKey(row) };
   },
 
