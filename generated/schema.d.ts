@@ -498,7 +498,9 @@ export interface paths {
         };
         /**
          * Get an API key
-         * @description Gets one key, without its secret; 404 `key.not_found` for an id the project has no key of.
+         * @description Gets one key, without its secret; 404 `key.not_found` for an id the project has no key of,
+         *     404 `key.revoked` for a revoked one: it is gone (the list keeps it, with its `revokedAt`, for
+         *     the record).
          */
         get: operations["getApiKey"];
         put?: never;
@@ -506,8 +508,8 @@ export interface paths {
         /**
          * Revoke an API key
          * @description Revokes a key: from the next request on, in every API process, it is refused (401). The key
-         *     stays listed with its `revokedAt`, and its name is free again; revoking it twice is 409
-         *     `key.revoked`.
+         *     is gone (reading it is 404 `key.revoked`) but stays listed with its `revokedAt`, for the
+         *     record, and its name is free again; revoking it twice is 409 `key.revoked`.
          */
         delete: operations["revokeApiKey"];
         options?: never;

@@ -1,8 +1,9 @@
 /**
  * Writes the OpenAPI document that TypeSpec emitted as generated/openapi.json and .yaml, with
  * `unevaluatedProperties` rewritten as `additionalProperties` (why: see closed-objects.ts),
- * nullable references to scalars inlined (nullable-scalars.ts), and the links of `@link` put where
- * OpenAPI reads them (openapi-links.ts). The YAML reads the same under YAML 1.1 and 1.2 parsers.
+ * nullable references to scalars inlined (nullable-scalars.ts), strings and open keys saying they
+ * hold no NUL (storable-text.ts), and the links of `@link` put where OpenAPI reads them
+ * (openapi-links.ts). The YAML reads the same under YAML 1.1 and 1.2 parsers.
  *
  * Usage: tsx scripts/contract/finalize-openapi.ts <emitted openapi.json> <output directory>
  */
@@ -12,6 +13,7 @@ import { stringify } from 'yaml';
 import { withAdditionalProperties, type Json } from './closed-objects.js';
 import { withNullableScalarsInlined } from './nullable-scalars.js';
 import { withLinks } from './openapi-links.js';
+import { withStorableText } from './storable-text.js';
 
 const [source, outputDirectory] = process.argv.slice(2);
 if (!source || !outputDirectory) {
@@ -21,8 +23,10 @@ if (!source || !outputDirectory) {
   process.exit(2);
 }
 const document = withLinks(
-  withNullableScalarsInlined(
-    withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+  withStorableText(
+    withNullableScalarsInlined(
+      withAdditionalProperties(JSON.parse(readFileSync(source, 'utf8')) as Json),
+    ),
   ),
 ) as { info: { license?: { [key: string]: Json } } };
 // OpenAPI 3.1's SPDX `identifier` of the licence (spec/main.tsp names it), which TypeSpec's `@info`

@@ -265,6 +265,16 @@ describe('the audit trail', () => {
       params: { query: { pageSize: 4, after: first.at(-1)!.id } },
     });
     expect([...first, ...second]).toEqual(all.slice(0, 8));
+    // A cursor past every id a bigint holds (the document allows 19 digits) is before none.
+    const pastEvery = await trellis.admin.GET('/audit', {
+      params: { query: { pageSize: 4, after: '9999999999999999999' } },
+    });
+    expect(pastEvery).toEqual(first);
+    // Any RFC 3339 time bounds the trail, far in the past and at any offset.
+    const sinceLongAgo = await trellis.admin.GET('/audit', {
+      params: { query: { pageSize: 4, from: '1132-07-07T08:12:27.003-23:12' } },
+    });
+    expect(sinceLongAgo).toEqual(first);
 
     const byConfigUser = await trellis.admin.GET('/audit', {
       params: { query: { actor: users.config.username } },

@@ -77,6 +77,11 @@ export interface AuditFilter {
   to?: Date;
 }
 
+const largestId = 2n ** 63n - 1n;
+
+/** A cursor past every id there can be (ids are `bigint`) reads as the largest: all entries are before it. */
+const withinIds = (after: string) => (BigInt(after) > largestId ? largestId.toString() : after);
+
 /** Entries newest first, `limit` of them, after the entry `after` (its id) when given. */
 export async function listEntries(
   db: Kysely<Database>,
@@ -95,7 +100,7 @@ export async function listEntries(
   if (filter.operation !== undefined) query = query.where('operation', '=', filter.operation);
   if (filter.from !== undefined) query = query.where('at', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('at', '<', filter.to);
-  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  if (page.after !== undefined) query = query.where('id', '<', withinIds(page.after));
   return query.execute();
 }
 
