@@ -61,6 +61,10 @@ const benchmarks = {
   ) => Promise<BenchOutcome>
 >;
 type BenchmarkName = keyof typeof benchmarks;
+/** What a run without `--only` runs: all but the peers, which install other products first. */
+const standardBenchmarks = (Object.keys(benchmarks) as BenchmarkName[]).filter(
+  (name) => name !== 'peers',
+);
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -79,7 +83,7 @@ async function main(): Promise<void> {
   const plan = values.quick ? quickPlan : fullPlan;
   if (values.peers && values.only) throw new Error('--peers is --only=exec,peers: not both');
   const selected = (
-    values.peers ? ['exec', 'peers'] : (values.only?.split(',') ?? Object.keys(benchmarks))
+    values.peers ? ['exec', 'peers'] : (values.only?.split(',') ?? standardBenchmarks)
   ) as BenchmarkName[];
   const unknown = selected.filter((name) => !(name in benchmarks));
   if (unknown.length > 0) throw new Error(`Unknown benchmark(s): ${unknown.join(', ')}`);
@@ -130,7 +134,8 @@ async function main(): Promise<void> {
   // The results file holds the product's numbers only: never a partial run, an experiment or a
   // run on a cluster (whose figures the `cluster` benchmark gives).
   if (
-    selected.length === Object.keys(benchmarks).length &&
+    selected.length === standardBenchmarks.length &&
+    !selected.includes('peers') &&
     experiments.length === 0 &&
     temporal === 'dev-server'
   ) {
