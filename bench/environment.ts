@@ -311,38 +311,57 @@ function experimentArgs(experiments: string[]): string[] {
  * Runs `bench/baseline/<script>` (through tsx) with `--key=value` arguments, and the Node flags
  * Trellis gets (`--cpu-prof` when profiling: the baselines are profiled as ours are).
  */
-async function startBaselineProcess(
+function startBaselineProcess(
   script: string,
   args: Record<string, string>,
   nodeArgs: string[],
 ): Promise<BaselineProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...nodeArgs,
-      '--import',
-      'tsx',
-      path.join(projectRoot, 'bench/baseline', script),
-      ...Object.entries(args).map(([key, value]) => `--${key}=${value}`),
-    ],
-    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  return spawnReady(process.execPath, [
+    ...nodeArgs,
+    '--import',
+    'tsx',
+    path.join(projectRoot, 'bench/baseline', script),
+    ...Object.entries(args).map(([key, value]) => `--${key}=${value}`),
+  ]);
+}
+
+/**
+ * Runs a program of the benchmark's (a baseline, a peer's server or workload) and resolves once
+ * it printed `ready {json}`, or with `readyUrl` once that answers 2xx; SIGTERM stops it.
+ */
+export async function spawnReady(
+  command: string,
+  argv: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; readyUrl?: string } = {},
+): Promise<BaselineProcess> {
+  const name = path.basename(argv.findLast((arg) => !arg.startsWith('-')) ?? command);
+  const child = spawn(command, argv, {
+    cwd: options.cwd ?? projectRoot,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+  child.stderr.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const lines = createInterface({ input: child.stdout });
   const ready = await new Promise<Record<string, string>>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${script} did not start:\n${output}`)),
-      90_000,
-    );
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.startsWith('ready ')) return;
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 120_000);
+    const done = (value: Record<string, string>) => {
       clearTimeout(timer);
-      resolve(JSON.parse(line.slice('ready '.length)) as Record<string, string>);
+      resolve(value);
+    };
+    lines.on('line', (line) => {
+      keep(Buffer.from(`${line}\n`));
+      if (!options.readyUrl && line.startsWith('ready ')) {
+        done(JSON.parse(line.slice('ready '.length)) as Record<string, string>);
+      }
     });
+    if (options.readyUrl)
+      void pollUntilAnswering(options.readyUrl, exited).then((up) => up && done({}));
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`${script} exited while starting:\n${output}`));
+      reject(new Error(`${name} exited while starting:\n${output}`));
     });
   });
   return {
@@ -353,4 +372,19 @@ async function startBaselineProcess(
       await exited;
     },
   };
+}
+
+/** Whether `url` answered 2xx before the process exited. */
+async function pollUntilAnswering(url: string, exited: Promise<void>): Promise<boolean> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  while (!gone) {
+    const answered = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (answered) return true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return false;
 }

@@ -102,7 +102,7 @@ export async function benchmarkExecutions(
   await ensureTemporalBaseline(env);
   const single = await addWorkflow(env, ['noop']);
   const baseline = baselineStarter(env);
-  const measuredRound = roundMeasurer(env, plan);
+  const measuredRound = roundMeasurer(machineParts(env), plan.inFlight);
   const throughput = async (run: () => Promise<unknown>, count: number) =>
     (await measuredRound(run, count)).perSecond;
 
@@ -235,6 +235,20 @@ export async function benchmarkExecutions(
         })),
       },
       databaseWorkPerExecution: databaseWork,
+      sideBySide: {
+        trellis: {
+          perSecond: local.ours.median,
+          p50,
+          p99,
+          cpuMicros: partsOf(local.cpu.ours, ['temporal', 'postgres', 'api', 'worker']),
+        },
+        temporal: {
+          perSecond: local.baseline.median,
+          p50: baselineP50,
+          p99: baselineP99,
+          cpuMicros: partsOf(local.cpu.baseline, ['temporal', 'baseline']),
+        },
+      } satisfies Record<string, ChainFigures>,
       latencyMs: {
         samples: plan.latencySamples,
         ours: { p50, p90: percentile(latencies, 90), p99, max: Math.max(...latencies) },
@@ -245,13 +259,29 @@ export async function benchmarkExecutions(
   };
 }
 
+/**
+ * What the peers benchmark sets beside each peer: the 3-task chain's executions/s (50 in
+ * flight), the 1-task latency, and the CPU per 3-task execution of the processes that ran it.
+ */
+export interface ChainFigures {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** µs per execution, by process. */
+  cpuMicros: Record<string, number>;
+}
+
+function partsOf(cpu: Record<string, number>, parts: string[]): Record<string, number> {
+  return Object.fromEntries(parts.map((part) => [part, cpu[part] ?? 0]));
+}
+
 /** One round of one side: executions per second, and CPU µs per execution by part. */
-interface Round {
+export interface Round {
   perSecond: number;
   cpu: Record<string, number>;
 }
 
-type MeasuredRound = (run: () => Promise<unknown>, count: number) => Promise<Round>;
+export type MeasuredRound = (run: () => Promise<unknown>, count: number) => Promise<Round>;
 
 /** One workload's rounds: ours and its baseline back to back, alternating which goes first. */
 async function measureWorkload(
@@ -327,12 +357,11 @@ function baselineStarter(env: BenchEnvironment): StartBaseline {
  * Completed executions per second over `count` runs, `inFlight` at a time, and the CPU each
  * part of the machine spent per execution meanwhile.
  */
-function roundMeasurer(env: BenchEnvironment, plan: Plan['exec']): MeasuredRound {
-  const parts = machineParts(env);
+export function roundMeasurer(parts: Record<string, PartMatcher>, inFlight: number): MeasuredRound {
   return async (run, count) => {
     const cpuBefore = await cpuByPart(parts);
     const started = performance.now();
-    await runConcurrently(count, plan.inFlight, run);
+    await runConcurrently(count, inFlight, run);
     const perSecond = count / ((performance.now() - started) / 1000);
     const cpuAfter = await cpuByPart(parts);
     const cpu = Object.fromEntries(
@@ -356,7 +385,7 @@ export async function benchmarkClusterExecutions(plan: Plan['exec']): Promise<Be
       plan,
       workloads.local,
       baselineStarter(env),
-      roundMeasurer(env, plan),
+      roundMeasurer(machineParts(env), plan.inFlight),
     );
     await expectAllCompleted(env, local.workflowId, local.runs);
     return {
@@ -447,7 +476,7 @@ function startedAsARun(): Pick<
 }
 
 /** Per part of the machine, the median over rounds of its CPU µs per execution. */
-function medianCpu(rounds: Round[]): Record<string, number> {
+export function medianCpu(rounds: Round[]): Record<string, number> {
   const parts = Object.keys(rounds[0]?.cpu ?? {});
   return Object.fromEntries(
     parts.map((part) => [
@@ -464,7 +493,7 @@ function medianCpu(rounds: Round[]): Record<string, number> {
 }
 
 /** `temporal 1200 · postgres 300 · …` µs per execution, the larger parts first. */
-function cpuLine(cpu: Record<string, number>): string {
+export function cpuLine(cpu: Record<string, number>): string {
   return Object.entries(cpu)
     .filter(([part, micros]) => part !== 'all' && micros >= 50)
     .sort((a, b) => b[1] - a[1])
@@ -478,7 +507,7 @@ function cpuLine(cpu: Record<string, number>): string {
  * cluster (postmaster and backends), Trellis' api and worker, each baseline process, and the
  * benchmark itself (its Temporal client and HTTP calls).
  */
-function machineParts(env: BenchEnvironment): Record<string, PartMatcher> {
+export function machineParts(env: BenchEnvironment): Record<string, PartMatcher> {
   const postgresPort = new URL(env.databaseUrl).port || '5432';
   const after = (argv: string[], flag: string) => argv[argv.indexOf(flag) + 1];
   return {

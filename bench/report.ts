@@ -45,6 +45,16 @@ export interface Results {
   noisy_neighbour_p99_ratio: number;
   fair_same_key_p99_ms: number;
   fair_same_key_ratio: number;
+  /**
+   * The peers (`npm run bench -- --peers`, bench/peers.ts): the 3-step chain's executions/s at
+   * 50 in flight and one 1-step run's p50 ms. Absent for a peer that could not be measured.
+   */
+  peer_prefect_exec_per_s?: number;
+  peer_prefect_p50_ms?: number;
+  peer_restate_exec_per_s?: number;
+  peer_restate_p50_ms?: number;
+  peer_dbos_exec_per_s?: number;
+  peer_dbos_p50_ms?: number;
   cores: number;
   date: string;
 }

@@ -1,10 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak,fairness,cluster] [-- --profile] [-- --experiment=<name>] [-- --temporal=cluster]`
+ * `npm run bench [-- --quick] [-- --only=api,exec,dag,logs,lists,startup,streams,foreach,dag10k,soak,fairness,cluster,peers] [-- --peers] [-- --profile] [-- --experiment=<name>] [-- --temporal=cluster]`
  *
  * Starts a PostgreSQL and a Temporal dev server of its own (`--temporal=cluster`: a real cluster
  * of separate services on that PostgreSQL), Trellis as separate `api` and `worker` processes, and
  * the baselines; runs each benchmark of issue 5 with its baseline in the same run (`cluster`
- * runs the execution rate again on a cluster of its own); prints a table and writes
+ * runs the execution rate again on a cluster of its own; `peers` runs exec's workload on Prefect,
+ * Restate and DBOS, installed on first use, beside exec's figures, so `--peers` is
+ * `--only=exec,peers`); prints a table and writes
  * `bench/results/latest.json` (the keys) and
  * `latest-details.json` (rounds, spreads, settings). `--profile` also writes V8 CPU profiles of
  * the Trellis processes to `bench/results/profiles/` and prints where their time went;
@@ -18,8 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { benchmarkApi } from './api.js';
 import { benchmarkDag, benchmarkDag10k } from './dag.js';
 import { startBenchEnvironment, type BenchEnvironment, type TemporalKind } from './environment.js';
-import { benchmarkClusterExecutions, benchmarkExecutions } from './exec.js';
+import { benchmarkClusterExecutions, benchmarkExecutions, type ChainFigures } from './exec.js';
 import { benchmarkLists } from './lists.js';
+import { benchmarkPeers } from './peers.js';
 import { benchmarkFairness } from './fairness.js';
 import { benchmarkForEach } from './foreach.js';
 import { benchmarkLogs } from './logs.js';
@@ -43,8 +46,25 @@ const benchmarks = {
   foreach: (env, plan) => benchmarkForEach(env, plan.foreach),
   fairness: (env, plan) => benchmarkFairness(env, plan.fairness),
   cluster: (_env, plan) => benchmarkClusterExecutions(plan.exec),
-} satisfies Record<string, (env: BenchEnvironment, plan: Plan) => Promise<BenchOutcome>>;
+  peers: (env, plan, earlier) =>
+    benchmarkPeers(
+      env,
+      plan.exec,
+      earlier.exec?.details.sideBySide as Record<'trellis' | 'temporal', ChainFigures> | undefined,
+    ),
+} satisfies Record<
+  string,
+  (
+    env: BenchEnvironment,
+    plan: Plan,
+    earlier: Partial<Record<string, BenchOutcome>>,
+  ) => Promise<BenchOutcome>
+>;
 type BenchmarkName = keyof typeof benchmarks;
+/** What a run without `--only` runs: all but the peers, which install other products first. */
+const standardBenchmarks = (Object.keys(benchmarks) as BenchmarkName[]).filter(
+  (name) => name !== 'peers',
+);
 
 const resultsDirectory = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -56,11 +76,15 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       experiment: { type: 'string', multiple: true },
       temporal: { type: 'string', default: 'dev-server' },
+      peers: { type: 'boolean', default: false },
     },
     strict: true,
   });
   const plan = values.quick ? quickPlan : fullPlan;
-  const selected = (values.only?.split(',') ?? Object.keys(benchmarks)) as BenchmarkName[];
+  if (values.peers && values.only) throw new Error('--peers is --only=exec,peers: not both');
+  const selected = (
+    values.peers ? ['exec', 'peers'] : (values.only?.split(',') ?? standardBenchmarks)
+  ) as BenchmarkName[];
   const unknown = selected.filter((name) => !(name in benchmarks));
   if (unknown.length > 0) throw new Error(`Unknown benchmark(s): ${unknown.join(', ')}`);
   const temporal = values.temporal as TemporalKind;
@@ -82,7 +106,7 @@ async function main(): Promise<void> {
     for (const name of selected) {
       const started = Date.now();
       env.logger.info(`benchmark ${name} (${plan.mode})`);
-      outcomes[name] = await benchmarks[name](env, plan);
+      outcomes[name] = await benchmarks[name](env, plan, outcomes);
       env.logger.info(`benchmark ${name} took ${Math.round((Date.now() - started) / 1000)} s`);
     }
   } finally {
@@ -110,7 +134,8 @@ async function main(): Promise<void> {
   // The results file holds the product's numbers only: never a partial run, an experiment or a
   // run on a cluster (whose figures the `cluster` benchmark gives).
   if (
-    selected.length === Object.keys(benchmarks).length &&
+    selected.length === standardBenchmarks.length &&
+    !selected.includes('peers') &&
     experiments.length === 0 &&
     temporal === 'dev-server'
   ) {
