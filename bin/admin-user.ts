@@ -16,8 +16,12 @@ export interface GeneratedAdmin {
   file: string;
 }
 
-/** Reads the generated admin from `<dataDirectory>/admin-user.json`, creating it on first start. */
-export async function ensureGeneratedAdmin(dataDirectory: string): Promise<GeneratedAdmin> {
+/**
+ * The generated admin: read from `<dataDirectory>/admin-user.json`, or a new one (with its
+ * password) when there is none, which {@link keepGeneratedAdmin} stores once the start succeeded:
+ * a start that fails creates no user whose password nobody saw.
+ */
+export async function generatedAdmin(dataDirectory: string): Promise<GeneratedAdmin> {
   const file = path.join(dataDirectory, 'admin-user.json');
   const existing = await readStoredUser(file);
   if (existing) return { user: existing, file };
@@ -28,9 +32,13 @@ export async function ensureGeneratedAdmin(dataDirectory: string): Promise<Gener
     Password: await hashPassword(password),
     Roles: ['admin'],
   };
-  await mkdir(dataDirectory, { recursive: true });
-  await writeFile(file, JSON.stringify(user, null, 2) + '\n', { mode: 0o600 });
   return { user, password, file };
+}
+
+/** Keeps a new generated admin's hash for the starts after this one. */
+export async function keepGeneratedAdmin({ user, file }: GeneratedAdmin): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(user, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
 }
 
 async function readStoredUser(file: string): Promise<BasicUser | null> {

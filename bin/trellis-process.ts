@@ -39,6 +39,7 @@ import {
   type TemporalConnection,
 } from '#platform/temporal/connection.js';
 import { startDevServer } from '#platform/temporal/dev-server.js';
+import { isPortTaken } from '#platform/http/listen.js';
 import { waitUntilReachable, type WaitOptions } from '#platform/startup.js';
 import { reconcileSchedules } from '#application/triggers/schedules.js';
 import {
@@ -123,6 +124,38 @@ export function checkRole(role: ProcessRole, config: TrellisConfig): void {
 }
 
 /**
+ * Refuses to start, before anything is created, when a port the configuration names is taken,
+ * saying which setting to change (rather than a bind error from deep inside one part).
+ */
+async function assertPortsFree(
+  role: ProcessRole,
+  config: TrellisConfig,
+  temporalGiven: boolean,
+): Promise<void> {
+  const embeddedTemporal = !config.Temporal.Address && !temporalGiven;
+  const wanted = [
+    ...(role !== 'worker'
+      ? [{ setting: 'Server.Port', host: config.Server.Host, port: config.Server.Port }]
+      : []),
+    ...(embeddedTemporal
+      ? [
+          { setting: 'Temporal.Port', host: '127.0.0.1', port: config.Temporal.Port },
+          { setting: 'Temporal.UiPort', host: '127.0.0.1', port: config.Temporal.UiPort },
+        ]
+      : []),
+  ].filter(({ port }) => port > 0);
+  for (const { setting, host, port } of wanted) {
+    if (await isPortTaken(host, port)) {
+      const [section, name] = setting.split('.');
+      throw new Error(
+        `port ${port} (${setting}) is taken by another program on ${host}: stop that program, ` +
+          `or set ${setting} to a free port (TRELLIS__${section}__${name}=<port>; 0 picks any free one).`,
+      );
+    }
+  }
+}
+
+/**
  * Builds (does not start) a Trellis process. Any role runs on the embedded database and Temporal
  * in one process; the launcher refuses `api`/`worker` without external ones (`checkRole`), since
  * several processes cannot share them.
@@ -140,6 +173,7 @@ export function createTrellis(
       if (signal?.aborted) throw new StartAborted();
     };
     checkpoint();
+    await assertPortsFree(role, config, options.temporal !== undefined);
     // First in, last out: spans of everything that stops before it are still exported.
     const tracing = startTracing(config.Telemetry, { role, version: trellisVersion, logger });
     if (tracing) started('tracing', () => tracing.shutdown());

@@ -20,7 +20,7 @@ import { buildConfig, loadConfig } from '#platform/config/load.js';
 import type { TrellisConfig } from '#platform/config/types.js';
 import { installPath } from '#platform/install-root.js';
 import { createLogger } from '#platform/logging.js';
-import { ensureGeneratedAdmin, type GeneratedAdmin } from './admin-user.js';
+import { generatedAdmin, keepGeneratedAdmin, type GeneratedAdmin } from './admin-user.js';
 import {
   checkRole,
   createTrellis,
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   // With no way to log in configured, the `all` process makes an admin rather than ship a default.
   const admin =
     role === 'all' && needsGeneratedAdmin(config)
-      ? await ensureGeneratedAdmin(config.DataDirectory)
+      ? await generatedAdmin(config.DataDirectory)
       : null;
   const trellis = createTrellis(admin ? withAdmin(config, admin) : config, { role, logger });
   // A signal during start aborts it at its next step; `stop()` then unwinds what it started, so
@@ -115,6 +115,7 @@ async function main(): Promise<void> {
     const running = await trellis.start(aborter.signal);
     started = true;
     if (aborter.signal.aborted) return await shutDown(); // the signal came after the last step
+    if (admin?.password) await keepGeneratedAdmin(admin);
     process.stdout.write(banner(running, admin));
   } catch (error) {
     if (!(error instanceof StartAborted)) {
@@ -147,7 +148,13 @@ function banner(running: RunningTrellis, admin: GeneratedAdmin | null): string {
   const lines = [
     '',
     `Trellis ${version} is running (role ${role})`,
-    ...(apiUrl ? [`  API          ${apiUrl}`, `  API docs     ${apiUrl}/docs`] : []),
+    ...(apiUrl
+      ? [
+          `  Console      ${apiUrl}/ui/`,
+          `  API          ${apiUrl}`,
+          `  API docs     ${apiUrl}/docs`,
+        ]
+      : []),
     temporalUi
       ? `  Temporal UI  ${temporalUi}/namespaces/${Namespace}/workflows`
       : `  Temporal     ${Address} (namespace ${Namespace})`,

@@ -269,6 +269,42 @@ describe('the launcher', () => {
     expect(await stopWith(api, 'SIGTERM')).toBe(0);
   });
 
+  it('names the setting of a taken port and keeps no admin a failed start made; the next start prints it, and the console', async () => {
+    const taken = await freePort();
+    const otherProgram = createServer();
+    await new Promise<void>((resolve) => otherProgram.listen(taken, '127.0.0.1', resolve));
+    const dataDirectory = path.join(await tempFolder(), 'data');
+    const config = {
+      DataDirectory: dataDirectory,
+      Server: { Port: taken },
+      Temporal: { Port: await freePort(), UiPort: await freePort() },
+    };
+    const refused = await launch(config);
+    expect(await refused.exited).toBe(1);
+    expect(refused.output()).toContain(
+      `port ${taken} (Server.Port) is taken by another program on 127.0.0.1: stop that program, or set Server.Port to a free port (TRELLIS__Server__Port=<port>; 0 picks any free one).`,
+    );
+    expect(refused.output()).not.toMatch(/password/);
+    await expect(stat(path.join(dataDirectory, 'admin-user.json'))).rejects.toThrow(/ENOENT/);
+
+    await new Promise((resolve) => otherProgram.close(resolve));
+    const trellis = await launch(config);
+    const apiUrl = await bannerApiUrl(trellis, 150_000);
+    const password = /password "([^"]+)"/.exec(trellis.output())?.[1];
+    expect(password).toBeTruthy();
+    expect(trellis.output()).toContain(`  Console      ${apiUrl}/ui/`);
+    const home = await fetch(`${apiUrl}/`, {
+      headers: { accept: 'text/html' },
+      redirect: 'manual',
+    });
+    expect(home.headers.get('location')).toBe('/ui/');
+    const signedIn = await fetch(`${apiUrl}/workflows`, {
+      headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` },
+    });
+    expect(signedIn.status).toBe(200);
+    expect(await stopWith(trellis, 'SIGTERM')).toBe(0);
+  });
+
   it('stops cleanly when SIGTERM arrives while it is still starting', async () => {
     const trellis = await launch({ ...(await sharedServicesConfig()), Logging: { Level: 'info' } });
     await waitForOutput(trellis, /connected to Temporal/);

@@ -164,6 +164,18 @@ describe('/ui', () => {
     );
   });
 
+  it('is where a browser opening the server’s address goes; an API client gets the API’s 404 there', async () => {
+    const browser = await fetch(`${trellis.baseUrl}/`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      redirect: 'manual',
+    });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get('location')).toBe('/ui/');
+    const client = await get(trellis.baseUrl, '/');
+    expect(client.response.status).toBe(404);
+    expect(JSON.parse(client.body)).toMatchObject({ data: null, succeeded: false });
+  });
+
   it('leaves the API as it was: other methods and paths are the API’s answers', async () => {
     const post = await fetch(`${trellis.baseUrl}/ui`, { method: 'POST' });
     expect(post.status).toBe(404);

@@ -48,11 +48,14 @@ const approvalLinkPath = /^\/approvals\/decide\/([^/]+)$/;
 
 /**
  * Whether the request is the console's: `/ui` and below, served by `consoleRoutes`, and a browser
- * opening an approval link (it asks for HTML; API clients get the link's JSON from the API).
+ * opening the server's root or an approval link (it asks for HTML; API clients get the API's
+ * answer there: a 404, the link's JSON).
  */
 export function isConsolePath(path: string, accept?: string): boolean {
   return (
-    path === '/ui' || path.startsWith('/ui/') || (approvalLinkPath.test(path) && wantsHtml(accept))
+    path === '/ui' ||
+    path.startsWith('/ui/') ||
+    ((path === '/' || approvalLinkPath.test(path)) && wantsHtml(accept))
   );
 }
 
@@ -117,6 +120,8 @@ export function consoleRoutes(config: TrellisConfig): RequestHandler {
         ),
     );
   });
+  // A browser opening the address the start printed gets the console.
+  router.get('/', (_req, res) => res.redirect(302, '/ui/'));
   // A browser opening an approval link gets the console's decision page for it.
   router.get('/approvals/decide/:token', (req, res) => {
     res.setHeader('Cache-Control', 'no-store');

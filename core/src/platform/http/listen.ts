@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 
 /** An HTTP server listening, the URL it is reached at, and how to stop it. */
 export interface Listening {
@@ -30,4 +30,16 @@ export async function listen(server: Server, host: string, port: number): Promis
         server.closeIdleConnections();
       }),
   };
+}
+
+/** Whether another program listens on `host:port` now: binding there fails with EADDRINUSE. */
+export function isPortTaken(host: string, port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') resolve(true);
+      else reject(error);
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(false)));
+  });
 }
