@@ -3,6 +3,7 @@
  * in a CI job) against a real Trellis with a worker, checked by its output and exit codes and,
  * where it changes something, by what the API shows afterwards.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startTrellis, users, type Trellis } from '../support/harness.js';
-import { runCli, totalsWorkflow as totals, type CliResult } from '../support/cli.js';
+import {
+  cliEnvironment,
+  cliFolder,
+  runCli,
+  sourceCommand,
+  totalsWorkflow as totals,
+  type CliResult,
+} from '../support/cli.js';
 
 let trellis: Trellis;
 let folder: string;
@@ -116,6 +124,22 @@ describe('trellis --help', () => {
     const badStatus = await trellisCli(['executions', 'list', 'Anything', '--status', 'Done']);
     expect(badStatus.code).toBe(2);
     expect(badStatus.stderr).toMatch(/Allowed choices are Pending, Running, Paused/);
+  });
+
+  it('ends quietly when its reader stops reading (`trellis --help | head -1`)', async () => {
+    const [program, ...first] = sourceCommand;
+    const child = spawn(program, [...first, '--help'], {
+      cwd: cliFolder,
+      env: cliEnvironment(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the first line: every write the command makes fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
 
