@@ -2894,6 +2894,10 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description The latest outcome or reason; empty when none. */
             message: string;
+            /** @description When the task started, as its own `startTime` reads; null before it has. */
+            startedAt: string | null;
+            /** @description When the task ended (as its `endTime`); null while it has not. */
+            endedAt: string | null;
             /**
              * Format: date-time
              * @description When the change was recorded.

@@ -69,6 +69,38 @@ describe('foldEvents', () => {
   });
 });
 
+describe('foldEvents, task times', () => {
+  it('takes the task’s own start and end from its events over the times they were recorded', () => {
+    const timed = (
+      status: string,
+      second: number,
+      startedAt: string | null,
+      endedAt: string | null,
+    ) =>
+      ({
+        id: ++id,
+        event: 'task',
+        data: {
+          taskExecutionId: 'id-Wait',
+          name: 'Wait',
+          status,
+          message: '',
+          startedAt,
+          endedAt,
+          at: at(second),
+        },
+      }) as ExecutionEvent;
+    id = 0;
+    // Recorded late: Running at 3 s for a task that started at 1 s and ended at 6 s (a reload reads 5 s).
+    const state = foldEvents(emptyRun, [
+      timed('Pending', 0, null, null),
+      timed('Running', 3, at(1), null),
+      timed('Completed', 7, at(1), at(6)),
+    ]);
+    expect(state.tasks.Wait).toMatchObject({ startedAt: at(1), endedAt: at(6), attempts: 1 });
+  });
+});
+
 describe('withEntries', () => {
   const entry = (n: number): LogEntry => ({
     id: `e${n}`,

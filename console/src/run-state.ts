@@ -18,7 +18,10 @@ export interface TaskState {
   attempts: number;
   /** Whether an attempt runs now (counted already). */
   attemptOpen: boolean;
-  /** When it was first seen running, and when it reached its final status (from the events). */
+  /**
+   * When it started and when it reached its final status: the task's own times, which its events
+   * carry (the times the events were recorded, for events from before they did).
+   */
   startedAt: string | null;
   endedAt: string | null;
 }
@@ -68,7 +71,7 @@ function foldEvent(state: RunState, event: ExecutionEvent): RunState {
     case 'execution':
       return { ...next, status: event.data.status, message: event.data.message };
     case 'task': {
-      const { name, status, message, at, taskExecutionId } = event.data;
+      const { name, status, message, at, taskExecutionId, startedAt, endedAt } = event.data;
       const before = state.tasks[name];
       // An attempt is counted when it is first seen: running, or already over when it was quicker
       // than the stream (Pending straight to Completed, or to Retrying).
@@ -81,8 +84,8 @@ function foldEvent(state: RunState, event: ExecutionEvent): RunState {
         message,
         attempts: (before?.attempts ?? 0) + (seesAttempt && !counted ? 1 : 0),
         attemptOpen: status === 'Running',
-        startedAt: before?.startedAt ?? (seesAttempt ? at : null),
-        endedAt: finalTaskStatuses.includes(status) ? at : null,
+        startedAt: startedAt ?? before?.startedAt ?? (seesAttempt ? at : null),
+        endedAt: finalTaskStatuses.includes(status) ? (endedAt ?? at) : null,
       };
       return { ...next, tasks: { ...state.tasks, [name]: task } };
     }

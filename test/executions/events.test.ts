@@ -187,6 +187,25 @@ describe('the execution event stream', () => {
     );
     const second = tasks.find((task) => task.name === 'Second')!;
     expect(logged.find((entry) => entry.message === 'two')?.taskExecutionId).toBe(second.id);
+
+    // A task's events carry its own start and end, the times its detail shows (First is seen
+    // Running only a while after it started: the event's `at` is when it was recorded).
+    for (const task of tasks) {
+      const last = events
+        .filter((event) => event.event === 'task' && event.data.name === task.name)
+        .at(-1);
+      expect(last?.event === 'task' && last.data, task.name).toMatchObject({
+        startedAt: task.startTime,
+        endedAt: task.endTime,
+      });
+    }
+    const firstRunning = events.find(
+      (event) =>
+        event.event === 'task' && event.data.name === 'First' && event.data.status === 'Running',
+    );
+    expect(firstRunning?.event === 'task' && firstRunning.data.startedAt).toBe(
+      tasks.find((task) => task.name === 'First')!.startTime,
+    );
   });
 
   it('resumes a subscriber that disconnects mid-run from Last-Event-ID: nothing lost, nothing repeated', async () => {

@@ -372,8 +372,20 @@ interface TaskTableProps {
   onSelect: (name: string) => void;
 }
 
+/** The time now, again every second while `ticking`: running durations go on from their start. */
+function useNow(ticking: boolean): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    if (!ticking) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [ticking]);
+  return ticking ? Math.max(now, Date.now()) : now;
+}
+
 function TaskTable({ definition, run, times, onSelect }: TaskTableProps) {
   const names = definition?.tasks.map((task) => task.name) ?? Object.keys(run.tasks);
+  const now = useNow(Object.values(run.tasks).some((task) => task.startedAt && !task.endedAt));
   return (
     <div class="table-scroll">
       <table class="tasks">
@@ -402,13 +414,7 @@ function TaskTable({ definition, run, times, onSelect }: TaskTableProps) {
                 <td>{task ? <StatusBadge status={task.status} /> : '—'}</td>
                 <td>{task?.attempts || '—'}</td>
                 <td>{formatDateTime(task?.startedAt)}</td>
-                <td>
-                  {task?.endedAt
-                    ? durationBetween(task.startedAt, task.endedAt)
-                    : task?.startedAt
-                      ? 'running'
-                      : '—'}
-                </td>
+                <td>{durationBetween(task?.startedAt, task?.endedAt, now)}</td>
                 <td class="message">{task?.message || ''}</td>
               </tr>
             );

@@ -23,7 +23,16 @@ export interface ExecutionChanged extends EventBase {
 
 export interface TaskChanged extends EventBase {
   type: 'task';
-  data: { taskExecutionId: string; name: string; status: TaskStatus; message: string; at: Date };
+  data: {
+    taskExecutionId: string;
+    name: string;
+    status: TaskStatus;
+    message: string;
+    /** The task's own start and end (its row's), null while it has none or for events recorded before they were kept. */
+    startedAt: Date | null;
+    endedAt: Date | null;
+    at: Date;
+  };
 }
 
 export interface ApprovalChanged extends EventBase {
@@ -108,6 +117,15 @@ export async function readEvents(
           exception: row.logException,
         },
       };
+    }
+    if (row.type === 'task') {
+      const { startedAt, endedAt, ...data } = row.data as { startedAt?: string; endedAt?: string };
+      const time = (value: string | null | undefined) => (value ? new Date(value) : null);
+      return {
+        id,
+        type: row.type,
+        data: { ...data, startedAt: time(startedAt), endedAt: time(endedAt), at: row.recordedAt },
+      } as ExecutionEvent;
     }
     return { id, type: row.type, data: { ...row.data, at: row.recordedAt } } as ExecutionEvent;
   });

@@ -31,6 +31,7 @@ import * as auditProjectId from './migrations/2026-11-28T23-30-00-audit-project-
 import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project-allowed-plugins.js';
 import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-namespace.js';
 import * as projectRequestRate from './migrations/2026-11-29T00-00-00-project-request-rate.js';
+import * as taskEventTimes from './migrations/2026-11-29T01-00-00-task-event-times.js';
 import type { Database } from './tables.js';
 
 /**
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T23-40-00-project-allowed-plugins': projectAllowedPlugins,
   '2026-11-28T23-50-00-execution-namespace': executionNamespace,
   '2026-11-29T00-00-00-project-request-rate': projectRequestRate,
+  '2026-11-29T01-00-00-task-event-times': taskEventTimes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
