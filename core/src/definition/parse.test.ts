@@ -212,7 +212,7 @@ describe('parseDefinition', () => {
       'tasks[0].type.plugin: is required',
     ]);
     expect(errorsOf({ name: 'W', tasks: [task('A', { type: { plugin: 'Http' } })] })).toEqual([
-      'tasks[0].type.plugin: must match the pattern ^[^/\\s]+/[^/\\s]+$',
+      'tasks[0].type.plugin: must match the pattern ^[^/\\s\\u0000]+/[^/\\s\\u0000]+$',
     ]);
   });
 
