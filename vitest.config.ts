@@ -15,7 +15,10 @@ const sources = [
 ];
 
 const cliFolder = fileURLToPath(new URL('./cli/', import.meta.url));
-const sdkSource = fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url));
+const sdkSources: Record<string, string> = {
+  '@trellis/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)),
+  '@trellis/sdk/mcp': fileURLToPath(new URL('./sdk/src/mcp/index.ts', import.meta.url)),
+};
 
 /**
  * cli/ imports the SDK by its package name: in tests that is the SDK's source, as under tsx. Only
@@ -25,7 +28,7 @@ const sdkSourceForCli = {
   name: 'trellis-sdk-source-for-cli',
   enforce: 'pre' as const,
   resolveId: (source: string, importer: string | undefined) =>
-    source === '@trellis/sdk' && importer?.startsWith(cliFolder) ? sdkSource : null,
+    (importer?.startsWith(cliFolder) && sdkSources[source]) || null,
 };
 
 export default defineConfig({
