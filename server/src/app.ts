@@ -52,6 +52,7 @@ import {
 import { sendJson, sendText, setDefaultHeaders, streamJsonList } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
+import { mcpPath, serveMcp } from './mcp/endpoint.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
 import { documentationApp, isDocumentationPath } from './system/docs.js';
 
@@ -384,7 +385,21 @@ export function createApp(deps: AppDeps): RequestListener {
       fail(error, req, res);
     }
   };
+  // The MCP endpoint (`Mcp.Enabled`; else a path like any unknown one): the caller signs in as
+  // for `GET /me` before the protocol is looked at, so anonymous callers only ever see 401.
+  async function serveMcpOfCaller(req: Req, res: Res): Promise<void> {
+    if (!ready) await initialised;
+    const signIn = api.router.getOperation('getCurrentUser');
+    if (!signIn) throw new Error('getCurrentUser is not in the document');
+    const address = proxyAddr(req, trustProxy);
+    req.user = (await authorize(signIn, req.headers.authorization, address)) ?? undefined;
+    await serveMcp(req, res);
+  }
   const afterBody = (req: Req, res: Res) => {
+    if (config.Mcp.Enabled && req.path === mcpPath) {
+      serveMcpOfCaller(req, res).catch((error: unknown) => fail(error, req, res));
+      return;
+    }
     if (!isDocumentationPath(req.path) && !isConsolePath(req.path, req.headers.accept)) {
       serve(req, res);
       return;
