@@ -52,7 +52,6 @@ import {
 import { sendJson, sendText, setDefaultHeaders, streamJsonList } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
-import { mcpPath, serveMcp } from './mcp/endpoint.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
 import { documentationApp, isDocumentationPath } from './system/docs.js';
 
@@ -387,7 +386,10 @@ export function createApp(deps: AppDeps): RequestListener {
   };
   // The MCP endpoint (`Mcp.Enabled`; else a path like any unknown one): the caller signs in as
   // for `GET /me` before the protocol is looked at, so anonymous callers only ever see 401.
+  // Loaded only when enabled: the endpoint is the only part of the API that needs the SDK.
+  const mcpEndpoint = config.Mcp.Enabled ? import('./mcp/endpoint.js') : undefined;
   async function serveMcpOfCaller(req: Req, res: Res): Promise<void> {
+    const { serveMcp } = await mcpEndpoint!;
     if (!ready) await initialised;
     const signIn = api.router.getOperation('getCurrentUser');
     if (!signIn) throw new Error('getCurrentUser is not in the document');
@@ -396,7 +398,7 @@ export function createApp(deps: AppDeps): RequestListener {
     await serveMcp(req, res);
   }
   const afterBody = (req: Req, res: Res) => {
-    if (config.Mcp.Enabled && req.path === mcpPath) {
+    if (mcpEndpoint && req.path === '/mcp') {
       serveMcpOfCaller(req, res).catch((error: unknown) => fail(error, req, res));
       return;
     }

@@ -4,9 +4,6 @@ import { trellisMcpServer } from '@trellis/sdk/mcp';
 import { trellisVersion } from '#platform/install-root.js';
 import type { Req, Res } from '../request-context.js';
 
-/** Where the API serves the Model Context Protocol when `Mcp.Enabled` is set. */
-export const mcpPath = '/mcp';
-
 /** The headers that make a request the caller's own: who it is, and in which project. */
 const callerHeaders = ['authorization', 'x-trellis-project'];
 
