@@ -31,7 +31,8 @@ export const mayImport = {
   ],
   // The use cases both processes call: executions, workflows, triggers, approvals.
   [core('application')]: [...domain, 'generated'],
-  server: [...domain, 'generated'],
+  // And the SDK's MCP tools, which its `/mcp` serves calling the API itself as the caller.
+  server: [...domain, 'generated', 'sdk'],
   'workflows-worker': [...domain, 'generated'],
   bin: [...domain, 'server', 'workflows-worker', 'generated'],
   // The plugin contract: the author kit, which itself depends on nothing.

@@ -14,18 +14,25 @@ const sources = [
   'bin',
 ];
 
-const cliFolder = fileURLToPath(new URL('./cli/', import.meta.url));
-const sdkSource = fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url));
+/** The folders that import the SDK by its package name (the API for its MCP endpoint). */
+const sdkImporters = ['./cli/', './server/'].map((folder) =>
+  fileURLToPath(new URL(folder, import.meta.url)),
+);
+const sdkSources: Record<string, string> = {
+  '@trellis/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)),
+  '@trellis/sdk/mcp': fileURLToPath(new URL('./sdk/src/mcp/index.ts', import.meta.url)),
+};
 
 /**
- * cli/ imports the SDK by its package name: in tests that is the SDK's source, as under tsx. Only
- * for cli/: elsewhere the name resolves as Node resolves it (the packed SDK's consumers).
+ * cli/ and server/ import the SDK by its package name: in tests that is the SDK's source, as
+ * under tsx. Only for them: elsewhere the name resolves as Node resolves it (the packed SDK's
+ * consumers).
  */
-const sdkSourceForCli = {
-  name: 'trellis-sdk-source-for-cli',
+const sdkSourceByName = {
+  name: 'trellis-sdk-source-by-name',
   enforce: 'pre' as const,
   resolveId: (source: string, importer: string | undefined) =>
-    source === '@trellis/sdk' && importer?.startsWith(cliFolder) ? sdkSource : null,
+    (sdkImporters.some((folder) => importer?.startsWith(folder)) && sdkSources[source]) || null,
 };
 
 export default defineConfig({
@@ -34,7 +41,7 @@ export default defineConfig({
     reporters: ['default', './test/support/closing-line-reporter.ts'],
     projects: [
       {
-        plugins: [sdkSourceForCli],
+        plugins: [sdkSourceByName],
         test: {
           name: 'unit',
           // Unit tests first: they are fast and say the most when something basic broke.
@@ -45,7 +52,7 @@ export default defineConfig({
       },
       {
         // Real PostgreSQL and a real Temporal dev server, started once by the global setup.
-        plugins: [sdkSourceForCli],
+        plugins: [sdkSourceByName],
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },

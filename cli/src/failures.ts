@@ -1,4 +1,5 @@
 import { TrellisApiError } from '@trellis/sdk';
+import { ToolError } from '@trellis/sdk/mcp';
 import type { Output } from './output/output.js';
 
 /** The command's exit codes (README "Command line"). */
@@ -17,13 +18,13 @@ export const exitCodes = {
 } as const;
 
 /** A failure the command explains itself, with what to do about it. */
-export class CliError extends Error {
+export class CliError extends ToolError {
   constructor(
     message: string,
-    readonly hint?: string,
+    hint?: string,
     readonly exitCode: number = exitCodes.failed,
   ) {
-    super(message);
+    super(message, hint);
     this.name = 'CliError';
   }
 }
@@ -67,11 +68,11 @@ export function describeFailure(error: unknown, url: string): Failure {
       exitCode: exitCodes.failed,
     };
   }
-  if (error instanceof CliError) {
+  if (error instanceof ToolError) {
     return {
       messages: [error.message],
       ...(error.hint ? { hint: error.hint } : {}),
-      exitCode: error.exitCode,
+      exitCode: error instanceof CliError ? error.exitCode : exitCodes.failed,
     };
   }
   const unreachable = connectionProblem(error);

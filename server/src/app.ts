@@ -384,7 +384,24 @@ export function createApp(deps: AppDeps): RequestListener {
       fail(error, req, res);
     }
   };
+  // The MCP endpoint (`Mcp.Enabled`; else a path like any unknown one): the caller signs in as
+  // for `GET /me` before the protocol is looked at, so anonymous callers only ever see 401.
+  // Loaded only when enabled: the endpoint is the only part of the API that needs the SDK.
+  const mcpEndpoint = config.Mcp.Enabled ? import('./mcp/endpoint.js') : undefined;
+  async function serveMcpOfCaller(req: Req, res: Res): Promise<void> {
+    const { serveMcp } = await mcpEndpoint!;
+    if (!ready) await initialised;
+    const signIn = api.router.getOperation('getCurrentUser');
+    if (!signIn) throw new Error('getCurrentUser is not in the document');
+    const address = proxyAddr(req, trustProxy);
+    req.user = (await authorize(signIn, req.headers.authorization, address)) ?? undefined;
+    await serveMcp(req, res);
+  }
   const afterBody = (req: Req, res: Res) => {
+    if (mcpEndpoint && req.path === '/mcp') {
+      serveMcpOfCaller(req, res).catch((error: unknown) => fail(error, req, res));
+      return;
+    }
     if (!isDocumentationPath(req.path) && !isConsolePath(req.path, req.headers.accept)) {
       serve(req, res);
       return;

@@ -1,11 +1,10 @@
 import type { components } from '@trellis/sdk';
 import { Option, type Command } from 'commander';
+import { approvalIdOf, approvalsOfExecution, workflowIdOf } from '@trellis/sdk/mcp';
 import { UsageError } from '../failures.js';
-import { approvalsOfExecution } from '../execution-lists.js';
 import { styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
 import type { Act } from './act.js';
-import { approvalIdOf, workflowIdOf } from '../resolve.js';
 
 type ApprovalStatus = components['schemas']['ApprovalStatus'];
 const approvalStatuses: ApprovalStatus[] = ['Pending', 'Approved', 'Rejected', 'Canceled'];

@@ -1,15 +1,18 @@
 import type { components } from '@trellis/sdk';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import {
+  definitionOutline,
+  readLogs,
+  taskOf,
+  tasksOfExecution,
+  workflowIdOf,
+} from '@trellis/sdk/mcp';
 import type { Context } from '../context.js';
-import { definitionOutline } from '../definition.js';
-import { tasksOfExecution } from '../execution-lists.js';
 import { executionEvents } from '../follow/event-source.js';
 import { logLine } from '../follow/views.js';
 import { compact, elapsed, styleStatus, time } from '../output/format.js';
 import { table } from '../output/table.js';
 import type { Act } from './act.js';
-import { taskOf, workflowIdOf } from '../resolve.js';
-import { readLogs } from '../execution-logs.js';
 import { runInputs } from '../inputs.js';
 import { followExecution, reportStartedRun } from './follow-run.js';
 import { withInputOptions, type InputOptions } from './run.js';

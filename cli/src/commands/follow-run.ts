@@ -1,8 +1,7 @@
 import type { ExecutionStarted } from '@trellis/sdk';
+import { definitionOutline, tasksOfExecution } from '@trellis/sdk/mcp';
 import type { Context } from '../context.js';
-import { definitionOutline } from '../definition.js';
 import { exitCodes } from '../failures.js';
-import { tasksOfExecution } from '../execution-lists.js';
 import { followRun, type RunView } from '../follow/follow.js';
 import { executionEvents } from '../follow/event-source.js';
 import { liveRunView, plainRunView } from '../follow/views.js';

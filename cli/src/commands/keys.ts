@@ -1,9 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { components, TrellisClient } from '@trellis/sdk';
+import { isId } from '@trellis/sdk/mcp';
 import { CliError } from '../failures.js';
 import { time } from '../output/format.js';
 import { table } from '../output/table.js';
-import { isId } from '../resolve.js';
 import type { Act } from './act.js';
 
 type Role = components['schemas']['Role'];

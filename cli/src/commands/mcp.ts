@@ -1,6 +1,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
-import { trellisMcpServer } from '../mcp/server.js';
+import { trellisMcpServer } from '@trellis/sdk/mcp';
+import { describeFailure } from '../failures.js';
+import { version } from '../version.js';
 import type { Act } from './act.js';
 
 /** `trellis mcp`: a Model Context Protocol server on stdin and stdout, until stdin ends. */
@@ -19,7 +21,11 @@ every tool call is made with those credentials and their roles, in that project.
     )
     .action(
       act(async ({ trellis, url, output }) => {
-        const server = trellisMcpServer(trellis, url, (text) => output.note(text));
+        const server = trellisMcpServer(trellis, {
+          version,
+          note: (text) => output.note(`trellis mcp: ${text}`),
+          describeFailure: (error) => describeFailure(error, url),
+        });
         const closed = new Promise<void>((resolve) => (server.onclose = resolve));
         // The client ends the session by closing our stdin.
         process.stdin.once('end', () => void server.close());

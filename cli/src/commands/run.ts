@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
+import { workflowIdOf } from '@trellis/sdk/mcp';
 import { addInput, runInputs, type Inputs } from '../inputs.js';
 import type { Act } from './act.js';
-import { workflowIdOf } from '../resolve.js';
 import { reportStartedRun } from './follow-run.js';
 
 export interface InputOptions {

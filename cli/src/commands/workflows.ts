@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { readableDefinition } from '../definition.js';
+import { readableDefinition, workflowIdOf } from '@trellis/sdk/mcp';
 import { readText } from '../inputs.js';
 import { time } from '../output/format.js';
 import { table } from '../output/table.js';
 import type { Act } from './act.js';
-import { workflowIdOf } from '../resolve.js';
 
 /** `trellis workflows list|show|add|update|delete`. */
 export function workflowCommands(program: Command, act: Act): void {

@@ -38,6 +38,7 @@ describe('buildConfig', () => {
       },
       DataDirectory: '/srv/trellis/.trellis',
       HealthCheck: { Enabled: false },
+      Mcp: { Enabled: false },
       Database: { PoolSize: 10 },
       Temporal: {
         Namespace: 'default',

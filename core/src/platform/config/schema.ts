@@ -87,6 +87,8 @@ export const configSchema = Type.Object(
     /** Absolute once loaded. Holds PGlite data, the Temporal dev-server file, the plugin cache. */
     DataDirectory: nonEmptyString('.trellis'),
     HealthCheck: section({ Enabled: Type.Boolean({ default: false }) }),
+    /** The MCP endpoint `/mcp` (README, "Agents (MCP)"): the agents' tools over streamable HTTP. */
+    Mcp: section({ Enabled: Type.Boolean({ default: false }) }),
     /** `Url` absent → embedded PGlite under `DataDirectory`. */
     Database: section({
       Url: Type.Optional(shaped('^postgres(ql)?://', 'a postgres:// URL')),

@@ -4,22 +4,30 @@ import {
   ListToolsRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { TrellisClient } from '@trellis/sdk';
-import { CliError, describeFailure } from '../failures.js';
-import { version } from '../version.js';
+import type { TrellisClient } from '../client.js';
 import { isRunTool, runToolCatalog, runToolNames, storedWorkflows } from './run-tools.js';
+import { ToolError, toolFailure, type ToolFailure } from './tool-error.js';
 import { fixedTools, type Arguments, type CallContext } from './tools.js';
 
+/** Who serves the tools, and how failures outside the tools' own are told. */
+export interface TrellisMcpOptions {
+  /** The serving program's version, as the server tells the client. */
+  version: string;
+  /** Tells the person running it what went wrong outside a tool call. */
+  note?: (text: string) => void;
+  /** Explains a failed call; by default the API's refusal as it came ({@link toolFailure}). */
+  describeFailure?: (error: unknown) => ToolFailure;
+}
+
 /**
- * The Model Context Protocol server of `trellis mcp`: the fixed tools and one run tool per
- * workflow, every call made with `trellis` (the caller's own credentials, in its project). The
- * low-level `Server`, since each run tool's input schema is JSON Schema read from the server.
- * `note` tells the person running it what went wrong outside a tool call (stderr).
+ * The Model Context Protocol server of Trellis (`trellis mcp` on stdio, the API's `/mcp`): the
+ * fixed tools and one run tool per workflow, every call made with `trellis` (the caller's own
+ * credentials, in its project). The low-level `Server`, since each run tool's input schema is
+ * JSON Schema read from the server.
  */
 export function trellisMcpServer(
   trellis: TrellisClient,
-  url: string,
-  note: (text: string) => void,
+  { version, note = () => {}, describeFailure = toolFailure }: TrellisMcpOptions,
 ): Server {
   const server = new Server(
     { name: 'trellis', title: 'Trellis', version },
@@ -37,7 +45,7 @@ export function trellisMcpServer(
       return { tools: [...fixed, ...(await runTools())] };
     } catch (error) {
       // The caller may not read workflows (or the server is away): the other tools still answer.
-      note(`trellis mcp: no run tools: ${describeFailure(error, url).messages.join(' ')}`);
+      note(`no run tools: ${describeFailure(error).messages.join(' ')}`);
       return { tools: fixed };
     }
   });
@@ -66,7 +74,7 @@ export function trellisMcpServer(
           structuredContent: result,
         };
       } catch (error) {
-        const { messages, status, errors, hint } = describeFailure(error, url);
+        const { messages, status, errors, hint } = describeFailure(error);
         const text = [
           ...messages,
           ...(status === undefined ? [] : [`(HTTP ${status})`]),
@@ -96,7 +104,7 @@ async function call(
     ? runToolNames(await storedWorkflows(trellis)).get(name)
     : undefined;
   if (!workflow) {
-    throw new CliError(
+    throw new ToolError(
       `There is no tool named "${name}".`,
       'list the tools again: workflows may have been added, renamed or deleted.',
     );

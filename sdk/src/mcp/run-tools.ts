@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ListItem, paths, TrellisClient } from '@trellis/sdk';
-import { definitionInterface, type InputDeclaration } from '../definition.js';
+import type { ListItem, TrellisClient } from '../client.js';
+import type { paths } from '../generated/schema.js';
+import { definitionInterface, type InputDeclaration } from './definition-text.js';
 
 /** The longest tool name MCP clients accept. */
 const maxToolName = 64;

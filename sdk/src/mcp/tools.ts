@@ -1,11 +1,12 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { components, TrellisClient } from '@trellis/sdk';
-import { TrellisApiError } from '@trellis/sdk';
-import { definitionInterface } from '../definition.js';
-import { approvalsOfExecution, tasksOfExecution } from '../execution-lists.js';
-import { readLogs } from '../execution-logs.js';
-import { CliError } from '../failures.js';
-import { approvalIdOf, workflowIdOf } from '../resolve.js';
+import type { TrellisClient } from '../client.js';
+import { TrellisApiError } from '../errors.js';
+import type { components } from '../generated/schema.js';
+import { definitionInterface } from './definition-text.js';
+import { approvalsOfExecution, tasksOfExecution } from './execution-lists.js';
+import { readLogs } from './execution-logs.js';
+import { ToolError } from './tool-error.js';
+import { approvalIdOf, workflowIdOf } from './resolve.js';
 import { inputsSchema, runToolNames, storedWorkflows } from './run-tools.js';
 
 type ApprovalStatus = components['schemas']['ApprovalStatus'];
@@ -46,7 +47,7 @@ const executionArgument = { type: 'string', description: 'The execution id.' } a
 function text(args: Arguments, name: string): string {
   const value = args[name];
   if (typeof value !== 'string' || value === '') {
-    throw new CliError(`"${name}" is required (a string).`);
+    throw new ToolError(`"${name}" is required (a string).`);
   }
   return value;
 }
@@ -151,7 +152,7 @@ export const fixedTools: FixedTool[] = [
       const executionId = text(args, 'executionId');
       const seconds = args.timeoutSeconds ?? defaultWaitSeconds;
       if (typeof seconds !== 'number' || !(seconds >= 0 && seconds <= maxWaitSeconds)) {
-        throw new CliError(`"timeoutSeconds" must be a number from 0 to ${maxWaitSeconds}.`);
+        throw new ToolError(`"timeoutSeconds" must be a number from 0 to ${maxWaitSeconds}.`);
       }
       const path = { workflowId, executionId };
       if (seconds > 0) {
@@ -229,7 +230,7 @@ export const fixedTools: FixedTool[] = [
       const path = { workflowId, executionId: text(args, 'executionId') };
       const limit = args.limit ?? defaultLogLimit;
       if (typeof limit !== 'number' || !(limit >= 1)) {
-        throw new CliError('"limit" must be a positive number.');
+        throw new ToolError('"limit" must be a positive number.');
       }
       const entries = await readLogs(trellis, path, optionalText(args, 'task'));
       return {
@@ -265,7 +266,7 @@ export const fixedTools: FixedTool[] = [
     async call(trellis, args) {
       const status = (optionalText(args, 'status') ?? 'Pending') as ApprovalStatus;
       if (!approvalStatuses.includes(status)) {
-        throw new CliError(`"status" must be one of ${approvalStatuses.join(', ')}.`);
+        throw new ToolError(`"status" must be one of ${approvalStatuses.join(', ')}.`);
       }
       const workflow = optionalText(args, 'workflow');
       const workflowId = workflow === undefined ? undefined : await workflowIdOf(trellis, workflow);
@@ -308,7 +309,7 @@ export const fixedTools: FixedTool[] = [
     async call(trellis, args) {
       const decision = text(args, 'decision');
       if (decision !== 'approve' && decision !== 'reject') {
-        throw new CliError('"decision" must be approve or reject.');
+        throw new ToolError('"decision" must be approve or reject.');
       }
       const workflowId = await workflowIdOf(trellis, text(args, 'workflow'));
       const executionId = text(args, 'executionId');

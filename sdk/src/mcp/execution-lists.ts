@@ -1,4 +1,5 @@
-import type { components, TrellisClient } from '@trellis/sdk';
+import type { TrellisClient } from '../client.js';
+import type { components } from '../generated/schema.js';
 
 type Schemas = components['schemas'];
 type ExecutionPath = { workflowId: string; executionId: string };

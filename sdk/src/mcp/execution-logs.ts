@@ -1,10 +1,13 @@
-import type { TrellisClient } from '@trellis/sdk';
+import type { TrellisClient } from '../client.js';
 import { tasksOfExecution } from './execution-lists.js';
-import type { LogEventData } from './follow/events.js';
+import type { components } from '../generated/schema.js';
 import { taskOf } from './resolve.js';
 
 /** A log entry with the name of the task that wrote it (none: the execution's own). */
-export type NamedLogEntry = LogEventData & { taskName?: string };
+export type NamedLogEntry = components['schemas']['LogEntry'] & {
+  taskExecutionId: string | null;
+  taskName?: string;
+};
 
 /** Every log entry of an execution and of its tasks (or of one task), oldest first. */
 export async function readLogs(

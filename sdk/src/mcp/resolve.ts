@@ -1,5 +1,5 @@
-import type { TrellisClient } from '@trellis/sdk';
-import { CliError } from './failures.js';
+import type { TrellisClient } from '../client.js';
+import { ToolError } from './tool-error.js';
 import { approvalsOfExecution, tasksOfExecution } from './execution-lists.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,7 +13,7 @@ export async function workflowIdOf(client: TrellisClient, workflow: string): Pro
   for await (const item of client.all('/workflows', { params: { query: { pageSize: 1000 } } })) {
     if (item.name === workflow) return item.id;
   }
-  throw new CliError(
+  throw new ToolError(
     `No workflow is named "${workflow}".`,
     'trellis workflows list shows the stored workflows; give a name or an id.',
   );
@@ -28,7 +28,7 @@ export async function taskOf(
   const tasks = await tasksOfExecution(client, path);
   const task = tasks.find((candidate) => candidate.name === name);
   if (!task) {
-    throw new CliError(
+    throw new ToolError(
       `Execution ${path.executionId} has no task named "${name}".`,
       `Its tasks: ${tasks.map((candidate) => candidate.name).join(', ') || 'none'}.`,
     );
@@ -51,7 +51,7 @@ export async function approvalIdOf(
   const chosen = ofTask.find((candidate) => candidate.status === 'Pending') ?? ofTask.at(-1);
   if (chosen) return chosen.id;
   const known = [...new Set(approvals.map((candidate) => candidate.taskName))];
-  throw new CliError(
+  throw new ToolError(
     `Execution ${path.executionId} has no approval for a task named "${approval}".`,
     known.length > 0
       ? `Approvals were requested for: ${known.join(', ')}.`
