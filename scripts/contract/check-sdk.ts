@@ -116,8 +116,13 @@ try {
   await check('publint', bin('publint'), ['run', packed.tarball, '--strict']);
   // Its TypeScript (5.6) predates require() of ES modules, which Node >= 20.19 (the SDK's engines)
   // and TypeScript >= 5.8 under `module: nodenext` support: the loads below check that instead.
+  // `node16`: TypeScript's `node10` resolution (the CommonJS-era `moduleResolution: node`) reads
+  // no `exports`, so it finds the root (by `main` and `types`) but never a subpath such as
+  // `@trellis/sdk/mcp`; the SDK is an ES module for Node >= 20.19, which resolves by `exports`.
   await check('Are the Types Wrong', bin('attw'), [
     packed.tarball,
+    '--profile',
+    'node16',
     '--ignore-rules',
     'cjs-resolves-to-esm',
   ]);
