@@ -8,8 +8,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totalsWorkflow as totals } from '../support/cli.js';
+import { totalsWorkflow as totals, uniqueName } from '../support/cli.js';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
+import { addWorkflow } from '../support/engine-support.js';
 
 let trellis: Trellis;
 const sessions: Client[] = [];
@@ -44,16 +45,6 @@ async function call(
   return { ...result, text: first?.type === 'text' ? first.text : '' };
 }
 
-let unique = 0;
-const uniqueName = (base: string) => `${base}-${Date.now().toString(36)}-${++unique}`;
-
-async function added(definition: { name: string; tasks: object[] }): Promise<string> {
-  const { id } = await trellis.admin.POST('/workflows/Add', {
-    body: { definition: JSON.stringify(definition) },
-  });
-  return id;
-}
-
 beforeAll(async () => {
   trellis = await startTrellis({ worker: true, config: { Mcp: { Enabled: true } } });
 });
@@ -66,7 +57,7 @@ describe('/mcp', () => {
   it('lists the tools, starts a run and follows it to its end with progress, and reads its logs', async () => {
     const admin = await mcpSession({ Authorization: basic('admin') });
     const name = uniqueName('http-totals');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
     const { tools } = await admin.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(
       expect.arrayContaining([
@@ -96,7 +87,7 @@ describe('/mcp', () => {
 
     // A longer run: progress every 5 s while the call waits, then its end.
     const slow = uniqueName('http-slow');
-    await added({
+    await addWorkflow(trellis.admin, {
       name: slow,
       tasks: [{ name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 7000 } }],
     });
@@ -118,7 +109,7 @@ describe('/mcp', () => {
   it('decides an approval as the caller; a caller whose role lacks workflow gets the API’s 403', async () => {
     const admin = await mcpSession({ Authorization: basic('admin') });
     const name = uniqueName('http-gate');
-    const workflowId = await added({
+    const workflowId = await addWorkflow(trellis.admin, {
       name,
       tasks: [
         {
@@ -169,7 +160,7 @@ describe('/mcp', () => {
   });
 
   it('works in the project the headers name: another project’s workflows are not there', async () => {
-    const ourId = await added(totals(uniqueName('http-ours')));
+    const ourId = await addWorkflow(trellis.admin, totals(uniqueName('http-ours')));
     await trellis.admin.POST('/projects', { body: { name: 'mcp-http-partner' } });
     const { key } = await trellis.admin.POST('/projects/{projectId}/keys', {
       params: { path: { projectId: 'mcp-http-partner' } },

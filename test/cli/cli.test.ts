@@ -11,12 +11,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken, startTrellis, users, type Trellis } from '../support/harness.js';
+import { addWorkflow } from '../support/engine-support.js';
 import {
   cliEnvironment,
   cliFolder,
   runCli,
   sourceCommand,
   totalsWorkflow as totals,
+  uniqueName,
   type CliResult,
 } from '../support/cli.js';
 
@@ -41,9 +43,6 @@ afterAll(async () => {
 const trellisCli = (args: string[], extra: Record<string, string> = {}, input?: string) =>
   runCli(args, { env: { ...env, ...extra }, ...(input === undefined ? {} : { input }) });
 
-let unique = 0;
-const uniqueName = (base: string) => `${base}-${Date.now().toString(36)}-${++unique}`;
-
 /** Writes a definition file for the CLI to read. */
 async function definitionFile(definition: object): Promise<string> {
   const file = path.join(folder, `${uniqueName('definition')}.json`);
@@ -52,12 +51,6 @@ async function definitionFile(definition: object): Promise<string> {
 }
 
 /** Adds a workflow through the API and returns its id. */
-async function added(definition: { name: string; tasks: object[] }): Promise<string> {
-  const { id } = await trellis.admin.POST('/workflows/Add', {
-    body: { definition: JSON.stringify(definition) },
-  });
-  return id;
-}
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
@@ -239,7 +232,7 @@ describe('trellis workflows', () => {
 describe('trellis run', () => {
   it('--follow shows each task\u2019s progress, then the outputs, and exits 0 for a completed run', async () => {
     const name = uniqueName('cli-totals');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
 
     const run = await trellisCli([
       'run',
@@ -278,7 +271,7 @@ describe('trellis run', () => {
 
   it('--follow exits non-zero for a failing run, naming the task and its error', async () => {
     const name = uniqueName('cli-failing');
-    await added(failing(name));
+    await addWorkflow(trellis.admin, failing(name));
 
     const run = await trellisCli(['run', name, '--follow']);
 
@@ -297,7 +290,7 @@ describe('trellis run', () => {
 
   it('prints the new execution id without --follow, and the started run as JSON with --json', async () => {
     const name = uniqueName('cli-start');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
     const inputsFile = path.join(folder, `${name}.inputs.json`);
     await writeFile(inputsFile, JSON.stringify({ values: [5], factor: 3 }));
 
@@ -335,7 +328,7 @@ describe('trellis run', () => {
 
   it('prints the server\u2019s messages for bad inputs and starts nothing', async () => {
     const name = uniqueName('cli-bad-inputs');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
 
     const run = await trellisCli(['run', name, '-i', 'values=oops', '-i', 'extra=1', '--follow']);
 
@@ -401,7 +394,10 @@ describe('errors', () => {
   it('a Bearer token from TRELLIS_TOKEN (or --token over TRELLIS_USER) is sent', async () => {
     const token = await mintToken({ roles: ['workflow'] });
     const name = uniqueName('cli-bearer');
-    await added({ name, tasks: [{ name: 'N', type: { plugin: 'Flow/NoOp' } }] });
+    await addWorkflow(trellis.admin, {
+      name,
+      tasks: [{ name: 'N', type: { plugin: 'Flow/NoOp' } }],
+    });
 
     const byEnv = await runCli(['workflows', 'list', '--json'], {
       env: { TRELLIS_URL: trellis.baseUrl, TRELLIS_TOKEN: token },
@@ -439,7 +435,7 @@ describe('errors', () => {
 describe('trellis executions', () => {
   it('lists, shows, prints the logs of and reruns an execution; refuses to cancel a finished one', async () => {
     const name = uniqueName('cli-executions');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
     const first = await trellisCli(['run', name, '-i', 'values=[1,1]', '--follow']);
     expect(first.code, printed(first)).toBe(0);
     const [execution] = await trellis.admin.GET('/workflows/{workflowId}/executions', {
@@ -503,7 +499,7 @@ describe('trellis executions', () => {
 
   it('cancels a running execution; following it then exits 4', async () => {
     const name = uniqueName('cli-cancel');
-    await added({
+    await addWorkflow(trellis.admin, {
       name,
       tasks: [
         { name: 'Long', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 60_000 } },
@@ -541,7 +537,7 @@ describe('trellis approvals', () => {
   });
 
   async function pausedRun(name: string) {
-    const workflowId = await added(gated(name));
+    const workflowId = await addWorkflow(trellis.admin, gated(name));
     const started = await trellisCli(['run', name]);
     const executionId = started.stdout.trim();
     // Followed from the start, as a CI job would.

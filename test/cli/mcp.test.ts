@@ -8,12 +8,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTrellis, users, type Trellis } from '../support/harness.js';
+import { addWorkflow } from '../support/engine-support.js';
 import {
   cliEnvironment,
   cliFolder,
   runCli,
   sourceCommand,
   totalsWorkflow as totals,
+  uniqueName,
 } from '../support/cli.js';
 
 let trellis: Trellis;
@@ -67,16 +69,6 @@ async function succeeded<T = Record<string, unknown>>(
   return result.structuredContent as T;
 }
 
-let unique = 0;
-const uniqueName = (base: string) => `${base}-${Date.now().toString(36)}-${++unique}`;
-
-async function added(definition: { name: string; tasks: object[] }): Promise<string> {
-  const { id } = await trellis.admin.POST('/workflows/Add', {
-    body: { definition: JSON.stringify(definition) },
-  });
-  return id;
-}
-
 const gated = (name: string) => ({
   name,
   tasks: [
@@ -112,7 +104,7 @@ describe('trellis mcp', () => {
 
   it('lists the fixed tools and one run tool per workflow, its inputs as its input schema', async () => {
     const name = uniqueName('mcp totals');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
     const { tools } = await admin.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     for (const reading of [
@@ -184,7 +176,7 @@ describe('trellis mcp', () => {
 
   it('starts a run with inputs through its tool, follows it to Completed with its outputs, and reads its logs', async () => {
     const name = uniqueName('mcp-run');
-    const workflowId = await added(totals(name));
+    const workflowId = await addWorkflow(trellis.admin, totals(name));
     const started = await succeeded<{ executionId: string; workflowId: string }>(
       admin,
       `run_${name}`,
@@ -222,7 +214,7 @@ describe('trellis mcp', () => {
 
   it('follows a longer run: its status when the time is up, progress while it waits, then its end', async () => {
     const name = uniqueName('mcp-slow');
-    await added({
+    await addWorkflow(trellis.admin, {
       name,
       tasks: [{ name: 'Wait', type: { plugin: 'Flow/Delay' }, parameters: { milliseconds: 9000 } }],
     });
@@ -247,7 +239,7 @@ describe('trellis mcp', () => {
 
   it('lists the pending approvals and decides one with inputs and a reason; a user without the role gets the 403', async () => {
     const name = uniqueName('mcp-gate');
-    const workflowId = await added(gated(name));
+    const workflowId = await addWorkflow(trellis.admin, gated(name));
     const { executionId } = await succeeded<{ executionId: string }>(admin, `run_${name}`);
     const paused = await succeeded(admin, 'follow_execution', {
       workflow: name,
@@ -347,7 +339,7 @@ describe('trellis mcp', () => {
 
   it('works in the project of its key only: another project\u2019s workflows are not there', async () => {
     const ours = uniqueName('mcp-ours');
-    const ourId = await added(totals(ours));
+    const ourId = await addWorkflow(trellis.admin, totals(ours));
     await trellis.admin.POST('/projects', { body: { name: 'mcp-partner' } });
     const { key } = await trellis.admin.POST('/projects/{projectId}/keys', {
       params: { path: { projectId: 'mcp-partner' } },

@@ -80,6 +80,10 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
  * `factor` (default 10). Its description and the description of `values` are what a tool or a
  * form shows.
  */
+let unique = 0;
+/** A name no other test's run uses: `base`, the time and a counter. */
+export const uniqueName = (base: string) => `${base}-${Date.now().toString(36)}-${++unique}`;
+
 export const totalsWorkflow = (name: string) => ({
   name,
   description: 'Adds numbers up.',
