@@ -143,10 +143,11 @@ export interface paths {
         /**
          * Create a plugin configuration
          * @description Creates a plugin configuration in the project; the name must be unique there (409). `type` and `version` must name
-         *     an installed plugin (`GET /plugins`), and `specifications` must fit that plugin's settings
+         *     an installed plugin (`GET /plugins`; else 409 `plugin.not_installed`, since what is
+         *     installed is the instance's state), and `specifications` must fit that plugin's settings
          *     (the `specifications` of its `PluginDetail`: required keys present, no unknown keys, values of
-         *     the declared JSON types); else 400. Which plugins are installed changes at run time, so this
-         *     document cannot list them. Its links lead to what can be done with the new configuration.
+         *     the declared JSON types; else 400 at `body.specifications`). Which plugins are installed
+         *     changes at run time, so this document cannot list them. Its links lead to what can be done with the new configuration.
          */
         post: operations["createConfiguration"];
         delete?: never;
@@ -170,7 +171,7 @@ export interface paths {
         /**
          * Update a plugin configuration
          * @description Replaces a plugin configuration's name, type, version and specifications, checked as when
-         *     creating (400); the name must stay unique in its project (409). A secret sent as `"********"` keeps its
+         *     creating (400, and 409 for a plugin not installed); the name must stay unique in its project (409). A secret sent as `"********"` keeps its
          *     stored value, unless the update changes where it is sent (a setting the plugin marks
          *     `destination`, or the type): then 400 `configuration.secret_required`, naming each secret to
          *     send again.
@@ -479,7 +480,7 @@ export interface paths {
          * Create an API key
          * @description Creates a key; the answer holds its secret, which no later answer shows. Its roles must be
          *     no wider than the caller's in the project (403 naming them); its name unique among the
-         *     project's live keys (409 `key.name_taken`); `expiresAt` in the future (400). An API key
+         *     project's live keys (409 `key.name_taken`); `expiresAt` in the future (409 `key.expiry_passed`: the server's clock decides). An API key
          *     cannot create keys (403): a person does.
          */
         post: operations["createApiKey"];

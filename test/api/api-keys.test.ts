@@ -114,7 +114,7 @@ describe('API keys', () => {
         name: 'late',
         expiresAt: new Date(Date.now() - 1000).toISOString(),
       }),
-      400,
+      409,
       'body.expiresAt: must be in the future',
     );
     await expectFailure(createKey(['workflow'], { name: 'no spaces' }), 400);

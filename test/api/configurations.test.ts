@@ -183,12 +183,12 @@ describe('/config', () => {
     const before = await listNames();
     await expectFailure(
       create({ ...httpConfiguration('ghost-type'), type: 'Net/Gopher' }),
-      400,
+      409,
       'plugin "Net/Gopher" is not installed',
     );
     await expectFailure(
       create({ ...httpConfiguration('ghost-version'), version: '9.9.9' }),
-      400,
+      409,
       /"Net\/Http" 9\.9\.9 is not installed/,
     );
     expect(await listNames()).toEqual(before);

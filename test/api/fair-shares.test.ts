@@ -4,7 +4,7 @@
  * another ends, and one project's limits leave every other project alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicAuthorization } from '../../sdk/src/index.js';
+import { TrellisApiError, basicAuthorization } from '../../sdk/src/index.js';
 import type { TrellisClient } from '../../sdk/src/index.js';
 import { basicAs, clientIn, startTrellis, users, type Trellis } from '../support/harness.js';
 import {
@@ -135,6 +135,16 @@ describe('a project', () => {
     expect(refused.body.messages[0]).toMatch(
       `Project "${limited.name}" has started 2 executions in the last minute, the most its limits allow (startsPerMinute)`,
     );
+    // The SDK hands the wait to its caller, who can honour it.
+    const throughSdk = await limited.client
+      .POST('/workflows/{workflowId}/executions', {
+        params: { path: { workflowId } },
+        body: { workflowId },
+      })
+      .catch((error: unknown) => error);
+    expect(throughSdk).toBeInstanceOf(TrellisApiError);
+    expect((throughSdk as TrellisApiError).status).toBe(429);
+    expect((throughSdk as TrellisApiError).retryAfterSeconds).toBeGreaterThanOrEqual(50);
     const runs = await limited.client.GET('/workflows/{workflowId}/executions', {
       params: { path: { workflowId } },
     });

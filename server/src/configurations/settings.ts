@@ -8,7 +8,7 @@ import type {
   PluginConfigurationRow,
   PluginSpecificationDescriptor,
 } from '#store/tables.js';
-import { Invalid } from '#definition/errors.js';
+import { Conflict, Invalid } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import {
   REDACTED,
@@ -22,7 +22,7 @@ import { secretKeys } from '#plugin-host/secret-keys.js';
 
 /**
  * Checks a configuration body against the plugin it names and returns what to store: the plugin
- * (type and version) must be installed, the specifications must fit its declared settings, and
+ * (type and version) must be installed (else `Conflict`), the specifications must fit its declared settings, and
  * secret values are encrypted with the current key (a kept value encrypted with a previous key is
  * encrypted again). A secret sent back as `"********"` (as GET shows it) keeps its stored value,
  * so a client can round-trip a configuration without knowing its secrets.
@@ -35,16 +35,22 @@ export async function prepareConfiguration(
 ): Promise<ConfigurationInput> {
   const plugin = await pluginRepository.findByTypeVersion(db, body.type, body.version);
   if (!plugin) {
+    // What is installed is the instance's state, not the request's shape: 409, like a name taken.
     const installed = await pluginRepository.listByType(db, body.type);
-    throw new Invalid(
+    throw new Conflict(
       installed.length === 0
-        ? problemAt('body.type', `plugin "${body.type}" is not installed.`)
-        : problemAt(
-            'body.version',
-            `plugin "${body.type}" ${body.version} is not installed (installed: ${installed
+        ? {
+            code: 'plugin.not_installed',
+            path: 'body.type',
+            message: `plugin "${body.type}" is not installed; install it with POST /plugins, or name one GET /plugins lists.`,
+          }
+        : {
+            code: 'plugin.not_installed',
+            path: 'body.version',
+            message: `plugin "${body.type}" ${body.version} is not installed (installed: ${installed
               .map((p) => p.version)
               .join(', ')}).`,
-          ),
+          },
     );
   }
   const specifications = { ...body.specifications };
@@ -55,7 +61,9 @@ export async function prepareConfiguration(
   for (const { key } of kept) specifications[key] = existing!.specifications[key];
   if (existing && kept.length > 0) refuseMovingKeptSecrets(plugin, existing, specifications, kept);
   const problems = checkConfigurationSpecifications(plugin, specifications);
-  if (problems.length > 0) throw new Invalid(problems);
+  if (problems.length > 0) {
+    throw new Invalid(problems.map((message) => problemAt('body.specifications', message)));
+  }
   return {
     name: body.name,
     type: plugin.type,

@@ -3,8 +3,7 @@
  * as a hash).
  */
 import type { Kysely } from 'kysely';
-import { Forbidden, Invalid } from '#definition/errors.js';
-import { problemAt } from '#definition/validation/problem.js';
+import { Conflict, Forbidden } from '#definition/errors.js';
 import type { Role } from '#platform/config/types.js';
 import { newApiKey } from '#platform/security/api-key-secret.js';
 import * as apiKeyRepository from '#store/api-key-repository.js';
@@ -25,7 +24,7 @@ export function rolesBeyond(holder: readonly Role[], requested: readonly Role[])
 
 /**
  * Creates a key in `projectId` with roles no wider than the creator's there (else `Forbidden`
- * naming them) and an expiry in the future (else `Invalid`). A key may not create keys: a leaked
+ * naming them) and an expiry in the future (else `Conflict`). A key may not create keys: a leaked
  * one could otherwise outlive its own revocation in keys it made. Returns the row and the key,
  * which nothing stores.
  */
@@ -57,7 +56,12 @@ export async function createApiKey(
   }
   const expiresAt = request.expiresAt === undefined ? null : new Date(request.expiresAt);
   if (expiresAt !== null && expiresAt.getTime() <= Date.now()) {
-    throw new Invalid(problemAt('body.expiresAt', 'must be in the future'));
+    // The document cannot say "after now"; the clock is the instance's state, hence a conflict.
+    throw new Conflict({
+      code: 'key.expiry_passed',
+      path: 'body.expiresAt',
+      message: `must be in the future (it is ${new Date().toISOString()} here).`,
+    });
   }
   const { key, lookupId, hash } = newApiKey();
   const row = await apiKeyRepository.insert(db, {
