@@ -5,7 +5,7 @@ import parseUrl from 'parseurl';
 import proxyAddr from 'proxy-addr';
 import typeIs from 'type-is';
 import type { Operation, Request as OpenApiRequest } from 'openapi-backend';
-import { Invalid } from '#definition/errors.js';
+import { Invalid, Unavailable } from '#definition/errors.js';
 import { createApiKeyAuthenticator } from './auth/api-key.js';
 import { assertMayRequest, limitsOf } from '#application/projects/fair-shares.js';
 import { createLoginGuard } from './auth/login-guard.js';
@@ -13,6 +13,7 @@ import { createRequestAudit } from './audit/operations.js';
 import { createAuditRecorder } from './audit/recorder.js';
 import { keepAuditRetention } from './audit/retention.js';
 import { listen, type Listening } from '#platform/http/listen.js';
+import type { Logger } from '#platform/logging.js';
 import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
@@ -387,7 +388,7 @@ export function createApp(deps: AppDeps): RequestListener {
   // The MCP endpoint (`Mcp.Enabled`; else a path like any unknown one): the caller signs in as
   // for `GET /me` before the protocol is looked at, so anonymous callers only ever see 401.
   // Loaded only when enabled: the endpoint is the only part of the API that needs the SDK.
-  const mcpEndpoint = config.Mcp.Enabled ? import('./mcp/endpoint.js') : undefined;
+  const mcpEndpoint = config.Mcp.Enabled ? loadMcpEndpoint(logger) : undefined;
   async function serveMcpOfCaller(req: Req, res: Res): Promise<void> {
     const { serveMcp } = await mcpEndpoint!;
     if (!ready) await initialised;
@@ -528,4 +529,19 @@ export async function startApiServer(deps: AppDeps): Promise<ApiServer> {
       await listening.close();
     },
   };
+}
+
+/**
+ * The MCP endpoint's module; when it cannot load (a server installed without the SDK it is built
+ * on), an error saying so, logged once at start-up and answered (503) to each `/mcp` request.
+ */
+function loadMcpEndpoint(logger: Logger) {
+  const loading = import('./mcp/endpoint.js').catch((error: unknown) => {
+    throw new Unavailable(
+      `Mcp.Enabled is on, but the MCP endpoint cannot load (${error instanceof Error ? error.message : String(error)}): install @trellis/sdk and @modelcontextprotocol/sdk beside the server, or turn Mcp.Enabled off.`,
+      { code: 'mcp.unavailable' },
+    );
+  });
+  loading.catch((error: unknown) => logger.error({ err: error }, 'the MCP endpoint cannot load'));
+  return loading;
 }
