@@ -697,6 +697,15 @@ export interface paths {
          *     previous definition is kept (`/workflows/{workflowId}/revisions`), and runs started before
          *     keep the one they started with. The body's `workflowId`, when given, must equal the path's
          *     (else 400 `validation.id_mismatch`), which OpenAPI cannot say.
+         *
+         *     The new definition's declared `inputs` and `outputs` are compared with the current
+         *     revision's. A breaking change (an input removed, one that becomes required without a default
+         *     or whose type narrows, an output removed) is refused with 409: one `workflow.breaking_change`
+         *     error per change, its `path` in the definition (`inputs.amount`), and one
+         *     `workflow.broken_caller` error per known caller it breaks (a subworkflow task of another
+         *     workflow of the project, a TimeBased trigger with its fixed inputs), unless `acceptBreaking`
+         *     is true; then a message says which changes were accepted. Declaring inputs on a workflow that
+         *     declared none breaks only the known callers that give none.
          */
         put: operations["updateWorkflow"];
         post?: never;
@@ -7608,7 +7617,13 @@ export interface operations {
     };
     updateWorkflow: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Store the new definition even when it breaks the workflow's declared inputs or outputs
+                 *     for its callers (else 409 `workflow.breaking_change`).
+                 */
+                acceptBreaking?: boolean;
+            };
             header?: {
                 /**
                  * @description The project to work in: its id or its name. Without it, the caller's default project

@@ -219,6 +219,38 @@ describe('trellis workflows', () => {
     expect(readded.id).not.toBe(id);
   });
 
+  it('refuses an update that breaks the declared inputs unless --accept-breaking is given', async () => {
+    const name = uniqueName('cli-breaking');
+    const definition = {
+      name,
+      inputs: { amount: { type: 'number' } },
+      tasks: [{ name: 'Say', type: { plugin: 'Flow/Log' }, parameters: { message: 'one' } }],
+    };
+    expect(
+      (await trellisCli(['workflows', 'add', '-f', await definitionFile(definition)])).code,
+    ).toBe(0);
+    const file = await definitionFile({ ...definition, inputs: {} });
+
+    const refused = await trellisCli(['workflows', 'update', name, '-f', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/\(HTTP 409\)/);
+    expect(refused.stderr).toContain('inputs.amount: is no longer declared');
+
+    const accepted = await trellisCli([
+      'workflows',
+      'update',
+      name,
+      '-f',
+      file,
+      '--accept-breaking',
+    ]);
+    expect(accepted.code, printed(accepted)).toBe(0);
+    expect(lines(accepted.stdout)).toEqual([
+      `Workflow "${name}" was updated (revision 2).`,
+      'Breaking changes accepted: inputs.amount is no longer declared.',
+    ]);
+  });
+
   it('prints the server\u2019s messages for a definition it refuses, and exits 1', async () => {
     const file = await definitionFile({ name: uniqueName('cli-invalid'), tasks: [{ name: 'X' }] });
     const add = await trellisCli(['workflows', 'add', '-f', file]);

@@ -156,9 +156,10 @@ describe('trellis mcp', () => {
       definition: totals(name),
     });
 
-    // Changed inputs: the tool's schema follows when the agent lists the tools again.
+    // Changed inputs (a breaking change, accepted): the tool's schema follows when the agent
+    // lists the tools again.
     await trellis.admin.PUT('/workflows/{workflowId}', {
-      params: { path: { workflowId } },
+      params: { path: { workflowId }, query: { acceptBreaking: true } },
       body: {
         workflowId,
         definition: JSON.stringify({

@@ -155,7 +155,7 @@ describe('inputs of a run', () => {
         properties: { cron: '0 0 1 1 *', inputs: { who: 'the schedule' } },
       },
     });
-    // The definition changes after the trigger was saved: `who` is a number now.
+    // The definition changes after the trigger was saved, the break accepted: `who` is a number now.
     const changed = {
       ...original,
       inputs: {
@@ -164,7 +164,7 @@ describe('inputs of a run', () => {
       },
     };
     await trellis.admin.PUT('/workflows/{workflowId}', {
-      params: { path: { workflowId } },
+      params: { path: { workflowId }, query: { acceptBreaking: true } },
       body: { workflowId, definition: JSON.stringify(changed) },
     });
     const execution = await fireOnce(workflowId, triggerId);

@@ -68,17 +68,26 @@ export function workflowCommands(program: Command, act: Act): void {
     .description('replace a workflow\u2019s definition')
     .argument('<workflow>', 'its name or id')
     .requiredOption('-f, --file <file>', 'the new definition file; - reads standard input')
+    .option(
+      '--accept-breaking',
+      'store it even when it breaks the declared inputs or outputs for their callers',
+    )
     .action(
-      act<[string], { file: string }>(async ({ trellis, output }, [workflow], { file }) => {
-        const definition = await readText(file);
-        const workflowId = await workflowIdOf(trellis, workflow);
-        const updated = await trellis.envelope.PUT('/workflows/{workflowId}', {
-          params: { path: { workflowId } },
-          body: { workflowId, definition },
-        });
-        output.data({ id: workflowId, messages: updated.messages });
-        for (const message of updated.messages) output.line(message);
-      }),
+      act<[string], { file: string; acceptBreaking?: boolean }>(
+        async ({ trellis, output }, [workflow], { file, acceptBreaking }) => {
+          const definition = await readText(file);
+          const workflowId = await workflowIdOf(trellis, workflow);
+          const updated = await trellis.envelope.PUT('/workflows/{workflowId}', {
+            params: {
+              path: { workflowId },
+              ...(acceptBreaking === true ? { query: { acceptBreaking } } : {}),
+            },
+            body: { workflowId, definition },
+          });
+          output.data({ id: workflowId, messages: updated.messages });
+          for (const message of updated.messages) output.line(message);
+        },
+      ),
     );
 
   workflows

@@ -5,7 +5,7 @@
  * saved. What only the server can check (installed plugins, expressions) comes back from the
  * save as its 400 messages, in the same list.
  */
-import type { TrellisClient } from '@trellis/sdk';
+import { TrellisApiError, type TrellisClient } from '@trellis/sdk';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Loading, messagesOf, useLoad } from '../components/common.js';
 import { DagView } from '../components/dag-view.js';
@@ -74,6 +74,8 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
   const [text, setText] = useState(initial);
   const [checked, setChecked] = useState(() => ({ text: initial, problems: check(initial) }));
   const [serverProblems, setServerProblems] = useState<string[]>([]);
+  // The text the server refused as a breaking change of its inputs or outputs: it may be saved anyway.
+  const [breaking, setBreaking] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   const problemsList = useRef<HTMLDivElement>(null);
@@ -87,11 +89,12 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
   const problems = checked.problems;
   const definition = useMemo(() => parseDefinitionText(checked.text), [checked.text]);
 
-  const save = async (event: Event) => {
+  const save = async (event: Event, acceptBreaking = false) => {
     event.preventDefault();
     const now = check(text);
     setChecked({ text, problems: now });
     setServerProblems([]);
+    setBreaking(null);
     if (now.length > 0) {
       problemsList.current?.focus();
       return;
@@ -100,7 +103,10 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
     try {
       const id = workflowId
         ? (await client.PUT('/workflows/{workflowId}', {
-            params: { path: { workflowId } },
+            params: {
+              path: { workflowId },
+              ...(acceptBreaking ? { query: { acceptBreaking } } : {}),
+            },
             body: { workflowId, definition: text },
           }),
           workflowId)
@@ -108,6 +114,7 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
       navigate(`/workflows/${id}`);
     } catch (error) {
       setServerProblems(messagesOf(error));
+      if (isBreakingChange(error)) setBreaking(text);
       setSaving(false);
       problemsList.current?.focus();
     }
@@ -199,11 +206,30 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
           <button type="submit" class="primary" disabled={saving}>
             {saving ? 'Saving…' : workflowId ? 'Save changes' : 'Add workflow'}
           </button>
+          {breaking !== null && breaking === text && (
+            <button
+              type="button"
+              class="danger"
+              disabled={saving}
+              onClick={(event) => void save(event, true)}
+            >
+              Save anyway, breaking its callers
+            </button>
+          )}
           <Link to={workflowId ? `/workflows/${workflowId}` : '/workflows'} class="button">
             Cancel
           </Link>
         </div>
       </form>
     </>
+  );
+}
+
+/** Whether the server refused a save as a breaking change of the workflow's inputs or outputs. */
+function isBreakingChange(error: unknown): boolean {
+  return (
+    error instanceof TrellisApiError &&
+    error.status === 409 &&
+    error.errors.some((detail) => detail.code === 'workflow.breaking_change')
   );
 }

@@ -51,6 +51,25 @@ export async function listAll(db: Kysely<Database>): Promise<WorkflowRow[]> {
   return db.selectFrom('workflow').selectAll().orderBy('name').execute();
 }
 
+/**
+ * The project's workflows whose definition text holds `text` (ignoring case), with their
+ * definitions: those that may call a workflow name its id.
+ */
+export async function listMentioning(
+  db: Kysely<Database>,
+  projectId: string,
+  text: string,
+): Promise<StoredDefinition[]> {
+  return db
+    .selectFrom('workflow')
+    .select(['id', 'projectId', 'name', 'definition', 'revision'])
+    .where('projectId', '=', projectId)
+    .where(sql<boolean>`strpos(lower(definition), ${text.toLowerCase()}) > 0`)
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+}
+
 const selectById = preparedQuery((db, values: { id: string }) =>
   db.selectFrom('workflow').selectAll().where('id', '=', values.id),
 );

@@ -17,6 +17,7 @@ import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { validateWorkflowDefinition } from '#application/workflows/validate-definition.js';
+import { acceptedBreaks, checkInterfaceChange } from '#application/workflows/interface-check.js';
 import type { RequestProject } from '../projects/request-project.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
@@ -173,10 +174,11 @@ export const workflowHandlers = {
   }),
 
   /**
-   * Replaces the definition with a new revision (the previous one is kept). A rename also refreshes the schedules of the workflow's TimeBased
+   * Replaces the definition with a new revision (the previous one is kept), unless it breaks the
+   * declared inputs or outputs and the request does not accept that (interface-check.ts). A rename also refreshes the schedules of the workflow's TimeBased
    * triggers (they carry its name for the Temporal UI), inside the same transaction.
    */
-  updateWorkflow: async ({ deps, project, params, body }) => {
+  updateWorkflow: async ({ deps, project, params, query, body }) => {
     assertSameId('workflowId', body.workflowId, params.workflowId);
     const existing = await findWorkflow(deps, project, params.workflowId);
     const text = definitionText(body.definition);
@@ -187,6 +189,13 @@ export const workflowHandlers = {
       deps.config.Definitions,
       deps.installedPlugins,
       { id: existing.id },
+    );
+    const accepted = await checkInterfaceChange(
+      deps.db,
+      existing,
+      definition,
+      deps.config.Definitions,
+      query.acceptBreaking === true,
     );
     const row = await deps.db.transaction().execute(async (trx) => {
       const updated = await workflowRepository.update(trx, existing.id, {
@@ -205,7 +214,9 @@ export const workflowHandlers = {
       }
       return updated;
     });
-    return confirmation(`Workflow "${row.name}" was updated (revision ${row.revision}).`);
+    const updated = confirmation(`Workflow "${row.name}" was updated (revision ${row.revision}).`);
+    if (accepted.length > 0) updated.messages.push(acceptedBreaks(accepted));
+    return updated;
   },
 
   /**
