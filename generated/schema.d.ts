@@ -188,6 +188,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List executions across workflows
+         * @description Lists the project's executions across its workflows, newest first (ties by id), filtered by
+         *     any of `status` (one or more), `workflowId` (404 when the project has no such workflow),
+         *     `trigger`, `startedBy` and a start time range (`from` <= start < `to`; `from` after `to` is
+         *     400). Pages with `after`: the executions after the given one (its `id`), `pageSize` of them;
+         *     a page shorter than `pageSize` is the last one.
+         */
+        get: operations["listAllExecutions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summarize executions
+         * @description Summarizes the project's executions that started in a time range (default: the last 24
+         *     hours up to now), in buckets of an `hour` or a `day` (UTC): how many ran in each status, the
+         *     failure rate, the median and 95th percentile duration of those that finished, the most recent
+         *     failures with the task that failed them; and, whenever they started, what runs and waits for
+         *     an approval now. At most 744 buckets (31 days by the hour): a longer range is 400, as is
+         *     `from` not before `to`.
+         */
+        get: operations["summarizeExecutions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2202,6 +2251,26 @@ export interface components {
          *     `Last-Event-ID` resumes after.
          */
         ExecutionEventId: string;
+        /** @description A failed execution, with what failed it. */
+        ExecutionFailure: {
+            /** @description The execution's id. */
+            id: components["schemas"]["Uuid"];
+            /** @description Its workflow. */
+            workflowId: components["schemas"]["Uuid"];
+            /** @description That workflow's name when the execution started. */
+            workflowName: string;
+            /**
+             * Format: date-time
+             * @description When the execution started.
+             */
+            executionStart: string;
+            /** @description When it finished. */
+            executionEnd: string | null;
+            /** @description The task that failed (the last to fail); null when the run failed outside a task (a timeout). */
+            taskName: string | null;
+            /** @description That task's message, else the execution's. */
+            message: string;
+        };
         /** @description An execution as listed. */
         ExecutionListItem: {
             /** @description The execution's id. */
@@ -2286,6 +2355,21 @@ export interface components {
          * @enum {string}
          */
         ExecutionStatus: "Pending" | "Running" | "Paused" | "Completed" | "Failed" | "Canceled";
+        /** @description How many executions of a bucket are in each status (now). */
+        ExecutionStatusCounts: {
+            /** Format: int32 */
+            pending: number;
+            /** Format: int32 */
+            running: number;
+            /** Format: int32 */
+            paused: number;
+            /** Format: int32 */
+            completed: number;
+            /** Format: int32 */
+            failed: number;
+            /** Format: int32 */
+            canceled: number;
+        };
         /**
          * @description One event of an execution's stream, as the wire carries it (Server-Sent Events, the OpenAPI
          *     3.2 way): an `id:` line, an `event:` line naming its type and a `data:` line holding its data
@@ -2293,6 +2377,78 @@ export interface components {
          *     heartbeats. The SDK's `watchExecution` yields them parsed (`id` a number, `data` an object).
          */
         ExecutionStreamEvent: components["schemas"]["ExecutionChangedEvent"] | components["schemas"]["TaskChangedEvent"] | components["schemas"]["LogWrittenEvent"] | components["schemas"]["ApprovalChangedEvent"];
+        /** @description How a project's executions are going: what ran in a time range, and what runs and waits now. */
+        ExecutionSummary: {
+            /**
+             * Format: date-time
+             * @description The range's start: executions that started at or after it.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The range's end: executions that started before it.
+             */
+            to: string;
+            bucket: components["schemas"]["ExecutionSummaryBucket"];
+            /** @description Every bucket of the range, oldest first, empty ones included. */
+            buckets: components["schemas"]["ExecutionSummaryBucketCounts"][];
+            /** @description The range's executions by their status now. */
+            totals: components["schemas"]["ExecutionStatusCounts"];
+            /** @description Failed among the range's finished executions (`Completed`, `Failed`, `Canceled`), 0 to 1; null when none finished. */
+            failureRate: number | null;
+            /** @description The median duration of the range's finished executions, in milliseconds; null when none finished. */
+            durationP50Ms: number | null;
+            /** @description The 95th percentile of that duration, in milliseconds; null when none finished. */
+            durationP95Ms: number | null;
+            /**
+             * Format: int32
+             * @description Executions running now (`Pending` or `Running`), whenever they started.
+             */
+            runningNow: number;
+            /**
+             * Format: int32
+             * @description Executions waiting for an approval decision now (`Paused`), whenever they started.
+             */
+            pausedNow: number;
+            /**
+             * Format: int32
+             * @description Approvals waiting for a decision now (`GET /approvals?status=Pending`).
+             */
+            approvalsWaiting: number;
+            /** @description The range's most recent failed executions, newest first (`failures` of them at most). */
+            recentFailures: components["schemas"]["ExecutionFailure"][];
+        };
+        /**
+         * @description How long a bucket of `ExecutionSummary.buckets` is.
+         * @enum {string}
+         */
+        ExecutionSummaryBucket: "hour" | "day";
+        /** @description The executions that started in one bucket of time. */
+        ExecutionSummaryBucketCounts: {
+            /**
+             * Format: date-time
+             * @description When the bucket starts (UTC); it ends where the next one starts.
+             */
+            start: string;
+            /** @description Those executions by their status now. */
+            counts: components["schemas"]["ExecutionStatusCounts"];
+        };
+        /** @description The envelope of an execution summary. */
+        ExecutionSummaryResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ExecutionSummary"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /** @description The health of one component. Field names are capitalised exactly so. */
         HealthCheck: {
             Status: components["schemas"]["HealthStatus"];
@@ -2679,6 +2835,39 @@ export interface components {
         ProjectCreatedResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
             data: components["schemas"]["ProjectCreated"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description An execution as listed across workflows: a workflow's list item, with its workflow. */
+        ProjectExecutionListItem: {
+            /** @description The execution's id. */
+            id: components["schemas"]["Uuid"];
+            status: components["schemas"]["ExecutionStatus"];
+            /**
+             * Format: date-time
+             * @description When the execution started.
+             */
+            executionStart: string;
+            /** @description When it finished; null while it runs. */
+            executionEnd: string | null;
+            /** @description The execution's workflow. */
+            workflowId: components["schemas"]["Uuid"];
+            /** @description That workflow's name when the execution started. */
+            workflowName: string;
+        };
+        /** @description The envelope of executions across workflows. */
+        ProjectExecutionListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["ProjectExecutionListItem"][];
             /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
             messages: string[];
             /** @description `true` when the operation succeeded. */
@@ -4623,6 +4812,223 @@ export interface operations {
             };
             /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAllExecutions: {
+        parameters: {
+            query?: {
+                /** @description Only executions in one of these statuses (`status=Failed&status=Canceled`). */
+                status?: components["schemas"]["ExecutionStatus"][];
+                /** @description Only executions of this workflow. */
+                workflowId?: components["schemas"]["Uuid"];
+                /**
+                 * @description Only executions started this way: `manual` (not by a trigger: through the API, a rerun, a
+                 *     parent run's task), a trigger type (`TimeBased`, `Webhook`), or one trigger's id.
+                 */
+                trigger?: string;
+                /** @description Only executions started by this user (runs of triggers have none). */
+                startedBy?: string;
+                /** @description Only executions started at or after this time. */
+                from?: string;
+                /** @description Only executions started before this time. */
+                to?: string;
+                /** @description Only the executions after this one (its `id`) in the list's order; 400 when it is not one of the project's. */
+                after?: components["schemas"]["Uuid"];
+                /** @description Executions per page (1 to 1000, default 100). */
+                pageSize?: number;
+            };
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectExecutionListResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    summarizeExecutions: {
+        parameters: {
+            query?: {
+                /** @description The range's start (default: 24 hours before `to`). */
+                from?: string;
+                /** @description The range's end (default: now). */
+                to?: string;
+                /** @description The buckets' length (default `hour`). */
+                bucket?: components["schemas"]["ExecutionSummaryBucket"];
+                /** @description How many recent failures to list (0 to 50, default 10). */
+                failures?: number;
+            };
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionSummaryResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,7 +9,9 @@ import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
 import { DecidePage } from './pages/decide.js';
 import { EditorPage } from './pages/editor.js';
+import { ExecutionsPage } from './pages/executions.js';
 import { MembersPage } from './pages/members.js';
+import { OverviewPage } from './pages/overview.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
 import { WorkflowPage } from './pages/workflow.js';
@@ -88,8 +90,6 @@ export function App() {
         notice={notice}
         onSignedIn={(started) => {
           setSession(started);
-          if (location.pathname === '/ui' || location.pathname === '/ui/')
-            navigate('/workflows', { replace: true });
         }}
       />
     );
@@ -103,8 +103,8 @@ export function App() {
   // left, so the section's list is shown instead.
   const switchProject = (project: ProjectChoice) => {
     setSession(inProject(session, project));
-    const section = sectionOf(path);
-    if (path !== `/${section}`) navigate(`/${section}`, { replace: true });
+    const section = sectionPath(sectionOf(path));
+    if (path !== section) navigate(section, { replace: true });
   };
   return (
     <>
@@ -117,12 +117,18 @@ export function App() {
   );
 }
 
-type Section = 'workflows' | 'approvals' | 'members' | 'keys' | 'audit';
+type Section = 'overview' | 'executions' | 'workflows' | 'approvals' | 'members' | 'keys' | 'audit';
 
+/** The section a path is in; the home (`/`) is the overview. */
 const sectionOf = (path: string): Section =>
-  (['approvals', 'members', 'keys', 'audit'] as const).find((section) =>
-    path.startsWith(`/${section}`),
-  ) ?? 'workflows';
+  path === '/'
+    ? 'overview'
+    : ((['executions', 'approvals', 'members', 'keys', 'audit'] as const).find((section) =>
+        path.startsWith(`/${section}`),
+      ) ?? 'workflows');
+
+/** A section's own page: `/` for the overview, `/<section>` for the others. */
+const sectionPath = (section: Section) => (section === 'overview' ? '/' : `/${section}`);
 
 interface HeaderProps {
   session: Session;
@@ -134,17 +140,19 @@ function Header({ session, onSignOut, onSwitchProject }: HeaderProps) {
   const section = sectionOf(usePath());
   const { user } = session;
   const link = (to: Section, label: string) => (
-    <Link to={`/${to}`} aria-current={section === to ? 'page' : undefined}>
+    <Link to={sectionPath(to)} aria-current={section === to ? 'page' : undefined}>
       {label}
     </Link>
   );
   return (
     <header class="top">
-      <Link to="/workflows" class="brand">
+      <Link to="/" class="brand">
         Trellis
       </Link>
       <ProjectSwitcher session={session} onSwitch={onSwitchProject} />
       <nav aria-label="Console">
+        {canUseWorkflows(user) && link('overview', 'Overview')}
+        {canUseWorkflows(user) && link('executions', 'Executions')}
         {canUseWorkflows(user) && link('workflows', 'Workflows')}
         {canUseWorkflows(user) && link('approvals', 'Approvals')}
         {isProjectAdmin(user) && link('members', 'Members')}
@@ -276,7 +284,11 @@ function Page({ session }: { session: Session }) {
       title: 'Nothing here for your roles',
       page: <NotForYourRoles session={session} needs={workflowsNeed} />,
     };
-  } else if (path === '/' || path === '/workflows')
+  } else if (path === '/')
+    found = { title: 'Overview', page: <OverviewPage client={client} projectName={projectName} /> };
+  else if (path === '/executions')
+    found = { title: 'Executions', page: <ExecutionsPage client={client} /> };
+  else if (path === '/workflows')
     found = { title: 'Workflows', page: <WorkflowsPage client={client} /> };
   else if (path === '/workflows/new')
     found = { title: 'New workflow', page: <EditorPage client={client} workflowId={null} /> };

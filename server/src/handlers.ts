@@ -4,6 +4,7 @@ import { auditHandlers } from './audit/handlers.js';
 import { approvalLinkHandlers } from './approvals/links.js';
 import { configurationHandlers } from './configurations/handlers.js';
 import { executionHandlers } from './executions/handlers.js';
+import { projectExecutionHandlers } from './executions/project-handlers.js';
 import { apiKeyHandlers } from './keys/handlers.js';
 import type { HandlerMap } from './handler.js';
 import { notificationHandlers } from './notifications/handlers.js';
@@ -20,6 +21,7 @@ export const handlers = {
   ...workflowHandlers,
   ...triggerHandlers,
   ...executionHandlers,
+  ...projectExecutionHandlers,
   ...approvalHandlers,
   ...approvalLinkHandlers,
   ...notificationHandlers,

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createExecutionWithTasks } from '#store/execution-repository.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { expectFailure } from './api-error.js';
 import { simpleDefinition } from './definitions.js';
@@ -93,6 +94,46 @@ describe('embedded PGlite', () => {
         params: { path: { group: 'Net', name: 'Http' } },
       });
       expect(plugins).toHaveLength(1);
+    },
+  );
+
+  it(
+    'lists and summarizes executions across workflows (buckets and percentiles in PGlite)',
+    { timeout: 240_000 },
+    async () => {
+      const trellis = await startTrellis({ database: 'pglite' });
+      running.push(trellis);
+      const workflow = await trellis.admin.POST('/workflows/Add', {
+        body: { definition: simpleDefinition('summarized') },
+      });
+      const start = Date.parse('2026-11-20T10:15:00Z');
+      for (const [index, status] of (['Completed', 'Failed', 'Completed'] as const).entries()) {
+        await createExecutionWithTasks(trellis.db, {
+          workflowId: workflow.id,
+          workflowName: 'summarized',
+          definition: simpleDefinition('summarized'),
+          taskNames: [],
+          temporalWorkflowId: `pglite-${index}`,
+          status,
+          executionStart: new Date(start + index * 3_600_000),
+          executionEnd: new Date(start + index * 3_600_000 + (index + 1) * 1000),
+        });
+      }
+      const listed = await trellis.admin.GET('/executions', {
+        params: { query: { status: ['Completed'], pageSize: 1 } },
+      });
+      expect(listed).toMatchObject([{ workflowName: 'summarized', status: 'Completed' }]);
+      const summary = await trellis.admin.GET('/executions/summary', {
+        params: { query: { from: '2026-11-20T10:00:00Z', to: '2026-11-20T13:00:00Z' } },
+      });
+      expect(summary.buckets.map((bucket) => bucket.counts.completed)).toEqual([1, 0, 1]);
+      expect(summary.buckets.map((bucket) => bucket.counts.failed)).toEqual([0, 1, 0]);
+      expect(summary.failureRate).toBeCloseTo(1 / 3, 10);
+      expect(summary.durationP50Ms).toBeCloseTo(2000, 6);
+      expect(summary.durationP95Ms).toBeCloseTo(2900, 6);
+      expect(summary.recentFailures).toMatchObject([
+        { workflowName: 'summarized', taskName: null },
+      ]);
     },
   );
 });

@@ -92,7 +92,9 @@ describe('the console', () => {
     await record(page, '01-sign-in');
     await signIn(page);
 
-    // Workflows: paged, searchable.
+    // Home is the overview; the workflows are one link away: paged, searchable.
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.locator('header').getByRole('link', { name: 'Workflows' }).click();
     await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
     expect(page.url()).toBe(`${session.trellis.baseUrl}/ui/workflows`);
     await page.getByText(/Page 1 of 2/).waitFor();
@@ -238,6 +240,93 @@ describe('the console', () => {
     await node(page, 'Greet').and(page.locator('[data-status="Canceled"]')).waitFor();
     const rerunOf = page.getByRole('link', { name: executionId.slice(0, 8) });
     await expect(rerunOf.getAttribute('href')).resolves.toBe(new URL(runUrl).pathname);
+
+    expect(session.problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows how runs go on the overview, and finds the failed ones in the executions explorer', async () => {
+    const admin = session.trellis.admin;
+    const add = async (name: string, tasks: object[]) =>
+      (
+        await admin.POST('/workflows/Add', {
+          body: { definition: JSON.stringify({ name, tasks }) },
+        })
+      ).id;
+    const start = async (workflowId: string) =>
+      (
+        await admin.POST('/workflows/{workflowId}/executions', {
+          params: { path: { workflowId } },
+          body: { workflowId },
+        })
+      ).executionId;
+    // A call the network fence refuses (loopback): the task fails with the fence's message.
+    const fetching = await add(`Fetching-${suffix}`, [
+      { name: 'Fetch', type: { plugin: 'Net/Http' }, parameters: { url: 'http://127.0.0.1:9/' } },
+    ]);
+    const failedRun = await start(fetching);
+    await admin.waitForExecution(fetching, failedRun, { timeoutMs: 60_000 });
+    const gated = await add(`Gated-${suffix}`, [
+      { name: 'Gate', type: { plugin: 'Flow/NoOp' }, manualApproval: { enabled: true } },
+    ]);
+    const pausedRun = await start(gated);
+    await admin.waitForExecution(gated, pausedRun, { until: ['Paused'], timeoutMs: 20_000 });
+
+    const page = await openTab();
+    await page.goto(`${session.trellis.baseUrl}/ui`);
+    await signIn(page);
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    const figure = (name: string) =>
+      page
+        .locator('.figure')
+        .filter({ has: page.getByText(name, { exact: true }) })
+        .locator('dd');
+    await expect(figure('Waiting for approval now').textContent()).resolves.toBe('1');
+    await expect(figure('Approvals waiting').textContent()).resolves.toBe('1');
+    await expect(figure('Running now').textContent()).resolves.toBe('0');
+    // The earlier test's runs (one completed, one canceled) and these two.
+    await expect(figure('Runs').textContent()).resolves.toBe('4');
+    await expect(figure('Failure rate').textContent()).resolves.toBe('33.3 %');
+    await expect(figure('Duration p50').textContent()).resolves.toMatch(/\d/);
+    expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(2);
+    await page
+      .getByRole('img', { name: /^Runs per hour by status: 1 completed, 1 failed/ })
+      .waitFor();
+    const failure = page.locator(`.failures li[data-execution="${failedRun}"]`);
+    await expect(failure.textContent()).resolves.toMatch(/Task Fetch: .+/);
+    await record(page, '09-overview');
+    await page.setViewportSize({ width: 390, height: 844 });
+    const phoneWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(phoneWidth).toBeLessThanOrEqual(390);
+    await record(page, '10-overview-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await figure('Approvals waiting').getByRole('link').click();
+    await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+    await page.goBack();
+    await failure.getByRole('link').click();
+    await page.getByRole('heading', { name: /^Run / }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/ui/workflows/${fetching}/runs/${failedRun}`);
+
+    // The explorer: every run of the project, then only the failed ones.
+    await page.locator('header').getByRole('link', { name: 'Executions' }).click();
+    await page.getByRole('heading', { name: 'Executions', level: 1 }).waitFor();
+    await page.locator('tr[data-execution]').nth(3).waitFor();
+    expect(await page.locator('tr[data-execution]').count()).toBe(4);
+    await page.getByRole('checkbox', { name: 'Failed' }).check();
+    await page.getByRole('button', { name: 'Show runs' }).click();
+    await page.locator('tr[data-execution]').nth(1).waitFor({ state: 'detached' });
+    await expect(page.locator('tbody tr').allTextContents()).resolves.toEqual([
+      expect.stringMatching(new RegExp(`Run ${failedRun.slice(0, 8)}Fetching-${suffix}Failed`)),
+    ]);
+    await page.getByText('The oldest run is shown.').waitFor();
+    await record(page, '11-executions-failed');
+    await page.getByLabel('Workflow').selectOption({ label: `Gated-${suffix}` });
+    await page.getByRole('checkbox', { name: 'Failed' }).uncheck();
+    await page.getByRole('button', { name: 'Show runs' }).click();
+    await page.locator(`tr[data-execution="${pausedRun}"]`).waitFor();
+    expect(await page.locator('tr[data-execution]').count()).toBe(1);
+    await page.getByRole('link', { name: `Run ${pausedRun.slice(0, 8)}` }).click();
+    await page.getByRole('heading', { name: 'Waiting for a decision' }).waitFor();
 
     expect(session.problems).toEqual([]);
     await page.close();

@@ -44,7 +44,7 @@ describe('projects in the console', () => {
   it('switches project, manages its members and keys, and reads its audit trail', async () => {
     const page = await session.openTab();
     const { baseUrl } = session.trellis;
-    await page.goto(`${baseUrl}/ui`);
+    await page.goto(`${baseUrl}/ui/workflows`);
     await signIn(page);
     const switcher = page.locator('header').getByLabel('Project');
 

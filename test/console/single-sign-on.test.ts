@@ -54,7 +54,7 @@ beforeAll(async () => {
 });
 
 describe('single sign-on in the console', () => {
-  it("signs in at the provider and comes back to the workflows of its group's project", async () => {
+  it("signs in at the provider and comes back to the overview of its group's project", async () => {
     const page = await session.openTab();
     // The provider's development pages ask for a web font elsewhere and for a favicon it does not
     // have: answered here, so that only the console's own failures would count as problems.
@@ -70,8 +70,10 @@ describe('single sign-on in the console', () => {
     await page.locator('input[name="password"]').fill('any password');
     await page.getByRole('button', { name: 'Sign-in' }).click();
 
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/ui/');
+    await page.locator('header').getByRole('link', { name: 'Workflows' }).click();
     await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
-    expect(new URL(page.url()).pathname).toBe('/ui/workflows');
     await page.getByRole('link', { name: workflowName }).waitFor();
     await expect(page.locator('header .who').textContent()).resolves.toContain(
       `${provider.issuer}#carol (workflow)`,

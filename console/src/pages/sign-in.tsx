@@ -138,7 +138,7 @@ function SingleSignOn() {
     setBusy(true);
     setProblem(null);
     try {
-      await startSingleSignOn(provider, path === '/' ? '/workflows' : path);
+      await startSingleSignOn(provider, path);
     } catch (error) {
       setProblem(`${provider.displayName} could not be reached: ${(error as Error).message}`);
       setBusy(false);

@@ -153,6 +153,8 @@ describe('migrations', () => {
       expect.arrayContaining([
         '(workflow_id, execution_start DESC, id DESC)',
         '(workflow_id, status, execution_start DESC, id DESC)',
+        '(project_id, execution_start DESC, id DESC)',
+        '(project_id, status, execution_start DESC, id DESC)',
         '(execution_id, "position")',
         '(execution_id, seq)',
         '(task_execution_id, seq)',

@@ -4,14 +4,16 @@ import { openApiDocument } from '../openapi.js';
 import { accessByOperation, operationKey } from './security.js';
 
 /**
- * The seed's table of areas and the roles allowed besides admin, `/approvals`,
- * every workflow's approvals, which belongs to the workflow area like the approvals under
+ * The seed's table of areas and the roles allowed besides admin, `/approvals` and `/executions`,
+ * every workflow's approvals and runs, which belong to the workflow area like those under
  * `/workflows`, and `/me`, which any role may ask.
  */
 function seedRolesOf(path: string, method: string): string[] {
   if (path.startsWith('/config')) return ['config'];
   if (path.startsWith('/plugins')) return ['plugins'];
-  if (path.startsWith('/workflows') || path === '/approvals') return ['workflow'];
+  if (path.startsWith('/workflows') || path === '/approvals' || path.startsWith('/executions')) {
+    return ['workflow'];
+  }
   if (path === '/me') return ['config', 'plugins', 'workflow'];
   // Projects: any role lists and reads them (their members only); the rest is for admins (of
   // the project, or of the instance, which the handlers check).
@@ -21,7 +23,9 @@ function seedRolesOf(path: string, method: string): string[] {
   if (path.startsWith('/projects')) return [];
   // Notifications' delivery log and the audit trail: admin only.
   if (path.startsWith('/notifications') || path.startsWith('/audit')) return [];
-  return ['none: only /config, /plugins, /workflows, /approvals and /me are protected'];
+  return [
+    'none: only /config, /plugins, /workflows, /executions, /approvals and /me are protected',
+  ];
 }
 
 const documentWith = (paths: Record<string, unknown>): Document =>

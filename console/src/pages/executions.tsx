@@ -1,0 +1,224 @@
+/**
+ * The executions explorer: the project's runs across its workflows, newest first, filtered by
+ * status, workflow, how they were started, who started them and a time range (all applied by the
+ * API, `GET /executions`). "Older runs" pages on from the last run shown.
+ */
+import type { components, TrellisClient } from '@trellis/sdk';
+import { useState } from 'preact/hooks';
+import { collect, Loading, messagesOf, Problems, shortId, useLoad } from '../components/common.js';
+import { StatusBadge } from '../components/status.js';
+import { durationBetween, formatDateTime } from '../format.js';
+import { Link } from '../router.js';
+
+type Execution = components['schemas']['ProjectExecutionListItem'];
+type ExecutionStatus = components['schemas']['ExecutionStatus'];
+
+const pageSize = 50;
+const statuses: ExecutionStatus[] = [
+  'Pending',
+  'Running',
+  'Paused',
+  'Completed',
+  'Failed',
+  'Canceled',
+];
+
+interface Filters {
+  statuses: ExecutionStatus[];
+  workflowId: string;
+  /** '' for any way; `manual`, `TimeBased` or `Webhook`. */
+  trigger: string;
+  startedBy: string;
+  from: string;
+  to: string;
+}
+
+const noFilters: Filters = {
+  statuses: [],
+  workflowId: '',
+  trigger: '',
+  startedBy: '',
+  from: '',
+  to: '',
+};
+
+export function ExecutionsPage({ client }: { client: TrellisClient }) {
+  const [draft, setDraft] = useState<Filters>(noFilters);
+  const [filters, setFilters] = useState<Filters>(noFilters);
+  const [older, setOlder] = useState<{ runs: Execution[]; last: boolean } | null>(null);
+  const [problems, setProblems] = useState<string[]>([]);
+  const workflows = useLoad(
+    () => collect(client.all('/workflows', { params: { query: { pageSize: 1000 } } })),
+    [],
+  );
+
+  const query = (after?: string) => ({
+    ...(filters.statuses.length > 0 ? { status: filters.statuses } : {}),
+    ...(filters.workflowId ? { workflowId: filters.workflowId } : {}),
+    ...(filters.trigger ? { trigger: filters.trigger } : {}),
+    ...(filters.startedBy.trim() ? { startedBy: filters.startedBy.trim() } : {}),
+    ...(filters.from ? { from: new Date(filters.from).toISOString() } : {}),
+    ...(filters.to ? { to: new Date(filters.to).toISOString() } : {}),
+    ...(after ? { after } : {}),
+    pageSize,
+  });
+  const first = useLoad(
+    () => client.GET('/executions', { params: { query: query() } }),
+    [JSON.stringify(filters)],
+  );
+  const runs = [...(first.data ?? []), ...(older?.runs ?? [])];
+  const last = older ? older.last : (first.data?.length ?? 0) < pageSize;
+
+  const loadOlder = async () => {
+    setProblems([]);
+    try {
+      const page = await client.GET('/executions', { params: { query: query(runs.at(-1)?.id) } });
+      setOlder({ runs: [...(older?.runs ?? []), ...page], last: page.length < pageSize });
+    } catch (error) {
+      setProblems(messagesOf(error));
+    }
+  };
+  const text = (name: 'startedBy' | 'from' | 'to') => ({
+    id: `executions-${name}`,
+    value: draft[name],
+    onInput: (event: { currentTarget: HTMLInputElement }) =>
+      setDraft({ ...draft, [name]: event.currentTarget.value }),
+  });
+  const toggle = (status: ExecutionStatus, on: boolean) =>
+    setDraft({
+      ...draft,
+      statuses: on
+        ? statuses.filter((each) => each === status || draft.statuses.includes(each))
+        : draft.statuses.filter((each) => each !== status),
+    });
+
+  return (
+    <main id="main">
+      <h1>Executions</h1>
+      <p class="lead">The runs of every workflow, newest first.</p>
+      <form
+        class="filters"
+        aria-label="Filter the executions"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setOlder(null);
+          setFilters(draft);
+        }}
+      >
+        <fieldset class="field statuses">
+          <legend>Status</legend>
+          {statuses.map((status) => (
+            <label key={status} class="check">
+              <input
+                type="checkbox"
+                checked={draft.statuses.includes(status)}
+                onChange={(event) => toggle(status, event.currentTarget.checked)}
+              />
+              {status === 'Paused' ? 'Waiting for approval' : status}
+            </label>
+          ))}
+        </fieldset>
+        <div class="field">
+          <label for="executions-workflow">Workflow</label>
+          <select
+            id="executions-workflow"
+            value={draft.workflowId}
+            onChange={(event) => setDraft({ ...draft, workflowId: event.currentTarget.value })}
+          >
+            <option value="">All workflows</option>
+            {(workflows.data ?? []).map(({ id, name }) => (
+              <option key={id} value={id}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="executions-trigger">Started</label>
+          <select
+            id="executions-trigger"
+            value={draft.trigger}
+            onChange={(event) => setDraft({ ...draft, trigger: event.currentTarget.value })}
+          >
+            <option value="">Any way</option>
+            <option value="manual">By a person or a run</option>
+            <option value="TimeBased">On a schedule</option>
+            <option value="Webhook">By a webhook</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="executions-startedBy">Started by</label>
+          <input {...text('startedBy')} autocomplete="off" />
+        </div>
+        <div class="field">
+          <label for="executions-from">From</label>
+          <input {...text('from')} type="datetime-local" />
+        </div>
+        <div class="field">
+          <label for="executions-to">To</label>
+          <input {...text('to')} type="datetime-local" />
+        </div>
+        <button type="submit" class="primary">
+          Show runs
+        </button>
+      </form>
+      <Loading loaded={first}>
+        {() =>
+          runs.length === 0 ? (
+            <p class="muted">No runs match.</p>
+          ) : (
+            <>
+              <div class="table-scroll">
+                <table class="executions">
+                  <caption class="visually-hidden">Executions</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Run</th>
+                      <th scope="col">Workflow</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Started</th>
+                      <th scope="col">Took</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {runs.map((run) => (
+                      <tr key={run.id} data-execution={run.id}>
+                        <td>
+                          <Link to={`/workflows/${run.workflowId}/runs/${run.id}`}>
+                            Run {shortId(run.id)}
+                          </Link>
+                        </td>
+                        <td class="wrap">
+                          <Link to={`/workflows/${run.workflowId}`}>{run.workflowName}</Link>
+                        </td>
+                        <td>
+                          <StatusBadge status={run.status} />
+                        </td>
+                        <td class="nowrap">{formatDateTime(run.executionStart)}</td>
+                        <td class="nowrap">
+                          {run.executionEnd
+                            ? durationBetween(run.executionStart, run.executionEnd)
+                            : '—'}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Problems messages={problems} />
+              {last ? (
+                <p class="muted pager-count">The oldest run is shown.</p>
+              ) : (
+                <p class="pager">
+                  <button type="button" onClick={() => void loadOlder()}>
+                    Older runs
+                  </button>
+                </p>
+              )}
+            </>
+          )
+        }
+      </Loading>
+    </main>
+  );
+}
