@@ -2670,6 +2670,8 @@ export interface components {
             version: string;
             /** @description What the plugin does. */
             description: string;
+            /** @description What the plugin's tasks do beyond computing their output. */
+            effects: components["schemas"]["PluginEffects"];
             /** @description The settings the plugin takes. */
             specifications: components["schemas"]["PluginSpecification"][];
             /**
@@ -2700,6 +2702,16 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /**
+         * @description What a plugin's tasks do beyond computing their output, as its manifest declares (`effects` in
+         *     `plugin.json`), narrowest first: `pure` computes from its parameters and settings only (its task
+         *     log aside); `reads` reads state outside the run and changes none; `writes` changes state outside
+         *     the run (files, database rows); `calls` calls another system or program whose effects are not
+         *     known. A plugin whose effect depends on its parameters declares the widest; a manifest that does
+         *     not say is `calls`.
+         * @enum {string}
+         */
+        PluginEffects: "pure" | "reads" | "writes" | "calls";
         /** @description An installed plugin as listed. */
         PluginListItem: {
             id: components["schemas"]["Uuid"];
@@ -2709,6 +2721,8 @@ export interface components {
             version: string;
             /** @description What the plugin does. */
             description: string;
+            /** @description What the plugin's tasks do beyond computing their output. */
+            effects: components["schemas"]["PluginEffects"];
         };
         /** @description The envelope of a plugin list. */
         PluginListResponse: {
@@ -2739,6 +2753,8 @@ export interface components {
             version: string;
             /** @description What the plugin does. */
             description: string;
+            /** @description What the plugin's tasks do beyond computing their output. */
+            effects: components["schemas"]["PluginEffects"];
             /** @description The settings the plugin takes. */
             specifications: components["schemas"]["PluginSpecification"][];
             /**

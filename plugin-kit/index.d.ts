@@ -36,6 +36,16 @@ export interface PluginSpecification {
   default?: unknown;
 }
 
+/**
+ * What a plugin's tasks do beyond computing their output, from narrowest to widest:
+ * - `pure`: computes from its parameters and settings only (its task log aside);
+ * - `reads`: reads state outside the run (files, a database, a service) and changes none;
+ * - `writes`: changes state outside the run (writes or deletes files, database rows);
+ * - `calls`: calls another system or program whose effects Trellis cannot know.
+ * A plugin whose effect depends on its parameters (a read or a write) declares the widest.
+ */
+export type PluginEffects = 'pure' | 'reads' | 'writes' | 'calls';
+
 /** `plugin.json`: what a plugin package is and what it takes and returns. */
 export interface PluginManifest {
   /** `<Group>/<Name>`, e.g. `Net/Http`. */
@@ -53,6 +63,11 @@ export interface PluginManifest {
   parameters?: JsonSchema;
   /** JSON Schema of what `execute` returns (later tasks read it as `Outputs('Task')`). Absent: anything. */
   output?: JsonSchema;
+  /**
+   * What the plugin's tasks do (`PluginEffects`). Absent: `calls`, the widest, as nothing is
+   * known of a plugin that does not say.
+   */
+  effects?: PluginEffects;
   /** Entry module, relative to the package root. Default `index.js`. */
   main?: string;
   /**

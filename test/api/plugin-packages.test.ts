@@ -18,8 +18,11 @@ import { expectFailure } from './api-error.js';
 let trellis: Trellis;
 let registry: string;
 
-/** Each hostile package: the entries it adds to a working package, and what the 400 says. */
-const hostile: Record<string, { extra: RawTarEntry[]; message: RegExp }> = {
+/**
+ * Each hostile package: the entries it adds to a working package, or the fields it adds to its
+ * manifest, and what the 400 says.
+ */
+const hostile: Record<string, { extra: RawTarEntry[]; manifest?: object; message: RegExp }> = {
   Symlink: {
     extra: [{ path: 'passwd', type: 'SymbolicLink', linkpath: '/etc/passwd' }],
     message: /entry "passwd" is a symbolic link/,
@@ -57,7 +60,13 @@ const hostile: Record<string, { extra: RawTarEntry[]; message: RegExp }> = {
   },
   InProcess: {
     extra: [],
+    manifest: { inProcess: true },
     message: /field "inProcess" is for built-in plugins only/,
+  },
+  UnknownEffects: {
+    extra: [],
+    manifest: { effects: 'sometimes' },
+    message: /plugin\.json field "effects" must be one of "pure", "reads", "writes", "calls"/,
   },
   FileUnderFile: {
     extra: [
@@ -93,15 +102,15 @@ beforeAll(async () => {
   registry = await mkdtemp(path.join(tmpdir(), 'trellis-hostile-registry-'));
   await mkdir(registry, { recursive: true });
   const plugins: RegistryEntry[] = [];
-  for (const [name, { extra }] of Object.entries(hostile)) {
+  for (const [name, { extra, manifest }] of Object.entries(hostile)) {
     const type = `Hostile/${name}`;
     const entries = rawPackageEntries(type, '1.0.0');
-    if (name === 'InProcess') {
+    if (manifest) {
       entries[0]!.content = JSON.stringify({
         type,
         version: '1.0.0',
         description: '',
-        inProcess: true,
+        ...manifest,
       });
     }
     const bytes = rawTarball([...entries, ...extra]);
@@ -127,7 +136,7 @@ afterAll(async () => {
 
 /** The stable code of a package's refusal: its shape, or (in its manifest) a field. */
 const expectedCode = (name: string) =>
-  name === 'InProcess' ? 'validation.invalid' : 'plugin.package_invalid';
+  hostile[name]!.manifest ? 'validation.invalid' : 'plugin.package_invalid';
 
 describe('installing a hostile package', () => {
   for (const [name, { message }] of Object.entries(hostile)) {

@@ -37,6 +37,17 @@ beforeAll(async () => {
       'export const execute = () => ({});\n',
       sources,
     ),
+    // Third-party manifests written before effects existed, and after.
+    await writeTestPackage(
+      { type: 'Test/Undeclared', version: '1.0.0' },
+      'export const execute = () => ({});\n',
+      sources,
+    ),
+    await writeTestPackage(
+      { type: 'Test/Reader', version: '1.0.0', effects: 'reads' },
+      'export const execute = () => ({});\n',
+      sources,
+    ),
   ]);
   trellis = await startTrellis({
     config: { Plugins: { Registry: path.join(registryDirectory, 'index') } },
@@ -70,7 +81,13 @@ describe('/plugins', () => {
       expect.arrayContaining(['Net/Http', 'Storage/Local', 'Flow/NoOp', 'Data/Json']),
     );
     for (const plugin of plugins) {
-      expect(Object.keys(plugin).sort()).toEqual(['description', 'id', 'type', 'version']);
+      expect(Object.keys(plugin).sort()).toEqual([
+        'description',
+        'effects',
+        'id',
+        'type',
+        'version',
+      ]);
       expect(plugin.id).toMatch(/^[0-9a-f-]{36}$/);
     }
     const page = await trellis.admin.page('/plugins', { params: { query: { pageSize: 2 } } });
@@ -131,6 +148,42 @@ describe('/plugins', () => {
       params: { path: { group: 'Test', name: 'Bare' } },
     });
     expect(bare).toMatchObject({ type: 'Test/Bare', parameters: {}, output: {} });
+  });
+
+  it("shows what each plugin's tasks do: the built-ins' own effects, and calls for a manifest that does not say", async () => {
+    const effects = Object.fromEntries(
+      (await trellis.admin.GET('/plugins')).map((plugin) => [plugin.type, plugin.effects]),
+    );
+    expect(effects).toMatchObject({
+      'Flow/NoOp': 'pure',
+      'Flow/Log': 'pure',
+      'Data/Json': 'pure',
+      'Security/Hash': 'pure',
+      'Storage/Local': 'writes',
+      'Database/PostgreSql': 'writes',
+      'Net/Http': 'calls',
+      'Exec/Process': 'calls',
+    });
+    const [http] = await trellis.admin.GET('/plugins/{group}/{name}', {
+      params: { path: { group: 'Net', name: 'Http' } },
+    });
+    expect(
+      await trellis.admin.GET('/plugins/{pluginIdOrType}', {
+        params: { path: { pluginIdOrType: http!.id } },
+      }),
+    ).toMatchObject({ type: 'Net/Http', effects: 'calls' });
+
+    await trellis.admin.POST('/plugins', { body: { Type: 'Test/Undeclared', Version: '1.0.0' } });
+    await trellis.admin.POST('/plugins', { body: { Type: 'Test/Reader', Version: '1.0.0' } });
+    const tests = await trellis.admin.GET('/plugins/{pluginIdOrType}', {
+      params: { path: { pluginIdOrType: 'Test' } },
+    });
+    expect(tests).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Test/Undeclared', effects: 'calls' }),
+        expect.objectContaining({ type: 'Test/Reader', effects: 'reads' }),
+      ]),
+    );
   });
 
   it('filters by group (Storage) and by exact type (URL-encoded Net%2FHttp, or /plugins/Net/Http)', async () => {

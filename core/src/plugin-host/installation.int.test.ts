@@ -291,12 +291,17 @@ describe('built-ins', () => {
     expect(messages).toEqual([`Installed ${builtIns.length} built-in plugin(s)`]);
     expect(await installBuiltIns(db, catalog, logger)).toEqual([]);
 
-    // A row left by an older Trellis (same version, older package, no output schema) is
-    // refreshed from the package this Trellis ships, keeping its id.
+    // A row left by an older Trellis (same version, older package, no output schema, effects
+    // undeclared) is refreshed from the package this Trellis ships, keeping its id.
     const hash = first.find((plugin) => plugin.type === 'Security/Hash')!;
     await db
       .updateTable('plugin')
-      .set({ sha256: 'f'.repeat(64), outputSchema: '{}', package: Buffer.from('old') })
+      .set({
+        sha256: 'f'.repeat(64),
+        outputSchema: '{}',
+        effects: 'calls',
+        package: Buffer.from('old'),
+      })
       .where('id', '=', hash.id)
       .execute();
     const refreshed = await installBuiltIns(db, catalog, logger);
@@ -304,6 +309,7 @@ describe('built-ins', () => {
     expect(refreshed[0]!.outputSchema).toMatchObject({
       required: expect.arrayContaining(['digest']),
     });
+    expect(refreshed[0]!.effects).toBe('pure');
     expect(messages.at(-1)).toBe(
       'Refreshed 1 built-in plugin(s) whose package changed at the same version',
     );

@@ -4,6 +4,7 @@ import * as pluginRepository from '#store/plugin-repository.js';
 import type { InstalledPlugin } from '#store/plugin-repository.js';
 import type { Database, NewPlugin } from '#store/tables.js';
 import { Conflict, NotFound } from '#definition/errors.js';
+import { UNDECLARED_EFFECTS } from '#definition/plugin-effects.js';
 import type { PluginCatalog, ResolvedPackage } from './catalog.js';
 import { checkConfigurationSpecifications } from './settings.js';
 import { configurationsOnVersions, findPluginUsages, type PluginUsages } from './usages.js';
@@ -171,6 +172,7 @@ function toRow(resolved: ResolvedPackage): Omit<NewPlugin, 'id'> {
     specifications: JSON.stringify(manifest.specifications),
     parametersSchema: JSON.stringify(manifest.parameters ?? {}),
     outputSchema: JSON.stringify(manifest.output ?? {}),
+    effects: manifest.effects ?? UNDECLARED_EFFECTS,
     source: resolved.source,
     sha256: resolved.sha256,
     package: resolved.bytes,

@@ -103,6 +103,41 @@ describe('parseManifest', () => {
     ]);
   });
 
+  it('reads `effects`, absent meaning `calls`, and refuses a value it does not know, naming those it does', () => {
+    expect(parseManifest({ ...valid, effects: 'pure' }, 'x').effects).toBe('pure');
+    expect(parseManifest(valid, 'x').effects).toBe('calls');
+    expect(problemsOf({ ...valid, effects: 'none' })).toEqual([
+      'Plugin package acme-echo: plugin.json field "effects" must be one of "pure", "reads", "writes", "calls"',
+    ]);
+    expect(problemsOf({ ...valid, effects: ['reads'] })).toHaveLength(1);
+  });
+
+  it('declares what each built-in does: only those computing from their parameters are pure', async () => {
+    const folders = (await readdir(builtInPluginsDirectory(), { withFileTypes: true })).filter(
+      (entry) => entry.isDirectory(),
+    );
+    const effects: Record<string, unknown> = {};
+    for (const folder of folders) {
+      const file = path.join(builtInPluginsDirectory(), folder.name, 'plugin.json');
+      const declared = JSON.parse(await readFile(file, 'utf8')) as { type: string };
+      // Declared in the manifest itself, not left to the default.
+      effects[declared.type] = (declared as { effects?: unknown }).effects;
+    }
+    expect(effects).toEqual({
+      'Data/Base64': 'pure',
+      'Data/Csv': 'pure',
+      'Data/Json': 'pure',
+      'Database/PostgreSql': 'writes',
+      'Exec/Process': 'calls',
+      'Flow/Delay': 'pure',
+      'Flow/Log': 'pure',
+      'Flow/NoOp': 'pure',
+      'Net/Http': 'calls',
+      'Security/Hash': 'pure',
+      'Storage/Local': 'writes',
+    });
+  });
+
   it('names every problem, each with the package', () => {
     expect(problemsOf({ type: 'Echo', version: 'one', description: 'd' })).toEqual([
       'Plugin package acme-echo: plugin.json field "type" must be shaped <Group>/<Name>, got "Echo"',

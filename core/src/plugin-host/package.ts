@@ -18,6 +18,7 @@ import * as tar from 'tar';
 import type { PluginSpecificationDescriptor } from '#store/tables.js';
 import { Invalid } from '#definition/errors.js';
 import { formatBytes } from '#definition/format-bytes.js';
+import { PLUGIN_EFFECTS, UNDECLARED_EFFECTS } from '#definition/plugin-effects.js';
 import { installPath } from '#platform/install-root.js';
 import { claimFolder, olderThan, removeStaleFolders } from '#platform/leftovers.js';
 import { pluginSchemaValidator, trellisSchemas } from '#definition/validation/ajv.js';
@@ -44,6 +45,7 @@ const manifestSchema = {
     output: { type: 'object' },
     quick: { type: 'boolean' },
     inProcess: { type: 'boolean' },
+    effects: { enum: PLUGIN_EFFECTS, default: UNDECLARED_EFFECTS },
     specifications: {
       type: 'array',
       default: [],

@@ -125,6 +125,7 @@ describe('migrations', () => {
       package: 'bytea',
       parameters_schema: 'jsonb',
       output_schema: 'jsonb',
+      effects: 'text',
     });
     expect(await columns('concurrency_slot')).toEqual({
       execution_id: 'uuid',

@@ -33,6 +33,7 @@ import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-
 import * as projectRequestRate from './migrations/2026-11-29T00-00-00-project-request-rate.js';
 import * as taskEventTimes from './migrations/2026-11-29T01-00-00-task-event-times.js';
 import * as projectExecutionListKeys from './migrations/2026-11-29T02-00-00-project-execution-list-keys.js';
+import * as pluginEffects from './migrations/2026-11-29T02-30-00-plugin-effects.js';
 import type { Database } from './tables.js';
 
 /**
@@ -72,6 +73,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T00-00-00-project-request-rate': projectRequestRate,
   '2026-11-29T01-00-00-task-event-times': taskEventTimes,
   '2026-11-29T02-00-00-project-execution-list-keys': projectExecutionListKeys,
+  '2026-11-29T02-30-00-plugin-effects': pluginEffects,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -26,6 +26,7 @@ const summaryColumns = [
   'specifications',
   'parametersSchema',
   'outputSchema',
+  'effects',
   'source',
   'sha256',
   'installedAt',

@@ -13,6 +13,7 @@ function toListItem(plugin: InstalledPlugin) {
     type: plugin.type,
     version: plugin.version,
     description: plugin.description,
+    effects: plugin.effects,
   };
 }
 

@@ -1,6 +1,6 @@
 /** The tables of installed plugins and their named configurations. */
 import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
-import type { PluginSpecification } from '@trellis/plugin-kit';
+import type { PluginEffects, PluginSpecification } from '@trellis/plugin-kit';
 import type { Timestamp, CreatedAt, Json } from './columns.js';
 import type { ProjectIdColumn } from './projects.js';
 
@@ -17,6 +17,8 @@ export interface PluginTable {
   parametersSchema: Json<Record<string, unknown>>;
   /** JSON Schema of what the plugin returns (`{}`, the column default, when its manifest does not say). */
   outputSchema: ColumnType<Record<string, unknown>, string | undefined, string>;
+  /** What the plugin's tasks do, as its manifest declares (`calls`, the default, when it does not). */
+  effects: ColumnType<PluginEffects, PluginEffects | undefined, PluginEffects>;
   /** `builtin` or `registry`. */
   source: string;
   /** sha256 (hex) of `package`, the content address of the unpacked cache. */
