@@ -40,6 +40,7 @@ const walkThroughs = [
   'A walk-through: two teams and a partner',
   'API keys',
   'Fair shares',
+  'Single sign-on',
 ];
 
 /** The blocks of those sections that are not run, by README line of their first line. */
