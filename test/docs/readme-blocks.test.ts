@@ -43,7 +43,7 @@ const walkThroughs = [
   'Single sign-on',
 ];
 
-/** The blocks of those sections that are not run, by README line of their first line. */
+/** The blocks of those sections that are not run: their heading, and the reason their marker gives. */
 const skips = [
   'Approvals that carry data and reach people: needs the PayInvoice workflow and a user treasurer',
 ];
