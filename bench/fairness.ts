@@ -6,6 +6,9 @@
  * - `fair_flood_p50_ms` / `fair_flood_p99_ms`: the same while another project has started
  *   `floodRuns` runs of `floodTasks` chained `Flow/Delay` (0 ms) tasks, regular activities whose
  *   tasks back up in the task queue; `fair_p99_ratio` is flood ÷ quiet, target ≤ 2;
+ * - `fair_limited_flood_*` / `fair_limited_p99_ratio`: the same flood from a project whose
+ *   `startsPerMinute` limit holds it back, by a client that honours `Retry-After`, measured from
+ *   its first 429;
  * - `fair_same_key_p99_ms` / `fair_same_key_ratio`: the control, the same flood started in the
  *   quiet project itself, so that every task has one fairness key: what a flood does to a
  *   neighbour without a key of its own.
@@ -18,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
+import { TrellisApiError, createTrellisClient, type TrellisClient } from '../sdk/src/index.js';
 import { uniqueWorkflowName } from '../test/resilience/support/workload.js';
 import type { BenchEnvironment } from './environment.js';
 import { endToEnd } from './exec.js';
@@ -35,6 +38,7 @@ export async function benchmarkFairness(
 ): Promise<BenchOutcome> {
   const quiet = await project(env, 'bench-quiet');
   const noisy = await project(env, 'bench-noisy');
+  const limited = await project(env, 'bench-limited', { startsPerMinute: plan.limitedStarts });
   const oneTask = await addWorkflow(quiet, 'bench-quiet', [
     { name: 'Only', type: { plugin: 'Flow/NoOp' } },
   ]);
@@ -45,6 +49,7 @@ export async function benchmarkFairness(
     ...(index > 0 ? { dependencies: [`Step${index}`] } : {}),
   }));
   const noisyFlood = await addWorkflow(noisy, 'bench-flood', floodSteps);
+  const limitedFlood = await addWorkflow(limited, 'bench-flood', floodSteps);
   const sameKeyFlood = await addWorkflow(quiet, 'bench-flood', floodSteps);
 
   // Warm both projects' paths (definitions cached, connections open) before measuring.
@@ -56,6 +61,18 @@ export async function benchmarkFairness(
     trellisFlood(noisy, noisyFlood),
     () => activeRuns(env, noisyFlood),
     () => sample(quietRun, plan.samples),
+  );
+  // Measured once the limit holds the flood back (its first 429), until then the project starts
+  // as fast as any; starts stop once measured (all of them would take floodRuns ÷ limitedStarts
+  // minutes).
+  let limitHolds: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (limitHolds = resolve));
+  const underLimitedFlood = await whileFlooding(
+    plan,
+    politely(trellisFlood(limited, limitedFlood), () => limitHolds()),
+    () => activeRuns(env, limitedFlood),
+    () => sample(quietRun, plan.samples),
+    { measureFrom: held, stopWhenMeasured: true },
   );
   const sameKey = await whileFlooding(
     plan,
@@ -77,6 +94,9 @@ export async function benchmarkFairness(
     fair_p99_ratio: round(floodP99 / quietP99),
     // The name issue 31 gives the same figure.
     noisy_neighbour_p99_ratio: round(floodP99 / quietP99),
+    fair_limited_flood_p50_ms: p(underLimitedFlood.result.latencies, 50),
+    fair_limited_flood_p99_ms: p(underLimitedFlood.result.latencies, 99),
+    fair_limited_p99_ratio: round(p(underLimitedFlood.result.latencies, 99) / quietP99),
     fair_same_key_p99_ms: sameKeyP99,
     fair_same_key_ratio: round(sameKeyP99 / quietP99),
     fair_temporal_quiet_p99_ms: p(peer.alone.latencies, 99),
@@ -129,8 +149,12 @@ export async function benchmarkFairness(
 }
 
 /** A project of the benchmark, and the benchmark user's client in it. */
-async function project(env: BenchEnvironment, name: string): Promise<TrellisClient> {
-  await env.admin.POST('/projects', { body: { name } });
+async function project(
+  env: BenchEnvironment,
+  name: string,
+  limits?: { startsPerMinute: number },
+): Promise<TrellisClient> {
+  await env.admin.POST('/projects', { body: { name, ...(limits ? { limits } : {}) } });
   return createTrellisClient({
     baseUrl: env.apiUrl,
     basic: { username: env.user.username, password: env.user.password },
@@ -157,6 +181,25 @@ function trellisFlood(client: TrellisClient, workflowId: string) {
       params: { path: { workflowId } },
       body: { workflowId },
     });
+  };
+}
+
+/**
+ * A start as a client that honours `429` does: it waits the `Retry-After` the project's limit
+ * names (`onLimited` is told), then tries again.
+ */
+function politely(startOne: () => Promise<void>, onLimited: () => void) {
+  return async () => {
+    for (;;) {
+      try {
+        return await startOne();
+      } catch (error) {
+        if (!(error instanceof TrellisApiError) || error.retryAfterSeconds === undefined)
+          throw error;
+        onLimited();
+        await new Promise((resolve) => setTimeout(resolve, error.retryAfterSeconds! * 1000));
+      }
+    }
   };
 }
 
@@ -205,30 +248,33 @@ async function temporalPeer(env: BenchEnvironment, plan: FairnessPlan) {
 }
 
 /**
- * Starts the flood (`plan.floodRuns` calls of `startOne`, `inFlight` at a time), runs `measure`
- * once a tenth of it has started (a backlog has formed), then waits until `active` says every
- * flood run has ended.
+ * Starts the flood (`plan.floodRuns` calls of `startOne`, `inFlight` at a time, or until measured
+ * with `stopWhenMeasured`), runs `measure` once a tenth of it has started (a backlog has formed)
+ * or `measureFrom` settles, then waits until `active` says every flood run has ended.
  */
 async function whileFlooding<T>(
   plan: FairnessPlan,
   startOne: () => Promise<void>,
   active: () => Promise<number>,
   measure: () => Promise<T>,
+  options: { measureFrom?: Promise<void>; stopWhenMeasured?: boolean } = {},
 ): Promise<{ result: T; seconds: number; backlogAtEnd: number }> {
   const began = performance.now();
   let started = 0;
+  let measured = false;
   let reachedTenth: () => void = () => undefined;
   const tenth = new Promise<void>((resolve) => (reachedTenth = resolve));
   const starter = async () => {
-    while (started < plan.floodRuns) {
+    while (started < plan.floodRuns && !(options.stopWhenMeasured && measured)) {
       started += 1;
       await startOne();
       if (started >= plan.floodRuns / 10) reachedTenth();
     }
   };
   const flood = Promise.all(Array.from({ length: plan.inFlight }, starter));
-  await tenth;
+  await (options.measureFrom ?? tenth);
   const result = await measure();
+  measured = true;
   const backlogAtEnd = await active();
   await flood;
   while ((await active()) > 0) {

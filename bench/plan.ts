@@ -22,7 +22,13 @@ export interface Plan {
    * `samples` one-task runs of a quiet project, alone and while another project starts
    * `floodRuns` runs of `floodTasks` chained tasks, `inFlight` starts at a time.
    */
-  fairness: { samples: number; floodRuns: number; floodTasks: number; inFlight: number };
+  fairness: {
+    samples: number;
+    floodRuns: number;
+    floodTasks: number;
+    inFlight: number;
+    limitedStarts: number;
+  };
 }
 
 const shared = {
@@ -44,7 +50,7 @@ export const quickPlan: Plan = {
   streams: { watchers: 500, runs: 50, tasks: 5, taskMilliseconds: 300 },
   foreach: { rounds: 1, ...shared.foreach },
   soak: { seconds: 60, inFlight: 50, calibrationRuns: 200 },
-  fairness: { samples: 30, floodRuns: 400, floodTasks: 5, inFlight: 8 },
+  fairness: { samples: 30, floodRuns: 400, floodTasks: 5, inFlight: 8, limitedStarts: 60 },
 };
 
 export const fullPlan: Plan = {
@@ -59,5 +65,5 @@ export const fullPlan: Plan = {
   streams: { watchers: 500, runs: 50, tasks: 10, taskMilliseconds: 300 },
   foreach: { rounds: 2, ...shared.foreach },
   soak: { seconds: 300, inFlight: 50, calibrationRuns: 300 },
-  fairness: { samples: 100, floodRuns: 2000, floodTasks: 5, inFlight: 8 },
+  fairness: { samples: 100, floodRuns: 2000, floodTasks: 5, inFlight: 8, limitedStarts: 60 },
 };
