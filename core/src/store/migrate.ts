@@ -32,6 +32,7 @@ import * as projectAllowedPlugins from './migrations/2026-11-28T23-40-00-project
 import * as executionNamespace from './migrations/2026-11-28T23-50-00-execution-namespace.js';
 import * as projectRequestRate from './migrations/2026-11-29T00-00-00-project-request-rate.js';
 import * as taskEventTimes from './migrations/2026-11-29T01-00-00-task-event-times.js';
+import * as revisionSource from './migrations/2026-11-29T02-30-00-revision-source.js';
 import type { Database } from './tables.js';
 
 /**
@@ -70,6 +71,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T23-50-00-execution-namespace': executionNamespace,
   '2026-11-29T00-00-00-project-request-rate': projectRequestRate,
   '2026-11-29T01-00-00-task-event-times': taskEventTimes,
+  '2026-11-29T02-30-00-revision-source': revisionSource,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
