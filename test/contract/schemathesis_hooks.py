@@ -83,6 +83,11 @@ path after a case was completed.
    when there is none), and a decision through it carries no `inputs` (the hooks' approvals
    declare none).
 
+9. The hooks' own workflows stay. `POST /workflows/apply` with `prune` deletes every workflow of
+   the project no definition names, and a fuzzer sends `"workflows": []` soon enough: the
+   workflows sections 2, 3 and 7 keep would be gone. A positive case that prunes is sent as a dry
+   run, which answers the same plan and checks; test/api/apply.test.ts prunes for real.
+
 And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
 least once, so that no success path goes untested unnoticed.
 """
@@ -542,6 +547,8 @@ class Shape:
         self.time_range = {"from", "to"} <= set(properties)
         # An API key's body: its expiry must be in the future (400 otherwise).
         self.expiry = "expiresAt" in properties
+        # An apply that may delete the hooks' own workflows (section 9).
+        self.prunes = "prune" in properties and "dryRun" in properties
         # A webhook delivery: its body is the run's inputs.
         self.webhook = operation.path.startswith("/hooks/")
         # An approval link's page and decision (section 8).
@@ -925,6 +932,8 @@ def before_call(
             fit_run(case, body, REQUIRED_ONLY, keep=True)
         if shape.trigger:
             fit_trigger(body)
+        if shape.prunes and body.get("prune") is True:
+            body["dryRun"] = True
         case.body = body
     if case.meta is None or case.meta.phase.name != TestPhase.STATEFUL:
         return
