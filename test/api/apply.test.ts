@@ -115,6 +115,16 @@ describe('apply', () => {
       { revision: 2, source: 'commit-2' },
       { revision: 1, source: 'commit-1' },
     ]);
+    const [audited] = await client.GET('/audit', {
+      params: { query: { operation: 'applyWorkflows', pageSize: 1 } },
+    });
+    expect(audited).toMatchObject({
+      actor: 'admin',
+      project: expect.stringMatching(/^apply-/),
+      status: 200,
+      targets: { 'updated Hello': helloId },
+    });
+
     const latest = await client.GET('/workflows/{workflowId}/revisions/{revision}', {
       params: { path: { workflowId: helloId, revision: 2 } },
     });

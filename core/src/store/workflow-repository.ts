@@ -51,6 +51,19 @@ export async function list(
   );
 }
 
+/** A project's workflows with their definitions, by name. */
+export async function listWithDefinitions(
+  db: Kysely<Database>,
+  projectId: string,
+): Promise<WorkflowRow[]> {
+  return db
+    .selectFrom('workflow')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .orderBy('name')
+    .execute();
+}
+
 /** Every workflow with its definition, e.g. to find the ones using a plugin or configuration. */
 export async function listAll(db: Kysely<Database>): Promise<WorkflowRow[]> {
   return db.selectFrom('workflow').selectAll().orderBy('name').execute();

@@ -67,11 +67,12 @@ const placeOf = (index: number) => `body.workflows[${index}].definition`;
 export async function applyWorkflows(deps: ApplyDeps, request: ApplyRequest): Promise<ApplyResult> {
   const { db, config } = deps;
   const limits = config.Definitions;
-  const stored = new Map<string, WorkflowRow>();
-  for (const summary of (await workflowRepository.list(db, request.project.id)).items) {
-    const row = await workflowRepository.findById(db, summary.id);
-    if (row) stored.set(row.name, row);
-  }
+  const stored = new Map(
+    (await workflowRepository.listWithDefinitions(db, request.project.id)).map((row) => [
+      row.name,
+      row,
+    ]),
+  );
 
   const invalid: Problem[] = [];
   const given = new Map<string, number>();
