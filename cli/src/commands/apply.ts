@@ -48,7 +48,7 @@ function toldByFile(error: unknown, files: readonly string[]): unknown {
 }
 
 /** A unified diff with its removed lines red and added ones green (plain without colours). */
-function coloured(diff: string, colors: Colors): string {
+export function coloured(diff: string, colors: Colors): string {
   return diff
     .trimEnd()
     .split('\n')
