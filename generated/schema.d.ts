@@ -728,6 +728,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a folder of workflows
+         * @description Makes the project's workflows match the given definitions (a folder of files, as
+         *     `trellis apply` sends them), matched by name: each new name is added, each changed
+         *     definition stored as a new revision with `source`, each same one left alone, and with
+         *     `prune` each workflow no definition names deleted. All or nothing: every definition is
+         *     validated as when adding (400 naming `body.workflows[i].definition`) and every update checked
+         *     for breaking changes as `PUT /workflows/{workflowId}` does (409 unless `acceptBreaking`)
+         *     before anything is stored in one transaction. The answer is the plan with each workflow's
+         *     diff; with `dryRun` nothing is stored. Applying the same definitions again changes nothing.
+         */
+        post: operations["applyWorkflows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}": {
         parameters: {
             query?: never;
@@ -3519,6 +3546,26 @@ export interface components {
              */
             triggerId?: components["schemas"]["Uuid"];
         };
+        /** @description One workflow of an apply's plan. */
+        WorkflowApplied: {
+            /** @description The definition's name. */
+            name: string;
+            action: components["schemas"]["WorkflowApplyAction"];
+            /** @description The workflow's id; null for one a dry run would create. */
+            id: string | null;
+            /** @description Its revision once applied (the current one when unchanged); null when not stored or deleted. */
+            revision: number | null;
+            /**
+             * @description A unified diff of the definition, stored (`a/`) against given (`b/`), each as pretty JSON with
+             *     camelCase keys in sorted order; empty when unchanged.
+             */
+            diff: string;
+        };
+        /**
+         * @description What applying does to a workflow.
+         * @enum {string}
+         */
+        WorkflowApplyAction: "created" | "updated" | "unchanged" | "deleted";
         /** @description What adding a workflow returns. */
         WorkflowCreated: {
             id: components["schemas"]["Uuid"];
@@ -3633,6 +3680,8 @@ export interface components {
             createdAt: string;
             /** @description Whether it is the workflow's definition now. */
             current: boolean;
+            /** @description Where the definition came from (a Git commit), as `POST /workflows/apply` was told; else null. */
+            source: string | null;
         };
         /** @description A kept definition of a workflow, as listed. */
         WorkflowRevisionListItem: {
@@ -3650,6 +3699,8 @@ export interface components {
             createdAt: string;
             /** @description Whether it is the workflow's definition now. */
             current: boolean;
+            /** @description Where the definition came from (a Git commit), as `POST /workflows/apply` was told; else null. */
+            source: string | null;
         };
         /** @description The envelope of a workflow's revisions. */
         WorkflowRevisionListResponse: {
@@ -3683,6 +3734,14 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description One definition of a folder to apply. */
+        WorkflowToApply: {
+            /**
+             * @description The definition (JSON text of an object, or the object), validated as when adding. It is
+             *     matched with the project's workflow of the same name.
+             */
+            definition: components["schemas"]["WorkflowDefinitionInput"];
+        };
         /** @description The body that replaces a workflow's definition. */
         WorkflowUpdate: {
             /**
@@ -3702,6 +3761,48 @@ export interface components {
              *     parameters that fit each plugin's, expressions that parse (else 400, naming the place).
              */
             definition: components["schemas"]["WorkflowDefinitionInput"];
+        };
+        /** @description An apply's plan, and what it stored unless a dry run. */
+        WorkflowsApplied: {
+            /** @description True when nothing was stored. */
+            dryRun: boolean;
+            /** @description Each workflow the definitions name, then each pruned, by name. */
+            workflows: components["schemas"]["WorkflowApplied"][];
+        };
+        /** @description The envelope of an apply. */
+        WorkflowsAppliedResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowsApplied"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that makes a project's workflows match a set of definitions (a folder). */
+        WorkflowsApply: {
+            /** @description One definition per workflow; two with the same name are refused (400). */
+            workflows: components["schemas"]["WorkflowToApply"][];
+            /** @description Recorded on each revision the apply stores: where the definitions came from (a Git commit). */
+            source?: string;
+            /** @description Answer the plan and store nothing (checks and refusals as for a real apply); default false. */
+            dryRun?: boolean;
+            /**
+             * @description Also delete the project's workflows that no definition names (refused, 409, while one runs);
+             *     default false.
+             */
+            prune?: boolean;
+            /**
+             * @description Store updates that break a workflow's declared inputs or outputs (else 409, as
+             *     `PUT /workflows/{workflowId}`); default false.
+             */
+            acceptBreaking?: boolean;
         };
     };
     responses: never;
@@ -7842,6 +7943,131 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowCreatedResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    applyWorkflows: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowsApply"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowsAppliedResponse"];
                 };
             };
             /**

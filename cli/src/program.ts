@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { Act } from './commands/act.js';
+import { applyCommands } from './commands/apply.js';
 import { approvalCommands } from './commands/approvals.js';
 import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
@@ -27,6 +28,9 @@ Exit codes: 0 done (a followed run Completed), 1 the request failed, 2 bad comma
 
 Examples:
   trellis workflows add -f hello.json
+  trellis apply workflows/ --dry-run
+  trellis apply workflows/ --source "$(git rev-parse HEAD)"
+  trellis export workflows/
   trellis run Hello --input region=eu --input limit=10 --follow
   trellis executions list Hello --status Failed
   trellis executions logs Hello <executionId> --follow
@@ -86,6 +90,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
     .addHelpText('after', helpAfter);
 
   workflowCommands(program, act);
+  applyCommands(program, act);
   runCommand(program, act);
   executionCommands(program, act);
   approvalCommands(program, act);

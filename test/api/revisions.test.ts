@@ -65,9 +65,21 @@ describe('workflow revisions', () => {
       params: { path: { workflowId } },
     });
     expect(revisions).toEqual([
-      { revision: 3, name: third.name, createdAt: expect.any(String), current: true },
-      { revision: 2, name: first.name, createdAt: expect.any(String), current: false },
-      { revision: 1, name: first.name, createdAt: expect.any(String), current: false },
+      { revision: 3, name: third.name, createdAt: expect.any(String), current: true, source: null },
+      {
+        revision: 2,
+        name: first.name,
+        createdAt: expect.any(String),
+        current: false,
+        source: null,
+      },
+      {
+        revision: 1,
+        name: first.name,
+        createdAt: expect.any(String),
+        current: false,
+        source: null,
+      },
     ]);
     const times = revisions.map((revision) => Date.parse(revision.createdAt));
     expect(times[0]).toBeGreaterThanOrEqual(times[1]!);
@@ -83,6 +95,7 @@ describe('workflow revisions', () => {
       workflow: JSON.stringify(first),
       createdAt: revisions[2]!.createdAt,
       current: false,
+      source: null,
     });
 
     const page = await trellis.admin.page('/workflows/{workflowId}/revisions', {

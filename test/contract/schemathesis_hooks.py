@@ -18,7 +18,8 @@ path after a case was completed.
    definition's schema): Schemathesis generates the text as any string, and a definition must
    also be a DAG over installed plugins, which no JSON Schema says. So in every positive case
    whose body carries a definition (found by that `oneOf`, so new operations with one are
-   covered), the definition is drawn from `definitions()` below: valid,
+   covered, and so are those of an array's objects, an apply's `workflows`, each then named apart),
+   the definition is drawn from `definitions()` below: valid,
    random DAGs over the built-in Flow plugins, some declaring optional inputs, a third of them
    starting with an approval that decides itself after a few seconds (so `waitSeconds` never
    waits long).
@@ -82,6 +83,11 @@ path after a case was completed.
    is the newest one not used yet, of an approval still waiting (the hooks start a waiting run
    when there is none), and a decision through it carries no `inputs` (the hooks' approvals
    declare none).
+
+9. The hooks' own workflows stay. `POST /workflows/apply` with `prune` deletes every workflow of
+   the project no definition names, and a fuzzer sends `"workflows": []` soon enough: the
+   workflows sections 2, 3 and 7 keep would be gone. A positive case that prunes is sent as a dry
+   run, which answers the same plan and checks; test/api/apply.test.ts prunes for real.
 
 And a check, `every_operation_succeeds`: the run fails unless every operation answered 2xx at
 least once, so that no success path goes untested unnoticed.
@@ -521,6 +527,18 @@ class Shape:
         self.definitions = [
             name for name, value in properties.items() if holds_definition(document, value)
         ]
+        # Body arrays of objects each holding one (an apply's `workflows`), with that property.
+        self.definition_lists = [
+            (name, field)
+            for name, value in properties.items()
+            if value.get("type") == "array"
+            for field, item in body_properties(
+                document, resolve(document, value.get("items", {}))
+            ).items()
+            if holds_definition(document, item)
+        ]
+        # How many definitions a case is completed with: one per property, one for the arrays.
+        self.definition_count = len(self.definitions) + (1 if self.definition_lists else 0)
         path_parameters = {parameter.name for parameter in operation.path_parameters}
         # Body properties named like a path parameter, which must equal it.
         self.path_echoes = [name for name in properties if name in path_parameters]
@@ -542,6 +560,8 @@ class Shape:
         self.time_range = {"from", "to"} <= set(properties)
         # An API key's body: its expiry must be in the future (400 otherwise).
         self.expiry = "expiresAt" in properties
+        # An apply that may delete the hooks' own workflows (section 9).
+        self.prunes = "prune" in properties and "dryRun" in properties
         # A webhook delivery: its body is the run's inputs.
         self.webhook = operation.path.startswith("/hooks/")
         # An approval link's page and decision (section 8).
@@ -563,12 +583,15 @@ class Shape:
         self.own_path = bool(self.path_echoes or self.time_range)
         # What the coverage phase's positive cases are completed for (`map_case`): those, and
         # the definitions it would send as any JSON text.
-        self.in_coverage = self.own_path or bool(self.definitions) or self.expiry
+        self.in_coverage = (
+            self.own_path or bool(self.definitions or self.definition_lists) or self.expiry
+        )
 
     @property
     def completes(self) -> bool:
         return bool(
             self.definitions
+            or self.definition_lists
             or self.path_echoes
             or self.on_execution
             or self.trigger
@@ -788,6 +811,9 @@ def complete(case: schemathesis.Case, choices: dict[str, Any]) -> schemathesis.C
             case.body = {key: value for key, value in case.body.items() if key != "inputs"}
     if isinstance(case.body, dict):
         body = {**case.body, **dict(zip(shape.definitions, choices["definitions"]))}
+        for name, field in shape.definition_lists:
+            if isinstance(body.get(name), list) and choices["definitions"]:
+                body[name] = definitions_named_apart(body[name], field, choices["definitions"][-1])
         path = case.path_parameters or {}
         body.update({name: path[name] for name in shape.path_echoes if name in path})
         trigger = choices["trigger"]
@@ -801,6 +827,18 @@ def complete(case: schemathesis.Case, choices: dict[str, Any]) -> schemathesis.C
             fit_run(case, body, choices["inputs"], keep=False)
         case.body = body
     return case
+
+
+def definitions_named_apart(items: list[Any], field: str, text: str) -> list[Any]:
+    """The array's objects each given the definition `text` under a name of its own (an apply
+    refuses two definitions of one name)."""
+    definition = json.loads(text)
+    return [
+        {**item, field: json.dumps({**definition, "name": f"{definition['name']} {index}"})}
+        if isinstance(item, dict)
+        else item
+        for index, item in enumerate(items)
+    ]
 
 
 def is_positive(case: schemathesis.Case) -> bool:
@@ -840,7 +878,7 @@ def flatmap_case(context: schemathesis.HookContext, case: schemathesis.Case) -> 
             "send_empty": st.booleans(),
         }
     )
-    count = len(shape.definitions)
+    count = shape.definition_count
     return st.fixed_dictionaries(
         {
             "definitions": st.lists(definitions(), min_size=count, max_size=count),
@@ -872,7 +910,7 @@ def fixed_completion(case: schemathesis.Case) -> schemathesis.Case:
         choices["waiting_run"] = shape.on_execution
     else:
         definition = {**TRIGGERING, "name": f"contract: updated {uuid.uuid4().hex[:8]}"}
-        choices["definitions"] = [json.dumps(definition)] * len(shape.definitions)
+        choices["definitions"] = [json.dumps(definition)] * shape.definition_count
     return complete(case, choices)
 
 
@@ -928,6 +966,8 @@ def before_call(
             fit_trigger(body)
         if operation.path.startswith("/projects") and isinstance(body.get("limits"), dict):
             body["limits"] = {name: 0 for name in body["limits"]}
+        if shape.prunes and body.get("prune") is True:
+            body["dryRun"] = True
         case.body = body
     if case.meta is None or case.meta.phase.name != TestPhase.STATEFUL:
         return

@@ -69,6 +69,7 @@ describe('migrations', () => {
       name: 'text',
       definition: 'text',
       created_at: 'timestamp with time zone',
+      source: 'text null',
     });
     expect(await columns('webhook_delivery')).toEqual({
       trigger_id: 'uuid',
@@ -459,7 +460,14 @@ describe('migrations', () => {
         { id: w, revision: 1 },
       ]);
       expect(await opened.db.selectFrom('workflowRevision').selectAll().execute()).toEqual([
-        { workflowId: w, revision: 1, name: 'old', definition: '{"v":2}', createdAt: modified },
+        {
+          workflowId: w,
+          revision: 1,
+          name: 'old',
+          definition: '{"v":2}',
+          createdAt: modified,
+          source: null,
+        },
       ]);
       const runs = await opened.db
         .selectFrom('workflowExecution')

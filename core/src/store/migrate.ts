@@ -34,6 +34,7 @@ import * as projectRequestRate from './migrations/2026-11-29T00-00-00-project-re
 import * as taskEventTimes from './migrations/2026-11-29T01-00-00-task-event-times.js';
 import * as projectExecutionListKeys from './migrations/2026-11-29T02-00-00-project-execution-list-keys.js';
 import * as pluginEffects from './migrations/2026-11-29T02-30-00-plugin-effects.js';
+import * as revisionSource from './migrations/2026-11-29T02-30-00-revision-source.js';
 import type { Database } from './tables.js';
 
 /**
@@ -74,6 +75,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T01-00-00-task-event-times': taskEventTimes,
   '2026-11-29T02-00-00-project-execution-list-keys': projectExecutionListKeys,
   '2026-11-29T02-30-00-plugin-effects': pluginEffects,
+  '2026-11-29T02-30-00-revision-source': revisionSource,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,6 +20,11 @@ export interface WorkflowInput {
   definition: string;
 }
 
+/** Where a new revision's definition came from (a Git commit), as `apply` is told. */
+export interface RevisionSource {
+  source?: string | null;
+}
+
 /** A list item: everything but the definition text. */
 export type WorkflowSummary = Pick<
   WorkflowRow,
@@ -44,6 +49,19 @@ export async function list(
       .orderBy('id'),
     page,
   );
+}
+
+/** A project's workflows with their definitions, by name. */
+export async function listWithDefinitions(
+  db: Kysely<Database>,
+  projectId: string,
+): Promise<WorkflowRow[]> {
+  return db
+    .selectFrom('workflow')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .orderBy('name')
+    .execute();
 }
 
 /** Every workflow with its definition, e.g. to find the ones using a plugin or configuration. */
@@ -123,7 +141,11 @@ function inTransaction<T>(
   return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
-async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<void> {
+async function insertRevision(
+  db: Kysely<Database>,
+  row: WorkflowRow,
+  source: string | null,
+): Promise<void> {
   await db
     .insertInto('workflowRevision')
     .values({
@@ -132,6 +154,7 @@ async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<v
       name: row.name,
       definition: row.definition,
       createdAt: row.modifiedDate,
+      source,
     })
     .execute();
 }
@@ -141,7 +164,16 @@ async function insertRevision(db: Kysely<Database>, row: WorkflowRow): Promise<v
  * trip where a transaction took four, on the path every `POST /workflows/Add` takes.
  */
 const insertWithRevision = preparedQuery(
-  (db, values: { id: string; projectId: string; name: string; definition: string }) =>
+  (
+    db,
+    values: {
+      id: string;
+      projectId: string;
+      name: string;
+      definition: string;
+      source: string | null;
+    },
+  ) =>
     db
       .with('added', (db) =>
         db
@@ -159,9 +191,18 @@ const insertWithRevision = preparedQuery(
       .with('kept', (db) =>
         db
           .insertInto('workflowRevision')
-          .columns(['workflowId', 'revision', 'name', 'definition', 'createdAt'])
+          .columns(['workflowId', 'revision', 'name', 'definition', 'createdAt', 'source'])
           .expression(
-            db.selectFrom('added').select(['id', 'revision', 'name', 'definition', 'modifiedDate']),
+            db
+              .selectFrom('added')
+              .select([
+                'id',
+                'revision',
+                'name',
+                'definition',
+                'modifiedDate',
+                sql<string | null>`${values.source}::text`.as('source'),
+              ]),
           ),
       )
       .selectFrom('added')
@@ -174,7 +215,7 @@ const insertWithRevision = preparedQuery(
  */
 export async function insert(
   db: Kysely<Database>,
-  input: WorkflowInput & { projectId?: string },
+  input: WorkflowInput & RevisionSource & { projectId?: string },
 ): Promise<WorkflowRow> {
   const projectId = input.projectId ?? (await defaultProjectId(db));
   const [row] = await translateConstraintErrors(
@@ -184,6 +225,7 @@ export async function insert(
         projectId,
         name: input.name,
         definition: input.definition,
+        source: input.source ?? null,
       }),
     { unique: duplicateName(input.name) },
   );
@@ -197,7 +239,7 @@ export async function insert(
 export async function update(
   db: Kysely<Database>,
   id: string,
-  input: WorkflowInput,
+  { source = null, ...input }: WorkflowInput & RevisionSource,
 ): Promise<WorkflowRow | undefined> {
   if (!isUuid(id)) return undefined;
   return inTransaction(db, async (trx) => {
@@ -215,13 +257,16 @@ export async function update(
           .executeTakeFirst(),
       { unique: duplicateName(input.name) },
     );
-    if (row) await insertRevision(trx, row);
+    if (row) await insertRevision(trx, row, source);
     return row;
   });
 }
 
 /** A revision as listed: everything but the definition text. */
-export type RevisionSummary = Pick<WorkflowRevisionRow, 'revision' | 'name' | 'createdAt'>;
+export type RevisionSummary = Pick<
+  WorkflowRevisionRow,
+  'revision' | 'name' | 'createdAt' | 'source'
+>;
 
 /** A workflow's revisions, newest first; one page of them when `page` is given. */
 export async function listRevisions(
@@ -232,7 +277,7 @@ export async function listRevisions(
   return paginate(
     db
       .selectFrom('workflowRevision')
-      .select(['revision', 'name', 'createdAt'])
+      .select(['revision', 'name', 'createdAt', 'source'])
       .where('workflowId', '=', workflowId)
       .orderBy('revision', 'desc'),
     page,

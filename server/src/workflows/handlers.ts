@@ -1,4 +1,3 @@
-import * as executionRepository from '#store/execution-repository.js';
 import * as pluginRepository from '#store/plugin-repository.js';
 import type { StoredDefinition, WorkflowSummary } from '#store/workflow-repository.js';
 import type { WorkflowRow } from '#store/tables.js';
@@ -6,18 +5,24 @@ import * as workflowRepository from '#store/workflow-repository.js';
 import * as triggerRepository from '#store/trigger-repository.js';
 import { typedDefinitionSchema } from '#definition/typed-schema.js';
 import type { WorkflowDefinition } from '#definition/types.js';
-import { Conflict, Invalid, NotFound } from '#definition/errors.js';
-import {
-  deleteTriggerSchedule,
-  syncTriggerSchedule,
-  projectClient,
-} from '#application/triggers/schedules.js';
+import { Invalid, NotFound } from '#definition/errors.js';
+import { syncTriggerSchedule } from '#application/triggers/schedules.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
 import { listReply, requestedPage } from '../lists.js';
 import { validateWorkflowDefinition } from '#application/workflows/validate-definition.js';
 import { acceptedBreaks, checkInterfaceChange } from '#application/workflows/interface-check.js';
+import {
+  assertNoActiveExecutions,
+  removeWorkflow,
+} from '#application/workflows/remove-workflow.js';
+import {
+  applyWorkflows,
+  type ApplyAction,
+  type AppliedWorkflow,
+} from '#application/workflows/apply-workflows.js';
+import { noteAudit } from '../audit/operations.js';
 import type { RequestProject } from '../projects/request-project.js';
 
 /** 404 for a workflow id that names nothing; shared with the triggers area. */
@@ -115,6 +120,19 @@ async function addWorkflow({
   };
 }
 
+const counted = (workflows: readonly AppliedWorkflow[], action: ApplyAction) =>
+  workflows.filter((workflow) => workflow.action === action).length;
+
+/** The apply's outcome in one sentence: `Applied: 1 created, 2 updated, 3 unchanged, 0 deleted.` */
+function applySummary(workflows: readonly AppliedWorkflow[], dryRun: boolean): string {
+  const verbs = dryRun
+    ? ['to create', 'to update', 'unchanged', 'to delete']
+    : ['created', 'updated', 'unchanged', 'deleted'];
+  const actions: ApplyAction[] = ['created', 'updated', 'unchanged', 'deleted'];
+  const counts = actions.map((action, at) => `${counted(workflows, action)} ${verbs[at]}`);
+  return `${dryRun ? 'Dry run' : 'Applied'}: ${counts.join(', ')}.`;
+}
+
 /** `/workflows`: stored workflow definitions. */
 export const workflowHandlers = {
   listWorkflows: async ({ deps, project, query }) =>
@@ -143,6 +161,7 @@ export const workflowHandlers = {
       name: row.name,
       createdAt: row.createdAt.toISOString(),
       current: row.revision === workflow.revision,
+      source: row.source,
     }));
   },
 
@@ -158,12 +177,44 @@ export const workflowHandlers = {
         workflow: row.definition,
         createdAt: row.createdAt.toISOString(),
         current: row.revision === workflow.revision,
+        source: row.source,
       },
     };
   },
 
   addWorkflow,
   createWorkflow: addWorkflow,
+
+  /** The audit entry names each workflow the apply stored or deleted, by action and name. */
+  applyWorkflows: async ({ deps, project, body, req }) => {
+    const dryRun = body.dryRun === true;
+    const { workflows, accepted } = await applyWorkflows(
+      { db: deps.db, temporal: deps.temporal, config: deps.config, plugins: deps.installedPlugins },
+      {
+        project,
+        definitions: body.workflows.map(({ definition }) => definitionText(definition)),
+        ...(body.source === undefined ? {} : { source: body.source }),
+        dryRun,
+        prune: body.prune === true,
+        acceptBreaking: body.acceptBreaking === true,
+      },
+    );
+    if (!dryRun) {
+      const changed = workflows.filter(({ action, id }) => action !== 'unchanged' && id !== null);
+      noteAudit(req, {
+        targets: Object.fromEntries(
+          changed.map(({ action, name, id }) => [`${action} ${name}`, id!]),
+        ),
+      });
+    }
+    return {
+      data: { dryRun, workflows },
+      messages: [
+        applySummary(workflows, dryRun),
+        ...accepted.map(({ name, breaks }) => `Workflow "${name}": ${acceptedBreaks(breaks)}`),
+      ],
+    };
+  },
 
   /**
    * Public, without the envelope: the schema itself, for editors. Built on each request (well
@@ -226,19 +277,10 @@ export const workflowHandlers = {
    */
   deleteWorkflow: async ({ deps, project, params }) => {
     const row = await findWorkflow(deps, project, params.workflowId);
-    if (await executionRepository.hasActiveExecutions(deps.db, row.id)) {
-      throw new Conflict(
-        `Workflow "${row.name}" has executions in progress; cancel them or wait until they finish.`,
-      );
-    }
+    await assertNoActiveExecutions(deps.db, row);
     await deps.db.transaction().execute(async (trx) => {
-      const triggers = await triggerRepository.listByWorkflow(trx, row.id);
-      if (!(await workflowRepository.remove(trx, row.id))) throw workflowNotFound(row.id);
-      for (const trigger of triggers.filter((t) => t.type === 'TimeBased')) {
-        await deleteTriggerSchedule(
-          projectClient(deps.temporal, deps.config, project.name),
-          trigger.id,
-        );
+      if (!(await removeWorkflow(trx, deps.temporal, deps.config, project.name, row.id))) {
+        throw workflowNotFound(row.id);
       }
     });
     return confirmation(`Workflow "${row.name}" was deleted.`);

@@ -24,6 +24,8 @@ export interface WorkflowRevisionTable {
   /** The definition exactly as the client sent it. */
   definition: string;
   createdAt: CreatedAt;
+  /** Where the definition came from, as `apply` was told (a Git commit); null otherwise. */
+  source: ColumnType<string | null, string | null | undefined, never>;
 }
 export type TriggerType = 'Manual' | 'TimeBased' | 'Webhook';
 export interface WorkflowTriggerTable {
