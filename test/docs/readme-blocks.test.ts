@@ -46,6 +46,7 @@ const walkThroughs = [
 /** The blocks of those sections that are not run: their heading, and the reason their marker gives. */
 const skips = [
   'Approvals that carry data and reach people: needs the PayInvoice workflow and a user treasurer',
+  'Workflows as code: runs the trellis CLI (signed in as under "Command line") in a Git repository; test/cli/apply.test.ts runs the same',
 ];
 
 const readme = path.join(import.meta.dirname, '../../README.md');
