@@ -23,14 +23,14 @@ import re, sys
 import xml.etree.ElementTree as ET
 
 # What no schema can state (README, "Contract guarantees"), by the message the server gives:
-# values checked against a schema the instance holds (a definition against the installed plugins
-# and its own graph, a configuration's settings against its plugin's, inputs against what the
-# workflow or the approval's form declares); a NUL nested in free-form JSON (inputs, a webhook's
+# values checked against a schema the instance holds (a definition, alone or in an apply's list,
+# against the installed plugins the project allows and its own graph, a configuration's settings
+# against its plugin's, inputs against what the workflow or the approval's form declares); a NUL nested in free-form JSON (inputs, a webhook's
 # body), which the document states for strings and an object's own keys only; a body id that
 # must equal the path's; paging by `after` and `page` at once, or after an id the list does not
 # hold; a time range whose `from` is not before its `to`.
 UNSTATABLE = re.compile(
-    r"body\.(definition|specifications|inputs)\b"
+    r"body\.(workflows\[\d+\]\.)?(definition|specifications|inputs)\b"
     r"|body\.\w+: must equal the \w+ in the path"
     r"|query\.after: (cannot be combined with page|must be the id of)"
     r"|query\.from: must be before"
