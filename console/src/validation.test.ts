@@ -31,10 +31,17 @@ describe('definitionChecker', () => {
 
   it('says where the JSON breaks', () => {
     expect(check('{\n  "name": "x",\n  "tasks": [\n}')).toEqual([
-      { path: '', message: 'Not valid JSON: value expected.', line: 4, column: 1 },
+      {
+        path: '',
+        message: 'Not valid JSON: value expected.',
+        line: 4,
+        column: 1,
+        from: 30,
+        to: 31,
+      },
     ]);
     expect(check('[]')).toEqual([
-      { path: '', message: 'A definition is a JSON object.', line: 1, column: 1 },
+      { path: '', message: 'A definition is a JSON object.', line: 1, column: 1, from: 0, to: 2 },
     ]);
   });
 
@@ -84,6 +91,8 @@ describe('definitionChecker', () => {
         message: "given twice, as 'name' and 'Name' (keys are case-insensitive)",
         line: 2,
         column: 3,
+        from: source.indexOf('"x"'),
+        to: source.indexOf('"x"') + 3,
       },
     ]);
   });
@@ -147,7 +156,47 @@ describe('definitionChecker', () => {
       ),
     ).toEqual([
       'Tasks[0].Parameters: needs "url"',
-      'Tasks[0].Parameters.URL: is not a known property',
+      "Tasks[0].Parameters.URL: unknown parameter 'URL' of Net/Http (did you mean 'url'?)",
     ]);
+  });
+
+  describe('with the plugins a server installed', () => {
+    const delay = {
+      type: 'Flow/Delay',
+      version: '1.0.0',
+      parametersSchema: {
+        type: 'object',
+        required: ['milliseconds'],
+        additionalProperties: false,
+        properties: { milliseconds: { type: 'integer', description: 'How long to wait.' } },
+      },
+    };
+    const log = { ...delay, type: 'Flow/Log', parametersSchema: { type: 'object' } };
+    const checkServed = definitionChecker(typedDefinitionSchema([delay, log]));
+    const said = (source: string) =>
+      checkServed(source).map(({ path, message }) => `${path}: ${message}`);
+
+    it('says a plugin is not installed, with the installed one it may mean, at its name', () => {
+      const source = text({ name: 'x', tasks: [{ name: 'A', type: { plugin: 'Flow/Lgo' } }] });
+      const problems = checkServed(source);
+      expect(said(source)).toEqual([
+        "tasks[0].type.plugin: unknown plugin 'Flow/Lgo' (did you mean 'Flow/Log'?)",
+      ]);
+      expect(source.slice(problems[0]?.from, problems[0]?.to)).toBe('"Flow/Lgo"');
+      expect(
+        said(text({ name: 'x', tasks: [{ name: 'A', type: { plugin: 'flow/log' } }] })),
+      ).toEqual([]);
+    });
+
+    it('names an unknown parameter with its plugin and the parameter it may mean', () => {
+      const source = text({
+        name: 'x',
+        tasks: [{ name: 'A', type: { plugin: 'Flow/Delay' }, parameters: { milisecond: 5 } }],
+      });
+      expect(said(source)).toEqual([
+        'tasks[0].parameters: needs "milliseconds"',
+        "tasks[0].parameters.milisecond: unknown parameter 'milisecond' of Flow/Delay (did you mean 'milliseconds'?)",
+      ]);
+    });
   });
 });
