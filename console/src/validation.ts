@@ -323,12 +323,34 @@ function deepestNode(tree: Node, segments: readonly PathSegment[]): Node {
   return tree;
 }
 
-/** The span of the text at `segments` (the deepest part of it the text has), for an editor. */
-export function spanAt(text: string, segments: PathSegment[]): { from: number; to: number } {
+/**
+ * A problem the server found, placed in the text by its path (`tasks[0].type`, or under the
+ * request's `body.definition`), as far as the text has it; unplaced without a path.
+ */
+export function placedProblem(text: string, path: string | undefined, message: string): Problem {
   const tree = parseTree(text);
-  if (tree === undefined) return { from: 0, to: 0 };
-  const { from, to } = locate(text, tree, segments);
-  return { from, to };
+  const segments = path === undefined ? null : pathSegments(path);
+  if (tree === undefined || segments === null) {
+    return { path: '', message, line: null, column: null, from: 0, to: 0 };
+  }
+  return { path: formatPath(segments), message, ...locate(text, tree, segments) };
+}
+
+/** `body.definition.tasks[0]["a.b"]` → `['tasks', 0, 'a.b']`; null when it is no such path. */
+function pathSegments(path: string): PathSegment[] | null {
+  const segments: PathSegment[] = [];
+  const part = /\.?([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  while (part.lastIndex < path.length) {
+    const match = part.exec(path);
+    if (match === null) return null;
+    const [, name, index, quoted] = match;
+    segments.push(
+      name ?? (index !== undefined ? Number(index) : (JSON.parse(quoted ?? '""') as string)),
+    );
+  }
+  const [first, second] = segments;
+  if (first === 'body' && second === 'definition') return segments.slice(2);
+  return first === 'definition' ? segments.slice(1) : segments;
 }
 
 function position(text: string, offset: number): { line: number; column: number } {

@@ -140,7 +140,7 @@ describe('the console', () => {
     // A change is a new revision; the earlier one can still be drawn.
     await page.getByRole('link', { name: 'Edit definition' }).click();
     await editor.waitFor();
-    await expect(editor.inputValue()).resolves.toContain('"Greet them?"');
+    await editor.getByText('"Greet them?"').waitFor();
     await editor.fill(definition('Wait').replace('then greets.', 'then greets them.'));
     await problemsBox.getByText('No problems found.').waitFor();
     await page.getByRole('button', { name: 'Save changes' }).click();

@@ -1,0 +1,140 @@
+/**
+ * CodeMirror 6 in Preact: a JSON editor whose text is the page's state (typing calls `onChange`;
+ * a new `value` replaces the text), with the page's problems as diagnostics (underlined, in the
+ * gutter, and in the lint panel: Ctrl-Shift-M, F8 to the next), and a read-only side-by-side
+ * comparison of two texts.
+ *
+ * Each is mounted in a shadow root: CodeMirror writes its styles at run time, which the console's
+ * Content-Security-Policy (`style-src 'self'`) refuses as a `<style>` element in the page but
+ * allows as a shadow root's constructed style sheet. The page's CSS reaches in only through
+ * custom properties (`--editor-height`).
+ */
+import { json } from '@codemirror/lang-json';
+import { MergeView } from '@codemirror/merge';
+import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
+import { EditorState, type Extension } from '@codemirror/state';
+import { EditorView } from '@codemirror/view';
+import { basicSetup } from 'codemirror';
+import { useEffect, useRef } from 'preact/hooks';
+
+export type { Diagnostic };
+
+interface CodeEditorProps {
+  value: string;
+  onChange: (text: string) => void;
+  /** The accessible name of the editable text. */
+  label: string;
+  diagnostics: readonly Diagnostic[];
+  /** Completion, hover help: fixed when the editor is made. */
+  extensions?: Extension[];
+  /** Receives the editor view, to move its cursor. */
+  viewRef?: { current: EditorView | null };
+}
+
+export function CodeEditor({
+  value,
+  onChange,
+  label,
+  diagnostics,
+  extensions = [],
+  viewRef,
+}: CodeEditorProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const changed = useRef(onChange);
+  changed.current = onChange;
+
+  useEffect(() => {
+    if (!host.current) return;
+    const editor = new EditorView({
+      ...shadowMount(host.current),
+      state: EditorState.create({
+        doc: value,
+        extensions: [
+          basicSetup,
+          json(),
+          lintGutter(),
+          look,
+          EditorView.contentAttributes.of({ 'aria-label': label }),
+          EditorView.updateListener.of((update) => {
+            if (update.docChanged) changed.current(update.state.doc.toString());
+          }),
+          ...extensions,
+        ],
+      }),
+    });
+    view.current = editor;
+    if (viewRef) viewRef.current = editor;
+    return () => {
+      editor.destroy();
+      view.current = null;
+      if (viewRef) viewRef.current = null;
+    };
+    // Made once; the text and the diagnostics follow in the effects below.
+  }, []);
+
+  useEffect(() => {
+    const editor = view.current;
+    if (!editor || editor.state.doc.toString() === value) return;
+    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+  }, [value]);
+
+  useEffect(() => {
+    const editor = view.current;
+    if (editor) editor.dispatch(setDiagnostics(editor.state, [...diagnostics]));
+  }, [diagnostics]);
+
+  return <div class="code-editor" ref={host} />;
+}
+
+interface TextComparisonProps {
+  before: string;
+  after: string;
+  beforeLabel: string;
+  afterLabel: string;
+}
+
+/** Two texts side by side, their changes marked; neither can be edited. */
+export function TextComparison({ before, after, beforeLabel, afterLabel }: TextComparisonProps) {
+  const host = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!host.current) return;
+    const side = (doc: string, label: string) => ({
+      doc,
+      extensions: [
+        basicSetup,
+        json(),
+        look,
+        EditorState.readOnly.of(true),
+        EditorView.editable.of(false),
+        EditorView.contentAttributes.of({ 'aria-label': label }),
+      ],
+    });
+    const merge = new MergeView({
+      a: side(before, beforeLabel),
+      b: side(after, afterLabel),
+      ...shadowMount(host.current),
+      collapseUnchanged: { margin: 3, minSize: 6 },
+    });
+    return () => merge.destroy();
+  }, [before, after, beforeLabel, afterLabel]);
+  return <div class="text-comparison" ref={host} />;
+}
+
+/** An empty element in `host`'s shadow root (made at the first call) and that root. */
+function shadowMount(host: HTMLElement): { parent: HTMLElement; root: ShadowRoot } {
+  const root = host.shadowRoot ?? host.attachShadow({ mode: 'open' });
+  const parent = document.createElement('div');
+  root.replaceChildren(parent);
+  return { parent, root };
+}
+
+const look = EditorView.theme({
+  '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
+  '&.cm-focused': { outline: '2px solid var(--focus)' },
+  '.cm-scroller': {
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+    lineHeight: '1.45',
+  },
+  '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
+});
