@@ -43,6 +43,9 @@ export function CodeEditor({
   const view = useRef<EditorView | null>(null);
   const changed = useRef(onChange);
   changed.current = onChange;
+  // Texts the editor reported since the page's state last caught up with it: a render may come
+  // with one of these after more was typed, and must not put it back.
+  const reported = useRef(new Set<string>());
 
   useEffect(() => {
     if (!host.current) return;
@@ -57,7 +60,10 @@ export function CodeEditor({
           look,
           EditorView.contentAttributes.of({ 'aria-label': label }),
           EditorView.updateListener.of((update) => {
-            if (update.docChanged) changed.current(update.state.doc.toString());
+            if (!update.docChanged) return;
+            const text = update.state.doc.toString();
+            reported.current.add(text);
+            changed.current(text);
           }),
           ...extensions,
         ],
@@ -75,8 +81,11 @@ export function CodeEditor({
 
   useEffect(() => {
     const editor = view.current;
-    if (!editor || editor.state.doc.toString() === value) return;
-    editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+    if (!editor) return;
+    if (editor.state.doc.toString() === value) reported.current.clear();
+    else if (!reported.current.has(value)) {
+      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+    }
   }, [value]);
 
   useEffect(() => {
