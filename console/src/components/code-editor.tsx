@@ -58,7 +58,7 @@ export function CodeEditor({
           json(),
           lintGutter(),
           look,
-          EditorView.contentAttributes.of({ 'aria-label': label }),
+          contentAttributes(label),
           EditorView.updateListener.of((update) => {
             if (!update.docChanged) return;
             const text = update.state.doc.toString();
@@ -116,7 +116,7 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
         look,
         EditorState.readOnly.of(true),
         EditorView.editable.of(false),
-        EditorView.contentAttributes.of({ 'aria-label': label }),
+        contentAttributes(label),
       ],
     });
     const merge = new MergeView({
@@ -137,6 +137,14 @@ function shadowMount(host: HTMLElement): { parent: HTMLElement; root: ShadowRoot
   root.replaceChildren(parent);
   return { parent, root };
 }
+
+/**
+ * The text's name, and a place in the tab order: a content element that is only contenteditable
+ * (or, read-only, not even that) is not counted as focusable, and its scroller would be a region
+ * a keyboard cannot reach (axe's scrollable-region-focusable).
+ */
+const contentAttributes = (label: string) =>
+  EditorView.contentAttributes.of({ 'aria-label': label, tabindex: '0' });
 
 const look = EditorView.theme({
   '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },

@@ -280,7 +280,10 @@ function refusedProblems(text: string, error: unknown): Problem[] {
   if (!(error instanceof TrellisApiError) || error.errors.length === 0) {
     return messagesOf(error).map((message) => placedProblem(text, undefined, message));
   }
-  return error.errors.map((detail) => placedProblem(text, detail.path, detail.message));
+  // The server's messages start with their path, which the list shows on its own.
+  return error.errors.map((detail) =>
+    placedProblem(text, detail.path, detail.message.replace(`${detail.path ?? ''}: `, '')),
+  );
 }
 
 function diagnosticOf(problem: Problem): Diagnostic {
