@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import schema from '../../generated/workflow-definition.schema.json' with { type: 'json' };
 import { typedDefinitionSchema } from '../../core/src/definition/typed-schema.js';
-import { definitionChecker } from './validation.js';
+import { definitionChecker, placedProblem } from './validation.js';
 
 const check = definitionChecker(schema);
 
@@ -198,5 +198,36 @@ describe('definitionChecker', () => {
         "tasks[0].parameters.milisecond: unknown parameter 'milisecond' of Flow/Delay (did you mean 'milliseconds'?)",
       ]);
     });
+  });
+});
+
+describe('placedProblem', () => {
+  const source = text({ name: 'x', tasks: [{ name: 'A', type: 'NoSuchConfiguration' }] });
+  const at = (needle: string) => ({
+    from: source.indexOf(needle),
+    to: source.indexOf(needle) + needle.length,
+  });
+
+  it('places a server’s problem by its path, under the request’s body or not', () => {
+    for (const path of ['tasks[0].type', 'body.definition.tasks[0].type']) {
+      expect(placedProblem(source, path, 'no such configuration')).toEqual({
+        path: 'tasks[0].type',
+        message: 'no such configuration',
+        line: 6,
+        column: 7,
+        ...at('"NoSuchConfiguration"'),
+      });
+    }
+  });
+
+  it('places a path the text lacks at the deepest part it has, and leaves one without a path', () => {
+    expect(placedProblem(source, 'tasks[0]["not here"]', 'm')).toMatchObject({
+      path: 'tasks[0]["not here"]',
+      line: 4,
+      from: source.indexOf('{', 1),
+      to: source.indexOf('{', 1) + 1,
+    });
+    expect(placedProblem(source, undefined, 'm')).toMatchObject({ line: null, from: 0, to: 0 });
+    expect(placedProblem(source, 'tasks[', 'm')).toMatchObject({ line: null });
   });
 });
