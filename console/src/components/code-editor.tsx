@@ -14,7 +14,7 @@ import { MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
-import { basicSetup } from 'codemirror';
+import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
 
 export type { Diagnostic };
@@ -110,10 +110,11 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
     if (!host.current) return;
     const side = (doc: string, label: string) => ({
       doc,
+      // No gutters: measured inside the merge view's own scroller, their lines come out shorter
+      // than the text's.
       extensions: [
-        basicSetup,
+        minimalSetup,
         json(),
-        look,
         EditorState.readOnly.of(true),
         EditorView.editable.of(false),
         contentAttributes(label),
@@ -123,7 +124,7 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
       a: side(before, beforeLabel),
       b: side(after, afterLabel),
       ...shadowMount(host.current),
-      collapseUnchanged: { margin: 3, minSize: 6 },
+      gutter: false,
     });
     return () => merge.destroy();
   }, [before, after, beforeLabel, afterLabel]);
