@@ -9,13 +9,15 @@
  * allows as a shadow root's constructed style sheet. The page's CSS reaches in only through
  * custom properties (`--editor-height`).
  */
-import { json } from '@codemirror/lang-json';
+import type { CompletionSource } from '@codemirror/autocomplete';
+import { json, jsonLanguage } from '@codemirror/lang-json';
 import { MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, type Extension } from '@codemirror/state';
-import { EditorView } from '@codemirror/view';
+import { EditorView, hoverTooltip } from '@codemirror/view';
 import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
+import { completionsAt, helpAt } from '../definition-completion.js';
 
 export type { Diagnostic };
 
@@ -156,3 +158,39 @@ const look = EditorView.theme({
   },
   '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
 });
+
+/** Completion and hover help from the served definition schema. */
+export function definitionAssist(schema: Record<string, unknown>) {
+  const complete: CompletionSource = (context) => {
+    const found = completionsAt(schema, context.state.doc.toString(), context.pos);
+    if (found === null) return null;
+    return {
+      from: found.from,
+      to: found.to,
+      options: found.options.map((option) => ({
+        label: option.label,
+        apply: option.apply,
+        type: option.kind === 'plugin' ? 'enum' : 'property',
+        ...(option.info === '' ? {} : { info: option.info }),
+      })),
+      validFor: /^[\w/.$-]*$/,
+    };
+  };
+  return [
+    jsonLanguage.data.of({ autocomplete: complete }),
+    hoverTooltip((view, pos) => {
+      const help = helpAt(schema, view.state.doc.toString(), pos);
+      if (help === null) return null;
+      return {
+        pos: help.from,
+        end: help.to,
+        create: () => {
+          const dom = document.createElement('div');
+          dom.className = 'definition-help';
+          dom.textContent = help.text;
+          return { dom };
+        },
+      };
+    }),
+  ];
+}

@@ -7,16 +7,14 @@
  * same schema. What only the server can check (configurations, expressions) comes back from the
  * save as its 400 messages, shown the same way until the text changes.
  */
-import type { CompletionSource } from '@codemirror/autocomplete';
-import { jsonLanguage } from '@codemirror/lang-json';
-import { hoverTooltip, type EditorView } from '@codemirror/view';
+import type { EditorView } from '@codemirror/view';
 import { TrellisApiError, type TrellisClient } from '@trellis/sdk';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { CodeEditor, TextComparison, type Diagnostic } from '../components/code-editor.js';
+import type * as CodeEditorModule from '../components/code-editor.js';
+import type { Diagnostic } from '../components/code-editor.js';
 import { Loading, messagesOf, useLoad } from '../components/common.js';
 import { DagView } from '../components/dag-view.js';
 import { parseDefinitionText } from '../definition.js';
-import { completionsAt, helpAt } from '../definition-completion.js';
 import { Link, navigate } from '../router.js';
 import { definitionChecker, placedProblem, type Problem } from '../validation.js';
 
@@ -49,16 +47,19 @@ export function EditorPage({
     const stored = workflowId
       ? await client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } })
       : null;
-    return { schema, stored };
+    // CodeMirror is most of the console's code: loaded when an editor is opened.
+    const codeEditor = await import('../components/code-editor.js');
+    return { schema, stored, codeEditor };
   }, [workflowId]);
   return (
     <main id="main">
       <Loading loaded={loaded}>
-        {({ schema, stored }) => (
+        {({ schema, stored, codeEditor }) => (
           <Editor
             client={client}
             workflowId={workflowId}
             schema={schema}
+            codeEditor={codeEditor}
             initial={stored ? stored.workflow : starter}
             saved={stored ? stored.workflow : null}
             title={stored ? `Edit ${stored.name}` : 'New workflow'}
@@ -73,15 +74,18 @@ interface EditorProps {
   client: TrellisClient;
   workflowId: string | null;
   schema: Record<string, unknown>;
+  /** The CodeMirror components, loaded with the page. */
+  codeEditor: typeof CodeEditorModule;
   initial: string;
   /** The stored definition, to compare the text with; null for a new workflow. */
   saved: string | null;
   title: string;
 }
 
-function Editor({ client, workflowId, schema, initial, saved, title }: EditorProps) {
+function Editor({ client, workflowId, schema, codeEditor, initial, saved, title }: EditorProps) {
+  const { CodeEditor, TextComparison, definitionAssist } = codeEditor;
   const check = useMemo(() => definitionChecker(schema), [schema]);
-  const assist = useMemo(() => definitionAssist(schema), [schema]);
+  const assist = useMemo(() => definitionAssist(schema), [schema, definitionAssist]);
   const [text, setText] = useState(initial);
   const [checked, setChecked] = useState(() => ({ text: initial, problems: check(initial) }));
   // What the server refused, for the text it refused: said until the text changes.
@@ -293,40 +297,4 @@ function diagnosticOf(problem: Problem): Diagnostic {
     severity: 'error',
     message: problem.path ? `${problem.path}: ${problem.message}` : problem.message,
   };
-}
-
-/** Completion and hover help from the served definition schema. */
-function definitionAssist(schema: Record<string, unknown>) {
-  const complete: CompletionSource = (context) => {
-    const found = completionsAt(schema, context.state.doc.toString(), context.pos);
-    if (found === null) return null;
-    return {
-      from: found.from,
-      to: found.to,
-      options: found.options.map((option) => ({
-        label: option.label,
-        apply: option.apply,
-        type: option.kind === 'plugin' ? 'enum' : 'property',
-        ...(option.info === '' ? {} : { info: option.info }),
-      })),
-      validFor: /^[\w/.$-]*$/,
-    };
-  };
-  return [
-    jsonLanguage.data.of({ autocomplete: complete }),
-    hoverTooltip((view, pos) => {
-      const help = helpAt(schema, view.state.doc.toString(), pos);
-      if (help === null) return null;
-      return {
-        pos: help.from,
-        end: help.to,
-        create: () => {
-          const dom = document.createElement('div');
-          dom.className = 'definition-help';
-          dom.textContent = help.text;
-          return { dom };
-        },
-      };
-    }),
-  ];
 }
