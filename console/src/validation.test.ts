@@ -91,8 +91,8 @@ describe('definitionChecker', () => {
         message: "given twice, as 'name' and 'Name' (keys are case-insensitive)",
         line: 2,
         column: 3,
-        from: source.indexOf('"x"'),
-        to: source.indexOf('"x"') + 3,
+        from: source.indexOf('"name"'),
+        to: source.indexOf('"name"') + 6,
       },
     ]);
   });
@@ -193,6 +193,8 @@ describe('definitionChecker', () => {
         name: 'x',
         tasks: [{ name: 'A', type: { plugin: 'Flow/Delay' }, parameters: { milisecond: 5 } }],
       });
+      const unknown = checkServed(source).find((problem) => problem.message.startsWith('unknown'));
+      expect(source.slice(unknown?.from, unknown?.to)).toBe('"milisecond"');
       expect(said(source)).toEqual([
         'tasks[0].parameters: needs "milliseconds"',
         "tasks[0].parameters.milisecond: unknown parameter 'milisecond' of Flow/Delay (did you mean 'milliseconds'?)",

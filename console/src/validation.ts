@@ -89,22 +89,25 @@ export function definitionChecker(schema: Json): (text: string) => Problem[] {
       ];
     }
     const canonical = canonicalizeKeys(value, schema);
-    const located = (segments: readonly PathSegment[], message: string): Problem => {
+    const located = ({ segments, message, about }: SchemaProblem): Problem => {
       const written = writtenPath(canonical.writtenAs, segments);
-      return { path: formatPath(written), message, ...locate(text, tree, written) };
+      return { path: formatPath(written), message, ...locate(text, tree, written, about) };
     };
     const style = { ...DEFINITION_MESSAGES, knownKeysAt: canonical.knownKeysAt };
     const unknownKeyMessage = (segments: PathSegment[]) =>
       unknownParameterProblem(schema, canonical.value, segments) ??
       unknownKeyProblem(segments, style);
-    const problems = canonical.problems.map(({ path, problem }) => located(path, problem));
-    for (const { segments, message } of [
+    // A key given twice is about the key.
+    return [
+      ...canonical.problems.map(({ path, problem }): SchemaProblem => ({
+        segments: [...path],
+        message: problem,
+        about: 'key',
+      })),
       ...schemaProblems(validator.validate(canonical.value).errors, unknownKeyMessage),
       ...pluginProblems(schema, canonical.value as Json),
       ...graphProblems(canonical.value as Json),
-    ])
-      problems.push(located(segments, message));
-    return problems;
+    ].map(located);
   };
 }
 
@@ -132,6 +135,8 @@ const wrappers = new Set([
 interface SchemaProblem {
   segments: PathSegment[];
   message: string;
+  /** Underline the key at `segments` (a key not allowed) rather than its value; default value. */
+  about?: 'key' | 'value';
 }
 
 function schemaProblems(
@@ -151,6 +156,7 @@ function schemaProblems(
   for (const error of errors) {
     const segments = locationSegments(error.instanceLocation);
     let message: string | null;
+    let about: 'key' | 'value' = 'value';
     if (unknownKey(error)) {
       // A known key whose value failed counts as unevaluated too; its own failure says more, so
       // it alone is said.
@@ -160,12 +166,13 @@ function schemaProblems(
       );
       if (failed) continue;
       message = unknownKeyMessage(segments);
+      about = 'key';
     } else if (wrappers.has(error.keyword)) {
       continue;
     } else {
       message = describeError(error);
     }
-    problems.set(`${error.instanceLocation} ${message}`, { segments, message });
+    problems.set(`${error.instanceLocation} ${message}`, { segments, message, about });
   }
   return [...problems.values()];
 }
@@ -297,20 +304,26 @@ function graphProblems(value: Json): SchemaProblem[] {
 
 /**
  * Where the deepest part of `segments` the text has is: the line and column of its key (where
- * people look) and the span to underline, the value unless it is an object or array (then its
- * key, or its first character).
+ * people look) and the span to underline: the key when the problem is `about` it, else the value
+ * unless it is an object or array (then its key, or its first character).
  */
 function locate(
   text: string,
   tree: Node,
   segments: PathSegment[],
+  about: 'key' | 'value' = 'value',
 ): { line: number; column: number; from: number; to: number } {
   const node = deepestNode(tree, segments);
   const key = node.parent?.type === 'property' ? node.parent.children?.[0] : undefined;
   const isValue = key !== undefined && key !== node;
   const start = isValue ? (node.parent?.offset ?? node.offset) : node.offset;
   const compound = node.type === 'object' || node.type === 'array';
-  const span = compound ? (isValue ? key : { offset: node.offset, length: 1 }) : node;
+  const span =
+    isValue && (about === 'key' || compound)
+      ? key
+      : compound
+        ? { offset: node.offset, length: 1 }
+        : node;
   return { ...position(text, start), from: span.offset, to: span.offset + span.length };
 }
 
