@@ -158,6 +158,14 @@ describe('the console', () => {
     await revisions.getByRole('button', { name: 'Show revision 1' }).click();
     await revisions.getByRole('heading', { name: 'Revision 1' }).waitFor();
     expect(await revisions.locator('g.node').count()).toBe(4);
+    // Beside it, its changes to the current revision: the description's line.
+    const changed = revisions.locator('.cm-changedLine');
+    await changed.first().waitFor();
+    await expect(changed.allTextContents()).resolves.toEqual([
+      expect.stringContaining('then greets."'),
+      expect.stringContaining('then greets them."'),
+    ]);
+    await record(page, 'revision-changes');
 
     // The run form, from the declared inputs: a required one is checked before sending.
     await page.getByRole('button', { name: 'Start run' }).click();
