@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import schema from '../../generated/workflow-definition.schema.json' with { type: 'json' };
 import { typedDefinitionSchema } from '../../core/src/definition/typed-schema.js';
-import { definitionChecker } from './validation.js';
+import { definitionChecker, placedProblem } from './validation.js';
 
 const check = definitionChecker(schema);
 
@@ -31,10 +31,17 @@ describe('definitionChecker', () => {
 
   it('says where the JSON breaks', () => {
     expect(check('{\n  "name": "x",\n  "tasks": [\n}')).toEqual([
-      { path: '', message: 'Not valid JSON: value expected.', line: 4, column: 1 },
+      {
+        path: '',
+        message: 'Not valid JSON: value expected.',
+        line: 4,
+        column: 1,
+        from: 30,
+        to: 31,
+      },
     ]);
     expect(check('[]')).toEqual([
-      { path: '', message: 'A definition is a JSON object.', line: 1, column: 1 },
+      { path: '', message: 'A definition is a JSON object.', line: 1, column: 1, from: 0, to: 2 },
     ]);
   });
 
@@ -84,6 +91,8 @@ describe('definitionChecker', () => {
         message: "given twice, as 'name' and 'Name' (keys are case-insensitive)",
         line: 2,
         column: 3,
+        from: source.indexOf('"name"'),
+        to: source.indexOf('"name"') + 6,
       },
     ]);
   });
@@ -147,7 +156,80 @@ describe('definitionChecker', () => {
       ),
     ).toEqual([
       'Tasks[0].Parameters: needs "url"',
-      'Tasks[0].Parameters.URL: is not a known property',
+      "Tasks[0].Parameters.URL: unknown parameter 'URL' of Net/Http (did you mean 'url'?)",
     ]);
+  });
+
+  describe('with the plugins a server installed', () => {
+    const delay = {
+      type: 'Flow/Delay',
+      version: '1.0.0',
+      parametersSchema: {
+        type: 'object',
+        required: ['milliseconds'],
+        additionalProperties: false,
+        properties: { milliseconds: { type: 'integer', description: 'How long to wait.' } },
+      },
+    };
+    const log = { ...delay, type: 'Flow/Log', parametersSchema: { type: 'object' } };
+    const checkServed = definitionChecker(typedDefinitionSchema([delay, log]));
+    const said = (source: string) =>
+      checkServed(source).map(({ path, message }) => `${path}: ${message}`);
+
+    it('says a plugin is not installed, with the installed one it may mean, at its name', () => {
+      const source = text({ name: 'x', tasks: [{ name: 'A', type: { plugin: 'Flow/Lgo' } }] });
+      const problems = checkServed(source);
+      expect(said(source)).toEqual([
+        "tasks[0].type.plugin: unknown plugin 'Flow/Lgo' (did you mean 'Flow/Log'?)",
+      ]);
+      expect(source.slice(problems[0]?.from, problems[0]?.to)).toBe('"Flow/Lgo"');
+      expect(
+        said(text({ name: 'x', tasks: [{ name: 'A', type: { plugin: 'flow/log' } }] })),
+      ).toEqual([]);
+    });
+
+    it('names an unknown parameter with its plugin and the parameter it may mean', () => {
+      const source = text({
+        name: 'x',
+        tasks: [{ name: 'A', type: { plugin: 'Flow/Delay' }, parameters: { milisecond: 5 } }],
+      });
+      const unknown = checkServed(source).find((problem) => problem.message.startsWith('unknown'));
+      expect(source.slice(unknown?.from, unknown?.to)).toBe('"milisecond"');
+      expect(said(source)).toEqual([
+        'tasks[0].parameters: needs "milliseconds"',
+        "tasks[0].parameters.milisecond: unknown parameter 'milisecond' of Flow/Delay (did you mean 'milliseconds'?)",
+      ]);
+    });
+  });
+});
+
+describe('placedProblem', () => {
+  const source = text({ name: 'x', tasks: [{ name: 'A', type: 'NoSuchConfiguration' }] });
+  const at = (needle: string) => ({
+    from: source.indexOf(needle),
+    to: source.indexOf(needle) + needle.length,
+  });
+
+  it('places a server’s problem by its path, under the request’s body or not', () => {
+    for (const path of ['tasks[0].type', 'body.definition.tasks[0].type']) {
+      expect(placedProblem(source, path, 'no such configuration')).toEqual({
+        path: 'tasks[0].type',
+        message: 'no such configuration',
+        line: 6,
+        column: 7,
+        ...at('"NoSuchConfiguration"'),
+      });
+    }
+  });
+
+  it('places a path the text lacks at the deepest part it has, and leaves one without a path', () => {
+    expect(placedProblem(source, 'tasks[0]["not here"]', 'm')).toMatchObject({
+      path: 'tasks[0]["not here"]',
+      line: 4,
+      from: source.indexOf('{', 1),
+      to: source.indexOf('{', 1) + 1,
+    });
+    expect(placedProblem(source, undefined, 'm')).toMatchObject({ line: null, from: 0, to: 0 });
+    expect(placedProblem(source, 'tasks[', 'm')).toMatchObject({ line: null });
   });
 });

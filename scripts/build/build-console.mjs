@@ -82,6 +82,8 @@ async function buildUnlocked(say) {
       tsconfig: 'console/tsconfig.json',
       bundle: true,
       format: 'esm',
+      // Pages that import a large library on demand (the editor's CodeMirror) get chunks of their own.
+      splitting: true,
       platform: 'browser',
       target: ['es2022', 'chrome111', 'firefox115', 'safari16'],
       minify: true,
@@ -93,7 +95,8 @@ async function buildUnlocked(say) {
       logLevel: 'silent',
     });
     const outputs = Object.entries(result.metafile.outputs);
-    const [script, main] = outputs.find(([, output]) => output.entryPoint !== undefined) ?? [];
+    const [script, main] =
+      outputs.find(([, output]) => output.entryPoint === 'console/src/main.tsx') ?? [];
     if (!script || !main?.cssBundle) throw new Error('build: esbuild wrote no console bundle');
     const favicon = await hashedCopy(path.join(consoleRoot, 'src', 'favicon.svg'), staging);
     const template = await readFile(path.join(consoleRoot, 'src', 'index.html'), 'utf8');

@@ -45,9 +45,9 @@ describe('a breaking change in the console’s editor', () => {
     await problemsBox.getByText('(the server refused to save)').waitFor();
     await expect(problemsBox.locator('li').allTextContents()).resolves.toEqual([
       expect.stringMatching(
-        /^inputs\.amount: changes type from number to integer, so 1 known caller fails/,
+        /^Line 4 inputs\.amount changes type from number to integer, so 1 known caller fails/,
       ),
-      `inputs.amount: task 'Charge' of workflow "${caller}" gives it 2.5`,
+      `Line 4 inputs.amount task 'Charge' of workflow "${caller}" gives it 2.5`,
     ]);
     await record(page, 'editor-breaking-change');
     const stored = await trellis.admin.GET('/workflows/{workflowId}', {

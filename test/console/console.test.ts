@@ -140,7 +140,8 @@ describe('the console', () => {
     // A change is a new revision; the earlier one can still be drawn.
     await page.getByRole('link', { name: 'Edit definition' }).click();
     await editor.waitFor();
-    await expect(editor.inputValue()).resolves.toContain('"Greet them?"');
+    // The stored text (its first lines: the editor draws only what is in view).
+    await editor.getByText(`"${workflowName}"`).waitFor();
     await editor.fill(definition('Wait').replace('then greets.', 'then greets them.'));
     await problemsBox.getByText('No problems found.').waitFor();
     await page.getByRole('button', { name: 'Save changes' }).click();
@@ -157,6 +158,14 @@ describe('the console', () => {
     await revisions.getByRole('button', { name: 'Show revision 1' }).click();
     await revisions.getByRole('heading', { name: 'Revision 1' }).waitFor();
     expect(await revisions.locator('g.node').count()).toBe(4);
+    // Beside it, its changes to the current revision: the description's line.
+    const changed = revisions.locator('.cm-changedLine');
+    await changed.first().waitFor();
+    await expect(changed.allTextContents()).resolves.toEqual([
+      expect.stringContaining('then greets."'),
+      expect.stringContaining('then greets them."'),
+    ]);
+    await record(page, 'revision-changes');
 
     // The run form, from the declared inputs: a required one is checked before sending.
     await page.getByRole('button', { name: 'Start run' }).click();

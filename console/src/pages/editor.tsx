@@ -1,17 +1,22 @@
 /**
- * Adding or changing a workflow: its definition as JSON text, checked as it is typed against the
- * served definition schema (each task's parameters typed by its plugin) and the graph rules, the
- * problems listed by line beside it and the graph drawn as far as it reads, before anything is
- * saved. What only the server can check (installed plugins, expressions) comes back from the
- * save as its 400 messages, in the same list.
+ * Adding or changing a workflow: its definition as JSON text in a code editor, checked as it is
+ * typed against the served definition schema (each task's parameters typed by its plugin, the
+ * installed plugins) and the graph rules, the problems underlined in the text and listed by line
+ * beside it, and the graph drawn as far as it reads, before anything is saved. The editor
+ * completes keys, plugin names and parameters and describes the key under the pointer, from the
+ * same schema. What only the server can check (configurations, expressions) comes back from the
+ * save as its 400 messages, shown the same way until the text changes.
  */
+import type { EditorView } from '@codemirror/view';
 import { TrellisApiError, type TrellisClient } from '@trellis/sdk';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type * as CodeEditorModule from '../components/code-editor.js';
+import type { Diagnostic } from '../components/code-editor.js';
 import { Loading, messagesOf, useLoad } from '../components/common.js';
 import { DagView } from '../components/dag-view.js';
 import { parseDefinitionText } from '../definition.js';
 import { Link, navigate } from '../router.js';
-import { definitionChecker, type Problem } from '../validation.js';
+import { definitionChecker, placedProblem, type Problem } from '../validation.js';
 
 const starter = `{
   "name": "",
@@ -42,17 +47,21 @@ export function EditorPage({
     const stored = workflowId
       ? await client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } })
       : null;
-    return { schema, stored };
+    // CodeMirror is most of the console's code: loaded when an editor is opened.
+    const codeEditor = await import('../components/code-editor.js');
+    return { schema, stored, codeEditor };
   }, [workflowId]);
   return (
     <main id="main">
       <Loading loaded={loaded}>
-        {({ schema, stored }) => (
+        {({ schema, stored, codeEditor }) => (
           <Editor
             client={client}
             workflowId={workflowId}
             schema={schema}
+            codeEditor={codeEditor}
             initial={stored ? stored.workflow : starter}
+            saved={stored ? stored.workflow : null}
             title={stored ? `Edit ${stored.name}` : 'New workflow'}
           />
         )}
@@ -65,19 +74,27 @@ interface EditorProps {
   client: TrellisClient;
   workflowId: string | null;
   schema: Record<string, unknown>;
+  /** The CodeMirror components, loaded with the page. */
+  codeEditor: typeof CodeEditorModule;
   initial: string;
+  /** The stored definition, to compare the text with; null for a new workflow. */
+  saved: string | null;
   title: string;
 }
 
-function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
+function Editor({ client, workflowId, schema, codeEditor, initial, saved, title }: EditorProps) {
+  const { CodeEditor, TextComparison, definitionAssist } = codeEditor;
   const check = useMemo(() => definitionChecker(schema), [schema]);
+  const assist = useMemo(() => definitionAssist(schema), [schema, definitionAssist]);
   const [text, setText] = useState(initial);
   const [checked, setChecked] = useState(() => ({ text: initial, problems: check(initial) }));
-  const [serverProblems, setServerProblems] = useState<string[]>([]);
+  // What the server refused, for the text it refused: said until the text changes.
+  const [refusal, setRefusal] = useState<{ text: string; problems: Problem[] } | null>(null);
   // The text the server refused as a breaking change of its inputs or outputs: it may be saved anyway.
   const [breaking, setBreaking] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
-  const area = useRef<HTMLTextAreaElement>(null);
+  const [comparing, setComparing] = useState(false);
+  const view = useRef<EditorView | null>(null);
   const problemsList = useRef<HTMLDivElement>(null);
 
   // Checked a moment after typing stops, not at every key.
@@ -87,13 +104,21 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
     return () => clearTimeout(timer);
   }, [text, check, checked.text]);
   const problems = checked.problems;
+  const serverProblems = refusal !== null && refusal.text === text ? refusal.problems : [];
   const definition = useMemo(() => parseDefinitionText(checked.text), [checked.text]);
+  const diagnostics = useMemo(
+    () => [
+      ...(checked.text === text ? problems.map(diagnosticOf) : []),
+      ...serverProblems.filter((problem) => problem.line !== null).map(diagnosticOf),
+    ],
+    [checked, refusal, text],
+  );
 
   const save = async (event: Event, acceptBreaking = false) => {
     event.preventDefault();
     const now = check(text);
     setChecked({ text, problems: now });
-    setServerProblems([]);
+    setRefusal(null);
     setBreaking(null);
     if (now.length > 0) {
       problemsList.current?.focus();
@@ -113,25 +138,33 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
         : (await client.POST('/workflows/Add', { body: { definition: text } })).id;
       navigate(`/workflows/${id}`);
     } catch (error) {
-      setServerProblems(messagesOf(error));
+      setRefusal({ text, problems: refusedProblems(text, error) });
       if (isBreakingChange(error)) setBreaking(text);
       setSaving(false);
       problemsList.current?.focus();
     }
   };
 
-  /** Puts the cursor at a problem's line and column. */
+  /** Puts the cursor at a problem's place. */
   const goTo = (problem: Problem) => {
-    const textarea = area.current;
-    if (!textarea || problem.line === null) return;
-    const lines = text.split('\n');
-    const offset =
-      lines.slice(0, problem.line - 1).reduce((sum, line) => sum + line.length + 1, 0) +
-      (problem.column ?? 1) -
-      1;
-    textarea.focus();
-    textarea.setSelectionRange(offset, offset);
+    const editor = view.current;
+    if (!editor || problem.line === null) return;
+    const anchor = Math.min(problem.from, editor.state.doc.length);
+    editor.dispatch({ selection: { anchor }, scrollIntoView: true });
+    editor.focus();
   };
+  const listed = (problem: Problem, key: string) => (
+    <li key={key}>
+      {problem.line !== null && (
+        <>
+          <button type="button" class="link" onClick={() => goTo(problem)}>
+            Line {problem.line}
+          </button>{' '}
+        </>
+      )}
+      {problem.path && <code>{problem.path}</code>} {problem.message}
+    </li>
+  );
 
   const count = problems.length + serverProblems.length;
   return (
@@ -146,21 +179,21 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
       </div>
       <form class="editor" onSubmit={(event) => void save(event)}>
         <div class="editor-text">
-          <label for="definition">Definition (JSON)</label>
-          <textarea
-            id="definition"
-            ref={area}
+          <p class="editor-label" id="definition-label">
+            Definition (JSON)
+          </p>
+          <CodeEditor
             value={text}
-            rows={28}
-            spellcheck={false}
-            autoCapitalize="off"
-            aria-invalid={count > 0}
-            aria-describedby="definition-problems"
-            onInput={(event) => setText(event.currentTarget.value)}
+            onChange={setText}
+            label="Definition (JSON)"
+            diagnostics={diagnostics}
+            extensions={assist}
+            viewRef={view}
           />
           <p class="hint">
             Checked as you type against{' '}
             <a href="/schemas/workflow-definition.json">the definition schema</a> of this server.
+            Ctrl-Space completes keys, plugins and parameters; Ctrl-Shift-M lists the problems.
           </p>
         </div>
         <div class="editor-side">
@@ -180,17 +213,8 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
                   {serverProblems.length > 0 ? ' (the server refused to save)' : ''}:
                 </p>
                 <ul class="problem-list">
-                  {problems.map((problem, index) => (
-                    <li key={`c${index}`}>
-                      <button type="button" class="link" onClick={() => goTo(problem)}>
-                        {problem.line !== null ? `Line ${problem.line}` : 'Definition'}
-                      </button>{' '}
-                      {problem.path && <code>{problem.path}</code>} {problem.message}
-                    </li>
-                  ))}
-                  {serverProblems.map((message, index) => (
-                    <li key={`s${index}`}>{message}</li>
-                  ))}
+                  {problems.map((problem, index) => listed(problem, `c${index}`))}
+                  {serverProblems.map((problem, index) => listed(problem, `s${index}`))}
                 </ul>
               </>
             )}
@@ -216,11 +240,32 @@ function Editor({ client, workflowId, schema, initial, title }: EditorProps) {
               Save anyway, breaking its callers
             </button>
           )}
+          {saved !== null && (
+            <button
+              type="button"
+              aria-expanded={comparing}
+              aria-controls="definition-changes"
+              onClick={() => setComparing(!comparing)}
+            >
+              {comparing ? 'Hide changes' : 'Compare with saved'}
+            </button>
+          )}
           <Link to={workflowId ? `/workflows/${workflowId}` : '/workflows'} class="button">
             Cancel
           </Link>
         </div>
       </form>
+      {saved !== null && comparing && (
+        <section id="definition-changes" aria-labelledby="definition-changes-heading">
+          <h2 id="definition-changes-heading">Changes from the saved definition</h2>
+          <TextComparison
+            before={saved}
+            after={text}
+            beforeLabel="Saved definition"
+            afterLabel="Definition being edited"
+          />
+        </section>
+      )}
     </>
   );
 }
@@ -232,4 +277,24 @@ function isBreakingChange(error: unknown): boolean {
     error.status === 409 &&
     error.errors.some((detail) => detail.code === 'workflow.breaking_change')
   );
+}
+
+/** A refused save's problems, each placed in the text by its path where it has one. */
+function refusedProblems(text: string, error: unknown): Problem[] {
+  if (!(error instanceof TrellisApiError) || error.errors.length === 0) {
+    return messagesOf(error).map((message) => placedProblem(text, undefined, message));
+  }
+  // The server's messages start with their path, which the list shows on its own.
+  return error.errors.map((detail) =>
+    placedProblem(text, detail.path, detail.message.replace(`${detail.path ?? ''}: `, '')),
+  );
+}
+
+function diagnosticOf(problem: Problem): Diagnostic {
+  return {
+    from: problem.from,
+    to: problem.to,
+    severity: 'error',
+    message: problem.path ? `${problem.path}: ${problem.message}` : problem.message,
+  };
 }

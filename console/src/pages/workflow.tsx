@@ -103,7 +103,7 @@ function WorkflowDetail({ client, workflowId, name, text, revision }: DetailProp
       </section>
       <section aria-labelledby="revisions-heading">
         <h2 id="revisions-heading">Revisions</h2>
-        <Revisions client={client} workflowId={workflowId} />
+        <Revisions client={client} workflowId={workflowId} current={text} />
       </section>
     </>
   );
@@ -220,8 +220,18 @@ function Runs({ client, workflowId }: { client: TrellisClient; workflowId: strin
 
 const revisionsPerPage = 10;
 
-/** Every definition the workflow has had, newest first; one of them drawn on request. */
-function Revisions({ client, workflowId }: { client: TrellisClient; workflowId: string }) {
+interface RevisionsProps {
+  client: TrellisClient;
+  workflowId: string;
+  /** The current revision's definition, which an earlier one is compared with. */
+  current: string;
+}
+
+/**
+ * Every definition the workflow has had, newest first; one of them drawn on request, beside its
+ * changes to the current one.
+ */
+function Revisions({ client, workflowId, current }: RevisionsProps) {
   const [page, setPage] = useState(1);
   const [shown, setShown] = useState<number | null>(null);
   const revisions = useLoad(
@@ -281,7 +291,12 @@ function Revisions({ client, workflowId }: { client: TrellisClient; workflowId: 
             onPage={setPage}
           />
           {shown !== null && (
-            <RevisionView client={client} workflowId={workflowId} revision={shown} />
+            <RevisionView
+              client={client}
+              workflowId={workflowId}
+              revision={shown}
+              current={current}
+            />
           )}
         </>
       )}
@@ -293,21 +308,22 @@ function RevisionView({
   client,
   workflowId,
   revision,
-}: {
-  client: TrellisClient;
-  workflowId: string;
-  revision: number;
-}) {
+  current,
+}: Omit<RevisionsProps, 'current'> & { revision: number; current: string }) {
   const detail = useLoad(
     () =>
-      client.GET('/workflows/{workflowId}/revisions/{revision}', {
-        params: { path: { workflowId, revision } },
-      }),
+      Promise.all([
+        client.GET('/workflows/{workflowId}/revisions/{revision}', {
+          params: { path: { workflowId, revision } },
+        }),
+        // CodeMirror, for the comparison: loaded when a revision is shown.
+        import('../components/code-editor.js'),
+      ]),
     [workflowId, revision],
   );
   return (
     <Loading loaded={detail}>
-      {(stored) => {
+      {([stored, { TextComparison }]) => {
         const definition = parseDefinitionText(stored.workflow);
         return (
           <div class="revision">
@@ -321,6 +337,17 @@ function RevisionView({
                 {stored.workflow}
               </pre>
             </details>
+            {stored.workflow !== current && (
+              <>
+                <h4>Its changes to the current revision</h4>
+                <TextComparison
+                  before={stored.workflow}
+                  after={current}
+                  beforeLabel={`Revision ${stored.revision}`}
+                  afterLabel="Current revision"
+                />
+              </>
+            )}
           </div>
         );
       }}
