@@ -51,6 +51,33 @@ export function useLoad<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
   return { ...state, reload };
 }
 
+/**
+ * A list read newest first a page at a time after a cursor (the last item's id): the first page
+ * loads with `keys` (the filters), each older one on `loadOlder`, whose failure is `problems`;
+ * `restart` forgets the older pages, as new filters must.
+ */
+export function useCursorPages<T extends { id: string }>(
+  page: (after?: string) => Promise<T[]>,
+  keys: unknown[],
+  pageSize: number,
+) {
+  const [older, setOlder] = useState<{ items: T[]; last: boolean } | null>(null);
+  const [problems, setProblems] = useState<string[]>([]);
+  const first = useLoad(() => page(), keys);
+  const items = [...(first.data ?? []), ...(older?.items ?? [])];
+  const last = older ? older.last : (first.data?.length ?? 0) < pageSize;
+  const loadOlder = async () => {
+    setProblems([]);
+    try {
+      const next = await page(items.at(-1)?.id);
+      setOlder({ items: [...(older?.items ?? []), ...next], last: next.length < pageSize });
+    } catch (error) {
+      setProblems(messagesOf(error));
+    }
+  };
+  return { first, items, last, problems, loadOlder, restart: () => setOlder(null) };
+}
+
 /** Messages in an alert region (read out when they appear). */
 export function Problems({ messages, title }: { messages: string[]; title?: string }) {
   if (messages.length === 0) return null;

@@ -3,13 +3,11 @@
  * by actor, operation and time, and by project for instance admins (anyone else reads the
  * project they work in). "Older entries" pages on from the last entry shown.
  */
-import type { components, TrellisClient } from '@trellis/sdk';
+import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { Loading, messagesOf, Problems, useLoad } from '../components/common.js';
+import { Loading, Problems, useCursorPages } from '../components/common.js';
 import { formatDateTime } from '../format.js';
 import type { ProjectChoice } from '../session.js';
-
-type AuditEntry = components['schemas']['AuditEntry'];
 
 const pageSize = 50;
 
@@ -40,8 +38,6 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
   };
   const [draft, setDraft] = useState<Filters>(initial);
   const [filters, setFilters] = useState<Filters>(initial);
-  const [older, setOlder] = useState<{ entries: AuditEntry[]; last: boolean } | null>(null);
-  const [problems, setProblems] = useState<string[]>([]);
 
   const query = (after?: string) => ({
     ...(filters.project ? { project: filters.project } : {}),
@@ -52,22 +48,18 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
     ...(after ? { after } : {}),
     pageSize,
   });
-  const first = useLoad(
-    () => client.GET('/audit', { params: { query: query() } }),
+  const {
+    first,
+    items: entries,
+    last,
+    problems,
+    loadOlder,
+    restart,
+  } = useCursorPages(
+    (after?: string) => client.GET('/audit', { params: { query: query(after) } }),
     [JSON.stringify(filters)],
+    pageSize,
   );
-  const entries = [...(first.data ?? []), ...(older?.entries ?? [])];
-  const last = older ? older.last : (first.data?.length ?? 0) < pageSize;
-
-  const loadOlder = async () => {
-    setProblems([]);
-    try {
-      const page = await client.GET('/audit', { params: { query: query(entries.at(-1)?.id) } });
-      setOlder({ entries: [...(older?.entries ?? []), ...page], last: page.length < pageSize });
-    } catch (error) {
-      setProblems(messagesOf(error));
-    }
-  };
   const field = (name: 'actor' | 'operation' | 'from' | 'to') => ({
     id: `audit-${name}`,
     value: draft[name],
@@ -87,7 +79,7 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
         aria-label="Filter the audit trail"
         onSubmit={(event) => {
           event.preventDefault();
-          setOlder(null);
+          restart();
           setFilters(draft);
         }}
       >

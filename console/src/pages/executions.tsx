@@ -5,12 +5,18 @@
  */
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { collect, Loading, messagesOf, Problems, shortId, useLoad } from '../components/common.js';
+import {
+  collect,
+  Loading,
+  Problems,
+  shortId,
+  useCursorPages,
+  useLoad,
+} from '../components/common.js';
 import { StatusBadge } from '../components/status.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 
-type Execution = components['schemas']['ProjectExecutionListItem'];
 type ExecutionStatus = components['schemas']['ExecutionStatus'];
 
 const pageSize = 50;
@@ -45,8 +51,6 @@ const noFilters: Filters = {
 export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const [draft, setDraft] = useState<Filters>(noFilters);
   const [filters, setFilters] = useState<Filters>(noFilters);
-  const [older, setOlder] = useState<{ runs: Execution[]; last: boolean } | null>(null);
-  const [problems, setProblems] = useState<string[]>([]);
   const workflows = useLoad(
     () => collect(client.all('/workflows', { params: { query: { pageSize: 1000 } } })),
     [],
@@ -62,22 +66,18 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
     ...(after ? { after } : {}),
     pageSize,
   });
-  const first = useLoad(
-    () => client.GET('/executions', { params: { query: query() } }),
+  const {
+    first,
+    items: runs,
+    last,
+    problems,
+    loadOlder,
+    restart,
+  } = useCursorPages(
+    (after?: string) => client.GET('/executions', { params: { query: query(after) } }),
     [JSON.stringify(filters)],
+    pageSize,
   );
-  const runs = [...(first.data ?? []), ...(older?.runs ?? [])];
-  const last = older ? older.last : (first.data?.length ?? 0) < pageSize;
-
-  const loadOlder = async () => {
-    setProblems([]);
-    try {
-      const page = await client.GET('/executions', { params: { query: query(runs.at(-1)?.id) } });
-      setOlder({ runs: [...(older?.runs ?? []), ...page], last: page.length < pageSize });
-    } catch (error) {
-      setProblems(messagesOf(error));
-    }
-  };
   const text = (name: 'startedBy' | 'from' | 'to') => ({
     id: `executions-${name}`,
     value: draft[name],
@@ -101,7 +101,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
         aria-label="Filter the executions"
         onSubmit={(event) => {
           event.preventDefault();
-          setOlder(null);
+          restart();
           setFilters(draft);
         }}
       >
