@@ -211,6 +211,7 @@ public final class Walkthrough {
     workflows.updateWorkflow(
         created.getId(),
         new WorkflowUpdate().definition(new WorkflowDefinitionInput(renamed)),
+        null,
         null);
 
     boolean listed =
