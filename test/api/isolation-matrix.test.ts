@@ -145,6 +145,9 @@ const bodies: Record<string, (ids: Record<string, string>) => unknown> = {
   'POST /workflows/Add': () => ({
     definition: JSON.stringify(definition([{ name: 'A', type: noop }])),
   }),
+  'POST /workflows/apply': () => ({
+    workflows: [{ definition: JSON.stringify(definition([{ name: 'A', type: noop }])) }],
+  }),
   'PUT /workflows/{workflowId}': ({ workflowId }) => ({
     workflowId,
     definition: JSON.stringify(definition([{ name: 'A', type: noop }])),
