@@ -4,7 +4,7 @@
  * envelope; a bad one is a 400. Runs log their start and end.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger, type Logger } from '#platform/logging.js';
 import { basicAuthorization } from '../../sdk/src/index.js';
 import { sendRaw } from '../api/http.js';
@@ -189,6 +189,12 @@ describe('the process log of runs', () => {
       ]),
     );
     const of = (executionId: string) => lines.filter((line) => line.executionId === executionId);
+    // The worker writes a run's last line just after it commits the end the API reads, so the
+    // line can come a moment after the caller sees the run end.
+    await vi.waitFor(() => {
+      expect(of(completed.executionId)).toHaveLength(2);
+      expect(of(failed.executionId)).toHaveLength(2);
+    });
 
     expect(of(completed.executionId).map((line) => [line.level, line.msg])).toEqual([
       ['info', 'execution started'],
