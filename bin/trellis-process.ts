@@ -324,6 +324,7 @@ export function createTrellis(
       temporalUi !== null,
     );
     temporal.projectAttribute = searchAttributes.project;
+    temporal.statusAttribute = searchAttributes.status;
     if (role !== 'worker') await reconcile(database.db, temporal, runtime, logger);
     checkpoint();
 

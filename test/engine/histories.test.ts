@@ -1,7 +1,9 @@
 /**
  * Determinism guard (STYLE.md, Temporal samples): histories of representative runs are committed
- * under `test/histories/` and replayed against the current workflow code. A change that would
- * break running executions fails here.
+ * under `test/histories/<workflow type>/` and replayed against the current workflow code. A
+ * change that would break running executions fails here. The folder of the type executions start
+ * as now (`executionWorkflowType`) has a history of every scenario; the folders of earlier types
+ * keep the histories recorded while executions started as them, replayed until the type goes.
  *
  * A scenario without a recorded history fails the test. `npm run record-histories` (which sets
  * TRELLIS_RECORD_HISTORIES=1) is the only way to write them: it runs every scenario for real and
@@ -25,10 +27,12 @@ import { tracingWorkerOptions } from '#platform/observability/temporal-tracing.j
 import { startTracing } from '#platform/observability/tracing.js';
 import { findTemporalCli } from '#platform/temporal/cli.js';
 import { executionWorkflowId } from '#protocol/ids.js';
+import { executionWorkflowType, firstExecutionWorkflowType } from '#protocol/messages.js';
 import { forEachChunkWorkflowId } from '../../workflows-worker/src/workflows/foreach.js';
 import { installTemporalRuntime, workflowBundle } from '../../workflows-worker/src/worker.js';
 import { LOCAL_ATTEMPTS_PER_TASK } from '../../workflows-worker/src/workflows/local-attempt-budget.js';
 import { patches } from '../../workflows-worker/src/workflows/patches.js';
+import { builtIntoV2 } from '../../workflows-worker/src/workflows/run-version.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import {
   addWorkflow,
@@ -46,7 +50,9 @@ import {
 } from '../support/engine-support.js';
 import { historyFromFile } from './history-file.js';
 
-const historiesDirectory = fileURLToPath(new URL('../histories/', import.meta.url));
+const historiesRoot = fileURLToPath(new URL('../histories/', import.meta.url));
+/** Where the histories of the type executions start as now are recorded. */
+const historiesDirectory = path.join(historiesRoot, executionWorkflowType);
 const recording = process.env.TRELLIS_RECORD_HISTORIES === '1';
 
 type Scenario = {
@@ -823,7 +829,7 @@ describe('replaying recorded histories', () => {
       .filter((name) => !isRecorded(name));
     expect(
       missing,
-      `No recorded history in test/histories/ for: ${missing.join(', ')}. ` +
+      `No recorded history in test/histories/${executionWorkflowType}/ for: ${missing.join(', ')}. ` +
         'Run `npm run record-histories` to record them, and commit the files.',
     ).toEqual([]);
   });
@@ -834,14 +840,31 @@ describe('replaying recorded histories', () => {
   });
 
   // A patch id is recorded in every history that ran under it: one renamed in the registry
-  // would no longer match, and a patch no history ran under has a branch no replay checks.
+  // would no longer match, and a patch no history ran under has a branch no replay checks. The
+  // first type's runs asked for the patches the current type has built in; the current type's
+  // runs ask for those added since, and for none it has built in.
   it('recorded histories asked for exactly the patches of the registry, under their ids', async () => {
-    const recorded = new Set((await committedHistories()).flatMap(({ json }) => patchIds(json)));
-    expect([...recorded].sort()).toEqual(
-      Object.values(patches)
-        .map(({ id }) => id)
-        .sort(),
+    const asked = async (type: string) =>
+      new Set((await committedHistories(type)).flatMap(({ json }) => patchIds(json)));
+    const idsOf = (keys: Iterable<keyof typeof patches>) => [...keys].map((key) => patches[key].id);
+    const keys = Object.keys(patches) as Array<keyof typeof patches>;
+    expect([...(await asked(firstExecutionWorkflowType))].sort()).toEqual(
+      idsOf(builtIntoV2).sort(),
     );
+    expect([...(await asked(executionWorkflowType))].sort()).toEqual(
+      idsOf(keys.filter((key) => !builtIntoV2.has(key))).sort(),
+    );
+  });
+
+  // A clean run says `Running` from its start attributes and upserts `TrellisStatus` only when
+  // it changes: never `Running` first.
+  it('runs of the current type upsert no status they started with', async () => {
+    const histories = await committedHistories(executionWorkflowType);
+    expect(
+      histories
+        .filter(({ json }) => statusUpserts(json)[0] === 'Running')
+        .map(({ workflowId }) => workflowId),
+    ).toEqual([]);
   });
 
   // Tracing (Telemetry.OtlpEndpoint) runs the workflows with Temporal's OpenTelemetry
@@ -867,21 +890,53 @@ describe('replaying recorded histories', () => {
   });
 });
 
-/** Every committed history: the workflow id it replays as, and its file's JSON. */
-async function committedHistories(): Promise<Array<{ workflowId: string; json: unknown }>> {
-  const files = (await readdir(historiesDirectory)).filter((file) => /\.json(\.gz)?$/.test(file));
-  const histories = await Promise.all(
-    files.map(async (file) => {
-      const bytes = await readFile(path.join(historiesDirectory, file));
-      const json = file.endsWith('.gz') ? gunzipSync(bytes) : bytes;
-      return {
-        workflowId: file.replace(/\.json(\.gz)?$/, ''),
-        json: JSON.parse(json.toString('utf8')) as unknown,
-      };
-    }),
-  );
+/**
+ * Every committed history (of one workflow type's folder, or of all): the workflow id it replays
+ * as (its folder and name), and its file's JSON.
+ */
+async function committedHistories(
+  type?: string,
+): Promise<Array<{ workflowId: string; json: unknown }>> {
+  const folders = type
+    ? [type]
+    : (await readdir(historiesRoot, { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name);
+  const histories = (
+    await Promise.all(
+      folders.map(async (folder) => {
+        const directory = path.join(historiesRoot, folder);
+        const files = (await readdir(directory)).filter((file) => /\.json(\.gz)?$/.test(file));
+        return Promise.all(
+          files.map(async (file) => {
+            const bytes = await readFile(path.join(directory, file));
+            const json = file.endsWith('.gz') ? gunzipSync(bytes) : bytes;
+            return {
+              workflowId: `${folder}/${file.replace(/\.json(\.gz)?$/, '')}`,
+              json: JSON.parse(json.toString('utf8')) as unknown,
+            };
+          }),
+        );
+      }),
+    )
+  ).flat();
   expect(histories.length).toBeGreaterThan(0);
   return histories;
+}
+
+type HistoryEvent = {
+  upsertWorkflowSearchAttributesEventAttributes?: {
+    searchAttributes?: { indexedFields?: Record<string, { data: string }> };
+  };
+};
+
+/** The values a history's run upserted `TrellisStatus` to, in order. */
+function statusUpserts(json: unknown): string[] {
+  const { events } = json as { events: HistoryEvent[] };
+  return events.flatMap(({ upsertWorkflowSearchAttributesEventAttributes: upsert }) => {
+    const field = upsert?.searchAttributes?.indexedFields?.TrellisStatus;
+    return field ? [JSON.parse(Buffer.from(field.data, 'base64').toString('utf8')) as string] : [];
+  });
 }
 
 /** The ids of the patches a history file's run asked for (its `core_patch` markers). */

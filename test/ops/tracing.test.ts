@@ -151,8 +151,8 @@ describe('a traced run', () => {
 
   it('is one trace from the HTTP request to the call the plugin makes, each span the child of the one before', () => {
     const request = only('POST /workflows/{workflowId}/executions');
-    const start = only('StartWorkflow:trellisExecution');
-    const workflow = only('RunWorkflow:trellisExecution');
+    const start = only('StartWorkflow:trellisExecutionV2');
+    const workflow = only('RunWorkflow:trellisExecutionV2');
     const scheduled = only('StartActivity:runTaskAttempt');
     const activity = only('RunActivity:runTaskAttempt');
     const plugin = only('plugin Net/Http');
@@ -214,7 +214,7 @@ describe('a traced run', () => {
   });
 
   it('records the bookkeeping steps of the run in the same trace', () => {
-    const workflow = only('RunWorkflow:trellisExecution');
+    const workflow = only('RunWorkflow:trellisExecutionV2');
     const bookkeeping = receiver.spans.filter(
       (span) => span.name === 'StartActivity:prepareExecution',
     );

@@ -7,6 +7,7 @@ import type { ExecutionInput } from './messages.js';
 import {
   TrellisExecutionId,
   TrellisProject,
+  TrellisStatus,
   TrellisWorkflowId,
   TrellisWorkflowName,
 } from './search-attributes.js';
@@ -20,10 +21,11 @@ export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>>
  * The start options every run of an execution carries (its Temporal workflow id aside). Its
  * project is its fairness key: the task queues dispatch the workflow and activity tasks of each
  * project in turn (its activities and children inherit the key), so one project's flood of
- * runs does not starve another's. With `projectAttribute` (the namespace has `TrellisProject`),
- * its project's name is an attribute too.
+ * runs does not starve another's. Where the namespace has them (`has`), its project's name and
+ * its status are attributes too: a run starts `Running` and upserts `TrellisStatus` only when
+ * that changes.
  */
-export function executionRunOptions(execution: ExecutionRun, projectAttribute: boolean) {
+export function executionRunOptions(execution: ExecutionRun, has: AttributesOfNamespace) {
   return {
     priority: { fairnessKey: execution.projectId },
     args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
@@ -31,11 +33,25 @@ export function executionRunOptions(execution: ExecutionRun, projectAttribute: b
       { key: TrellisWorkflowId, value: execution.workflowId },
       { key: TrellisWorkflowName, value: execution.workflowName },
       { key: TrellisExecutionId, value: execution.id },
-      ...projectAttributes(projectAttribute ? execution.project : undefined),
+      ...projectAttributes(has.project ? execution.project : undefined),
+      ...startStatusAttributes(has.status),
     ],
     staticSummary: runSummary(execution.workflowName),
     staticDetails: runDetails({ ...execution, executionId: execution.id }),
   };
+}
+
+/** Which of the optional Trellis search attributes the run's namespace has. */
+export interface AttributesOfNamespace {
+  /** `TrellisProject`. */
+  project: boolean;
+  /** `TrellisStatus`. */
+  status: boolean;
+}
+
+/** `TrellisStatus` as a run starts (`Running`), or nothing when the namespace lacks it. */
+export function startStatusAttributes(status: boolean) {
+  return status ? [{ key: TrellisStatus, value: 'Running' }] : [];
 }
 
 /** `TrellisProject` with the project's name, or nothing when the namespace lacks it (undefined). */

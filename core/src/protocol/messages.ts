@@ -7,8 +7,19 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalStatus, ExecutionStatus, TaskStatus } from './statuses.js';
 
-/** The Temporal workflow type of every Trellis execution. */
-export const executionWorkflowType = 'trellisExecution';
+/**
+ * The Temporal workflow type every Trellis execution starts as: runs of it take every versioned
+ * behaviour from their start, without a patch marker, and carry their `TrellisStatus` among
+ * their start attributes (workflows-worker/src/workflows/run-version.ts).
+ */
+export const executionWorkflowType = 'trellisExecutionV2';
+
+/**
+ * The type Trellis executions started as until 2026-11-29 (their behaviours patched in one by
+ * one). Still registered, so that runs started before finish on its code; it can go once no
+ * open run is of it (README, "Upgrading").
+ */
+export const firstExecutionWorkflowType = 'trellisExecution';
 
 /**
  * What starts a run: an execution the API already created (its rows exist), or a Temporal

@@ -1,5 +1,6 @@
 /**
- * `trellisExecution`: one Temporal workflow per Trellis execution, interpreting the DAG
+ * `trellisExecutionV2` (and `trellisExecution` before it): one Temporal workflow per Trellis
+ * execution, interpreting the DAG
  * (docs/ARCHITECTURE.md#scheduling). Deterministic: decisions come from the pure planner, time from
  * Temporal timers, randomness (backoff jitter) from the workflow's seeded `Math.random`; all I/O
  * happens in activities, imported here only as types.
@@ -30,7 +31,9 @@ import { waitForSlot, releasedSlot } from './concurrency.js';
 import type { ExecutionWorkflow } from './execution-signature.js';
 import { MessageHandlers } from './message-handlers.js';
 import { ExecutionRun } from './run-loop.js';
-import { patchedRun } from './run-version.js';
+import type { PrepareResult } from '../activities/index.js';
+import { cleanRun, patchedRun, type RunVersion } from './run-version.js';
+import { showStatus, statusIs } from './status-attribute.js';
 
 /** The `type` of the failure a run that ended Failed fails its Temporal workflow with. */
 export const executionFailedType = 'ExecutionFailed';
@@ -42,10 +45,29 @@ export const executionFailedType = 'ExecutionFailed';
  */
 const CANCEL_REQUEST_WAIT = '10 seconds';
 
-/** The workflow: prepare, then interpret the DAG until it finishes, is canceled or times out. */
+/**
+ * `trellisExecution`, the first type: its runs ask Temporal for each versioned behaviour where it
+ * first matters (patches.ts). Runs started before `trellisExecutionV2` finish on it.
+ */
 export const trellisExecution: ExecutionWorkflow = async function trellisExecution(input) {
+  return runExecution(input, patchedRun);
+};
+
+/**
+ * `trellisExecutionV2`, what every execution starts as: the same run with every behaviour from
+ * its start and no patch marker, its status among its start attributes (upserted only when it
+ * changes), and subworkflow children of its own type.
+ */
+export const trellisExecutionV2: ExecutionWorkflow = async function trellisExecutionV2(input) {
+  return runExecution(input, cleanRun);
+};
+
+/** A run: prepare, then interpret the DAG until it finishes, is canceled or times out. */
+async function runExecution(
+  input: Parameters<ExecutionWorkflow>[0],
+  version: RunVersion,
+): Promise<ExecutionOutcome> {
   const root = CancellationScope.current();
-  const version = patchedRun;
   const ui = version.has('temporalUi');
   const run = resetRun();
   const messages = new MessageHandlers(ui);
@@ -56,8 +78,13 @@ export const trellisExecution: ExecutionWorkflow = async function trellisExecuti
   // A cancel that arrives while the run prepares (the API's, right after it started the run)
   // lets the preparation finish, so that the run records its end as for any other cancel.
   const again = () => (ui ? CancellationScope.nonCancellable(prepare) : prepare());
+  const first = await again();
+  // A clean run started `Running`: while in line for a slot it says it is not.
+  if (version.startedClean && first.statusAttribute === true && waitsInLine(first)) {
+    showStatus('Pending');
+  }
   // In line for a concurrency slot: waits until the run has it (or ended).
-  const prepared = await waitForSlot(await again(), again, messages, version);
+  const prepared = await waitForSlot(first, again, messages, version);
   const executionId = prepared.ok ? prepared.run.executionId : prepared.executionId;
   const statusAttribute = ui && prepared.statusAttribute === true;
   const scheduled = 'scheduled' in input ? [{ key: TrellisExecutionId, value: executionId }] : [];
@@ -66,12 +93,13 @@ export const trellisExecution: ExecutionWorkflow = async function trellisExecuti
     messages.state = () => ({ executionId, status: 'Failed', tasks: {} });
     if (!ui) return { executionId, status: 'Failed', message: prepared.message };
     const status = prepared.status ?? 'Failed';
-    if (statusAttribute || scheduled.length > 0) {
-      upsertSearchAttributes([
-        ...scheduled,
-        ...(statusAttribute ? [{ key: TrellisStatus, value: status }] : []),
-      ]);
-    }
+    const attributes = [
+      ...scheduled,
+      ...(statusAttribute && !(version.startedClean && statusIs(status))
+        ? [{ key: TrellisStatus, value: status }]
+        : []),
+    ];
+    if (attributes.length > 0) upsertSearchAttributes(attributes);
     return end({ executionId, status, message: prepared.message }, root, false);
   }
   const outcome = await new ExecutionRun(prepared.run, messages, {
@@ -83,7 +111,12 @@ export const trellisExecution: ExecutionWorkflow = async function trellisExecuti
   }).execute();
   await releasedSlot(prepared.slot, version);
   return ui ? end(outcome, root, true) : outcome;
-};
+}
+
+/** Whether the prepared run waits in line for a concurrency slot. */
+function waitsInLine(prepared: PrepareResult): boolean {
+  return !prepared.ok && prepared.queued !== undefined;
+}
 
 /**
  * The run's id when an operator reset it from the Temporal UI or CLI (its first event names the

@@ -1,3 +1,3 @@
 /** The workflows the worker bundles: the DAG interpreter, and a forEach task's chunk of items. */
-export { trellisExecution } from './execution-workflow.js';
+export { trellisExecution, trellisExecutionV2 } from './execution-workflow.js';
 export { trellisForEachChunk } from './foreach.js';

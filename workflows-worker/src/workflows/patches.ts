@@ -5,7 +5,8 @@
  *
  * The ids are recorded in histories: never change one. A patch leaves in two steps
  * (`deprecatePatch`, then removal once no open run predates it), or all at once with a new
- * workflow type.
+ * workflow type: `trellisExecutionV2` has every patch below from its start (run-version.ts,
+ * `builtIntoV2`); a patch added after it is asked by runs of both types.
  */
 export interface Patch {
   /** What `patched` is asked, byte for byte as histories recorded it. */

@@ -28,6 +28,7 @@ import { ProgressBatch } from './progress-batch.js';
 import type { RunDefinition, RunTask } from './run-definition.js';
 import type { RunFeatures, RunState } from './run-state.js';
 import { runTask } from './run-task.js';
+import { statusIs } from './status-attribute.js';
 
 /**
  * At most this many tasks run at once, whatever `degreeOfParallelism` says (and when it says
@@ -268,7 +269,9 @@ export class ExecutionRun implements RunState {
 
   /** Keeps `TrellisStatus` (and the run's current details) in step with the status. */
   private showStatus(status: ExecutionStatus): void {
-    if (this.features.statusAttribute) {
+    // A clean run's attribute says `Running` from its start: it upserts only a change.
+    const shown = this.features.version.startedClean && statusIs(status);
+    if (this.features.statusAttribute && !shown) {
       const initial = this.features.initialAttributes.splice(0);
       upsertSearchAttributes([...initial, { key: TrellisStatus, value: status }]);
     } else if (this.features.initialAttributes.length > 0) {

@@ -2,7 +2,7 @@
  * One attempt of a subworkflow task (a task with `workflow`), under the `subworkflows` patch: an
  * activity checks the task's inputs against the called workflow and creates the child's
  * execution row, the child runs as a Temporal child workflow of this run (the same
- * `trellisExecution` type, so an ordinary Trellis execution with its own tasks and logs), and an
+ * type as the run, so an ordinary Trellis execution with its own tasks and logs), and an
  * activity records the task's outcome from the child's row: Completed with the child's
  * `outputs`, or failed with the child's message (the task's error handling then decides, and a
  * retry starts a new child).
@@ -19,8 +19,9 @@ import {
   ParentClosePolicy,
   sleep,
 } from '@temporalio/workflow';
+import { startStatusAttributes } from '#protocol/execution-run.js';
 import { executionWorkflowId } from '#protocol/ids.js';
-import { executionWorkflowType, type ExecutionInput } from '#protocol/messages.js';
+import type { ExecutionInput } from '#protocol/messages.js';
 import {
   TrellisExecutionId,
   TrellisWorkflowId,
@@ -41,6 +42,7 @@ export async function runSubworkflowAttempt(
   input: AttemptInput,
   timeoutMilliseconds: number | undefined,
   version: RunVersion,
+  statusAttribute: boolean,
 ): Promise<AttemptResult> {
   const label = `Task ${input.taskName}: attempt ${input.attempt}`;
   // Not cancellable: once the child's row may exist, the code below sees to it.
@@ -68,7 +70,7 @@ export async function runSubworkflowAttempt(
   const project = childProject(start.project, version);
   try {
     await child.run(() =>
-      executeChild<ExecutionWorkflow>(executionWorkflowType, {
+      executeChild<ExecutionWorkflow>(version.workflowType, {
         workflowId: executionWorkflowId(childExecutionId),
         args: [{ executionId: childExecutionId } satisfies ExecutionInput],
         // The child ends with its parent, Canceled, whatever ends the parent.
@@ -79,6 +81,7 @@ export async function runSubworkflowAttempt(
           { key: TrellisWorkflowName, value: start.workflowName },
           { key: TrellisExecutionId, value: childExecutionId },
           ...project.attributes,
+          ...(version.startedClean ? startStatusAttributes(statusAttribute) : []),
         ],
         staticSummary: runSummary(start.workflowName),
         staticDetails: runDetails({

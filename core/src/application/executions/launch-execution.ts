@@ -67,14 +67,17 @@ export async function startExecutionWorkflow(
   execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId' | 'temporalNamespace'>,
 ): Promise<void> {
   const client = clientOf(temporal, execution.temporalNamespace);
-  const projectAttribute = temporal.projectAttribute ?? false;
+  const has = {
+    project: temporal.projectAttribute ?? false,
+    status: temporal.statusAttribute ?? false,
+  };
   try {
     // Bounded: a Temporal that does not answer is unavailable, not a hanging request.
     await client.withDeadline(Date.now() + startDeadlineMs, () =>
       client.workflow.start(executionWorkflowType, {
         workflowId: execution.temporalWorkflowId,
         taskQueue: config.Temporal.TaskQueue,
-        ...executionRunOptions(execution, projectAttribute),
+        ...executionRunOptions(execution, has),
       }),
     );
   } catch (error) {

@@ -24,6 +24,7 @@ import {
 import {
   ensureSearchAttributes,
   TrellisProject,
+  TrellisStatus,
   TrellisWorkflowId,
   TrellisWorkflowName,
 } from '#protocol/search-attributes.js';
@@ -44,6 +45,7 @@ beforeAll(async () => {
   temporal = await connectTemporal(config.Temporal, logger);
   await ensureSearchAttributes(temporal.connection, config.Temporal.Namespace);
   temporal.projectAttribute = true;
+  temporal.statusAttribute = true;
 });
 
 afterAll(async () => {
@@ -120,7 +122,7 @@ describe('syncTriggerSchedule', () => {
     expect(berlin).toBe('Mon 06:30');
     expect(schedule.action).toMatchObject({
       type: 'startWorkflow',
-      workflowType: 'trellisExecution',
+      workflowType: 'trellisExecutionV2',
       taskQueue: config.Temporal.TaskQueue,
       workflowId: `trellis-scheduled-${trigger.id}`,
       args: [{ scheduled: { workflowId: workflow.id, triggerId: trigger.id } }],
@@ -132,6 +134,8 @@ describe('syncTriggerSchedule', () => {
     expect(attributes.get(TrellisWorkflowId)).toBe(workflow.id);
     expect(attributes.get(TrellisWorkflowName)).toBe(workflow.name);
     expect(attributes.get(TrellisProject)).toBe('default');
+    // Its runs start `Running`: they upsert `TrellisStatus` only when that changes.
+    expect(attributes.get(TrellisStatus)).toBe('Running');
     await deleteTriggerSchedule(temporal.client, trigger.id);
   });
 
@@ -199,7 +203,7 @@ describe('syncTriggerSchedule', () => {
     }
   });
 
-  it('starts a trellisExecution run when the schedule is triggered', async () => {
+  it('starts a trellisExecutionV2 run when the schedule is triggered', async () => {
     const workflow = await storedWorkflow();
     const trigger: ScheduleTrigger = {
       id: randomUUID(),
@@ -216,7 +220,7 @@ describe('syncTriggerSchedule', () => {
     const run = temporal.client.workflow.getHandle(action.action.workflow.workflowId);
     const started = await run.describe();
     expect(started.workflowId).toMatch(new RegExp(`^trellis-scheduled-${trigger.id}`));
-    expect(started.type).toBe('trellisExecution');
+    expect(started.type).toBe('trellisExecutionV2');
     expect(started.taskQueue).toBe(config.Temporal.TaskQueue);
     expect(started.typedSearchAttributes.get(TrellisWorkflowId)).toBe(workflow.id);
     // No worker polls this test's task queue: end the run instead of leaving it waiting.

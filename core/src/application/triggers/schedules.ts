@@ -40,7 +40,11 @@ import {
   type OverlapPolicy,
 } from './schedule-policies.js';
 import { scheduledWorkflowIdPrefix, scheduleId, triggerIdOfSchedule } from '#protocol/ids.js';
-import { projectAttributes } from '#protocol/execution-run.js';
+import {
+  projectAttributes,
+  startStatusAttributes,
+  type AttributesOfNamespace,
+} from '#protocol/execution-run.js';
 import { executionWorkflowType, type ExecutionInput } from '#protocol/messages.js';
 import { TrellisWorkflowId, TrellisWorkflowName } from '#protocol/search-attributes.js';
 import { runDetails, runSummary } from '#protocol/user-metadata.js';
@@ -151,12 +155,12 @@ export async function syncTriggerSchedule(
   workflow: ScheduleWorkflow,
 ): Promise<void> {
   const client = projectClient(temporal, config, workflow.project);
-  const projectAttribute = temporal.projectAttribute ?? false;
+  const has = attributesOf(temporal);
   if (trigger.type !== 'TimeBased') {
     await deleteTriggerSchedule(client, trigger.id);
     return;
   }
-  const options = scheduleOptions(config, trigger, workflow, projectAttribute);
+  const options = scheduleOptions(config, trigger, workflow, has);
   await translateTemporalErrors(async () => {
     try {
       await client.schedule.create({ scheduleId: scheduleId(trigger.id), ...options });
@@ -206,7 +210,7 @@ export async function reconcileSchedules(
   config: TrellisConfig,
   logger: Logger,
 ): Promise<ReconcileReport> {
-  const projectAttribute = temporal.projectAttribute ?? false;
+  const has = attributesOf(temporal);
   const report: ReconcileReport = { created: [], updated: [], deleted: [], failed: [] };
   const triggers = await triggerRepository.listTimeBased(db);
   const workflows = new Map<string, ScheduleWorkflow | undefined>();
@@ -218,7 +222,7 @@ export async function reconcileSchedules(
     }
     const workflow = workflows.get(trigger.workflowId);
     if (!workflow) continue; // deleted with its triggers between the two queries
-    const wanted = scheduleOptions(config, trigger, workflow, projectAttribute);
+    const wanted = scheduleOptions(config, trigger, workflow, has);
     const client = projectClient(temporal, config, workflow.project);
     wantedIn.set(trigger.id, client.options.namespace);
     try {
@@ -281,11 +285,16 @@ async function scheduleWorkflow(
   return workflow && project !== undefined ? { ...workflow, project } : undefined;
 }
 
+/** Which optional search attributes the runs of the client's namespace carry. */
+function attributesOf(temporal: TemporalClient): AttributesOfNamespace {
+  return { project: temporal.projectAttribute ?? false, status: temporal.statusAttribute ?? false };
+}
+
 function scheduleOptions(
   config: TrellisConfig,
   trigger: ScheduleTrigger,
   workflow: ScheduleWorkflow,
-  projectAttribute: boolean,
+  has: AttributesOfNamespace,
 ) {
   const { cron, timezone } = cronProperties(trigger.properties);
   if (typeof cron !== 'string')
@@ -302,7 +311,7 @@ function scheduleOptions(
   const searchAttributes = [
     { key: TrellisWorkflowId, value: workflow.id },
     { key: TrellisWorkflowName, value: workflow.name },
-    ...projectAttributes(projectAttribute ? workflow.project : undefined),
+    ...projectAttributes(has.project ? workflow.project : undefined),
   ];
   return {
     spec: { cronExpressions: [cron.trim()], timezone: zone, jitter: jitterMs },
@@ -312,7 +321,7 @@ function scheduleOptions(
       taskQueue: config.Temporal.TaskQueue,
       args: [input],
       workflowId: scheduledWorkflowIdPrefix(trigger.id),
-      typedSearchAttributes: searchAttributes,
+      typedSearchAttributes: [...searchAttributes, ...startStatusAttributes(has.status)],
       ...fairShare(workflow.projectId),
       // What the Temporal UI shows of each run the schedule starts, in Trellis's words.
       staticSummary: runSummary(workflow.name, trigger.id),
@@ -335,7 +344,7 @@ function scheduleOptions(
       paused: trigger.status === 'DeActive',
       // Shown in the Temporal UI, and how reconcile tells an up-to-date schedule from a stale one
       // (Temporal describes cron specs back as calendars, not as the text we sent).
-      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}) in project "${workflow.project}"${projectAttribute ? '' : ' (without TrellisProject)'}: cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}, fairness key ${workflow.projectId}`,
+      note: `Trellis trigger ${trigger.id} (${trigger.status}) of workflow "${workflow.name}" (${workflow.id}) in project "${workflow.project}"${has.project ? '' : ' (without TrellisProject)'}${has.status ? '' : ' (without TrellisStatus)'}: cron "${cron.trim()}" ${zone}, overlap ${overlap}, catch-up window ${formatDuration(catchupWindowMs)}, jitter ${formatDuration(jitterMs)}, task queue ${config.Temporal.TaskQueue}, fairness key ${workflow.projectId}, workflow type ${executionWorkflowType}`,
     },
   } satisfies ScheduleUpdateOptions;
 }

@@ -53,12 +53,14 @@ export class ScopedContextConnection extends Connection {
 }
 
 /**
- * A client, and whether its namespace has the `TrellisProject` search attribute: runs started
- * through it carry their project's name then (search-attributes.ts).
+ * A client, and whether its namespace has the `TrellisProject` and `TrellisStatus` search
+ * attributes: runs started through it carry their project's name and their status then
+ * (search-attributes.ts).
  */
 export interface TemporalClient {
   client: Client;
   projectAttribute?: boolean;
+  statusAttribute?: boolean;
   /** The client of another namespace (`Projects.Namespaces`) over the same connection. */
   inNamespace?: (namespace: string) => Client;
 }
