@@ -1721,11 +1721,8 @@ export interface components {
             ids?: components["schemas"]["Uuid"][];
             /** @description The executions `GET /executions` lists with these filters. */
             filter?: components["schemas"]["ExecutionFilter"];
-            /**
-             * @description Only say what would be done (how many, which, what is skipped and why); change nothing.
-             * @default false
-             */
-            preview: boolean;
+            /** @description Only say what would be done (how many, which, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
         };
         /** @description The envelope of a bulk cancel. */
         BulkCancelResponse: {
@@ -1797,16 +1794,10 @@ export interface components {
             ids?: components["schemas"]["Uuid"][];
             /** @description The executions `GET /executions` lists with these filters. */
             filter?: components["schemas"]["ExecutionFilter"];
-            /**
-             * @description The definition each rerun runs (default `ran`).
-             * @default ran
-             */
-            revision: components["schemas"]["RerunRevision"];
-            /**
-             * @description Only say what would be done (how many, which, on which revision, what is skipped and why); change nothing.
-             * @default false
-             */
-            preview: boolean;
+            /** @description The definition each rerun runs (default `ran`). */
+            revision?: components["schemas"]["RerunRevision"];
+            /** @description Only say what would be done (how many, which, on which revision, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
         };
         /** @description The envelope of a bulk rerun. */
         BulkRerunResponse: {
