@@ -173,7 +173,8 @@ describe('POST /executions/rerun', () => {
         outcome: 'Skipped',
         reason: {
           code: 'validation.unknown',
-          message: 'execution.inputs.expression: is not a declared input (the workflow declares none)',
+          message:
+            'execution.inputs.expression: is not a declared input (the workflow declares none)',
         },
       });
     }
