@@ -5,7 +5,6 @@
  * action does nothing a run-by-run caller could not; a preview checks what the action would and
  * changes nothing.
  */
-import * as executionRepository from '#store/execution-repository.js';
 import * as projectExecutionRepository from '#store/project-execution-repository.js';
 import type { ProjectExecutionFilter } from '#store/project-execution-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
@@ -14,6 +13,7 @@ import { resolveInputs } from '#definition/inputs.js';
 import { Invalid, TooMany, TrellisError, type Problem } from '#definition/errors.js';
 import { renderProblem } from '#definition/validation/problem.js';
 import type { Logger } from '#platform/logging.js';
+import { assertActive, assertFinished } from './active-run.js';
 import { cancelExecution, type CancelDeps } from './cancel-execution.js';
 import {
   checkedSnapshot,
@@ -185,21 +185,19 @@ export async function rerunExecutions(
   return { results, ...(stoppedBy ? { stoppedBy } : {}) };
 }
 
-/** Why a bulk rerun leaves this execution alone; null when it reruns it. */
+/** Why a bulk rerun leaves this execution alone (still going, or not failed); null when it reruns it. */
 function rerunRefusal(execution: WorkflowExecutionRow): Problem | null {
-  if (executionRepository.isExecutionActive(execution.status)) {
-    return {
-      code: 'execution.still_running',
-      message: `Execution "${execution.id}" is ${execution.status}; only a finished execution can be rerun.`,
-    };
+  try {
+    assertFinished(execution);
+  } catch (error) {
+    if (error instanceof TrellisError) return reasonOf(error);
+    throw error;
   }
-  if (execution.status !== 'Failed') {
-    return {
-      code: 'execution.not_failed',
-      message: `Execution "${execution.id}" is ${execution.status}; a bulk rerun reruns failed executions only.`,
-    };
-  }
-  return null;
+  if (execution.status === 'Failed') return null;
+  return {
+    code: 'execution.not_failed',
+    message: `Execution "${execution.id}" is ${execution.status}; a bulk rerun reruns failed executions only.`,
+  };
 }
 
 /**
@@ -254,23 +252,19 @@ export async function cancelExecutions(
     });
     if (!execution) {
       results.push(result('Skipped', notFound(executionId)));
-    } else if (!executionRepository.isExecutionActive(execution.status)) {
-      results.push(
-        result('Skipped', {
-          code: 'execution.not_running',
-          message: `Execution "${execution.id}" is ${execution.status}; only a Pending, Running or Paused execution can be canceled.`,
-        }),
-      );
-    } else if (options.preview) {
-      results.push(result('WouldAct'));
-    } else {
-      try {
+      continue;
+    }
+    try {
+      if (options.preview) {
+        assertActive(execution, 'be canceled');
+        results.push(result('WouldAct'));
+      } else {
         await cancelExecution(deps, execution, options.requestedBy, options.log);
         results.push(result('Done'));
-      } catch (error) {
-        if (!(error instanceof TrellisError)) throw error;
-        results.push(result('Skipped', reasonOf(error)));
       }
+    } catch (error) {
+      if (!(error instanceof TrellisError)) throw error;
+      results.push(result('Skipped', reasonOf(error)));
     }
   }
   return { results };
