@@ -70,9 +70,11 @@ describe('trellis executions rerun (bulk)', () => {
     const dryRun = await trellisCli([...selection, '--latest', '--dry-run']);
     expect(dryRun.code, printed(dryRun)).toBe(0);
     for (const id of failures) {
-      expect(dryRun.stdout).toMatch(new RegExp(`${id}\\s+${name}\\s+Failed\\s+would act\\s+1 → 2`));
+      expect(dryRun.stdout).toMatch(
+        new RegExp(`${id}\\s+${name}\\s+Failed\\s+would rerun\\s+1 → 2`),
+      );
     }
-    expect(dryRun.stdout).toContain('2 executions selected: 2 would be acted on, 0 skipped.');
+    expect(dryRun.stdout).toContain('2 executions selected: 2 would be rerun, 0 skipped.');
     expect(await executionsOf(workflowId)).toHaveLength(2);
 
     const unconfirmed = await trellisCli([...selection, '--latest']);
@@ -125,9 +127,9 @@ describe('trellis executions cancel (bulk)', () => {
     );
     const result = await trellisCli(['executions', 'cancel', '--id', running, over, '--yes']);
     expect(result.code, printed(result)).toBe(0);
-    expect(result.stdout).toMatch(new RegExp(`${running}\\s+\\S+\\s+Running\\s+done`));
+    expect(result.stdout).toMatch(new RegExp(`${running}\\s+\\S+\\s+Running\\s+cancel requested`));
     expect(result.stdout).toMatch(new RegExp(`${over}\\s+\\S+\\s+Failed\\s+skipped\\s+Execution`));
-    expect(result.stdout).toContain('2 executions selected: 1 done, 1 skipped.');
+    expect(result.stdout).toContain('2 executions selected: 1 canceled, 1 skipped.');
     expect(await client.waitForExecution(workflowId, running)).toMatchObject({
       status: 'Canceled',
     });

@@ -193,29 +193,26 @@ function describe(context: Context, answer: BulkAnswer): string {
     item.executionId,
     item.workflowName ?? '-',
     item.status ? styleStatus(colors, item.status) : '-',
-    outcomeWord(item.outcome, answer.preview),
+    outcomeWord(item.outcome, answer.preview, rerun),
     ...(rerun ? [revisions(item)] : []),
     item.newExecutionId ?? item.reason?.message ?? '',
   ]);
   const head = ['EXECUTION', 'WORKFLOW', 'STATUS', 'OUTCOME', ...(rerun ? ['REVISION'] : [])];
   const { selected, acted, skipped, notDone } = answer.counts;
-  const summary = `${count(selected)} selected: ${acted} ${answer.preview ? 'would be acted on' : 'done'}, ${skipped} skipped${notDone > 0 ? `, ${notDone} not done` : ''}.`;
+  const summary = `${count(selected)} selected: ${acted} ${answer.preview ? `would be ${rerun ? 'rerun' : 'canceled'}` : rerun ? 'rerun' : 'canceled'}, ${skipped} skipped${notDone > 0 ? `, ${notDone} not done` : ''}.`;
   return [
     table(colors, [...head, rerun ? 'NEW EXECUTION / REASON' : 'REASON'], rows),
     summary,
   ].join('\n');
 }
 
-const outcomeWord = (outcome: BulkItem['outcome'], preview: boolean) =>
-  outcome === 'WouldAct'
-    ? 'would act'
-    : outcome === 'Done'
-      ? 'done'
-      : outcome === 'NotDone'
-        ? 'not done'
-        : preview
-          ? 'would skip'
-          : 'skipped';
+/** What became of an execution, in the verb's words (`would rerun`, `canceled`...). */
+function outcomeWord(outcome: BulkItem['outcome'], preview: boolean, rerun: boolean): string {
+  if (outcome === 'WouldAct') return rerun ? 'would rerun' : 'would cancel';
+  if (outcome === 'Done') return rerun ? 'rerun' : 'cancel requested';
+  if (outcome === 'NotDone') return 'not done';
+  return preview ? 'would skip' : 'skipped';
+}
 
 function revisions(item: BulkItem): string {
   if (item.rerunRevision === null || item.rerunRevision === undefined) return '-';
