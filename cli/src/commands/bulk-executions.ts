@@ -43,8 +43,12 @@ export function withBulkOptions(command: Command): Command {
     )
     .option('--trigger <trigger>', 'bulk: started by manual, TimeBased, Webhook or a trigger id')
     .option('--started-by <user>', 'bulk: started by this user')
-    .option('--since <time>', 'bulk: started at or after (ISO time, or 30m, 6h, 2d ago)', since)
-    .option('--until <time>', 'bulk: started before (ISO time, or 30m, 6h, 2d ago)', since)
+    .option('--since <time>', 'bulk: started at or after (ISO time, or 30m, 6h, 2d ago)', (text) =>
+      since(text),
+    )
+    .option('--until <time>', 'bulk: started before (ISO time, or 30m, 6h, 2d ago)', (text) =>
+      since(text),
+    )
     .option('--dry-run', 'bulk: show what would be done, and do nothing')
     .option('-y, --yes', 'bulk: do it without asking');
 }
@@ -71,11 +75,11 @@ export function assertSingle(options: BulkOptions & { latest?: boolean }): void 
 }
 
 /** A time given as ISO 8601, or as how long ago (`30m`, `6h`, `2d`). */
-function since(text: string): string {
+export function since(text: string, now = Date.now()): string {
   const ago = /^(\d+)(m|h|d)$/.exec(text.trim());
   if (ago) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as 'm' | 'h' | 'd'];
-    return new Date(Date.now() - Number(ago[1]) * unit).toISOString();
+    return new Date(now - Number(ago[1]) * unit).toISOString();
   }
   const time = Date.parse(text);
   if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
