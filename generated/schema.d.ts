@@ -212,6 +212,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/executions/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a selection of executions
+         * @description Cancels a selection of the project's executions that are still going (`Pending`, `Running`,
+         *     `Paused`), each as the single cancel does. With `preview: true` it changes nothing and says
+         *     what it would do. Each execution's result says whether its cancel was requested, or why it
+         *     was skipped (not found in the project, already finished). The audit entry names each
+         *     execution whose cancel was requested.
+         */
+        post: operations["cancelExecutions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/executions/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rerun a selection of executions
+         * @description Reruns a selection of the project's failed executions, each as the single rerun does (one new
+         *     execution per failed one, `rerunOf` naming it), on the revision it ran or the workflow's
+         *     latest (`revision`). With `preview: true` it changes nothing and says what it would do. Each
+         *     execution's result says what became of it: rerun (its new execution), or skipped and why
+         *     (not found in the project, not `Failed`, its definition or inputs no longer valid). Past the
+         *     project's starts a minute the answer is 429 (`project.starts_per_minute`, `Retry-After`) whose
+         *     `data` is this operation's data: what was rerun, and the rest `NotDone`, to send again by
+         *     `ids` after the wait. The audit entry names each execution rerun and its rerun.
+         */
+        post: operations["rerunExecutions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/executions/summary": {
         parameters: {
             query?: never;
@@ -1656,6 +1707,134 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description What a bulk cancel did, or would do. */
+        BulkCancel: {
+            /** @description Whether this was only a preview (nothing changed). */
+            preview: boolean;
+            counts: components["schemas"]["BulkCounts"];
+            /** @description Each selected execution, in the selection's order (a filter's: newest first). */
+            executions: components["schemas"]["BulkExecutionResult"][];
+        };
+        /** @description The body of a bulk cancel. */
+        BulkCancelRequest: {
+            /** @description These executions of the project, in this order; an id the project does not have is skipped as `execution.not_found`. */
+            ids?: components["schemas"]["Uuid"][];
+            /** @description The executions `GET /executions` lists with these filters. */
+            filter?: components["schemas"]["ExecutionFilter"];
+            /** @description Only say what would be done (how many, which, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
+        };
+        /** @description The envelope of a bulk cancel. */
+        BulkCancelResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["BulkCancel"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description How many executions of a selection went each way. */
+        BulkCounts: {
+            /**
+             * Format: int32
+             * @description Executions selected (named or matched).
+             */
+            selected: number;
+            /**
+             * Format: int32
+             * @description Acted on (or, in a preview, that would be).
+             */
+            acted: number;
+            /** Format: int32 */
+            skipped: number;
+            /**
+             * Format: int32
+             * @description Left by a project limit, to send again later.
+             */
+            notDone: number;
+        };
+        /** @description One execution of a bulk action's selection, and what became of it. */
+        BulkExecutionResult: {
+            /** @description The selected execution's id. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description Its workflow; null when the project has no such execution. */
+            workflowId: string | null;
+            /** @description That workflow's name when the execution started; null when not found. */
+            workflowName: string | null;
+            /** @description Its status when the action looked at it; null when not found. */
+            status: components["schemas"]["ExecutionStatus"] | null;
+            outcome: components["schemas"]["BulkOutcome"];
+            /** @description Why it was skipped or not done, with a stable code (`execution.not_found`, `execution.not_failed`, `execution.not_running`, `validation.invalid`, ...); null otherwise. */
+            reason: components["schemas"]["ErrorDetail"] | null;
+        };
+        /**
+         * @description What a bulk action did (or, in a preview, would do) with one execution.
+         * @enum {string}
+         */
+        BulkOutcome: "WouldAct" | "Done" | "Skipped" | "NotDone";
+        /** @description What a bulk rerun did, or would do. */
+        BulkRerun: {
+            /** @description Whether this was only a preview (nothing changed). */
+            preview: boolean;
+            revision: components["schemas"]["RerunRevision"];
+            counts: components["schemas"]["BulkCounts"];
+            /** @description Each selected execution, in the selection's order (a filter's: newest first). */
+            executions: components["schemas"]["BulkRerunResult"][];
+        };
+        /** @description The body of a bulk rerun. */
+        BulkRerunRequest: {
+            /** @description These executions of the project, in this order; an id the project does not have is skipped as `execution.not_found`. */
+            ids?: components["schemas"]["Uuid"][];
+            /** @description The executions `GET /executions` lists with these filters. */
+            filter?: components["schemas"]["ExecutionFilter"];
+            /** @description The definition each rerun runs (default `ran`). */
+            revision?: components["schemas"]["RerunRevision"];
+            /** @description Only say what would be done (how many, which, on which revision, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
+        };
+        /** @description The envelope of a bulk rerun. */
+        BulkRerunResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["BulkRerun"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description One execution of a bulk rerun's selection. */
+        BulkRerunResult: {
+            /** @description The selected execution's id. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description Its workflow; null when the project has no such execution. */
+            workflowId: string | null;
+            /** @description That workflow's name when the execution started; null when not found. */
+            workflowName: string | null;
+            /** @description Its status when the action looked at it; null when not found. */
+            status: components["schemas"]["ExecutionStatus"] | null;
+            outcome: components["schemas"]["BulkOutcome"];
+            /** @description Why it was skipped or not done, with a stable code (`execution.not_found`, `execution.not_failed`, `execution.not_running`, `validation.invalid`, ...); null otherwise. */
+            reason: components["schemas"]["ErrorDetail"] | null;
+            /** @description The revision the execution ran; null when not found or from before revisions were kept. */
+            ranRevision: number | null;
+            /** @description The revision its rerun runs (or would run); null when it is skipped or not done. */
+            rerunRevision: number | null;
+            /** @description The rerun's new execution (outcome `Done`); else null. */
+            newExecutionId: string | null;
+        };
         /** @description What creating a configuration returns. */
         ConfigurationCreated: {
             id: components["schemas"]["Uuid"];
@@ -2119,6 +2298,7 @@ export interface components {
          *
          *     - input (400): `validation.required`, `validation.unknown`, `validation.enum`,
          *     `validation.id_mismatch`, `validation.invalid` (any other problem), `request.malformed`,
+         *     `selection.too_large` (a bulk action's filter matches too many executions),
          *     `request.invalid_request_id` (an `X-Request-Id` header that is not 1 to 128 letters, digits
          *     or `. _ : + / = @ -`), `plugin.not_allowed` (a task's plugin is not among its project's
          *     `allowedPlugins`);
@@ -2136,7 +2316,7 @@ export interface components {
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
          *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
-         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
+         *     `trigger.inactive`, `execution.still_running`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
          *     `key.revoked`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
@@ -2157,7 +2337,10 @@ export interface components {
         };
         /** @description The envelope of a failed operation: `data` is null and `messages` say what was wrong and where. */
         ErrorEnvelope: {
-            /** @description Always null on failure. */
+            /**
+             * @description Null on failure, except a bulk action's 429 (`POST /executions/rerun`), whose `data` says
+             *     what it did before the limit stopped it.
+             */
             data: unknown;
             /** @description What was wrong, one message per problem. */
             messages: string[];
@@ -2297,6 +2480,27 @@ export interface components {
             taskName: string | null;
             /** @description That task's message, else the execution's. */
             message: string;
+        };
+        /** @description The filters of `GET /executions`, as a bulk action's selection. */
+        ExecutionFilter: {
+            /** @description Only executions in one of these statuses. */
+            status?: components["schemas"]["ExecutionStatus"][];
+            /** @description Only executions of this workflow (404 when the project has no such workflow). */
+            workflowId?: components["schemas"]["Uuid"];
+            /** @description Only executions started this way: `manual`, `TimeBased`, `Webhook`, or one trigger's id. */
+            trigger?: string;
+            /** @description Only executions started by this user. */
+            startedBy?: string;
+            /**
+             * Format: date-time
+             * @description Only executions started at or after this time.
+             */
+            from?: string;
+            /**
+             * Format: date-time
+             * @description Only executions started before this time (not before `from`).
+             */
+            to?: string;
         };
         /** @description An execution as listed. */
         ExecutionListItem: {
@@ -3080,6 +3284,11 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description Which definition a bulk rerun runs.
+         * @enum {string}
+         */
+        RerunRevision: "ran" | "latest";
         /**
          * @description A role: `admin` may call every protected operation; each other role, its area's.
          * @enum {string}
@@ -5043,6 +5252,262 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelExecutions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkCancelRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkCancelResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rerunExecutions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+                /**
+                 * @description A key the client picks for this request (e.g. a UUID). Repeating the request with the same
+                 *     key and the same body within 24 hours returns the first response (same ids) and creates
+                 *     nothing; the same key with a different request is 409. Keys are per user.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRerunRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRerunResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -17,7 +17,7 @@ import type { Logger } from '#platform/logging.js';
 import { createAuthorizer } from './auth/security.js';
 import { cors } from './cors.js';
 import type { AuthUser } from './auth/user.js';
-import { successEnvelope } from './envelope.js';
+import { errorEnvelope, successEnvelope } from './envelope.js';
 import { bodyTooLarge, renderError, routeNotFound, toHttpError } from './errors.js';
 import { HttpError } from './http-error.js';
 import type {
@@ -485,6 +485,14 @@ function dispatch(handler: AnyHandler, deps: AppDeps) {
     if ('raw' in reply) {
       const { status = 200, contentType } = reply;
       return { status, body: reply.raw, ...(contentType === undefined ? {} : { contentType }) };
+    }
+    if (reply.stoppedPartWay) {
+      const { status, problems } = reply.stoppedPartWay;
+      return {
+        status,
+        body: { ...errorEnvelope(problems), data: reply.data },
+        ...(reply.headers ? { headers: reply.headers } : {}),
+      };
     }
     const body = successEnvelope(reply.data, reply.messages, reply.pagination);
     if (reply.itemByItem && Array.isArray(body.data)) {

@@ -8,6 +8,7 @@ import type { Logger } from '#platform/logging.js';
 import type { AuthUser } from './auth/user.js';
 import type { RequestProject } from './projects/request-project.js';
 import type { Pagination } from '#store/paging.js';
+import type { Problem } from '#definition/errors.js';
 import type { ExecutionEventHub } from './executions/event-hub.js';
 import type { EventStreamSlots } from './executions/stream-slots.js';
 import type { InstalledPlugins } from './plugins/installed-plugins.js';
@@ -90,6 +91,12 @@ export interface EnvelopeReply<D, S extends number = 200> {
   pagination?: Pagination;
   headers?: Record<string, string>;
   status?: S;
+  /**
+   * The operation stopped part-way (a bulk action at a project limit): the answer is this failure
+   * (`succeeded: false`, its status and problems) whose `data` is still what was done. Unlike a
+   * thrown error it is an answer, kept for the request's `Idempotency-Key`.
+   */
+  stoppedPartWay?: { status: number; problems: readonly Problem[] };
 }
 
 /**

@@ -170,6 +170,9 @@ const bodies: Record<string, (ids: Record<string, string>) => unknown> = {
     from: new Date(Date.now() - 3 * 86_400_000).toISOString(),
     to: new Date(Date.now() - 86_400_000).toISOString(),
   }),
+  // Previews: alpha's paused run is what other operations act on.
+  'POST /executions/rerun': ({ executionId }) => ({ ids: [executionId], preview: true }),
+  'POST /executions/cancel': ({ executionId }) => ({ ids: [executionId], preview: true }),
   'PUT /projects/{projectId}': ({ projectId }) => ({ name: projectId }),
   'PUT /projects/{projectId}/members/{name}': () => ({ roles: annInAlpha }),
   'POST /projects/{projectId}/keys': () => ({ name: `made-${++unique}`, roles: ['workflow'] }),
@@ -326,6 +329,12 @@ describe('every operation, across projects', () => {
       } else if (operation.method === 'GET') {
         expect([keyOf(operation), answer.status]).toEqual([keyOf(operation), 200]);
         for (const id of alphaIds) expect(answer.text).not.toContain(id);
+      } else {
+        // A body naming alpha's execution (a bulk action's) learns nothing of it, not its workflow.
+        expect([keyOf(operation), answer.text]).not.toEqual([
+          keyOf(operation),
+          expect.stringContaining(alpha.workflowId!),
+        ]);
       }
     }
     expect(await alphaState()).toEqual(before);

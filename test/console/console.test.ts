@@ -329,6 +329,32 @@ describe('the console', () => {
     ]);
     await page.getByText('The oldest run is shown.').waitFor();
     await record(page, '11-executions-failed');
+    // Bulk rerun of every failure the filter matches: a preview (how many, which, which
+    // revision), then the rerun, each run's result linking to its new run.
+    await page.getByRole('button', { name: 'Select all matching the filter' }).click();
+    await page.getByText('Every run matching the filter is selected.').waitFor();
+    await page.getByRole('button', { name: 'Rerun…' }).click();
+    const bulk = page.locator('section.bulk-action');
+    await bulk.getByText('1 run would be rerun.').waitFor();
+    await expect(
+      bulk.locator(`tr[data-bulk-execution="${failedRun}"]`).textContent(),
+    ).resolves.toBe(`Run ${failedRun.slice(0, 8)}Fetching-${suffix}FailedWould be rerun1`);
+    await record(page, '12-executions-bulk-rerun-preview');
+    await page.getByRole('button', { name: 'Yes, rerun 1 run' }).click();
+    await bulk.getByText('1 run was rerun.').waitFor();
+    const rerunLink = bulk
+      .locator(`tr[data-bulk-execution="${failedRun}"] td`)
+      .last()
+      .getByRole('link');
+    const rerunId = (await rerunLink.getAttribute('href'))!.split('/').at(-1)!;
+    const rerun = await admin.waitForExecution(fetching, rerunId, { timeoutMs: 60_000 });
+    expect(rerun).toMatchObject({ status: 'Failed', rerunOf: failedRun, revision: 1 });
+    await record(page, '13-executions-bulk-rerun-done');
+    await bulk.getByRole('button', { name: 'Close' }).click();
+    // Failed again (the fence still refuses the call): the failures are now the rerun and its original.
+    await page.getByRole('button', { name: 'Show runs' }).click();
+    await page.locator(`tr[data-execution="${rerunId}"]`).waitFor();
+    expect(await page.locator('tr[data-execution]').count()).toBe(2);
     await page.getByLabel('Workflow').selectOption({ label: `Gated-${suffix}` });
     await page.getByRole('checkbox', { name: 'Failed' }).uncheck();
     await page.getByRole('button', { name: 'Show runs' }).click();

@@ -8,6 +8,7 @@ import {
   workflowIdOf,
 } from '@trellis/sdk/mcp';
 import type { Context } from '../context.js';
+import { UsageError } from '../failures.js';
 import { executionEvents } from '../follow/event-source.js';
 import { logLine } from '../follow/views.js';
 import { compact, elapsed, styleStatus, time } from '../output/format.js';
@@ -16,6 +17,13 @@ import type { Act } from './act.js';
 import { runInputs } from '../inputs.js';
 import { followExecution, reportStartedRun } from './follow-run.js';
 import { withInputOptions, type InputOptions } from './run.js';
+import {
+  assertSingle,
+  runBulk,
+  withBulkOptions,
+  type BulkOptions,
+  type BulkVerb,
+} from './bulk-executions.js';
 
 type ExecutionStatus = components['schemas']['ExecutionStatus'];
 const executionStatuses: ExecutionStatus[] = [
@@ -141,51 +149,74 @@ export function executionCommands(program: Command, act: Act): void {
       ),
     );
 
-  executions
-    .command('cancel')
-    .description('cancel a running or paused execution')
-    .argument('<workflow>', 'its name or id')
-    .argument('<execution>', 'the execution id')
-    .action(
-      act<[string, string]>(async ({ trellis, output }, [workflow, executionId]) => {
-        const workflowId = await workflowIdOf(trellis, workflow);
+  withBulkOptions(
+    executions
+      .command('cancel')
+      .description(
+        'cancel a running or paused execution, or in bulk those a selection names (--id, --status, --since, ...)',
+      )
+      .argument('[workflow]', 'its name or id (in bulk: only its executions)')
+      .argument('[execution]', 'the execution id (none: in bulk)'),
+  ).action(
+    act<[string | undefined, string | undefined], BulkOptions>(
+      async (context, [workflow, executionId], options) => {
+        if (executionId === undefined) return runBulk(context, bulkCancel, workflow, options);
+        assertSingle(options);
+        const { trellis, output } = context;
+        const workflowId = await workflowIdOf(trellis, workflow!);
         const canceled = await trellis.envelope.POST(
           '/workflows/{workflowId}/executions/{executionId}/cancel',
           { params: { path: { workflowId, executionId } } },
         );
         output.data({ executionId, messages: canceled.messages });
         for (const message of canceled.messages) output.line(message);
-      }),
-    );
+      },
+    ),
+  );
 
   const rerun = executions
     .command('rerun')
-    .description('run a finished execution again (the original\u2019s inputs unless given)')
-    .argument('<workflow>', 'its name or id')
-    .argument('<execution>', 'the execution id')
-    .option('--from-task <name>', 'run this task and those after it again, reuse the rest');
-  withInputOptions(rerun)
+    .description(
+      'run a finished execution again (the original\u2019s inputs unless given), or in bulk the failed ones a selection names',
+    )
+    .argument('[workflow]', 'its name or id (in bulk: only its executions)')
+    .argument('[execution]', 'the execution id (none: in bulk)')
+    .option('--from-task <name>', 'run this task and those after it again, reuse the rest')
+    .option('--latest', 'bulk: rerun on the workflow\u2019s latest revision, not the one each ran');
+  withBulkOptions(withInputOptions(rerun))
     .option('-f, --follow', 'show the tasks live; exit 0 only when the run Completed')
     .option('--logs', 'with --follow: show log entries as they are written')
     .action(
-      act<[string, string], InputOptions & { fromTask?: string; follow?: boolean; logs?: boolean }>(
-        async (context, [workflow, executionId], options) => {
-          const { trellis } = context;
-          const inputs = await runInputs(options);
-          const workflowId = await workflowIdOf(trellis, workflow);
-          const started = await trellis.POST(
-            '/workflows/{workflowId}/executions/{executionId}/rerun',
-            {
-              params: { path: { workflowId, executionId } },
-              body: {
-                ...(options.fromTask !== undefined ? { fromTask: options.fromTask } : {}),
-                ...(inputs ? { inputs } : {}),
-              },
+      act<
+        [string | undefined, string | undefined],
+        InputOptions &
+          BulkOptions & { fromTask?: string; follow?: boolean; logs?: boolean; latest?: boolean }
+      >(async (context, [workflow, executionId], options) => {
+        const { trellis } = context;
+        if (executionId === undefined) {
+          const revision = options.latest ? 'latest' : 'ran';
+          if (options.fromTask !== undefined || options.input || options.inputsFile) {
+            throw new UsageError(
+              'A bulk rerun reruns each execution with its own inputs: --from-task, --input and --inputs-file need an execution id.',
+            );
+          }
+          return runBulk(context, bulkRerun(revision), workflow, options);
+        }
+        assertSingle(options);
+        const inputs = await runInputs(options);
+        const workflowId = await workflowIdOf(trellis, workflow!);
+        const started = await trellis.POST(
+          '/workflows/{workflowId}/executions/{executionId}/rerun',
+          {
+            params: { path: { workflowId, executionId } },
+            body: {
+              ...(options.fromTask !== undefined ? { fromTask: options.fromTask } : {}),
+              ...(inputs ? { inputs } : {}),
             },
-          );
-          return reportStartedRun(context, started, options);
-        },
-      ),
+          },
+        );
+        return reportStartedRun(context, started, options);
+      }),
     );
 
   executions
@@ -232,3 +263,13 @@ export function positiveCount(text: string): number {
   }
   return count;
 }
+
+const bulkCancel: BulkVerb = {
+  name: 'cancel',
+  send: (trellis, body) => trellis.POST('/executions/cancel', { body }),
+};
+
+const bulkRerun = (revision: 'ran' | 'latest'): BulkVerb => ({
+  name: 'rerun',
+  send: (trellis, body) => trellis.POST('/executions/rerun', { body: { ...body, revision } }),
+});

@@ -1,7 +1,8 @@
 /**
  * The executions explorer: the project's runs across its workflows, newest first, filtered by
  * status, workflow, how they were started, who started them and a time range (all applied by the
- * API, `GET /executions`). "Older runs" pages on from the last run shown.
+ * API, `GET /executions`). "Older runs" pages on from the last run shown. Runs selected by their
+ * checkboxes, or every run matching the filter, are rerun or canceled together (`BulkAction`).
  */
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
@@ -14,6 +15,7 @@ import {
   useLoad,
 } from '../components/common.js';
 import { StatusBadge } from '../components/status.js';
+import { BulkAction, type BulkKind, type Selection } from '../components/bulk-action.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 
@@ -51,21 +53,30 @@ const noFilters: Filters = {
 export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const [draft, setDraft] = useState<Filters>(noFilters);
   const [filters, setFilters] = useState<Filters>(noFilters);
+  /** The runs ticked, or every run matching the filter. */
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [action, setAction] = useState<{
+    kind: BulkKind;
+    selection: Selection;
+    described: string;
+  }>();
+  const [refreshes, setRefreshes] = useState(0);
   const workflows = useLoad(
     () => collect(client.all('/workflows', { params: { query: { pageSize: 1000 } } })),
     [],
   );
 
-  const query = (after?: string) => ({
+  const filter = {
     ...(filters.statuses.length > 0 ? { status: filters.statuses } : {}),
     ...(filters.workflowId ? { workflowId: filters.workflowId } : {}),
     ...(filters.trigger ? { trigger: filters.trigger } : {}),
     ...(filters.startedBy.trim() ? { startedBy: filters.startedBy.trim() } : {}),
     ...(filters.from ? { from: new Date(filters.from).toISOString() } : {}),
     ...(filters.to ? { to: new Date(filters.to).toISOString() } : {}),
-    ...(after ? { after } : {}),
-    pageSize,
-  });
+  };
+  const filtered = Object.keys(filter).length > 0;
+  const query = (after?: string) => ({ ...filter, ...(after ? { after } : {}), pageSize });
   const {
     first,
     items: runs,
@@ -75,9 +86,29 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
     restart,
   } = useCursorPages(
     (after?: string) => client.GET('/executions', { params: { query: query(after) } }),
-    [JSON.stringify(filters)],
+    [JSON.stringify(filters), refreshes],
     pageSize,
   );
+  const clearSelection = () => {
+    setSelected(new Set());
+    setAllMatching(false);
+  };
+  const tick = (id: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(id);
+    else next.delete(id);
+    setSelected(next);
+    setAllMatching(false);
+  };
+  const open = (kind: BulkKind) =>
+    setAction({
+      kind,
+      selection: allMatching ? { filter } : { ids: [...selected] },
+      described: allMatching
+        ? 'every run matching the filter'
+        : `${selected.size} selected run${selected.size === 1 ? '' : 's'}`,
+    });
+  const chosen = allMatching || selected.size > 0;
   const text = (name: 'startedBy' | 'from' | 'to') => ({
     id: `executions-${name}`,
     value: draft[name],
@@ -102,7 +133,11 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
         onSubmit={(event) => {
           event.preventDefault();
           restart();
+          clearSelection();
+          setAction(undefined);
           setFilters(draft);
+          // The same filters again read the runs as they are now.
+          setRefreshes((count) => count + 1);
         }}
       >
         <fieldset class="field statuses">
@@ -162,17 +197,73 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
           Show runs
         </button>
       </form>
+      {action && (
+        <BulkAction
+          client={client}
+          {...action}
+          onClose={() => setAction(undefined)}
+          onDone={() => {
+            clearSelection();
+            restart();
+            setRefreshes((count) => count + 1);
+          }}
+        />
+      )}
       <Loading loaded={first}>
         {() =>
           runs.length === 0 ? (
             <p class="muted">No runs match.</p>
           ) : (
             <>
+              <div class="bulk-bar" role="group" aria-label="Act on the selected runs">
+                <span class="muted" role="status">
+                  {allMatching
+                    ? 'Every run matching the filter is selected.'
+                    : `${selected.size} selected.`}
+                </span>
+                <button
+                  type="button"
+                  disabled={!filtered || allMatching}
+                  title={filtered ? undefined : 'Filter the runs first'}
+                  onClick={() => {
+                    setSelected(new Set(runs.map((run) => run.id)));
+                    setAllMatching(true);
+                  }}
+                >
+                  Select all matching the filter
+                </button>
+                {chosen && (
+                  <button type="button" onClick={clearSelection}>
+                    Clear selection
+                  </button>
+                )}
+                <button type="button" disabled={!chosen} onClick={() => open('rerun')}>
+                  Rerun…
+                </button>
+                <button type="button" disabled={!chosen} onClick={() => open('cancel')}>
+                  Cancel…
+                </button>
+              </div>
               <div class="table-scroll">
                 <table class="executions">
                   <caption class="visually-hidden">Executions</caption>
                   <thead>
                     <tr>
+                      <th scope="col">
+                        <input
+                          type="checkbox"
+                          aria-label="Select every run shown"
+                          checked={runs.every((run) => allMatching || selected.has(run.id))}
+                          onChange={(event) => {
+                            setAllMatching(false);
+                            setSelected(
+                              event.currentTarget.checked
+                                ? new Set(runs.map((run) => run.id))
+                                : new Set(),
+                            );
+                          }}
+                        />
+                      </th>
                       <th scope="col">Run</th>
                       <th scope="col">Workflow</th>
                       <th scope="col">Status</th>
@@ -183,6 +274,14 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
                   <tbody>
                     {runs.map((run) => (
                       <tr key={run.id} data-execution={run.id}>
+                        <td>
+                          <input
+                            type="checkbox"
+                            aria-label={`Select run ${shortId(run.id)}`}
+                            checked={allMatching || selected.has(run.id)}
+                            onChange={(event) => tick(run.id, event.currentTarget.checked)}
+                          />
+                        </td>
                         <td>
                           <Link to={`/workflows/${run.workflowId}/runs/${run.id}`}>
                             Run {shortId(run.id)}

@@ -99,6 +99,22 @@ export async function listProjectExecutions(
   return items;
 }
 
+/** Those of the project's executions among `ids` (an id of none, or of another project's, is absent). */
+export async function findProjectExecutions(
+  db: Kysely<Database>,
+  projectId: string,
+  ids: readonly string[],
+): Promise<WorkflowExecutionRow[]> {
+  const known = ids.filter(isUuid);
+  if (known.length === 0) return [];
+  return db
+    .selectFrom('workflowExecution')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .where('id', 'in', known)
+    .execute();
+}
+
 /** A range of start times cut into buckets of equal length, the first starting at `first`. */
 export interface BucketedRange {
   from: Date;

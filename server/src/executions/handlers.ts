@@ -5,9 +5,10 @@ import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import * as subworkflowRepository from '#store/subworkflow-repository.js';
 import type { WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
-import { Conflict, Invalid, NotFound } from '#definition/errors.js';
+import { Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { cancelExecution } from '#application/executions/cancel-execution.js';
+import { assertFinished } from '#application/executions/active-run.js';
 import type { AppDeps } from '../handler.js';
 import type { HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -157,12 +158,7 @@ export const executionHandlers = {
   rerunExecution: async ({ deps, project, params, body, log, user }) => {
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const original = await findExecution(deps, project, params);
-    if (executionRepository.isExecutionActive(original.status)) {
-      throw new Conflict(
-        `Execution "${original.id}" is ${original.status}; only a finished execution can be rerun.`,
-        { code: 'execution.still_running' },
-      );
-    }
+    assertFinished(original);
     const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body?.inputs ? { inputs: body.inputs } : {}),
       rerun: { of: original, ...(body?.fromTask !== undefined ? { fromTask: body.fromTask } : {}) },

@@ -18,6 +18,16 @@ export function assertActive(execution: WorkflowExecutionRow, action: string): v
   }
 }
 
+/** 409 while the execution is Pending, Running or Paused: only a finished one can be rerun. */
+export function assertFinished(execution: WorkflowExecutionRow): void {
+  if (executionRepository.isExecutionActive(execution.status)) {
+    throw new Conflict(
+      `Execution "${execution.id}" is ${execution.status}; only a finished execution can be rerun.`,
+      { code: 'execution.still_running' },
+    );
+  }
+}
+
 /** Sends a signal to the execution's run; 503 when Temporal cannot be reached. */
 export async function signalRun(
   client: Client,

@@ -69,9 +69,10 @@ export interface ExecutionToCreate {
   parent?: { executionId: string; taskExecutionId: string; taskName: string };
   /**
    * Rerun this finished execution: its inputs unless others are given, and its completed tasks'
-   * outputs except from `fromTask` on (without it, every completed task is reused).
+   * outputs except from `fromTask` on (without it, every completed task is reused; with
+   * `runAll`, none is: a rerun on another revision, whose tasks may differ).
    */
-  rerun?: { of: WorkflowExecutionRow; fromTask?: string };
+  rerun?: { of: WorkflowExecutionRow; fromTask?: string; runAll?: boolean };
   /**
    * The instance's default project limits: the run counts against its project's starts a minute
    * (`TooMany` past it, nothing written) and running at once (Pending until its run has a slot).
@@ -195,14 +196,16 @@ async function reusedTasks(
   definition: WorkflowDefinition,
   rerun: NonNullable<ExecutionToCreate['rerun']>,
 ): Promise<{ of: string; reused: ReusedTasks }> {
-  const { of, fromTask } = rerun;
+  const { of, fromTask, runAll } = rerun;
   if (fromTask !== undefined && !definition.tasks.some((task) => task.name === fromTask)) {
     throw new Invalid(
       problemAt('body.fromTask', `names no task of the execution's definition (${fromTask})`),
     );
   }
   const again = fromTask === undefined ? new Set<string>() : downstreamOf(definition, fromTask);
-  const completed = await taskExecutionRepository.completedOutputs(db, of.id);
+  const completed = runAll
+    ? new Map<string, unknown>()
+    : await taskExecutionRepository.completedOutputs(db, of.id);
   const outputs = new Map([...completed].filter(([name]) => !again.has(name)));
   return {
     of: of.id,

@@ -43,10 +43,11 @@ export interface StartOptions {
   /**
    * Rerun this finished execution: its definition snapshot (and revision), its inputs unless
    * others are given, and its completed tasks' outputs except from `fromTask` on (without it,
-   * every completed task is reused).
+   * every completed task is reused). With `revision`, a rerun on that revision instead: every
+   * task runs again (its tasks may differ from those that completed).
    */
   rerun?: { of: WorkflowExecutionRow; fromTask?: string };
-  /** Run this revision of the workflow instead of its current definition. */
+  /** Run this revision of the workflow instead of its current definition (or the rerun's snapshot). */
   revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
   /** The user who starts the run (approvers may exclude them from its approvals). */
   startedBy?: string;
@@ -88,9 +89,43 @@ export async function recordExecution(
   options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
   const { db, config } = deps;
-  const snapshot = options.rerun
-    ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
-    : (options.revision ?? workflow);
+  const { snapshot, definition } = await checkedSnapshot(deps, workflow, options);
+  const project = await projectRepository.nameOf(db, workflow.projectId);
+  const { execution } = await createExecution(db, {
+    workflow,
+    temporalNamespace: project === undefined ? null : namespaceOfProject(config, project),
+    snapshot,
+    run: {
+      definition,
+      ...(options.inputs !== undefined ? { inputs: options.inputs } : {}),
+      inputsAt: options.inputsAt ?? ['body', 'inputs'],
+    },
+    triggerId: options.triggerId ?? null,
+    startedBy: options.startedBy ?? null,
+    ...(options.rerun
+      ? { rerun: { ...options.rerun, ...(options.revision ? { runAll: true } : {}) } }
+      : {}),
+    fairShare: config.Projects.Limits,
+  });
+  return execution;
+}
+
+/**
+ * The definition a start runs (the revision asked for, else a rerun's snapshot, else the
+ * current one), validated as when it is stored: 400 naming each problem. What a start checks
+ * before it writes anything, for a preview too.
+ */
+export async function checkedSnapshot(
+  deps: StartExecutionDeps,
+  workflow: WorkflowRow,
+  options: Pick<StartOptions, 'rerun' | 'revision'> = {},
+) {
+  const { db, config } = deps;
+  const snapshot =
+    options.revision ??
+    (options.rerun
+      ? { definition: options.rerun.of.definition, revision: options.rerun.of.revision }
+      : workflow);
   const definition = await validateWorkflowDefinition(
     db,
     workflow.projectId,
@@ -107,20 +142,8 @@ export async function recordExecution(
         problems,
       ),
   );
-  const project = await projectRepository.nameOf(db, workflow.projectId);
-  const { execution } = await createExecution(db, {
-    workflow,
-    temporalNamespace: project === undefined ? null : namespaceOfProject(config, project),
-    snapshot,
-    run: {
-      definition,
-      ...(options.inputs !== undefined ? { inputs: options.inputs } : {}),
-      inputsAt: options.inputsAt ?? ['body', 'inputs'],
-    },
-    triggerId: options.triggerId ?? null,
-    startedBy: options.startedBy ?? null,
-    ...(options.rerun ? { rerun: options.rerun } : {}),
-    fairShare: config.Projects.Limits,
-  });
-  return execution;
+  return {
+    snapshot: { definition: snapshot.definition, revision: snapshot.revision },
+    definition,
+  };
 }
