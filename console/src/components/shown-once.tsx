@@ -14,9 +14,12 @@ interface ShownOnceProps {
   secret: string;
   /** Why it cannot be shown again. */
   children: ComponentChildren;
+  /** Its heading's level: 2 (the default) on a page, 3 inside a page's section. */
+  level?: 2 | 3;
 }
 
-export function ShownOnce({ id, title, label, secret, children }: ShownOnceProps) {
+export function ShownOnce({ id, title, label, secret, children, level = 2 }: ShownOnceProps) {
+  const Heading = level === 2 ? 'h2' : 'h3';
   const [copied, setCopied] = useState<string | null>(null);
   const copy = async () => {
     const field = document.getElementById(id) as HTMLInputElement | null;
@@ -31,7 +34,7 @@ export function ShownOnce({ id, title, label, secret, children }: ShownOnceProps
   };
   return (
     <section class="new-key" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{title}</h2>
+      <Heading id={`${id}-title`}>{title}</Heading>
       <p class="warning" role="alert">
         {children}
       </p>

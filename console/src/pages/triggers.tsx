@@ -47,9 +47,10 @@ interface FreshSecret {
   secret: string;
 }
 
-function WebhookSecretOnce({ fresh }: { fresh: FreshSecret }) {
+function WebhookSecretOnce({ fresh, level }: { fresh: FreshSecret; level?: 2 | 3 }) {
   return (
     <ShownOnce
+      level={level}
       id="webhook-secret"
       title={`Signing secret of trigger ${shortId(fresh.triggerId)}`}
       label="The signing secret"
@@ -496,7 +497,7 @@ function WebhookEndpoint({ client, workflowId, trigger }: TriggerSectionProps) {
           )}
         </dd>
       </dl>
-      {fresh && <WebhookSecretOnce fresh={fresh} />}
+      {fresh && <WebhookSecretOnce fresh={fresh} level={3} />}
       {signed && (
         <div class="actions">
           {asking && (
