@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { draftOf, newDraft, previewFirings, propertiesOf, triggerSummary } from './triggers.js';
+import {
+  comesToSign,
+  draftOf,
+  newDraft,
+  newWebhookSecret,
+  previewFirings,
+  propertiesOf,
+  triggerSummary,
+} from './triggers.js';
 
 describe('previewFirings', () => {
   const from = new Date('2026-11-24T12:00:00Z');
@@ -76,5 +84,34 @@ describe('a trigger as the form edits it', () => {
     expect(triggerSummary({ type: 'TimeBased', properties: { cron: '0 6 * * *' } })).toBe(
       '0 6 * * * (UTC)',
     );
+  });
+});
+
+describe('a trigger that comes to sign', () => {
+  const unsigned = {
+    id: 't',
+    type: 'Webhook' as const,
+    status: 'Active' as const,
+    lastModified: '2026-11-24T12:00:00Z',
+    properties: { signature: 'None' },
+  };
+
+  it('needs a secret of its own, made here as Standard Webhooks makes them', () => {
+    const signing = {
+      type: 'Webhook',
+      status: 'Active',
+      properties: { signature: 'StandardWebhooks' },
+    } as const;
+    expect(comesToSign(unsigned, signing)).toBe(true);
+    expect(
+      comesToSign(
+        { ...unsigned, properties: { signature: 'StandardWebhooks', secret: '********' } },
+        signing,
+      ),
+    ).toBe(false);
+    expect(comesToSign(unsigned, { ...signing, properties: { signature: 'None' } })).toBe(false);
+    const secret = newWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(newWebhookSecret()).not.toBe(secret);
   });
 });

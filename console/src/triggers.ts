@@ -166,3 +166,21 @@ export function triggerSummary(trigger: Pick<Trigger, 'type' | 'properties'>): s
   }
   return 'started by a person or the API';
 }
+
+/**
+ * A new Standard Webhooks secret (`whsec_` and the base64 of 32 random bytes), for an update that
+ * makes a trigger sign: the API generates one only when a trigger is created.
+ */
+export function newWebhookSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** Whether saving `body` over `stored` makes a trigger sign that has no secret yet. */
+export function comesToSign(stored: Trigger, body: TriggerCreate): boolean {
+  return (
+    body.type === 'Webhook' &&
+    body.properties.signature === 'StandardWebhooks' &&
+    typeof stored.properties.secret !== 'string'
+  );
+}

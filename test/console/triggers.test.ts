@@ -147,17 +147,40 @@ describe('the console’s triggers', () => {
     );
     await record(page, 'triggers-06-webhook-trigger');
 
-    // The project's triggers, and the workflows list with the webhook's run as the last one.
+    // Unsigned, then signing again: the console makes the secret the update needs, shown once.
+    await page.getByLabel('Signature').selectOption('None');
+    await page.getByRole('button', { name: 'Save trigger' }).click();
+    await page.getByText('none: deliveries are not signed').waitFor();
+    await page.getByLabel('Signature').selectOption('StandardWebhooks');
+    await page.getByRole('button', { name: 'Save trigger' }).click();
+    const resigned = await page.locator('#saved-webhook-secret').inputValue();
+    expect(resigned).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await expect(page.getByLabel('masked secret').textContent()).resolves.toBe('********');
+    expect((await postSignedWebhook(baseUrl, triggerId, rotated, { who: 'old' })).status).toBe(401);
+    const signedAgain = await postSignedWebhook(baseUrl, triggerId, resigned, { who: 'new' });
+    expect(signedAgain.status).toBe(202);
+    const latestRun = signedAgain.body.data!.executionId;
+    await admin.waitForExecution(workflowId, latestRun);
+
+    // The project's triggers, and the workflows list with the webhook's runs among the latest.
     await page.locator('header').getByRole('link', { name: 'Triggers' }).click();
     await page.getByRole('heading', { name: 'Triggers', level: 1 }).waitFor();
-    await expect(page.locator('tbody tr').count()).resolves.toBe(2);
     await page.getByRole('cell', { name: '*/5 * * * *' }).waitFor();
+    await expect(page.locator('tbody tr').count()).resolves.toBe(2);
     await record(page, 'triggers-07-project-triggers');
     await page.locator('header').getByRole('link', { name: 'Workflows' }).click();
-    await row.locator('.run-mark').nth(1).waitFor();
-    await expect(row.locator('.run-mark').last().getAttribute('aria-label')).resolves.toMatch(
-      new RegExp(`^Run ${delivered.body.data!.executionId.slice(0, 8)}: Completed`),
+    // The schedule may have fired meanwhile: its runs are marks too. Oldest first.
+    await row.locator('.run-mark').nth(2).waitFor();
+    const marks = await row
+      .locator('.run-mark')
+      .evaluateAll((links) => links.map((link) => link.getAttribute('aria-label') ?? ''));
+    const runs = [firstRun, delivered.body.data!.executionId, latestRun];
+    const places = runs.map((run) =>
+      marks.findIndex((mark) => mark.startsWith(`Run ${run.slice(0, 8)}: Completed`)),
     );
+    expect(places[0]).toBe(0);
+    expect(places[1]).toBeGreaterThan(0);
+    expect(places[2]).toBeGreaterThan(places[1]!);
     await expect(row.locator('td').nth(3).textContent()).resolves.toBe('1 schedule, 1 webhook');
     await expect(row.locator('td').nth(4).textContent()).resolves.toMatch(/^\d{4}-\d\d-\d\d /);
     await record(page, 'triggers-08-workflows-after');

@@ -21,7 +21,9 @@ import { TriggerForm } from '../components/trigger-form.js';
 import { formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 import {
+  comesToSign,
   draftOf,
+  newWebhookSecret,
   newDraft,
   overlaps,
   triggerSummary,
@@ -47,11 +49,19 @@ interface FreshSecret {
   secret: string;
 }
 
-function WebhookSecretOnce({ fresh, level }: { fresh: FreshSecret; level?: 2 | 3 }) {
+function WebhookSecretOnce({
+  fresh,
+  level,
+  id = 'webhook-secret',
+}: {
+  fresh: FreshSecret;
+  level?: 2 | 3;
+  id?: string;
+}) {
   return (
     <ShownOnce
       level={level}
-      id="webhook-secret"
+      id={id}
       title={`Signing secret of trigger ${shortId(fresh.triggerId)}`}
       label="The signing secret"
       secret={fresh.secret}
@@ -262,11 +272,16 @@ export function TriggerPage({ client, workflowId, triggerId }: TriggerProps) {
     [workflowId, triggerId],
   );
   const [saved, setSaved] = useState<string | null>(null);
+  const [fresh, setFresh] = useState<FreshSecret | null>(null);
   const save = async (body: TriggerCreate) => {
+    // A trigger that comes to sign needs a secret in the update: made here, shown once.
+    const secret = trigger.data && comesToSign(trigger.data, body) ? newWebhookSecret() : null;
+    const sent = secret ? { ...body, properties: { ...body.properties, secret } } : body;
     const updated = await client.envelope.PUT('/workflows/{workflowId}/triggers/{triggerId}', {
       params: { path: { workflowId, triggerId } },
-      body: { ...body, workflowId, triggerId } as never,
+      body: { ...sent, workflowId, triggerId } as never,
     });
+    setFresh(secret ? { triggerId, secret } : null);
     setSaved(updated.messages.join(' '));
     trigger.reload();
   };
@@ -307,6 +322,9 @@ export function TriggerPage({ client, workflowId, triggerId }: TriggerProps) {
                 <WebhookEndpoint client={client} workflowId={workflowId} trigger={shown} />
                 <Deliveries client={client} workflowId={workflowId} triggerId={shown.id} />
               </>
+            )}
+            {fresh && shown.type === 'Webhook' && (
+              <WebhookSecretOnce fresh={fresh} id="saved-webhook-secret" />
             )}
             <section aria-labelledby="edit-trigger-heading">
               <h2 id="edit-trigger-heading">Edit</h2>
