@@ -2201,8 +2201,8 @@ export interface components {
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
          *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
-         *     `trigger.inactive`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
-         *     `key.revoked`, `conflict`;
+         *     `trigger.inactive`, `trigger.not_webhook`, `trigger.no_secret`, `idempotency.key_reused`,
+         *     `idempotency.in_progress`, `key.name_taken`, `key.revoked`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */

@@ -63,7 +63,12 @@ describe('Webhook secret rotation', () => {
 
   it('refuses, changing nothing, a trigger without a secret (409) and an unknown one (404)', async () => {
     const unsigned = await createTrigger('Webhook', { signature: 'None' });
-    await expectFailure(rotate(unsigned.triggerId), 409, 'has no signing secret to rotate');
+    const refused = await expectFailure(
+      rotate(unsigned.triggerId),
+      409,
+      'has no signing secret to rotate',
+    );
+    expect(refused.errors.map((error) => error.code)).toEqual(['trigger.no_secret']);
     const scheduled = await createTrigger('TimeBased', {
       cron: '0 6 * * *',
       inputs: { who: 'cron' },
@@ -122,7 +127,12 @@ describe('Webhook delivery log', () => {
       cron: '0 6 * * *',
       inputs: { who: 'cron' },
     });
-    await expectFailure(deliveries(scheduled.triggerId), 409, 'only a Webhook trigger receives');
+    const refused = await expectFailure(
+      deliveries(scheduled.triggerId),
+      409,
+      'only a Webhook trigger receives',
+    );
+    expect(refused.errors.map((error) => error.code)).toEqual(['trigger.not_webhook']);
     await expectFailure(deliveries('00000000-0000-4000-8000-000000000000'), 404);
   });
 });
