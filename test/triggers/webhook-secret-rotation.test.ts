@@ -59,6 +59,18 @@ describe('Webhook secret rotation', () => {
       who: 'b',
     });
     expect(accepted.status).toBe(202);
+
+    // In the audit trail by its ids, never with the secret.
+    const entries = await trellis.admin.GET('/audit', {
+      params: { query: { operation: 'rotateWebhookSecret' } },
+    });
+    const entry = entries.find((each) => each.targets.triggerId === triggerId);
+    expect(entry).toMatchObject({
+      actor: 'admin',
+      status: 200,
+      targets: { workflowId, triggerId },
+    });
+    expect(JSON.stringify(entries)).not.toContain(rotated.data.secret);
   });
 
   it('refuses, changing nothing, a trigger without a secret (409) and an unknown one (404)', async () => {
