@@ -146,6 +146,12 @@ describe('the console’s triggers', () => {
       `Run ${delivered.body.data!.executionId.slice(0, 8)}`,
     );
     await record(page, 'triggers-06-webhook-trigger');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expect(
+      page.evaluate<number>('document.documentElement.scrollWidth'),
+    ).resolves.toBeLessThanOrEqual(390);
+    await record(page, 'triggers-06-webhook-trigger-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // Unsigned, then signing again: the console makes the secret the update needs, shown once.
     await page.getByLabel('Signature').selectOption('None');

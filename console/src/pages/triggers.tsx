@@ -498,7 +498,7 @@ function WebhookEndpoint({ client, workflowId, trigger }: TriggerSectionProps) {
   return (
     <section aria-labelledby="endpoint-heading">
       <h2 id="endpoint-heading">Address and secret</h2>
-      <dl class="facts">
+      <dl class="facts endpoint">
         <dt>Deliveries are posted to</dt>
         <dd>
           <code>POST {hookUrl(trigger.id)}</code>
