@@ -6,11 +6,17 @@
  * last run status and latest runs. Each page is checked with axe-core and saved as a screenshot
  * under test-results/console/.
  */
+import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { postSignedWebhook } from '../support/webhook-signing.js';
 import { record, signIn, useConsoleSession } from './browser.js';
 
 const session = useConsoleSession({ worker: true });
+
+/** An attribute of each element a locator finds, in order ('' where it has none). */
+async function attributes(found: Locator, name: string): Promise<string[]> {
+  return Promise.all((await found.all()).map(async (one) => (await one.getAttribute(name)) ?? ''));
+}
 
 const suffix = Date.now().toString(36);
 const workflowName = `Greeter-${suffix}`;
@@ -67,9 +73,7 @@ describe('the console’s triggers', () => {
     await page.getByLabel('Cron expression').fill('*/5 * * * *');
     const preview = page.locator('.cron-preview li');
     await expect(preview.count()).resolves.toBe(5);
-    const previewed = await preview
-      .locator('time')
-      .evaluateAll((times) => times.map((time) => time.getAttribute('datetime')!));
+    const previewed = await attributes(preview.locator('time'), 'datetime');
     for (const time of previewed) expect(new Date(time).getUTCMinutes() % 5).toBe(0);
     await page.getByLabel('While an earlier run still runs').selectOption('BufferOne');
     await page.getByLabel('Jitter').fill('10s');
@@ -84,9 +88,7 @@ describe('the console’s triggers', () => {
     await cronRow.getByRole('link', { name: /^Schedule / }).click();
     const firings = page.getByRole('list', { name: 'Next firings' }).locator('time');
     await firings.nth(9).waitFor();
-    const times = await firings.evaluateAll((found) =>
-      found.map((time) => Date.parse(time.getAttribute('datetime')!)),
-    );
+    const times = (await attributes(firings, 'datetime')).map((time) => Date.parse(time));
     expect(times).toHaveLength(10);
     // Each within its jitter (10 s) after a five-minute mark, one after another.
     for (const time of times) expect(time % (5 * 60_000)).toBeLessThanOrEqual(10_000);
@@ -177,9 +179,7 @@ describe('the console’s triggers', () => {
     await page.locator('header').getByRole('link', { name: 'Workflows' }).click();
     // The schedule may have fired meanwhile: its runs are marks too. Oldest first.
     await row.locator('.run-mark').nth(2).waitFor();
-    const marks = await row
-      .locator('.run-mark')
-      .evaluateAll((links) => links.map((link) => link.getAttribute('aria-label') ?? ''));
+    const marks = await attributes(row.locator('.run-mark'), 'aria-label');
     const runs = [firstRun, delivered.body.data!.executionId, latestRun];
     const places = runs.map((run) =>
       marks.findIndex((mark) => mark.startsWith(`Run ${run.slice(0, 8)}: Completed`)),
