@@ -732,6 +732,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflow-summaries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workflows with their latest runs and triggers
+         * @description Lists stored workflows with their latest runs, triggers and next firing.
+         */
+        get: operations["listWorkflowSummaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -1243,6 +1263,51 @@ export interface paths {
          *     firing or more than 500 (split it), none of which OpenAPI can say.
          */
         post: operations["backfillTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/triggers/{triggerId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a Webhook trigger's deliveries
+         * @description Lists the deliveries a Webhook trigger accepted (each `webhook-id` once, with the execution it
+         *     started), newest first, `pageSize` at a time after the one named by `after`. Deliveries
+         *     refused (401, 400) start nothing and are not kept; neither are those without a `webhook-id`
+         *     (only with signature `None`). 409 for a trigger that is not a Webhook trigger.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/triggers/{triggerId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a Webhook trigger's secret
+         * @description Replaces a `StandardWebhooks` Webhook trigger's signing secret with a new generated one,
+         *     returned this once (`data.secret`); the previous secret stops verifying at once. 409 for a
+         *     trigger that is not a Webhook trigger signing with `StandardWebhooks`.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2316,8 +2381,8 @@ export interface components {
          *     `request.unsupported_media_type` (415);
          *     - conflicts (409): `execution.not_running`, `approval.already_decided`, `approval.canceled`,
          *     `workflow.name_taken`, `project.name_taken`, `project.not_empty`, `trigger.not_time_based`,
-         *     `trigger.inactive`, `execution.still_running`, `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`,
-         *     `key.revoked`, `conflict`;
+         *     `trigger.inactive`, `trigger.not_webhook`, `trigger.no_secret`, `execution.still_running`,
+         *     `idempotency.key_reused`, `idempotency.in_progress`, `key.name_taken`, `key.revoked`, `conflict`;
          *     - unavailable (503): `database.unavailable`, `temporal.unavailable`, `unavailable`;
          *     - `internal` (500).
          */
@@ -3693,8 +3758,64 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description A webhook delivery the trigger accepted: one per `webhook-id`. */
+        WebhookDelivery: {
+            /** @description The delivery's `webhook-id` (the cursor of `after`). */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it was received.
+             */
+            receivedAt: string;
+            /** @description The execution it started. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description That execution's status now. */
+            executionStatus: components["schemas"]["ExecutionStatus"];
+        };
+        /** @description The envelope of a Webhook trigger's deliveries. */
+        WebhookDeliveryListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /** @description "whsec_" and the base64 of 24 to 64 random bytes, or "********" (kept as stored) */
         WebhookSecret: string;
+        /** @description A Webhook trigger's new signing secret. */
+        WebhookSecretRotated: {
+            /** @description The trigger's id. */
+            triggerId: components["schemas"]["Uuid"];
+            /**
+             * @description The new secret (`whsec_...`), shown this once and never again. The previous one stops
+             *     verifying at once: give this one to the system that sends the webhooks.
+             */
+            secret: string;
+        };
+        /** @description The envelope of a rotated webhook secret. */
+        WebhookSecretRotatedResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WebhookSecretRotated"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /**
          * @description How a Webhook trigger's deliveries are authenticated.
          * @enum {string}
@@ -3850,6 +3971,17 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description A run among a workflow's latest. */
+        WorkflowRecentRun: {
+            /** @description The execution's id. */
+            id: components["schemas"]["Uuid"];
+            status: components["schemas"]["ExecutionStatus"];
+            /**
+             * Format: date-time
+             * @description When it started.
+             */
+            executionStart: string;
+        };
         /** @description The envelope of one workflow. */
         WorkflowResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
@@ -3943,6 +4075,44 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /** @description A workflow as listed, with how its runs went and what fires it. */
+        WorkflowSummary: {
+            id: components["schemas"]["Uuid"];
+            /** @description The name inside the definition. */
+            name: string;
+            /**
+             * Format: date-time
+             * @description Last change (creation counts).
+             */
+            modifiedDate: string;
+            /**
+             * Format: int32
+             * @description The number of the current definition: 1 when added, one more at each update.
+             */
+            revision: number;
+            /** @description Its latest runs, newest first: at most `runs` of them. */
+            recentRuns: components["schemas"]["WorkflowRecentRun"][];
+            /** @description Its triggers, oldest first. */
+            triggers: components["schemas"]["WorkflowTriggerBrief"][];
+            /** @description The soonest `nextFiring` of its triggers; null when none is coming. */
+            nextFiring: string | null;
+        };
+        /** @description The envelope of the workflow summaries. */
+        WorkflowSummaryListResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowSummary"][];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
         /** @description One definition of a folder to apply. */
         WorkflowToApply: {
             /**
@@ -3950,6 +4120,20 @@ export interface components {
              *     matched with the project's workflow of the same name.
              */
             definition: components["schemas"]["WorkflowDefinitionInput"];
+        };
+        /** @description A workflow's trigger, in brief. */
+        WorkflowTriggerBrief: {
+            /** @description The trigger's id. */
+            id: components["schemas"]["Uuid"];
+            type: components["schemas"]["TriggerType"];
+            status: components["schemas"]["TriggerStatus"];
+            /** @description A `TimeBased` trigger's cron expression; null for other types. */
+            cron: string | null;
+            /**
+             * @description An Active `TimeBased` trigger's next firing, from its cron and time zone (before any
+             *     jitter); null for other triggers.
+             */
+            nextFiring: string | null;
         };
         /** @description The body that replaces a workflow's definition. */
         WorkflowUpdate: {
@@ -8145,6 +8329,107 @@ export interface operations {
             };
         };
     };
+    listWorkflowSummaries: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number. */
+                page?: components["parameters"]["PagingParameters.page"];
+                /** @description Items per page (1 to 1000, default 100). */
+                pageSize?: components["parameters"]["PagingParameters.pageSize"];
+                /** @description How many of each workflow's latest runs (0 to 50, default 10). */
+                runs?: number;
+            };
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSummaryListResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listWorkflows: {
         parameters: {
             query?: {
@@ -11327,6 +11612,227 @@ export interface operations {
             };
             /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only the deliveries after this one (its `id`, the `webhook-id`) in the list's order. */
+                after?: string;
+                /** @description Deliveries per page (1 to 1000, default 100). */
+                pageSize?: number;
+            };
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+                /** @description The trigger's id. */
+                triggerId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+                /** @description The trigger's id. */
+                triggerId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotatedResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,7 @@ import { MembersPage } from './pages/members.js';
 import { OverviewPage } from './pages/overview.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
+import { ProjectTriggersPage, TriggerPage, WorkflowTriggersPage } from './pages/triggers.js';
 import { WorkflowPage } from './pages/workflow.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { Link, match, navigate, usePath } from './router.js';
@@ -117,14 +118,15 @@ export function App() {
   );
 }
 
-type Section = 'overview' | 'executions' | 'workflows' | 'approvals' | 'members' | 'keys' | 'audit';
+type Section =
+  'overview' | 'executions' | 'workflows' | 'triggers' | 'approvals' | 'members' | 'keys' | 'audit';
 
 /** The section a path is in; the home (`/`) is the overview. */
 const sectionOf = (path: string): Section =>
   path === '/'
     ? 'overview'
-    : ((['executions', 'approvals', 'members', 'keys', 'audit'] as const).find((section) =>
-        path.startsWith(`/${section}`),
+    : ((['executions', 'triggers', 'approvals', 'members', 'keys', 'audit'] as const).find(
+        (section) => path.startsWith(`/${section}`),
       ) ?? 'workflows');
 
 /** A section's own page: `/` for the overview, `/<section>` for the others. */
@@ -154,6 +156,7 @@ function Header({ session, onSignOut, onSwitchProject }: HeaderProps) {
         {canUseWorkflows(user) && link('overview', 'Overview')}
         {canUseWorkflows(user) && link('executions', 'Executions')}
         {canUseWorkflows(user) && link('workflows', 'Workflows')}
+        {canUseWorkflows(user) && link('triggers', 'Triggers')}
         {canUseWorkflows(user) && link('approvals', 'Approvals')}
         {isProjectAdmin(user) && link('members', 'Members')}
         {isProjectAdmin(user) && link('keys', 'API keys')}
@@ -292,13 +295,40 @@ function Page({ session }: { session: Session }) {
     found = { title: 'Workflows', page: <WorkflowsPage client={client} /> };
   else if (path === '/workflows/new')
     found = { title: 'New workflow', page: <EditorPage client={client} workflowId={null} /> };
+  else if (path === '/triggers')
+    found = { title: 'Triggers', page: <ProjectTriggersPage client={client} /> };
   else if (path === '/approvals')
     found = { title: 'Approvals', page: <ApprovalsPage client={client} /> };
   else {
     const edit = match('/workflows/:workflowId/edit', path);
     const run = match('/workflows/:workflowId/runs/:executionId', path);
     const workflow = match('/workflows/:workflowId', path);
-    if (edit?.workflowId) {
+    const triggers = match('/workflows/:workflowId/triggers', path);
+    const trigger = match('/workflows/:workflowId/triggers/:triggerId', path);
+    if (triggers?.workflowId) {
+      found = {
+        title: 'Triggers',
+        page: (
+          <WorkflowTriggersPage
+            key={triggers.workflowId}
+            client={client}
+            workflowId={triggers.workflowId}
+          />
+        ),
+      };
+    } else if (trigger?.workflowId && trigger.triggerId) {
+      found = {
+        title: 'Trigger',
+        page: (
+          <TriggerPage
+            key={trigger.triggerId}
+            client={client}
+            workflowId={trigger.workflowId}
+            triggerId={trigger.triggerId}
+          />
+        ),
+      };
+    } else if (edit?.workflowId) {
       found = {
         title: 'Edit workflow',
         page: <EditorPage key={edit.workflowId} client={client} workflowId={edit.workflowId} />,

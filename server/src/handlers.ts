@@ -13,12 +13,14 @@ import { projectHandlers } from './projects/handlers.js';
 import { systemHandlers } from './system/handlers.js';
 import { triggerHandlers } from './triggers/handlers.js';
 import { workflowHandlers } from './workflows/handlers.js';
+import { workflowSummaryHandlers } from './workflows/summaries.js';
 
 /** Every operation of the spec, one handler each; a missing or unknown one fails type-checking. */
 export const handlers = {
   ...configurationHandlers,
   ...pluginHandlers,
   ...workflowHandlers,
+  ...workflowSummaryHandlers,
   ...triggerHandlers,
   ...executionHandlers,
   ...projectExecutionHandlers,

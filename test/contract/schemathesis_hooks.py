@@ -73,7 +73,8 @@ path after a case was completed.
    operation can succeed on: in half the positive cases of an operation whose path names a
    trigger, it names one of a workflow of the hooks' own that fits the operation now (a
    TimeBased trigger for a preview, an Active one on `YEARLY` for a backfill, an Active Webhook
-   trigger without signature for a delivery), made when there is none. An API key's `expiresAt`
+   trigger without signature for a delivery or the delivery log, a signing one for a secret
+   rotation), made when there is none. An API key's `expiresAt`
    must be in the future, which a `date-time` cannot say: positive cases give one a day ahead.
 
 8. Approval links. A link's token is its credential, made by the server and sent only to the
@@ -434,6 +435,11 @@ TRIGGER_KINDS: dict[str, tuple[Any, dict[str, Any]]] = {
         ),
         {"type": "Webhook", "status": "Active", "properties": {"signature": "None"}},
     ),
+    # Secret rotation: a Webhook trigger that signs (its secret shown masked).
+    "signed": (
+        lambda t: t["type"] == "Webhook" and t["properties"].get("secret") == "********",
+        {"type": "Webhook", "status": "Active", "properties": {"signature": "StandardWebhooks"}},
+    ),
     # Backfills: an Active trigger on `YEARLY`, which `yearly_windows()` know a firing of.
     "active": (
         lambda t: backfillable(t),
@@ -579,7 +585,9 @@ class Shape:
         if "triggerId" in path_parameters:
             self.on_trigger = (
                 "webhook"
-                if self.webhook
+                if self.webhook or operation.path.endswith("/deliveries")
+                else "signed"
+                if operation.path.endswith("/rotate-secret")
                 else "active"
                 if operation.path.endswith("/backfill")
                 else "time_based"

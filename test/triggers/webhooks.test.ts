@@ -1,9 +1,10 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectFailure } from '../api/api-error.js';
 import { sendRaw } from '../api/http.js';
 import { startTrellis, type Trellis } from '../support/harness.js';
 import { addWorkflow, definition, eventually } from '../support/engine-support.js';
+import { signWebhook } from '../support/webhook-signing.js';
 
 let trellis: Trellis;
 let workflowId: string;
@@ -28,16 +29,7 @@ afterAll(async () => {
   await trellis?.stop();
 });
 
-/**
- * A Standard Webhooks signature made here, from the specification rather than with the library
- * the server uses: base64 of HMAC-SHA256, keyed by the secret's base64-decoded bytes, over
- * `<webhook-id>.<webhook-timestamp>.<body>`.
- */
-function sign(secret: string, webhookId: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const mac = createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest();
-  return `v1,${mac.toString('base64')}`;
-}
+const sign = signWebhook;
 
 const now = () => Math.floor(Date.now() / 1000);
 

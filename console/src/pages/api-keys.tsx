@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
 import { ConfirmAction } from '../components/confirm-action.js';
 import { RolesField, type Role } from '../components/roles-field.js';
+import { ShownOnce } from '../components/shown-once.js';
 import { formatDateTime } from '../format.js';
 
 type CreatedKey = components['schemas']['ApiKeyCreated'];
@@ -181,42 +182,15 @@ export function ApiKeysPage({ client, projectId, projectName }: ApiKeysPageProps
 
 /** A key just created: its secret, to copy now, as no later page shows it. */
 function NewKey({ created }: { created: CreatedKey }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = async () => {
-    const field = document.getElementById('new-key-secret') as HTMLInputElement | null;
-    try {
-      await navigator.clipboard.writeText(created.key);
-      setCopied('Copied.');
-    } catch {
-      // Without clipboard access (an insecure origin, a refused permission): selected, to copy.
-      field?.select();
-      setCopied('Selected: copy it with Ctrl+C or ⌘C.');
-    }
-  };
   return (
-    <section class="new-key" aria-labelledby="new-key-title">
-      <h2 id="new-key-title">Key {created.name} was created</h2>
-      <p class="warning" role="alert">
-        Copy the key now: it is shown only this once. Trellis keeps only a hash of it, so no page
-        can show it again.
-      </p>
-      <div class="field">
-        <label for="new-key-secret">The key {created.name}</label>
-        <div class="copyable">
-          <input
-            id="new-key-secret"
-            readOnly
-            value={created.key}
-            onFocus={(event) => event.currentTarget.select()}
-          />
-          <button type="button" onClick={() => void copy()}>
-            Copy
-          </button>
-        </div>
-        <p class="hint" role="status">
-          {copied}
-        </p>
-      </div>
-    </section>
+    <ShownOnce
+      id="new-key-secret"
+      title={`Key ${created.name} was created`}
+      label={`The key ${created.name}`}
+      secret={created.key}
+    >
+      Copy the key now: it is shown only this once. Trellis keeps only a hash of it, so no page can
+      show it again.
+    </ShownOnce>
   );
 }

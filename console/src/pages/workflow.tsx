@@ -95,6 +95,9 @@ function WorkflowDetail({ client, workflowId, name, text, revision }: DetailProp
         <section aria-labelledby="triggers-heading">
           <h2 id="triggers-heading">Triggers</h2>
           <Triggers client={client} workflowId={workflowId} />
+          <p>
+            <Link to={`/workflows/${workflowId}/triggers`}>Manage triggers</Link>
+          </p>
         </section>
       </div>
       <section aria-labelledby="runs-heading">

@@ -278,3 +278,40 @@ export async function recentFailures(
     message: (taskName ? taskMessage : null) || executionMessage,
   }));
 }
+
+export type RecentRun = Pick<
+  WorkflowExecutionRow,
+  'id' | 'workflowId' | 'status' | 'executionStart'
+>;
+
+/**
+ * The latest `perWorkflow` runs of each of these workflows, newest first: one range scan of the
+ * (workflow, start) index per workflow, not a read of every run.
+ */
+export async function latestRunsOf(
+  db: Kysely<Database>,
+  workflowIds: string[],
+  perWorkflow: number,
+): Promise<RecentRun[]> {
+  if (workflowIds.length === 0 || perWorkflow === 0) return [];
+  return db
+    .selectFrom('workflow as w')
+    .where('w.id', 'in', workflowIds)
+    .innerJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('workflowExecution')
+          .select(['id', 'workflowId', 'status', 'executionStart'])
+          .whereRef('workflowExecution.workflowId', '=', 'w.id')
+          .orderBy('executionStart', 'desc')
+          .orderBy('id', 'desc')
+          .limit(perWorkflow)
+          .as('r'),
+      (join) => join.onTrue(),
+    )
+    .select(['r.id', 'r.workflowId', 'r.status', 'r.executionStart'])
+    .orderBy('r.workflowId')
+    .orderBy('r.executionStart', 'desc')
+    .orderBy('r.id', 'desc')
+    .execute();
+}

@@ -106,6 +106,23 @@ export async function update(
     .executeTakeFirst();
 }
 
+/** Replaces a Webhook trigger's (encrypted) secret and stamps `lastModified`; false when unknown. */
+export async function replaceSecret(
+  db: Kysely<Database>,
+  workflowId: string,
+  triggerId: string,
+  change: { secret: string; changedBy: string },
+): Promise<boolean> {
+  if (!isUuid(workflowId) || !isUuid(triggerId)) return false;
+  const result = await db
+    .updateTable('workflowTrigger')
+    .set({ ...change, lastModified: sql<Date>`now()` })
+    .where('workflowId', '=', workflowId)
+    .where('id', '=', triggerId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /**
  * Records `user` as who last changed the trigger (a backfill's requester), without touching
  * `lastModified`: the runs it fires from now on count them as their starter.
@@ -146,6 +163,22 @@ export async function listTimeBased(db: Kysely<Database>): Promise<WorkflowTrigg
     .selectFrom('workflowTrigger')
     .selectAll()
     .where('type', '=', 'TimeBased')
+    .orderBy('createdAt')
+    .orderBy('id')
+    .execute();
+}
+
+/** The triggers of these workflows, each workflow's oldest first. */
+export async function listByWorkflows(
+  db: Kysely<Database>,
+  workflowIds: string[],
+): Promise<WorkflowTriggerRow[]> {
+  if (workflowIds.length === 0) return [];
+  return db
+    .selectFrom('workflowTrigger')
+    .selectAll()
+    .where('workflowId', 'in', workflowIds)
+    .orderBy('workflowId')
     .orderBy('createdAt')
     .orderBy('id')
     .execute();

@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely';
-import type { Database } from './tables.js';
+import { sql, type Kysely } from 'kysely';
+import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
+import type { Database, ExecutionStatus } from './tables.js';
 
 /**
  * Webhook deliveries received, one per trigger and `webhook-id`: the first starts an execution,
@@ -48,5 +50,58 @@ export async function forgetDelivery(db: Kysely<Database>, delivery: Delivery): 
     .where('triggerId', '=', delivery.triggerId)
     .where('webhookId', '=', delivery.webhookId)
     .where('executionId', '=', delivery.executionId)
+    .execute();
+}
+
+/** A delivery as its trigger's log lists it, with its execution's status now. */
+export interface LoggedDelivery {
+  webhookId: string;
+  receivedAt: Date;
+  executionId: string;
+  executionStatus: ExecutionStatus;
+}
+
+/**
+ * A trigger's deliveries, newest first (ties by `webhook-id`), `limit` of them after the one
+ * whose `webhook-id` is `after` (keyset paging on the trigger's received-at index). A cursor that
+ * names none of the trigger's deliveries is `Invalid`.
+ */
+export async function listDeliveries(
+  db: Kysely<Database>,
+  triggerId: string,
+  page: { after?: string; limit: number },
+): Promise<LoggedDelivery[]> {
+  const { after } = page;
+  if (after !== undefined) {
+    const cursor = await db
+      .selectFrom('webhookDelivery')
+      .select('webhookId')
+      .where('triggerId', '=', triggerId)
+      .where('webhookId', '=', after)
+      .executeTakeFirst();
+    if (!cursor) {
+      throw new Invalid(
+        problemAt('query.after', `must be the id of a delivery of this trigger (${after} is not)`),
+      );
+    }
+  }
+  return db
+    .selectFrom('webhookDelivery as d')
+    .innerJoin('workflowExecution as e', 'e.id', 'd.executionId')
+    .select(['d.webhookId', 'd.receivedAt', 'd.executionId', 'e.status as executionStatus'])
+    .where('d.triggerId', '=', triggerId)
+    .$if(after !== undefined, (q) =>
+      q.where(
+        (eb) =>
+          sql<boolean>`(${eb.ref('d.receivedAt')}, ${eb.ref('d.webhookId')}) < (${eb
+            .selectFrom('webhookDelivery as cursor')
+            .select(['cursor.receivedAt', 'cursor.webhookId'])
+            .where('cursor.triggerId', '=', triggerId)
+            .where('cursor.webhookId', '=', after!)})`,
+      ),
+    )
+    .orderBy('d.receivedAt', 'desc')
+    .orderBy('d.webhookId', 'desc')
+    .limit(page.limit)
     .execute();
 }

@@ -3,7 +3,14 @@ import type { WorkflowTriggerRow } from '#store/tables.js';
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { REDACTED } from '#plugin-host/settings.js';
-import { onSchedule, prepareTrigger, writeTrigger } from '#application/triggers/save-trigger.js';
+import {
+  onSchedule,
+  prepareTrigger,
+  rotateWebhookSecret,
+  writeTrigger,
+} from '#application/triggers/save-trigger.js';
+import * as webhookDeliveryRepository from '#store/webhook-delivery-repository.js';
+import { normalizePage } from '#store/paging.js';
 import {
   backfillSchedule,
   deleteTriggerSchedule,
@@ -197,6 +204,41 @@ export const triggerHandlers = {
         paused: false,
         times: times.map((time) => time.toISOString()),
       },
+    };
+  },
+
+  rotateWebhookSecret: async ({ deps, project, params, user }) => {
+    await findWorkflow(deps, project, params.workflowId);
+    const trigger = await findTrigger(deps, params);
+    const secret = await rotateWebhookSecret(deps, trigger, user.name);
+    return {
+      data: { triggerId: trigger.id, secret },
+      messages: [
+        'The new signing secret is in data.secret, shown this once: keep it now. The previous one no longer verifies.',
+      ],
+    };
+  },
+
+  listWebhookDeliveries: async ({ deps, project, params, query }) => {
+    await findWorkflow(deps, project, params.workflowId);
+    const trigger = await findTrigger(deps, params);
+    if (trigger.type !== 'Webhook') {
+      throw new Conflict(
+        `Trigger "${trigger.id}" is a ${trigger.type} trigger; only a Webhook trigger receives deliveries.`,
+        { code: 'trigger.not_webhook' },
+      );
+    }
+    const deliveries = await webhookDeliveryRepository.listDeliveries(deps.db, trigger.id, {
+      after: query.after,
+      limit: normalizePage(query).pageSize,
+    });
+    return {
+      data: deliveries.map((delivery) => ({
+        id: delivery.webhookId,
+        receivedAt: delivery.receivedAt.toISOString(),
+        executionId: delivery.executionId,
+        executionStatus: delivery.executionStatus,
+      })),
     };
   },
 

@@ -76,7 +76,7 @@ function definitionText(definition: DefinitionInput): string {
   return typeof definition === 'string' ? definition : JSON.stringify(definition);
 }
 
-function toListItem(row: WorkflowSummary) {
+export function toListItem(row: WorkflowSummary) {
   return {
     id: row.id,
     name: row.name,

@@ -7,7 +7,8 @@ import type { TriggerInput } from '#store/trigger-repository.js';
 import type { Database, WorkflowRow, WorkflowTriggerRow } from '#store/tables.js';
 import type { TrellisConfig } from '#platform/config/types.js';
 import type { TemporalClient } from '#platform/temporal/connection.js';
-import { Invalid, NotFound } from '#definition/errors.js';
+import { Conflict, Invalid, NotFound } from '#definition/errors.js';
+import * as triggerRepository from '#store/trigger-repository.js';
 import { problemAt } from '#definition/validation/problem.js';
 import { parseDefinition } from '#definition/parse.js';
 import { secretKeys } from '#plugin-host/secret-keys.js';
@@ -93,6 +94,33 @@ export async function prepareTrigger(
   }
   const generatedSecret = generateWebhookSecret();
   return { input: { ...input, secret: keys.encrypt(generatedSecret) }, generatedSecret };
+}
+
+/**
+ * A new signing secret for a Webhook trigger that signs with `StandardWebhooks`: generated,
+ * stored encrypted in place of the old one (which stops verifying at once), and returned to be
+ * shown once. `Conflict` for any other trigger.
+ */
+export async function rotateWebhookSecret(
+  deps: TriggerDeps,
+  trigger: WorkflowTriggerRow,
+  changedBy: string,
+): Promise<string> {
+  if (trigger.type !== 'Webhook' || trigger.secret === null) {
+    throw new Conflict(
+      `Trigger "${trigger.id}" has no signing secret to rotate: only a Webhook trigger with signature "StandardWebhooks" has one.`,
+      { code: 'trigger.no_secret' },
+    );
+  }
+  const secret = generateWebhookSecret();
+  const keys = await secretKeys(deps.config);
+  const stored = await triggerRepository.replaceSecret(deps.db, trigger.workflowId, trigger.id, {
+    secret: keys.encrypt(secret),
+    changedBy,
+  });
+  if (!stored)
+    throw new NotFound(`Trigger "${trigger.id}" was not found.`, { code: 'trigger.not_found' });
+  return secret;
 }
 
 /**

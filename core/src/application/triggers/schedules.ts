@@ -13,7 +13,7 @@ import {
 } from '@temporalio/client';
 // The SDK's own conversions between dates and protobuf timestamps (a deep import: UPGRADING.md).
 import { optionalDateToTs, tsToDate } from '@temporalio/common/lib/time.js';
-import { CronPattern } from 'croner';
+import { Cron, CronPattern } from 'croner';
 import type { Kysely, Selectable } from 'kysely';
 import * as triggerRepository from '#store/trigger-repository.js';
 import * as projectRepository from '#store/project-repository.js';
@@ -88,6 +88,22 @@ export function validateCron(expression: string, timezone?: string): string | nu
     }
   }
   return null;
+}
+
+/**
+ * When an Active TimeBased trigger fires next after `now`, from its cron and time zone (before
+ * jitter, as Temporal adds that per firing); null for other triggers or a cron that fires no more.
+ */
+export function nextFiringOf(
+  trigger: Pick<ScheduleTrigger, 'type' | 'status' | 'properties'>,
+  now = new Date(),
+): Date | null {
+  if (trigger.type !== 'TimeBased' || trigger.status !== 'Active') return null;
+  const { cron, timezone } = cronProperties(trigger.properties);
+  if (typeof cron !== 'string') return null;
+  const zone = typeof timezone === 'string' && timezone ? timezone : 'UTC';
+  if (validateCron(cron, zone) !== null) return null;
+  return new Cron(cron.trim(), { timezone: zone, paused: true }).nextRun(now);
 }
 
 /** `cron` and `timezone` of a TimeBased trigger's properties (keys read case-insensitively). */
