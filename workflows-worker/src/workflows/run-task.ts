@@ -67,7 +67,12 @@ export async function runTask(
       const result =
         // Asked once a task with `workflow` runs.
         task.subworkflow && version.has('subworkflows')
-          ? await runSubworkflowAttempt(input, task.timeoutMilliseconds, version, run.features.statusAttribute)
+          ? await runSubworkflowAttempt(
+              input,
+              task.timeoutMilliseconds,
+              version,
+              run.features.statusAttribute,
+            )
           : await activities.runTaskAttempt(input);
       states.set(
         task.name,
