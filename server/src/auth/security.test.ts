@@ -5,13 +5,19 @@ import { accessByOperation, operationKey } from './security.js';
 
 /**
  * The seed's table of areas and the roles allowed besides admin, `/approvals` and `/executions`,
- * every workflow's approvals and runs, which belong to the workflow area like those under
- * `/workflows`, and `/me`, which any role may ask.
+ * every workflow's approvals and runs, and `/workflow-summaries`, the workflows list with their
+ * latest runs, which belong to the workflow area like those under `/workflows`, and `/me`, which
+ * any role may ask.
  */
 function seedRolesOf(path: string, method: string): string[] {
   if (path.startsWith('/config')) return ['config'];
   if (path.startsWith('/plugins')) return ['plugins'];
-  if (path.startsWith('/workflows') || path === '/approvals' || path.startsWith('/executions')) {
+  if (
+    path.startsWith('/workflows') ||
+    path === '/workflow-summaries' ||
+    path === '/approvals' ||
+    path.startsWith('/executions')
+  ) {
     return ['workflow'];
   }
   if (path === '/me') return ['config', 'plugins', 'workflow'];
