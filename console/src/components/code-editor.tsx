@@ -11,10 +11,12 @@
  */
 import type { CompletionSource } from '@codemirror/autocomplete';
 import { json, jsonLanguage } from '@codemirror/lang-json';
+import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView, hoverTooltip } from '@codemirror/view';
+import { tags } from '@lezer/highlight';
 import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
 import { completionsAt, helpAt } from '../definition-completion.js';
@@ -117,6 +119,8 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
       extensions: [
         minimalSetup,
         json(),
+        colours,
+        syntax,
         EditorState.readOnly.of(true),
         EditorView.editable.of(false),
         contentAttributes(label),
@@ -149,15 +153,64 @@ function shadowMount(host: HTMLElement): { parent: HTMLElement; root: ShadowRoot
 const contentAttributes = (label: string) =>
   EditorView.contentAttributes.of({ 'aria-label': label, tabindex: '0' });
 
-const look = EditorView.theme({
-  '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
-  '&.cm-focused': { outline: '2px solid var(--focus)' },
-  '.cm-scroller': {
-    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
-    lineHeight: '1.45',
+/**
+ * The editor in the page's colours (custom properties reach into the shadow root), so it follows
+ * the light or dark theme the system asks for, with the same contrast as the page's text.
+ */
+const colours = EditorView.theme({
+  '&': { color: 'var(--ink)', backgroundColor: 'var(--paper)' },
+  '.cm-content': { caretColor: 'var(--ink)' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--ink)' },
+  '.cm-gutters': {
+    backgroundColor: 'var(--wash)',
+    color: 'var(--muted)',
+    borderRight: '1px solid var(--line)',
   },
-  '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
+  '.cm-activeLine': { backgroundColor: 'var(--code-active-line)' },
+  '.cm-activeLineGutter': { backgroundColor: 'var(--code-active-line)', color: 'var(--ink)' },
+  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection':
+    { backgroundColor: 'var(--code-selection)' },
+  '.cm-matchingBracket, &.cm-focused .cm-matchingBracket': {
+    backgroundColor: 'var(--code-selection)',
+    color: 'var(--ink)',
+  },
+  '.cm-tooltip': {
+    backgroundColor: 'var(--paper)',
+    color: 'var(--ink)',
+    border: '1px solid var(--line)',
+  },
+  '.cm-tooltip-autocomplete ul li[aria-selected]': {
+    backgroundColor: 'var(--accent)',
+    color: 'var(--accent-ink)',
+  },
+  '.cm-panels': { backgroundColor: 'var(--wash)', color: 'var(--ink)' },
+  '.cm-changedLine, .cm-changedText': { backgroundColor: 'var(--code-changed)' },
+  '.cm-deletedChunk': { backgroundColor: 'var(--code-deleted)' },
 });
+
+/** JSON's parts in the page's code colours. */
+const syntax = syntaxHighlighting(
+  HighlightStyle.define([
+    { tag: tags.propertyName, color: 'var(--code-property)' },
+    { tag: tags.string, color: 'var(--code-string)' },
+    { tag: [tags.number, tags.bool, tags.null], color: 'var(--code-literal)' },
+    { tag: [tags.brace, tags.squareBracket, tags.separator], color: 'var(--muted)' },
+  ]),
+);
+
+const look = [
+  colours,
+  syntax,
+  EditorView.theme({
+    '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
+    '&.cm-focused': { outline: '2px solid var(--focus)' },
+    '.cm-scroller': {
+      fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+      lineHeight: '1.45',
+    },
+    '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
+  }),
+];
 
 /** Completion and hover help from the served definition schema. */
 export function definitionAssist(schema: Record<string, unknown>) {
