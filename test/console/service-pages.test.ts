@@ -293,6 +293,7 @@ describe('the service pages', () => {
       await page.goto(`${session.trellis.baseUrl}/ui${path}`);
       await heading(page, title);
       await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor({ state: 'detached' });
+      await recordThemes(page, `page-${name}`);
       // The first Tab reaches the skip link, shown while focused.
       await page.keyboard.press('Tab');
       const skip = page.getByRole('link', { name: 'Skip to the page' });
@@ -300,7 +301,6 @@ describe('the service pages', () => {
         skip.evaluate((link) => link === link.ownerDocument.activeElement),
       ).resolves.toBe(true);
       await expect(skip.isVisible()).resolves.toBe(true);
-      await recordThemes(page, `page-${name}`);
       overflows[name] = await overflowAt(page, [1366, 390]);
     }
     expect(overflows).toEqual(

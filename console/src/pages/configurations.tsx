@@ -9,15 +9,13 @@ import { TrellisApiError, type components, type TrellisClient } from '@trellis/s
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
 import { ConfirmAction } from '../components/confirm-action.js';
+import { settingsOf, stored, valuesOf, type Values } from '../configuration-settings.js';
 import { formatDateTime } from '../format.js';
 
 type PluginDetail = components['schemas']['PluginDetail'];
 type PluginListItem = components['schemas']['PluginListItem'];
 type Specification = components['schemas']['PluginSpecification'];
 type ConfigurationDetail = components['schemas']['ConfigurationDetail'];
-
-/** What the API gives in place of a stored secret, and takes as "keep it". */
-const stored = '********';
 
 export function ConfigurationsPage({ client }: { client: TrellisClient }) {
   const configurations = useLoad(
@@ -174,9 +172,6 @@ interface ConfigurationFormProps {
   onSaved: (message: string) => void;
   onCancel: () => void;
 }
-
-/** A setting's field as typed: text, or for a boolean `''`, `true` or `false`. */
-type Values = Record<string, string>;
 
 function ConfigurationForm({
   client,
@@ -400,50 +395,3 @@ function SettingField({ setting, value, isStored, onChange }: SettingFieldProps)
 
 const pluginKey = (plugin: PluginListItem | undefined) =>
   plugin ? `${plugin.type}@${plugin.version}` : '';
-
-/** The fields' text from stored settings; secrets are never put in a field. */
-function valuesOf(specifications: Record<string, unknown>): Values {
-  return Object.fromEntries(
-    Object.entries(specifications)
-      .filter(([, value]) => value !== stored)
-      .map(([key, value]) => [
-        key,
-        typeof value === 'string' ? value : JSON.stringify(value, null, 2),
-      ]),
-  );
-}
-
-/**
- * The settings to send from the fields: empty ones left out (a stored secret's kept as
- * `********`), numbers and JSON parsed; throws naming a field whose text is not its type.
- */
-function settingsOf(
-  specifications: Specification[],
-  values: Values,
-  isStored: (key: string) => boolean,
-): Record<string, unknown> {
-  const settings: Record<string, unknown> = {};
-  for (const { key, type, secret } of specifications) {
-    const text = (values[key] ?? '').trim();
-    if (text === '') {
-      if (secret && isStored(key)) settings[key] = stored;
-      continue;
-    }
-    if (type === 'string') settings[key] = values[key];
-    else if (type === 'boolean') settings[key] = text === 'true';
-    else if (type === 'number' || type === 'integer') {
-      const number = Number(text);
-      if (!Number.isFinite(number) || (type === 'integer' && !Number.isInteger(number))) {
-        throw new Error(`${key}: enter ${type === 'integer' ? 'a whole number' : 'a number'}.`);
-      }
-      settings[key] = number;
-    } else {
-      try {
-        settings[key] = JSON.parse(text);
-      } catch {
-        throw new Error(`${key}: enter JSON (an ${type === 'array' ? 'array' : 'object'}).`);
-      }
-    }
-  }
-  return settings;
-}
