@@ -30,11 +30,17 @@ export function typeOf(schema: unknown): string {
   }
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (Array.isArray(alternatives)) return alternatives.map(typeOf).join(' or ');
-  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  const types: unknown[] = Array.isArray(schema.type)
+    ? schema.type
+    : schema.type
+      ? [schema.type]
+      : [];
   if (types.length === 0) return isSchema(schema.properties) ? 'object' : 'any';
   return types
     .map((type) =>
-      type === 'array' && schema.items !== undefined ? `array of ${typeOf(schema.items)}` : type,
+      type === 'array' && schema.items !== undefined
+        ? `array of ${typeOf(schema.items)}`
+        : String(type),
     )
     .join(' or ');
 }

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { definition, eventually, run } from '../support/engine-support.js';
+import { users } from '../support/harness.js';
 import { record, signIn, useConsoleSession } from './browser.js';
 
 // A receiver that accepts every event, beside a webhook nobody listens on (refused at once).
@@ -201,6 +202,20 @@ describe('the service pages', () => {
     );
     await recordThemes(page, 'plugin');
 
+    // Uninstalled after confirming, and installed again from the catalog.
+    await page.getByRole('link', { name: 'Plugins', exact: true }).first().click();
+    await page.locator('tr[data-plugin="Data/Base64"]').getByRole('link').click();
+    await heading(page, /Data\/Base64/);
+    await page.getByRole('button', { name: 'Uninstall Data/Base64 1.0.0' }).click();
+    await page.getByRole('button', { name: 'Yes, uninstall Data/Base64 1.0.0' }).click();
+    await heading(page, 'Plugins');
+    await page.locator('tr[data-plugin="Security/Hash"]').waitFor();
+    await expect(page.locator('tr[data-plugin="Data/Base64"]').count()).resolves.toBe(0);
+    await page.getByLabel('Type').fill('Data/Base64');
+    await page.getByRole('button', { name: 'Install' }).click();
+    await page.getByRole('status').getByText('Plugin "Data/Base64" 1.0.0 was installed.').waitFor();
+    await page.locator('tr[data-plugin="Data/Base64"]').waitFor();
+
     // The delivery log: the receiver's attempt delivered, the other's failed with why.
     await nav.getByRole('link', { name: 'Notifications' }).click();
     await heading(page, 'Notifications');
@@ -298,7 +313,10 @@ describe('the service pages', () => {
       await page.keyboard.press('Tab');
       const skip = page.getByRole('link', { name: 'Skip to the page' });
       await expect(
-        skip.evaluate((link) => link === link.ownerDocument.activeElement),
+        skip.evaluate(
+          (link: { ownerDocument: { activeElement: unknown } }) =>
+            link === link.ownerDocument.activeElement,
+        ),
       ).resolves.toBe(true);
       await expect(skip.isVisible()).resolves.toBe(true);
       overflows[name] = await overflowAt(page, [1366, 390]);
@@ -306,6 +324,42 @@ describe('the service pages', () => {
     expect(overflows).toEqual(
       Object.fromEntries(pages.map(([name]) => [name, { 1366: [], 390: [] }])),
     );
+    expect(session.problems).toEqual([]);
+  });
+
+  it('gives a user with the config role alone its configurations, the settings as JSON', async () => {
+    const page = await session.openTab();
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await page.goto(`${session.trellis.baseUrl}/ui/configurations`);
+    await page.getByLabel('User name', { exact: true }).fill(users.config.username);
+    await page.getByLabel('Password', { exact: true }).fill(users.config.password);
+    await page.getByLabel(/Stay signed in/).check();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading(page, 'Plugin configurations');
+    await expect(page.locator('header nav').getByRole('link').allTextContents()).resolves.toEqual([
+      'Configurations',
+    ]);
+    // No catalog to type the form from: the plugin by name, the settings as JSON.
+    const name = `json-${suffix}`;
+    await page.getByRole('button', { name: 'New configuration' }).click();
+    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Plugin').fill('Security/Hash@1.0.0');
+    await page.getByLabel('Settings (JSON)').fill(JSON.stringify({ hmacKey: hmacKey }));
+    await page.getByRole('button', { name: 'Create configuration' }).click();
+    await page.getByRole('status').getByText(`Configuration "${name}" was created.`).waitFor();
+    await page
+      .locator(`tr[data-configuration="${name}"]`)
+      .getByRole('button', { name: 'Edit' })
+      .click();
+    await expect(page.getByLabel('Settings (JSON)').inputValue()).resolves.toBe(
+      JSON.stringify({ hmacKey: '********' }, null, 2),
+    );
+    expect(await page.content()).not.toContain(hmacKey);
+    await recordThemes(page, 'configuration-json');
+    // The catalog is not for this role: the page says which it needs.
+    await page.goto(`${session.trellis.baseUrl}/ui/plugins`);
+    await heading(page, 'Nothing here for your roles');
+    await page.getByText('The plugins page needs the plugins or admin role.').waitFor();
     expect(session.problems).toEqual([]);
   });
 });
