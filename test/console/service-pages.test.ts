@@ -10,6 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { definition, eventually, run } from '../support/engine-support.js';
@@ -30,6 +31,7 @@ const nobody = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hooks
 await new Promise((resolve) => closed.close(resolve));
 afterAll(() => new Promise((resolve) => receiver.close(resolve)));
 
+const screenshots = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const session = useConsoleSession({
   worker: true,
@@ -63,7 +65,11 @@ async function recordThemes(page: Page, name: string): Promise<void> {
  * What sticks out of the window at each width (the page body scrolls sideways): the outermost
  * elements reaching past its right edge, outside boxes that scroll themselves; none when it fits.
  */
-async function overflowAt(page: Page, widths: number[]): Promise<Record<number, string[]>> {
+async function overflowAt(
+  page: Page,
+  widths: number[],
+  name?: string,
+): Promise<Record<number, string[]>> {
   const overflow: Record<number, string[]> = {};
   for (const width of widths) {
     await page.setViewportSize({ width, height: 900 });
@@ -84,6 +90,9 @@ async function overflowAt(page: Page, widths: number[]): Promise<Record<number, 
         .map((element) => element.tagName.toLowerCase() + (element.className ? '.' + String(element.className).split(' ').join('.') : '') + ' ' + Math.round(element.getBoundingClientRect().right) + 'px');
     })()`);
   }
+  // The last width's page as a phone shows it.
+  if (name)
+    await page.screenshot({ path: `${screenshots}service-${name}-phone.png`, fullPage: true });
   await page.setViewportSize({ width: 1366, height: 900 });
   return overflow;
 }
@@ -319,7 +328,7 @@ describe('the service pages', () => {
         ),
       ).resolves.toBe(true);
       await expect(skip.isVisible()).resolves.toBe(true);
-      overflows[name] = await overflowAt(page, [1366, 390]);
+      overflows[name] = await overflowAt(page, [1366, 390], `page-${name}`);
     }
     expect(overflows).toEqual(
       Object.fromEntries(pages.map(([name]) => [name, { 1366: [], 390: [] }])),

@@ -115,6 +115,7 @@ export function PluginsPage({ client }: { client: TrellisClient }) {
               placeholder="Group/Name"
               onInput={(event) => setType(event.currentTarget.value)}
             />
+            <p class="hint">A plugin of the catalog, such as Security/Hash.</p>
           </div>
           <div class="field narrow">
             <label for="install-version">Version</label>
