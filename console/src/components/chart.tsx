@@ -68,15 +68,26 @@ function useColourScheme(): 'dark' | 'light' {
 
 /**
  * The options with their axes drawn in the page's colours (the canvas takes no CSS): the labels
- * in its text colour, the grid and ticks in its line colour. An axis's own colours win.
+ * in its text colour, the grid and ticks in its line colour (an axis's own colours win); and a
+ * series coloured `var(--…)` in that custom property's value.
  */
 function inPageColours(options: ChartOptions): ChartOptions {
   const style = getComputedStyle(document.documentElement);
   const ink = style.getPropertyValue('--ink').trim() || '#1b2330';
   const line = style.getPropertyValue('--chart-grid').trim() || '#c9d1dc';
   const axes = options.axes ?? [{}, {}];
+  // A series coloured `var(--name)` takes the property's value now.
+  const resolve = <T,>(colour: T): T =>
+    typeof colour === 'string' && colour.startsWith('var(')
+      ? (style.getPropertyValue(colour.slice(4, -1)).trim() as T)
+      : colour;
   return {
     ...options,
+    series: options.series.map((series) => ({
+      ...series,
+      ...(series.stroke === undefined ? {} : { stroke: resolve(series.stroke) }),
+      ...(series.fill === undefined ? {} : { fill: resolve(series.fill) }),
+    })),
     axes: axes.map((axis) => ({
       stroke: ink,
       grid: { stroke: line, width: 1 },
