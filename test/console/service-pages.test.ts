@@ -272,7 +272,7 @@ describe('the service pages', () => {
       .getByRole('status')
       .getByText(`Configuration "${configName}" was deleted.`)
       .waitFor();
-    await expect(row.count()).resolves.toBe(0);
+    await row.waitFor({ state: 'detached' });
     // The refused deletion's 409 is logged by the browser; the page showed why.
     expect(session.problems).toEqual([
       'console: Failed to load resource: the server responded with a status of 409 (Conflict)',
@@ -316,7 +316,9 @@ describe('the service pages', () => {
     for (const [name, path, title] of pages) {
       await page.goto(`${session.trellis.baseUrl}/ui${path}`);
       await heading(page, title);
-      await page.getByRole('status').filter({ hasText: 'Loading…' }).waitFor({ state: 'detached' });
+      // Every part of the page loaded.
+      const loading = page.getByRole('status').filter({ hasText: 'Loading…' });
+      while ((await loading.count()) > 0) await loading.first().waitFor({ state: 'detached' });
       await recordThemes(page, `page-${name}`);
       // The first Tab reaches the skip link, shown while focused.
       await page.keyboard.press('Tab');

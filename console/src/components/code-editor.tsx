@@ -11,12 +11,10 @@
  */
 import type { CompletionSource } from '@codemirror/autocomplete';
 import { json, jsonLanguage } from '@codemirror/lang-json';
-import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, type Extension } from '@codemirror/state';
 import { EditorView, hoverTooltip } from '@codemirror/view';
-import { tags } from '@lezer/highlight';
 import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
 import { completionsAt, helpAt } from '../definition-completion.js';
@@ -120,7 +118,6 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
         minimalSetup,
         json(),
         colours,
-        syntax,
         EditorState.readOnly.of(true),
         EditorView.editable.of(false),
         contentAttributes(label),
@@ -154,53 +151,44 @@ const contentAttributes = (label: string) =>
   EditorView.contentAttributes.of({ 'aria-label': label, tabindex: '0' });
 
 /**
- * The editor in the page's colours (custom properties reach into the shadow root), so it follows
- * the light or dark theme the system asks for, with the same contrast as the page's text.
+ * The editor's colours as custom properties of the page (they reach into the shadow root). The
+ * text stays dark on light in the dark theme too: CodeMirror's token colours are made for a light
+ * paper, and a highlight style of our own made the page apply inline styles, which its
+ * Content-Security-Policy refuses.
  */
 const colours = EditorView.theme({
-  '&': { color: 'var(--ink)', backgroundColor: 'var(--paper)' },
-  '.cm-content': { caretColor: 'var(--ink)' },
-  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--ink)' },
+  '&': { color: 'var(--code-ink)', backgroundColor: 'var(--code-paper)' },
+  '.cm-content': { caretColor: 'var(--code-ink)' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--code-ink)' },
   '.cm-gutters': {
-    backgroundColor: 'var(--wash)',
-    color: 'var(--muted)',
-    borderRight: '1px solid var(--line)',
+    backgroundColor: 'var(--code-gutter)',
+    color: 'var(--code-muted)',
+    borderRight: '1px solid var(--code-line)',
   },
   '.cm-activeLine': { backgroundColor: 'var(--code-active-line)' },
-  '.cm-activeLineGutter': { backgroundColor: 'var(--code-active-line)', color: 'var(--ink)' },
+  '.cm-activeLineGutter': { backgroundColor: 'var(--code-active-line)', color: 'var(--code-ink)' },
   '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection':
     { backgroundColor: 'var(--code-selection)' },
   '.cm-matchingBracket, &.cm-focused .cm-matchingBracket': {
     backgroundColor: 'var(--code-selection)',
-    color: 'var(--ink)',
+    color: 'var(--code-ink)',
   },
   '.cm-tooltip': {
-    backgroundColor: 'var(--paper)',
-    color: 'var(--ink)',
-    border: '1px solid var(--line)',
+    backgroundColor: 'var(--code-paper)',
+    color: 'var(--code-ink)',
+    border: '1px solid var(--code-line)',
   },
   '.cm-tooltip-autocomplete ul li[aria-selected]': {
     backgroundColor: 'var(--accent)',
     color: 'var(--accent-ink)',
   },
-  '.cm-panels': { backgroundColor: 'var(--wash)', color: 'var(--ink)' },
+  '.cm-panels': { backgroundColor: 'var(--code-gutter)', color: 'var(--code-ink)' },
   '.cm-changedLine, .cm-changedText': { backgroundColor: 'var(--code-changed)' },
   '.cm-deletedChunk': { backgroundColor: 'var(--code-deleted)' },
 });
 
-/** JSON's parts in the page's code colours. */
-const syntax = syntaxHighlighting(
-  HighlightStyle.define([
-    { tag: tags.propertyName, color: 'var(--code-property)' },
-    { tag: tags.string, color: 'var(--code-string)' },
-    { tag: [tags.number, tags.bool, tags.null], color: 'var(--code-literal)' },
-    { tag: [tags.brace, tags.squareBracket, tags.separator], color: 'var(--muted)' },
-  ]),
-);
-
 const look = [
   colours,
-  syntax,
   EditorView.theme({
     '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
     '&.cm-focused': { outline: '2px solid var(--focus)' },
