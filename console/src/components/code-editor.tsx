@@ -117,7 +117,6 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
       extensions: [
         minimalSetup,
         json(),
-        colours,
         EditorState.readOnly.of(true),
         EditorView.editable.of(false),
         contentAttributes(label),
@@ -150,55 +149,15 @@ function shadowMount(host: HTMLElement): { parent: HTMLElement; root: ShadowRoot
 const contentAttributes = (label: string) =>
   EditorView.contentAttributes.of({ 'aria-label': label, tabindex: '0' });
 
-/**
- * The editor's colours as custom properties of the page (they reach into the shadow root). The
- * text stays dark on light in the dark theme too: CodeMirror's token colours are made for a light
- * paper, and a highlight style of our own made the page apply inline styles, which its
- * Content-Security-Policy refuses.
- */
-const colours = EditorView.theme({
-  '&': { color: 'var(--code-ink)', backgroundColor: 'var(--code-paper)' },
-  '.cm-content': { caretColor: 'var(--code-ink)' },
-  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--code-ink)' },
-  '.cm-gutters': {
-    backgroundColor: 'var(--code-gutter)',
-    color: 'var(--code-muted)',
-    borderRight: '1px solid var(--code-line)',
+const look = EditorView.theme({
+  '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
+  '&.cm-focused': { outline: '2px solid var(--focus)' },
+  '.cm-scroller': {
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+    lineHeight: '1.45',
   },
-  '.cm-activeLine': { backgroundColor: 'var(--code-active-line)' },
-  '.cm-activeLineGutter': { backgroundColor: 'var(--code-active-line)', color: 'var(--code-ink)' },
-  '&.cm-focused > .cm-scroller > .cm-selectionLayer .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection':
-    { backgroundColor: 'var(--code-selection)' },
-  '.cm-matchingBracket, &.cm-focused .cm-matchingBracket': {
-    backgroundColor: 'var(--code-selection)',
-    color: 'var(--code-ink)',
-  },
-  '.cm-tooltip': {
-    backgroundColor: 'var(--code-paper)',
-    color: 'var(--code-ink)',
-    border: '1px solid var(--code-line)',
-  },
-  '.cm-tooltip-autocomplete ul li[aria-selected]': {
-    backgroundColor: 'var(--accent)',
-    color: 'var(--accent-ink)',
-  },
-  '.cm-panels': { backgroundColor: 'var(--code-gutter)', color: 'var(--code-ink)' },
-  '.cm-changedLine, .cm-changedText': { backgroundColor: 'var(--code-changed)' },
-  '.cm-deletedChunk': { backgroundColor: 'var(--code-deleted)' },
+  '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
 });
-
-const look = [
-  colours,
-  EditorView.theme({
-    '&': { height: 'var(--editor-height, auto)', fontSize: '14px' },
-    '&.cm-focused': { outline: '2px solid var(--focus)' },
-    '.cm-scroller': {
-      fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
-      lineHeight: '1.45',
-    },
-    '.definition-help': { maxWidth: '36em', padding: '4px 8px' },
-  }),
-];
 
 /** Completion and hover help from the served definition schema. */
 export function definitionAssist(schema: Record<string, unknown>) {
