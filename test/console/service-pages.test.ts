@@ -10,7 +10,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { definition, eventually, run } from '../support/engine-support.js';
@@ -31,7 +30,6 @@ const nobody = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hooks
 await new Promise((resolve) => closed.close(resolve));
 afterAll(() => new Promise((resolve) => receiver.close(resolve)));
 
-const screenshots = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
 const secret = `whsec_${randomBytes(24).toString('base64')}`;
 const session = useConsoleSession({
   worker: true,
@@ -90,9 +88,8 @@ async function overflowAt(
         .map((element) => element.tagName.toLowerCase() + (element.className ? '.' + String(element.className).split(' ').join('.') : '') + ' ' + Math.round(element.getBoundingClientRect().right) + 'px');
     })()`);
   }
-  // The last width's page as a phone shows it.
-  if (name)
-    await page.screenshot({ path: `${screenshots}service-${name}-phone.png`, fullPage: true });
+  // The last width's page as a phone shows it, checked with axe too.
+  if (name) await record(page, `service-${name}-phone`);
   await page.setViewportSize({ width: 1366, height: 900 });
   return overflow;
 }

@@ -107,7 +107,12 @@ export function NotificationsPage({ client }: { client: TrellisClient }) {
             <p class="muted">No delivery attempts match.</p>
           ) : (
             <>
-              <div class="table-scroll">
+              <div
+                class="table-scroll"
+                tabIndex={0}
+                role="region"
+                aria-label="Notification deliveries"
+              >
                 <table class="deliveries">
                   <caption class="visually-hidden">Notification deliveries</caption>
                   <thead>

@@ -216,7 +216,12 @@ function Settings({ specifications }: { specifications: PluginDetail['specificat
       {specifications.length === 0 ? (
         <p class="muted">The plugin takes no settings.</p>
       ) : (
-        <div class="table-scroll">
+        <div
+          class="table-scroll"
+          tabIndex={0}
+          role="region"
+          aria-label="Settings a configuration gives"
+        >
           <table class="schema">
             <caption class="visually-hidden">Settings a configuration gives</caption>
             <thead>
@@ -269,7 +274,7 @@ function SchemaTable({ id, title, schema, empty }: SchemaTableProps) {
       ) : rows.length === 0 ? (
         <pre class="schema-json">{JSON.stringify(schema, null, 2)}</pre>
       ) : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label={title}>
           <table class="schema" id={id}>
             <caption class="visually-hidden">{title}</caption>
             <thead>
