@@ -417,7 +417,8 @@ export interface paths {
         /**
          * List notification deliveries
          * @description Lists delivery attempts, newest first: one per attempt to deliver an event to a webhook,
-         *     optionally of one event (`eventId`) or one execution.
+         *     optionally of one event (`eventId`) or one execution; by numbered pages, or the attempts
+         *     `after` the last one read.
          */
         get: operations["listNotificationDeliveries"];
         put?: never;
@@ -6147,6 +6148,12 @@ export interface operations {
                 page?: components["parameters"]["PagingParameters.page"];
                 /** @description Items per page (1 to 1000, default 100). */
                 pageSize?: components["parameters"]["PagingParameters.pageSize"];
+                /**
+                 * @description Only the attempts after this one (its `id`) in the list's order, at most `pageSize` of them:
+                 *     keyset paging, as fast deep into the log as at its start. Not with `page`; the answer then
+                 *     has no `pagination`. 400 when it is not an attempt of this list.
+                 */
+                after?: components["schemas"]["Uuid"];
             };
             header?: {
                 /**

@@ -7,11 +7,14 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { ApprovalsPage } from './pages/approvals.js';
 import { AuditPage } from './pages/audit.js';
+import { ConfigurationsPage } from './pages/configurations.js';
 import { DecidePage } from './pages/decide.js';
 import { EditorPage } from './pages/editor.js';
 import { ExecutionsPage } from './pages/executions.js';
 import { MembersPage } from './pages/members.js';
+import { NotificationsPage } from './pages/notifications.js';
 import { OverviewPage } from './pages/overview.js';
+import { PluginPage, PluginsPage } from './pages/plugins.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ProjectTriggersPage, TriggerPage, WorkflowTriggersPage } from './pages/triggers.js';
@@ -19,6 +22,8 @@ import { WorkflowPage } from './pages/workflow.js';
 import { WorkflowsPage } from './pages/workflows.js';
 import { Link, match, navigate, usePath } from './router.js';
 import {
+  canConfigure,
+  canManagePlugins,
   canReadAudit,
   canUseWorkflows,
   expiredNotice,
@@ -119,15 +124,36 @@ export function App() {
 }
 
 type Section =
-  'overview' | 'executions' | 'workflows' | 'triggers' | 'approvals' | 'members' | 'keys' | 'audit';
+  | 'overview'
+  | 'executions'
+  | 'workflows'
+  | 'triggers'
+  | 'approvals'
+  | 'configurations'
+  | 'plugins'
+  | 'notifications'
+  | 'members'
+  | 'keys'
+  | 'audit';
+
+/** The sections named by their path's first part (the workflows' is every other path). */
+const namedSections = [
+  'executions',
+  'triggers',
+  'approvals',
+  'configurations',
+  'plugins',
+  'notifications',
+  'members',
+  'keys',
+  'audit',
+] as const;
 
 /** The section a path is in; the home (`/`) is the overview. */
 const sectionOf = (path: string): Section =>
   path === '/'
     ? 'overview'
-    : ((['executions', 'triggers', 'approvals', 'members', 'keys', 'audit'] as const).find(
-        (section) => path.startsWith(`/${section}`),
-      ) ?? 'workflows');
+    : (namedSections.find((section) => path.startsWith(`/${section}`)) ?? 'workflows');
 
 /** A section's own page: `/` for the overview, `/<section>` for the others. */
 const sectionPath = (section: Section) => (section === 'overview' ? '/' : `/${section}`);
@@ -158,6 +184,9 @@ function Header({ session, onSignOut, onSwitchProject }: HeaderProps) {
         {canUseWorkflows(user) && link('workflows', 'Workflows')}
         {canUseWorkflows(user) && link('triggers', 'Triggers')}
         {canUseWorkflows(user) && link('approvals', 'Approvals')}
+        {canConfigure(user) && link('configurations', 'Configurations')}
+        {canManagePlugins(user) && link('plugins', 'Plugins')}
+        {isProjectAdmin(user) && link('notifications', 'Notifications')}
         {isProjectAdmin(user) && link('members', 'Members')}
         {isProjectAdmin(user) && link('keys', 'API keys')}
         {canReadAudit(user) && link('audit', 'Audit')}
@@ -282,6 +311,8 @@ function Page({ session }: { session: Session }) {
         />
       ),
     };
+  } else if (section === 'configurations' || section === 'plugins' || section === 'notifications') {
+    found = servicePage(session, path);
   } else if (!canUseWorkflows(user)) {
     found = {
       title: 'Nothing here for your roles',
@@ -372,4 +403,64 @@ function Page({ session }: { session: Session }) {
       </main>
     )
   );
+}
+
+/**
+ * The pages of what tasks use and what Trellis sends: plugin configurations (`config`), the plugin
+ * catalog (`plugins`) and the notification deliveries (admins); undefined for a path none has.
+ */
+function servicePage(session: Session, path: string): { title: string; page: VNode } | undefined {
+  const { client, user } = session;
+  const needs = (title: string, allowed: boolean, roles: ComponentChildren, page: () => VNode) => ({
+    title,
+    page: allowed ? (
+      page()
+    ) : (
+      <NotForYourRoles
+        session={session}
+        needs={
+          <>
+            The {title.toLowerCase()} page needs {roles}.
+          </>
+        }
+      />
+    ),
+  });
+  if (path === '/configurations') {
+    return needs(
+      'Plugin configurations',
+      canConfigure(user),
+      <>
+        the <strong>config</strong> or <strong>admin</strong> role
+      </>,
+      () => <ConfigurationsPage client={client} />,
+    );
+  }
+  const plugin = match('/plugins/:pluginId', path);
+  if (path === '/plugins' || plugin?.pluginId) {
+    return needs(
+      plugin ? 'Plugin' : 'Plugins',
+      canManagePlugins(user),
+      <>
+        the <strong>plugins</strong> or <strong>admin</strong> role
+      </>,
+      () =>
+        plugin?.pluginId ? (
+          <PluginPage key={plugin.pluginId} client={client} pluginId={plugin.pluginId} />
+        ) : (
+          <PluginsPage client={client} />
+        ),
+    );
+  }
+  if (path === '/notifications') {
+    return needs(
+      'Notifications',
+      isProjectAdmin(user),
+      <>
+        the <strong>admin</strong> role in the project
+      </>,
+      () => <NotificationsPage client={client} />,
+    );
+  }
+  return undefined;
 }

@@ -159,3 +159,11 @@ export const isProjectAdmin = (user: CurrentUser) => user.roles.includes('admin'
 /** Whether the user may read an audit trail: instance admins, and its project's admins. */
 export const canReadAudit = (user: CurrentUser) =>
   user.instanceAdmin === true || isProjectAdmin(user);
+
+/** Whether the user manages its project's plugin configurations (`config` or `admin`). */
+export const canConfigure = (user: CurrentUser) =>
+  user.roles.includes('admin') || user.roles.includes('config');
+
+/** Whether the user reads the plugin catalog and installs or removes plugins (`plugins` or `admin`). */
+export const canManagePlugins = (user: CurrentUser) =>
+  user.roles.includes('admin') || user.roles.includes('plugins');

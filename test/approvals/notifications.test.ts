@@ -175,6 +175,37 @@ describe('notifications', () => {
       params: { query: { executionId, page: 1, pageSize: 2 } },
     });
     expect(paged).toHaveLength(2);
+    // Read on after the last attempt read: the rest, newest first, with no count.
+    const [newest, second, first] = log;
+    const after = await trellis.admin.envelope.GET('/notifications/deliveries', {
+      params: { query: { eventId, after: newest!.id, pageSize: 1 } },
+    });
+    expect(after.data.map(({ id }) => id)).toEqual([second!.id]);
+    expect(after.pagination).toBeUndefined();
+    const rest = await trellis.admin.GET('/notifications/deliveries', {
+      params: { query: { eventId, after: second!.id } },
+    });
+    expect(rest.map(({ id }) => id)).toEqual([first!.id]);
+    await expect(
+      trellis.admin.GET('/notifications/deliveries', {
+        params: { query: { eventId, after: first!.id } },
+      }),
+    ).resolves.toEqual([]);
+    // A cursor that is not an attempt of the list is refused, as is one with a page number.
+    await expectFailure(
+      trellis.admin.GET('/notifications/deliveries', {
+        params: { query: { executionId: workflowId, after: newest!.id } },
+      }),
+      400,
+      'query.after',
+    );
+    await expectFailure(
+      trellis.admin.GET('/notifications/deliveries', {
+        params: { query: { after: newest!.id, page: 1 } },
+      }),
+      400,
+      'query.after',
+    );
   });
 
   it('decides through the link once; forged and used links are refused', async () => {

@@ -126,7 +126,7 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
             <p class="muted">No entries match.</p>
           ) : (
             <>
-              <div class="table-scroll">
+              <div class="table-scroll" tabIndex={0} role="region" aria-label="Audit entries">
                 <table class="audit">
                   <caption class="visually-hidden">Audit entries</caption>
                   <thead>

@@ -24,14 +24,14 @@ const ranges = {
 } as const;
 type RangeKey = keyof typeof ranges;
 
-/** The statuses as charted, bottom of the stack first, with colours that read on white. */
+/** The statuses as charted, bottom of the stack first, in the page's chart colours (light or dark). */
 const charted: { key: keyof Counts; label: string; colour: string }[] = [
-  { key: 'completed', label: 'Completed', colour: '#15803d' },
-  { key: 'failed', label: 'Failed', colour: '#b91c1c' },
-  { key: 'canceled', label: 'Canceled', colour: '#6b7280' },
-  { key: 'running', label: 'Running', colour: '#1d4ed8' },
-  { key: 'pending', label: 'Pending', colour: '#8b95a5' },
-  { key: 'paused', label: 'Waiting for approval', colour: '#b45309' },
+  { key: 'completed', label: 'Completed', colour: 'var(--chart-completed)' },
+  { key: 'failed', label: 'Failed', colour: 'var(--chart-failed)' },
+  { key: 'canceled', label: 'Canceled', colour: 'var(--chart-canceled)' },
+  { key: 'running', label: 'Running', colour: 'var(--chart-running)' },
+  { key: 'pending', label: 'Pending', colour: 'var(--chart-pending)' },
+  { key: 'paused', label: 'Waiting for approval', colour: 'var(--chart-paused)' },
 ];
 
 const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
@@ -215,7 +215,7 @@ function FailureRateChart({ summary }: { summary: Summary }) {
           {},
           {
             label: 'Failure rate',
-            stroke: '#b91c1c',
+            stroke: 'var(--chart-failed)',
             width: 2,
             spanGaps: true,
             points: { size: 5 },

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
-import { newId } from './ids.js';
-import { paginate, type Page, type Paged } from './paging.js';
+import { Invalid } from '#definition/errors.js';
+import { problemAt } from '#definition/validation/problem.js';
+import { isUuid, newId } from './ids.js';
+import { keysetPage, paginate, type Paged, type Slice } from './paging.js';
 import { storableText } from '#definition/storable-text.js';
 import type { Database, NotificationDeliveryTable, NotificationEvent } from './tables.js';
 import type { Selectable } from 'kysely';
@@ -50,23 +52,47 @@ export async function recordDeliveryAttempt(
     .execute();
 }
 
-/** Delivery attempts, newest first, optionally of one event or one execution. */
+/**
+ * Delivery attempts, newest first, optionally of one event or one execution: a numbered page, the
+ * attempts after one of them (keyset paging on `seq`), or all. An `after` that is not an attempt
+ * of the list is refused, as the end of the list would otherwise look the same.
+ */
 export async function listDeliveries(
   db: Kysely<Database>,
-  filter: { projectId?: string; eventId?: string; executionId?: string; page?: Page },
+  filter: { projectId?: string; eventId?: string; executionId?: string; slice?: Slice },
 ): Promise<Paged<DeliveryRow>> {
-  const query = db
-    .selectFrom('notificationDelivery')
-    .selectAll()
-    .$if(filter.projectId !== undefined, (q) =>
-      q.where('executionId', 'in', (eb) =>
-        eb.selectFrom('workflowExecution').select('id').where('projectId', '=', filter.projectId!),
+  const { slice = {} } = filter;
+  const listed = (q: ReturnType<typeof db.selectFrom<'notificationDelivery'>>) =>
+    q
+      .$if(filter.projectId !== undefined, (qb) =>
+        qb.where('executionId', 'in', (eb) =>
+          eb
+            .selectFrom('workflowExecution')
+            .select('id')
+            .where('projectId', '=', filter.projectId!),
+        ),
+      )
+      .$if(filter.eventId !== undefined, (qb) => qb.where('eventId', '=', filter.eventId!))
+      .$if(filter.executionId !== undefined, (qb) =>
+        qb.where('executionId', '=', filter.executionId!),
+      );
+  const query = listed(db.selectFrom('notificationDelivery')).selectAll().orderBy('seq', 'desc');
+  if (!('after' in slice)) return paginate(query, 'page' in slice ? slice.page : undefined);
+  const unknownCursor = () =>
+    new Invalid(
+      problemAt(
+        'query.after',
+        `must be the id of a delivery attempt of this list (${slice.after} is not)`,
       ),
-    )
-    .$if(filter.eventId !== undefined, (q) => q.where('eventId', '=', filter.eventId!))
-    .$if(filter.executionId !== undefined, (q) => q.where('executionId', '=', filter.executionId!))
-    .orderBy('seq', 'desc');
-  return paginate(query, filter.page);
+    );
+  if (!isUuid(slice.after)) throw unknownCursor();
+  const cursor = await listed(db.selectFrom('notificationDelivery'))
+    .select('seq')
+    .where('id', '=', slice.after)
+    .executeTakeFirst();
+  if (!cursor) throw unknownCursor();
+  const items = await query.where('seq', '<', cursor.seq).limit(slice.pageSize).execute();
+  return keysetPage(items, slice.pageSize);
 }
 
 /** The approval link of a notification event: made once, the same on every retry. */

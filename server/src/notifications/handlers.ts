@@ -1,7 +1,7 @@
 import * as notificationRepository from '#store/notification-repository.js';
 import type { DeliveryRow } from '#store/notification-repository.js';
 import type { HandlerMap } from '../handler.js';
-import { listReply, requestedPage } from '../lists.js';
+import { cursorListReply, requestedSlice } from '../lists.js';
 
 function toDelivery(row: DeliveryRow) {
   return {
@@ -22,13 +22,12 @@ function toDelivery(row: DeliveryRow) {
 /** Notifications: the delivery log (`GET /notifications/deliveries`, admin). */
 export const notificationHandlers = {
   listNotificationDeliveries: async ({ deps, project, query }) => {
-    const page = requestedPage(query);
     const paged = await notificationRepository.listDeliveries(deps.db, {
       projectId: project.id,
       ...(query.eventId !== undefined ? { eventId: query.eventId } : {}),
       ...(query.executionId !== undefined ? { executionId: query.executionId } : {}),
-      ...(page ? { page } : {}),
+      slice: requestedSlice(query),
     });
-    return listReply(paged, query, toDelivery);
+    return cursorListReply(paged, query, toDelivery);
   },
 } satisfies Partial<HandlerMap>;
