@@ -282,6 +282,15 @@ describe('the service pages', () => {
       definition([{ name: 'Note', type: { plugin: 'Flow/Log' }, parameters: { message: 'hi' } }]),
     );
     const [plugin] = await session.trellis.admin.GET('/plugins', {});
+    const { triggerId } = await session.trellis.admin.POST('/workflows/{workflowId}/triggers', {
+      params: { path: { workflowId: done.workflowId } },
+      body: {
+        workflowId: done.workflowId,
+        type: 'Webhook',
+        status: 'Active',
+        properties: { signature: 'StandardWebhooks' },
+      },
+    });
     const page = await session.openTab();
     await page.setViewportSize({ width: 1366, height: 900 });
     await page.goto(`${session.trellis.baseUrl}/ui`);
@@ -300,6 +309,9 @@ describe('the service pages', () => {
       ['workflow', `/workflows/${done.workflowId}`, /engine-/],
       ['run', `/workflows/${done.workflowId}/runs/${done.executionId}`, /Run/],
       ['editor', '/workflows/new', 'New workflow'],
+      ['triggers', '/triggers', 'Triggers'],
+      ['workflow-triggers', `/workflows/${done.workflowId}/triggers`, 'Triggers'],
+      ['trigger', `/workflows/${done.workflowId}/triggers/${triggerId}`, /Webhook trigger/],
       ['approvals', '/approvals', 'Approvals'],
       ['configurations', '/configurations', 'Plugin configurations'],
       ['plugins', '/plugins', 'Plugins'],
