@@ -2198,6 +2198,22 @@ export interface components {
              *     never had is 400.
              */
             revision?: number;
+            /**
+             * @description Start a dry run: tasks whose plugin is pure (its manifest's `effects`) run for real; every
+             *     other task performs nothing and returns an output from, in this order, `mocks`, the recorded
+             *     output of the same task in the workflow's latest completed real execution, or one generated
+             *     from its plugin's output schema, and its log says which. Approvals are approved at once
+             *     (the log shows each one that would be asked), and no notification is sent.
+             */
+            dryRun?: boolean;
+            /**
+             * @description Only with `dryRun`: the output of a task, by task name, instead of the recorded or generated
+             *     one. A name that is no task of the definition, or an output that does not fit its plugin's
+             *     declared output schema, is 400.
+             */
+            mocks?: {
+                [key: string]: unknown;
+            };
         };
         /** @description The `data` of an `execution` event: the execution's status changed (the first event: it was created). */
         ExecutionChangedData: {
@@ -2266,6 +2282,12 @@ export interface components {
             /** @description The name of the parent execution's task that started this one; null without a parent. */
             parentTaskName: string | null;
             /**
+             * @description A dry run: its pure tasks ran for real, every other task performed nothing and returned an
+             *     output from a stated source (its log says which), and its approvals were approved without
+             *     asking anyone.
+             */
+            dryRun: boolean;
+            /**
              * Format: date-time
              * @description When the execution started.
              */
@@ -2310,6 +2332,8 @@ export interface components {
             executionStart: string;
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
+            /** @description A dry run (`dryRun` when it was started): only its pure tasks ran for real. */
+            dryRun: boolean;
         };
         /** @description The envelope of a workflow's executions. */
         ExecutionListResponse: {
@@ -2902,6 +2926,8 @@ export interface components {
             executionStart: string;
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
+            /** @description A dry run (`dryRun` when it was started): only its pure tasks ran for real. */
+            dryRun: boolean;
             /** @description The execution's workflow. */
             workflowId: components["schemas"]["Uuid"];
             /** @description That workflow's name when the execution started. */

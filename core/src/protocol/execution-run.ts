@@ -5,6 +5,7 @@
  */
 import type { ExecutionInput } from './messages.js';
 import {
+  TrellisDryRun,
   TrellisExecutionId,
   TrellisProject,
   TrellisWorkflowId,
@@ -14,7 +15,12 @@ import { runDetails, runSummary, type RunIds } from './user-metadata.js';
 
 /** The execution whose run starts: its ids and project, and what its details show. */
 export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>> &
-  Pick<RunIds, 'triggerId' | 'rerunOf' | 'project'> & { id: string; projectId: string };
+  Pick<RunIds, 'triggerId' | 'rerunOf' | 'project'> & {
+    id: string;
+    projectId: string;
+    /** A dry run: its run carries `TrellisDryRun` (true) where the namespace has it. */
+    dryRun?: boolean;
+  };
 
 /**
  * The start options every run of an execution carries (its Temporal workflow id aside). Its
@@ -23,7 +29,11 @@ export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>>
  * runs does not starve another's. With `projectAttribute` (the namespace has `TrellisProject`),
  * its project's name is an attribute too.
  */
-export function executionRunOptions(execution: ExecutionRun, projectAttribute: boolean) {
+export function executionRunOptions(
+  execution: ExecutionRun,
+  projectAttribute: boolean,
+  dryRunAttribute = false,
+) {
   return {
     priority: { fairnessKey: execution.projectId },
     args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
@@ -32,6 +42,7 @@ export function executionRunOptions(execution: ExecutionRun, projectAttribute: b
       { key: TrellisWorkflowName, value: execution.workflowName },
       { key: TrellisExecutionId, value: execution.id },
       ...projectAttributes(projectAttribute ? execution.project : undefined),
+      ...(execution.dryRun === true && dryRunAttribute ? [{ key: TrellisDryRun, value: true }] : []),
     ],
     staticSummary: runSummary(execution.workflowName),
     staticDetails: runDetails({ ...execution, executionId: execution.id }),

@@ -35,6 +35,7 @@ import * as taskEventTimes from './migrations/2026-11-29T01-00-00-task-event-tim
 import * as projectExecutionListKeys from './migrations/2026-11-29T02-00-00-project-execution-list-keys.js';
 import * as pluginEffects from './migrations/2026-11-29T02-30-00-plugin-effects.js';
 import * as revisionSource from './migrations/2026-11-29T02-30-00-revision-source.js';
+import * as dryRuns from './migrations/2026-11-29T06-30-00-dry-runs.js';
 import type { Database } from './tables.js';
 
 /**
@@ -76,6 +77,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T02-00-00-project-execution-list-keys': projectExecutionListKeys,
   '2026-11-29T02-30-00-plugin-effects': pluginEffects,
   '2026-11-29T02-30-00-revision-source': revisionSource,
+  '2026-11-29T06-30-00-dry-runs': dryRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -74,7 +74,7 @@ export async function startExecutionWorkflow(
       client.workflow.start(executionWorkflowType, {
         workflowId: execution.temporalWorkflowId,
         taskQueue: config.Temporal.TaskQueue,
-        ...executionRunOptions(execution, projectAttribute),
+        ...executionRunOptions(execution, projectAttribute, temporal.dryRunAttribute ?? false),
       }),
     );
   } catch (error) {

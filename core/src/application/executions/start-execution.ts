@@ -6,6 +6,7 @@ import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
 import { problemsOf } from '#definition/validation/problem.js';
 import { createExecution } from './create-execution.js';
+import { assertMocksFit, type DryRunRequest } from './dry-run.js';
 import { launchExecution, type LaunchDeps } from './launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
 import { validateWorkflowDefinition, type PluginLookup } from '../workflows/validate-definition.js';
@@ -50,6 +51,8 @@ export interface StartOptions {
   revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
   /** The user who starts the run (approvers may exclude them from its approvals). */
   startedBy?: string;
+  /** Start a dry run (`assertMocksFit` checks its mocks: 400 naming each problem). */
+  dryRun?: DryRunRequest;
 }
 
 /**
@@ -107,6 +110,15 @@ export async function recordExecution(
         problems,
       ),
   );
+  if (options.dryRun?.mocks) {
+    await assertMocksFit(
+      db,
+      workflow.projectId,
+      definition,
+      options.dryRun.mocks,
+      db.isTransaction ? undefined : deps.installedPlugins,
+    );
+  }
   const project = await projectRepository.nameOf(db, workflow.projectId);
   const { execution } = await createExecution(db, {
     workflow,
@@ -120,6 +132,7 @@ export async function recordExecution(
     triggerId: options.triggerId ?? null,
     startedBy: options.startedBy ?? null,
     ...(options.rerun ? { rerun: options.rerun } : {}),
+    ...(options.dryRun ? { dryRun: options.dryRun } : {}),
     fairShare: config.Projects.Limits,
   });
   return execution;

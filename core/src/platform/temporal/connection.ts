@@ -59,6 +59,8 @@ export class ScopedContextConnection extends Connection {
 export interface TemporalClient {
   client: Client;
   projectAttribute?: boolean;
+  /** The namespace has `TrellisDryRun`: dry runs started through it carry it. */
+  dryRunAttribute?: boolean;
   /** The client of another namespace (`Projects.Namespaces`) over the same connection. */
   inNamespace?: (namespace: string) => Client;
 }
