@@ -19,8 +19,8 @@ export interface DryRunRequest {
 
 /**
  * Refuses (`Invalid`, one problem each) mocks for a name that is no task of the definition and
- * mocks that do not fit their task's plugin's declared output schema. A subworkflow task's
- * output is its child's outputs, which no plugin declares: any mock fits it.
+ * mocks that do not fit their task's plugin's declared output schema. A subworkflow task takes
+ * none: its child runs as a dry run itself.
  */
 export async function assertMocksFit(
   db: Kysely<Database>,
@@ -41,7 +41,12 @@ export async function assertMocksFit(
       );
       continue;
     }
-    if (task.type === undefined) continue;
+    if (task.type === undefined) {
+      problems.push(
+        problemAt(at, `is a subworkflow task, whose child runs as a dry run itself: it takes no mock`),
+      );
+      continue;
+    }
     const plugin = await installed.taskPlugin(task.type);
     const schema = plugin?.outputSchema;
     if (schema === undefined || Object.keys(schema).length === 0) continue;
