@@ -133,7 +133,16 @@ describe('a dry run', () => {
     const workflowId = await addWorkflow(trellis.admin, orderFlow());
     const before = received.length;
     const started = await dryRun(trellis.admin, workflowId, {
-      mocks: { Fetch: { status: 200, statusText: 'OK', ok: true, url: 'mocked', headers: {}, body: { n: 1 } } },
+      mocks: {
+        Fetch: {
+          status: 200,
+          statusText: 'OK',
+          ok: true,
+          url: 'mocked',
+          headers: {},
+          body: { n: 1 },
+        },
+      },
     });
     const { executionId } = started;
     expect(started.status).toBe('Completed');
@@ -143,7 +152,9 @@ describe('a dry run', () => {
     expect(rows[0].count).toBe(0);
 
     const { tasks, logs } = await logsByTask(workflowId, executionId);
-    expect(Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.status]))).toEqual({
+    expect(
+      Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.status])),
+    ).toEqual({
       Fetch: 'Completed',
       Approve: 'Completed',
       Write: 'Completed',
@@ -171,7 +182,9 @@ describe('a dry run', () => {
     );
     expect(logs.Approve).toContain('Approved by dry run: a dry run asks no one.');
     // A pure task runs for real: its output is the digest, not a generated one.
-    const digest = (await outputOf(workflowId, executionId, tasks.Digest!.id)) as { digest: string };
+    const digest = (await outputOf(workflowId, executionId, tasks.Digest!.id)) as {
+      digest: string;
+    };
     expect(digest.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(logs.Digest!.some((line) => line.includes('generated'))).toBe(false);
     expect(tasks.Never!.message).toContain('is false');
