@@ -148,8 +148,10 @@ describe('a dry run', () => {
     expect(started.status).toBe('Completed');
 
     expect(received.slice(before)).toEqual([]); // neither the HTTP task nor a notification
-    const { rows } = await target.query('select count(*)::int as count from orders');
-    expect(rows[0].count).toBe(0);
+    const { rows } = await target.query<{ count: number }>(
+      'select count(*)::int as count from orders',
+    );
+    expect(rows[0]!.count).toBe(0);
 
     const { tasks, logs } = await logsByTask(workflowId, executionId);
     expect(

@@ -42,7 +42,9 @@ export function executionRunOptions(
       { key: TrellisWorkflowName, value: execution.workflowName },
       { key: TrellisExecutionId, value: execution.id },
       ...projectAttributes(projectAttribute ? execution.project : undefined),
-      ...(execution.dryRun === true && dryRunAttribute ? [{ key: TrellisDryRun, value: true }] : []),
+      ...(execution.dryRun === true && dryRunAttribute
+        ? [{ key: TrellisDryRun, value: true }]
+        : []),
     ],
     staticSummary: runSummary(execution.workflowName),
     staticDetails: runDetails({ ...execution, executionId: execution.id }),

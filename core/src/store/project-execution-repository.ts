@@ -25,13 +25,7 @@ export interface ProjectExecutionFilter {
 
 export type ProjectExecutionItem = Pick<
   WorkflowExecutionRow,
-  | 'id'
-  | 'status'
-  | 'executionStart'
-  | 'executionEnd'
-  | 'dryRun'
-  | 'workflowId'
-  | 'workflowName'
+  'id' | 'status' | 'executionStart' | 'executionEnd' | 'dryRun' | 'workflowId' | 'workflowName'
 >;
 
 /**

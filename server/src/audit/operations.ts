@@ -164,9 +164,7 @@ export function createRequestAudit(recorder: AuditRecorder) {
           actorKind: req.user ? actorKind(req) : 'system',
           ...projectFields(note?.project ?? req.project),
           operation:
-            note?.operation ??
-            req.operation?.operationId ??
-            `${req.method} ${req.operation?.path}`,
+            note?.operation ?? req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
             { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },
             idsOf(outcome.data),

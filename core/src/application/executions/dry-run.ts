@@ -43,7 +43,10 @@ export async function assertMocksFit(
     }
     if (task.type === undefined) {
       problems.push(
-        problemAt(at, `is a subworkflow task, whose child runs as a dry run itself: it takes no mock`),
+        problemAt(
+          at,
+          `is a subworkflow task, whose child runs as a dry run itself: it takes no mock`,
+        ),
       );
       continue;
     }
