@@ -2220,6 +2220,8 @@ export interface components {
             status: components["schemas"]["ExecutionStatus"];
             /** @description The execution's message (why it ended, when it has); empty when none. */
             message: string;
+            /** @description Whether the execution is a dry run (as its detail's `dryRun`). */
+            dryRun: boolean;
             /**
              * Format: date-time
              * @description When the change was recorded.

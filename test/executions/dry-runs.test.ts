@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionWorkflowId } from '#protocol/ids.js';
 import { TrellisApiError, type TrellisClient } from '../../sdk/src/index.js';
-import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
+import { loopbackAllowed, startTrellis, users, type Trellis } from '../support/harness.js';
 import { createTestDatabase } from '../support/services.js';
 import { errorOf } from '../support/expect-error.js';
 import { addWorkflow, definition, tasksOf, taskLogs } from '../support/engine-support.js';
@@ -206,6 +206,21 @@ describe('a dry run', () => {
       params: { query: { operation: 'execution.dryRun', pageSize: 1 } },
     });
     expect(audited?.targets).toMatchObject({ executionId });
+    const stream = await fetch(
+      `${trellis.baseUrl}/workflows/${workflowId}/executions/${executionId}/events`,
+      {
+        headers: {
+          authorization: `Basic ${Buffer.from(`${users.admin.username}:${users.admin.password}`).toString('base64')}`,
+          accept: 'text/event-stream',
+        },
+      },
+    );
+    const executionEvents = (await stream.text())
+      .split('\n\n')
+      .filter((frame) => frame.includes('event: execution'))
+      .map((frame) => JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) as { dryRun: boolean });
+    expect(executionEvents.length).toBeGreaterThan(0);
+    expect(executionEvents.every((event) => event.dryRun === true)).toBe(true);
     const described = await trellis.temporal.client.workflow
       .getHandle(executionWorkflowId(executionId))
       .describe();

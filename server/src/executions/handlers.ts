@@ -227,6 +227,7 @@ export const executionHandlers = {
             db: deps.db,
             hub: deps.executionEvents,
             executionId: execution.id,
+            dryRun: execution.dryRun,
             after,
             heartbeatMs: HeartbeatMilliseconds,
             pollIntervalMs: PollIntervalMilliseconds,
