@@ -2207,9 +2207,10 @@ export interface components {
              */
             dryRun?: boolean;
             /**
-             * @description Only with `dryRun`: the output of a task, by task name, instead of the recorded or generated
-             *     one. A name that is no task of the definition, or an output that does not fit its plugin's
-             *     declared output schema, is 400.
+             * @description Only with `dryRun` (an empty object counts as none): the output of a task, by task name,
+             *     instead of the recorded or generated one. A name that is no task of the definition, a
+             *     subworkflow task (its child runs as a dry run itself), or an output that does not fit its
+             *     plugin's declared output schema, is 400.
              */
             mocks?: {
                 [key: string]: unknown;
