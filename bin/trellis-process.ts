@@ -45,6 +45,7 @@ import { reconcileSchedules } from '#application/triggers/schedules.js';
 import {
   ensureSearchAttributes,
   optionalSearchAttributes,
+  TrellisDryRun,
   registeredSearchAttributes,
 } from '#protocol/search-attributes.js';
 
@@ -325,6 +326,7 @@ export function createTrellis(
     );
     temporal.projectAttribute = searchAttributes.project;
     temporal.statusAttribute = searchAttributes.status;
+    temporal.dryRunAttribute = searchAttributes.dryRun;
     if (role !== 'worker') await reconcile(database.db, temporal, runtime, logger);
     checkpoint();
 
@@ -448,7 +450,7 @@ async function registerSearchAttributes(
   config: TrellisConfig,
   logger: Logger,
   embedded: boolean,
-): Promise<{ status: boolean; project: boolean }> {
+): Promise<{ status: boolean; project: boolean; dryRun: boolean }> {
   const found = await Promise.all(
     trellisNamespaces(config).map((namespace) =>
       registerIn(connection, namespace, logger, embedded),
@@ -457,6 +459,7 @@ async function registerSearchAttributes(
   return {
     status: found.every((namespace) => namespace.status),
     project: found.every((namespace) => namespace.project),
+    dryRun: found.every((namespace) => namespace.dryRun),
   };
 }
 
@@ -465,11 +468,11 @@ async function registerIn(
   namespace: string,
   logger: Logger,
   embedded: boolean,
-): Promise<{ status: boolean; project: boolean }> {
+): Promise<{ status: boolean; project: boolean; dryRun: boolean }> {
   try {
     const added = await ensureSearchAttributes(connection, namespace);
     if (added.length > 0) logger.info({ added }, 'registered Temporal search attributes');
-    return { status: true, project: true };
+    return { status: true, project: true, dryRun: true };
   } catch (error) {
     if (embedded) throw error;
     const registered = await registeredSearchAttributes(connection, namespace).catch(
@@ -492,13 +495,14 @@ async function registerIn(
         `The search attributes ${optional.join(', ')} are not registered in namespace ${namespace} ` +
           'and Trellis may not register them: runs go on without them (no filter on them in the ' +
           `Temporal UI). Create them with \`temporal operator search-attribute create --namespace ` +
-          `${namespace} ${optional.map((name) => `--name ${name} --type Keyword`).join(' ')}\` ` +
+          `${namespace} ${optional.map((name) => `--name ${name} --type ${name === TrellisDryRun.name ? 'Bool' : 'Keyword'}`).join(' ')}\` ` +
           'and restart the Trellis processes.',
       );
     }
     return {
       status: !optional.includes('TrellisStatus'),
       project: !optional.includes('TrellisProject'),
+      dryRun: !optional.includes(TrellisDryRun.name),
     };
   }
 }

@@ -2447,12 +2447,31 @@ export interface components {
              *     never had is 400.
              */
             revision?: number;
+            /**
+             * @description Start a dry run: tasks whose plugin is pure (its manifest's `effects`) run for real; every
+             *     other task performs nothing and returns an output from, in this order, `mocks`, the recorded
+             *     output of the same task in the workflow's latest completed real execution, or one generated
+             *     from its plugin's output schema, and its log says which. Approvals are approved at once
+             *     (the log shows each one that would be asked), and no notification is sent.
+             */
+            dryRun?: boolean;
+            /**
+             * @description Only with `dryRun` (an empty object counts as none): the output of a task, by task name,
+             *     instead of the recorded or generated one. A name that is no task of the definition, a
+             *     subworkflow task (its child runs as a dry run itself), or an output that does not fit its
+             *     plugin's declared output schema, is 400.
+             */
+            mocks?: {
+                [key: string]: unknown;
+            };
         };
         /** @description The `data` of an `execution` event: the execution's status changed (the first event: it was created). */
         ExecutionChangedData: {
             status: components["schemas"]["ExecutionStatus"];
             /** @description The execution's message (why it ended, when it has); empty when none. */
             message: string;
+            /** @description Whether the execution is a dry run (as its detail's `dryRun`). */
+            dryRun: boolean;
             /**
              * Format: date-time
              * @description When the change was recorded.
@@ -2514,6 +2533,12 @@ export interface components {
             parentWorkflowId: string | null;
             /** @description The name of the parent execution's task that started this one; null without a parent. */
             parentTaskName: string | null;
+            /**
+             * @description A dry run: its pure tasks ran for real, every other task performed nothing and returned an
+             *     output from a stated source (its log says which), and its approvals were approved without
+             *     asking anyone.
+             */
+            dryRun: boolean;
             /**
              * Format: date-time
              * @description When the execution started.
@@ -2580,6 +2605,8 @@ export interface components {
             executionStart: string;
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
+            /** @description A dry run (`dryRun` when it was started): only its pure tasks ran for real. */
+            dryRun: boolean;
         };
         /** @description The envelope of a workflow's executions. */
         ExecutionListResponse: {
@@ -3172,6 +3199,8 @@ export interface components {
             executionStart: string;
             /** @description When it finished; null while it runs. */
             executionEnd: string | null;
+            /** @description A dry run (`dryRun` when it was started): only its pure tasks ran for real. */
+            dryRun: boolean;
             /** @description The execution's workflow. */
             workflowId: components["schemas"]["Uuid"];
             /** @description That workflow's name when the execution started. */

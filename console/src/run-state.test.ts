@@ -15,7 +15,11 @@ describe('foldEvents', () => {
   it('follows each task: status, attempts (one per try), times', () => {
     id = 0;
     const state = foldEvents(emptyRun, [
-      { id: ++id, event: 'execution', data: { status: 'Running', message: '', at: at(0) } },
+      {
+        id: ++id,
+        event: 'execution',
+        data: { status: 'Running', message: '', dryRun: false, at: at(0) },
+      },
       task('Quick', 'Pending', 0),
       task('Flaky', 'Pending', 0),
       task('Quick', 'Completed', 1),

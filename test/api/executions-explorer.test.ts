@@ -142,6 +142,7 @@ describe('GET /executions', () => {
       status: first.status,
       executionStart: new Date(first.start).toISOString(),
       executionEnd: page[0]!.executionEnd,
+      dryRun: false,
       workflowId: first.workflowId,
       workflowName: first.workflowId === workflows.nightly ? 'Nightly' : 'Hooked',
     });

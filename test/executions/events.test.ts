@@ -373,7 +373,7 @@ describe('the execution event stream', () => {
       );
     });
     expect(messages[0]).toMatch(
-      /^id: 1\nevent: execution\ndata: \{"status":"Running","message":"","at":"\d{4}-\d\d-\d\dT[\d:.]+Z"\}$/,
+      /^id: 1\nevent: execution\ndata: \{"status":"Running","message":"","at":"\d{4}-\d\d-\d\dT[\d:.]+Z","dryRun":false\}$/,
     );
     expect(stream.events().map(describeEvent)).toEqual(
       expect.arrayContaining([

@@ -47,6 +47,7 @@ describe('executions API', () => {
     const finished = await trellis.admin.waitForExecution(workflowId, executionId);
     expect(Object.keys(finished).sort()).toEqual(
       [
+        'dryRun',
         'executionEnd',
         'executionId',
         'executionStart',
@@ -67,6 +68,7 @@ describe('executions API', () => {
     expect(finished.inputs).toEqual({});
     expect(finished.outputs).toEqual({});
     expect(finished.rerunOf).toBeNull();
+    expect(finished.dryRun).toBe(false);
     // Not started by another execution's task (a subworkflow's would name it).
     expect(finished).toMatchObject({
       parentExecutionId: null,
@@ -85,6 +87,7 @@ describe('executions API', () => {
       status: 'Completed',
       executionStart: finished.executionStart,
       executionEnd: finished.executionEnd,
+      dryRun: false,
     });
 
     const tasks = await trellis.admin.GET(

@@ -49,10 +49,15 @@ export async function followExecution(
     taskNames: outline.taskNames,
     logs: options.logs === true,
     startedAt: execution.executionStart,
-    title: `${outline.name ?? workflowId}  ${executionId}`,
+    title: `${outline.name ?? workflowId}  ${executionId}${execution.dryRun ? '  (dry run)' : ''}`,
     approveCommand: (task: string) =>
       `trellis approvals approve ${workflowId} ${executionId} ${shellWord(task)}`,
   };
+  if (execution.dryRun) {
+    output.line(
+      'Dry run: pure tasks run; every other task returns an output and performs nothing.',
+    );
+  }
   const view = output.json
     ? silentView
     : output.live

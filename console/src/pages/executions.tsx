@@ -292,6 +292,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
                         </td>
                         <td>
                           <StatusBadge status={run.status} />
+                          {run.dryRun && <span class="badge dry-run">Dry run</span>}
                         </td>
                         <td class="nowrap">{formatDateTime(run.executionStart)}</td>
                         <td class="nowrap">

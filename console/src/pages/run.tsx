@@ -209,6 +209,17 @@ function Run({
           </p>
           <h1>
             Run <code>{shortId(executionId)}</code> <StatusBadge status={run.status} />
+            {shown.dryRun && (
+              <>
+                {' '}
+                <span
+                  class="badge dry-run"
+                  title="Only pure tasks ran; every other task returned an output and performed nothing"
+                >
+                  Dry run
+                </span>
+              </>
+            )}
           </h1>
           {run.message && <p class="lead">{run.message}</p>}
           <p class="muted">

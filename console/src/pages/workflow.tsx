@@ -195,6 +195,7 @@ function Runs({ client, workflowId }: { client: TrellisClient; workflowId: strin
                       </td>
                       <td>
                         <StatusBadge status={run.status} />
+                        {run.dryRun && <span class="badge dry-run">Dry run</span>}
                       </td>
                       <td>{formatDateTime(run.executionStart)}</td>
                       <td>

@@ -5,6 +5,7 @@
  */
 import type { ExecutionInput } from './messages.js';
 import {
+  TrellisDryRun,
   TrellisExecutionId,
   TrellisProject,
   TrellisStatus,
@@ -15,7 +16,12 @@ import { runDetails, runSummary, type RunIds } from './user-metadata.js';
 
 /** The execution whose run starts: its ids and project, and what its details show. */
 export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>> &
-  Pick<RunIds, 'triggerId' | 'rerunOf' | 'project'> & { id: string; projectId: string };
+  Pick<RunIds, 'triggerId' | 'rerunOf' | 'project'> & {
+    id: string;
+    projectId: string;
+    /** A dry run: its run carries `TrellisDryRun` (true) where the namespace has it. */
+    dryRun?: boolean;
+  };
 
 /**
  * The start options every run of an execution carries (its Temporal workflow id aside). Its
@@ -35,6 +41,7 @@ export function executionRunOptions(execution: ExecutionRun, has: AttributesOfNa
       { key: TrellisExecutionId, value: execution.id },
       ...projectAttributes(has.project ? execution.project : undefined),
       ...startStatusAttributes(has.status),
+      ...(execution.dryRun === true && has.dryRun ? [{ key: TrellisDryRun, value: true }] : []),
     ],
     staticSummary: runSummary(execution.workflowName),
     staticDetails: runDetails({ ...execution, executionId: execution.id }),
@@ -47,6 +54,8 @@ export interface AttributesOfNamespace {
   project: boolean;
   /** `TrellisStatus`. */
   status: boolean;
+  /** `TrellisDryRun`: dry runs carry it (absent: not set). */
+  dryRun?: boolean;
 }
 
 /** `TrellisStatus` as a run starts (`Running`), or nothing when the namespace lacks it. */

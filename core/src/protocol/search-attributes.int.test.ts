@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => connection?.close());
 
-it('registers the five Keyword attributes in a namespace that lacks them, once', async () => {
+it('registers the five Keyword attributes and the Bool TrellisDryRun in a namespace that lacks them, once', async () => {
   // A fresh namespace, as on a real cluster where nobody passed --search-attribute.
   const namespace = `trellis-sa-${randomUUID().slice(0, 8)}`;
   await connection.workflowService.registerNamespace({
@@ -26,6 +26,7 @@ it('registers the five Keyword attributes in a namespace that lacks them, once',
     'TrellisExecutionId',
     'TrellisStatus',
     'TrellisProject',
+    'TrellisDryRun',
   ]);
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   for (const name of [
@@ -37,5 +38,6 @@ it('registers the five Keyword attributes in a namespace that lacks them, once',
   ]) {
     expect(customAttributes?.[name]).toBe(2); // INDEXED_VALUE_TYPE_KEYWORD
   }
+  expect(customAttributes?.TrellisDryRun).toBe(5); // INDEXED_VALUE_TYPE_BOOL
   expect(await ensureSearchAttributes(connection, namespace)).toEqual([]);
 });

@@ -12,12 +12,14 @@
  *     --name TrellisWorkflowName --type Keyword \
  *     --name TrellisExecutionId --type Keyword \
  *     --name TrellisStatus --type Keyword \
- *     --name TrellisProject --type Keyword
+ *     --name TrellisProject --type Keyword \
+ *     --name TrellisDryRun --type Bool
  *
  * (Temporal Cloud: `tcld namespace search-attributes add`, or the Cloud UI.) The first three are
  * set when a run starts, so runs cannot start without them; `TrellisStatus` is upserted by the
  * run as its status changes, only when the worker found it registered at its start;
- * `TrellisProject` is set when a run starts, only when the starting process found it registered.
+ * `TrellisProject` is set when a run starts, only when the starting process found it registered;
+ * `TrellisDryRun` likewise, on a dry run's start.
  */
 import type { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
@@ -53,20 +55,32 @@ export const TrellisProject = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD,
 );
 
-/** Every Trellis search attribute; all are Keyword. */
+/**
+ * True on a dry run's Temporal run (set when it starts; a real run has none):
+ * `TrellisDryRun = true` lists the dry runs, `TrellisDryRun is null` the real ones.
+ */
+export const TrellisDryRun = defineSearchAttributeKey('TrellisDryRun', SearchAttributeType.BOOL);
+
+/** Every Trellis search attribute; all are Keyword but `TrellisDryRun` (Bool). */
 export const trellisSearchAttributes = [
   TrellisWorkflowId,
   TrellisWorkflowName,
   TrellisExecutionId,
   TrellisStatus,
   TrellisProject,
+  TrellisDryRun,
 ] as const;
 
 /**
  * The attributes runs go on without when a namespace lacks them (a cluster where Trellis may not
  * register attributes, upgraded to a version that added them).
  */
-export const optionalSearchAttributes = [TrellisStatus, TrellisProject] as const;
+export const optionalSearchAttributes = [TrellisStatus, TrellisProject, TrellisDryRun] as const;
+
+/** How `temporal operator search-attribute create` and the dev server name an attribute's type. */
+export function searchAttributeTypeName(key: (typeof trellisSearchAttributes)[number]): string {
+  return key.type === SearchAttributeType.BOOL ? 'Bool' : 'Keyword';
+}
 
 /**
  * Registers the Trellis search attributes in `namespace` when missing. Idempotent: attributes

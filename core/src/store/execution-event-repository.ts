@@ -18,7 +18,7 @@ interface EventBase {
 
 export interface ExecutionChanged extends EventBase {
   type: 'execution';
-  data: { status: ExecutionStatus; message: string; at: Date };
+  data: { status: ExecutionStatus; message: string; at: Date; dryRun?: boolean };
 }
 
 export interface TaskChanged extends EventBase {

@@ -65,6 +65,8 @@ export interface NewExecution {
   startedBy?: string | null;
   /** The Temporal namespace of its run; null or absent: `Temporal.Namespace`. */
   temporalNamespace?: string | null;
+  /** A dry run, and the outputs its request gives tasks by name. */
+  dryRun?: { mocks?: Record<string, unknown> };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -111,6 +113,12 @@ export async function createExecutionWithTasks(
               }
             : {}),
           startedBy: input.startedBy ?? null,
+          ...(input.dryRun
+            ? {
+                dryRun: true,
+                dryRunMocks: input.dryRun.mocks ? JSON.stringify(input.dryRun.mocks) : null,
+              }
+            : {}),
         })
         .onConflict((oc) => oc.column('temporalWorkflowId').doNothing())
         .returningAll(),
@@ -192,7 +200,7 @@ export async function findByTemporalWorkflowId(
 
 export type ExecutionSummary = Pick<
   WorkflowExecutionRow,
-  'id' | 'status' | 'executionStart' | 'executionEnd'
+  'id' | 'status' | 'executionStart' | 'executionEnd' | 'dryRun'
 >;
 
 type ExecutionsAfter = { workflowId: string; after: string; limit: number };
@@ -205,7 +213,7 @@ type ExecutionsAfter = { workflowId: string; after: string; limit: number };
 function executionsAfter(db: Kysely<Database>, values: ExecutionsAfter, status?: ExecutionStatus) {
   let query = db
     .selectFrom('workflowExecution')
-    .select(['id', 'status', 'executionStart', 'executionEnd'])
+    .select(['id', 'status', 'executionStart', 'executionEnd', 'dryRun'])
     .where('workflowId', '=', values.workflowId);
   if (status !== undefined) query = query.where('status', '=', status);
   return query
@@ -243,7 +251,7 @@ export async function list(
   if (!('after' in slice)) {
     let query = db
       .selectFrom('workflowExecution')
-      .select(['id', 'status', 'executionStart', 'executionEnd'])
+      .select(['id', 'status', 'executionStart', 'executionEnd', 'dryRun'])
       .where('workflowId', '=', workflowId);
     if (status) query = query.where('status', '=', status);
     const ordered = query.orderBy('executionStart', 'desc').orderBy('id', 'desc');
@@ -309,6 +317,7 @@ export type ActiveExecution = Pick<
   | 'triggerId'
   | 'rerunOf'
   | 'temporalNamespace'
+  | 'dryRun'
 > & {
   /** The name of its project. */
   project: string;
@@ -349,6 +358,7 @@ export async function listActiveExecutions(
       'e.triggerId',
       'e.rerunOf',
       'e.temporalNamespace',
+      'e.dryRun',
       'pr.name as project',
     ])
     .where('e.status', 'in', ACTIVE_EXECUTION)

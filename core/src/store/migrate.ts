@@ -36,6 +36,7 @@ import * as projectExecutionListKeys from './migrations/2026-11-29T02-00-00-proj
 import * as pluginEffects from './migrations/2026-11-29T02-30-00-plugin-effects.js';
 import * as revisionSource from './migrations/2026-11-29T02-30-00-revision-source.js';
 import * as webhookDeliveryLog from './migrations/2026-11-29T06-10-00-webhook-delivery-log.js';
+import * as dryRuns from './migrations/2026-11-29T06-30-00-dry-runs.js';
 import type { Database } from './tables.js';
 
 /**
@@ -78,6 +79,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T02-30-00-plugin-effects': pluginEffects,
   '2026-11-29T02-30-00-revision-source': revisionSource,
   '2026-11-29T06-10-00-webhook-delivery-log': webhookDeliveryLog,
+  '2026-11-29T06-30-00-dry-runs': dryRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -25,7 +25,7 @@ export interface ProjectExecutionFilter {
 
 export type ProjectExecutionItem = Pick<
   WorkflowExecutionRow,
-  'id' | 'status' | 'executionStart' | 'executionEnd' | 'workflowId' | 'workflowName'
+  'id' | 'status' | 'executionStart' | 'executionEnd' | 'dryRun' | 'workflowId' | 'workflowName'
 >;
 
 /**
@@ -52,6 +52,7 @@ export async function listProjectExecutions(
       'e.status',
       'e.executionStart',
       'e.executionEnd',
+      'e.dryRun',
       'e.workflowId',
       'e.workflowName',
     ])

@@ -379,3 +379,41 @@ export async function applyTaskTransitions(
     `.execute(db);
   }
 }
+
+/**
+ * The output a task (or one item of a forEach task) completed with in the workflow's latest
+ * completed real (not dry) execution, with that execution's id; undefined when there is none or
+ * the task did not complete in it.
+ */
+export async function recordedOutput(
+  db: Kysely<Database>,
+  workflowId: string,
+  taskName: string,
+  itemIndex?: number,
+): Promise<{ executionId: string; output: unknown } | undefined> {
+  const latest = await db
+    .selectFrom('workflowExecution')
+    .select('id')
+    .where('workflowId', '=', workflowId)
+    .where('status', '=', 'Completed')
+    .where('dryRun', '=', false)
+    .orderBy('executionStart', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!latest) return undefined;
+  let query = db
+    .selectFrom('taskExecution as task')
+    .select('task.output')
+    .where('task.executionId', '=', latest.id)
+    .where('task.status', '=', 'Completed');
+  query =
+    itemIndex === undefined
+      ? query.where('task.name', '=', taskName).where('task.foreachTaskId', 'is', null)
+      : query
+          .innerJoin('taskExecution as parent', 'parent.id', 'task.foreachTaskId')
+          .where('parent.name', '=', taskName)
+          .where('task.itemIndex', '=', itemIndex);
+  const row = await query.executeTakeFirst();
+  return row ? { executionId: latest.id, output: row.output ?? null } : undefined;
+}

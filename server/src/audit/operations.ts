@@ -24,6 +24,8 @@ interface AuditNote {
   /** The project of a public operation's target (a webhook's workflow, an approval link's run). */
   project?: RequestProject;
   targets?: Record<string, string>;
+  /** The operation the entry names instead of the request's `operationId` (a dry run's start: `execution.dryRun`). */
+  operation?: string;
 }
 
 /** What the trail knows of a request that changes something, from routing to its entry. */
@@ -161,7 +163,8 @@ export function createRequestAudit(recorder: AuditRecorder) {
           actor: req.user?.name ?? note?.actor ?? 'anonymous',
           actorKind: req.user ? actorKind(req) : 'system',
           ...projectFields(note?.project ?? req.project),
-          operation: req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
+          operation:
+            note?.operation ?? req.operation?.operationId ?? `${req.method} ${req.operation?.path}`,
           targets: targetsOf(
             { ...idsOf(outcome.params ?? trail.pathParams()), ...note?.targets },
             idsOf(outcome.data),

@@ -20,6 +20,8 @@ export interface EventStreamOptions {
   db: Kysely<Database>;
   hub: ExecutionEventHub;
   executionId: string;
+  /** The execution is a dry run: its `execution` events say so (`dryRun`), as its detail does. */
+  dryRun: boolean;
   /** Send the events after this one (0: all). */
   after: number;
   heartbeatMs: number;
@@ -30,6 +32,11 @@ export interface EventStreamOptions {
 /** One event as a Server-Sent Events message (JSON never holds a raw line break). */
 export function eventFrame(event: ExecutionEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+/** An `execution` event with the execution's `dryRun`, which the stored event does not hold. */
+function withDryRun(event: ExecutionEvent, dryRun: boolean): ExecutionEvent {
+  return event.type === 'execution' ? { ...event, data: { ...event.data, dryRun } } : event;
 }
 
 /**
@@ -89,7 +96,7 @@ export async function streamExecutionEvents(res: ServerResponse, options: EventS
       );
       for (const event of events) {
         if (follower.ended) return { sent, done: true };
-        await write(eventFrame(event));
+        await write(eventFrame(withDryRun(event, options.dryRun)));
         cursor = event.id;
         sent++;
         if (isTerminal(event)) return { sent, done: true };

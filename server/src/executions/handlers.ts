@@ -18,6 +18,7 @@ import type { RequestProject } from '../projects/request-project.js';
 import { streamExecutionEvents } from './event-stream.js';
 import { startExecution, withExecutionLog } from '#application/executions/start-execution.js';
 import { waitForRunEnd } from './wait-for-end.js';
+import { noteAudit } from '../audit/operations.js';
 
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -106,6 +107,7 @@ export const executionHandlers = {
       status: row.status,
       executionStart: row.executionStart.toISOString(),
       executionEnd: iso(row.executionEnd),
+      dryRun: row.dryRun,
     }));
   },
 
@@ -129,14 +131,24 @@ export const executionHandlers = {
         parentExecutionId: parent,
         parentWorkflowId: parentWorkflowId ?? null,
         parentTaskName: execution.parentTaskName,
+        dryRun: execution.dryRun,
         executionStart: execution.executionStart.toISOString(),
         executionEnd: iso(execution.executionEnd),
       },
     };
   },
 
-  executeWorkflow: async ({ deps, project, params, body, query, log, user }) => {
+  executeWorkflow: async ({ deps, project, params, body, query, log, user, req }) => {
+    // Whatever its outcome, a dry run's start is never recorded as a real one.
+    if (body.dryRun === true) noteAudit(req, { operation: 'execution.dryRun' });
     assertSameId('workflowId', body.workflowId, params.workflowId);
+    // An empty object is no mock (generated clients send one for an unset map).
+    const mocks = body.mocks && Object.keys(body.mocks).length > 0 ? body.mocks : undefined;
+    if (mocks !== undefined && body.dryRun !== true) {
+      throw new Invalid(
+        problemAt('body.mocks', 'is only for a dry run: give "dryRun": true with it.'),
+      );
+    }
     const workflow = await findWorkflow(deps, project, params.workflowId);
     const revision =
       body.revision === undefined
@@ -145,13 +157,15 @@ export const executionHandlers = {
     const started = await startExecution(withExecutionLog(deps, log), workflow, {
       ...(body.inputs ? { inputs: body.inputs } : {}),
       ...(revision ? { revision } : {}),
+      ...(body.dryRun === true ? { dryRun: mocks ? { mocks } : {} } : {}),
       startedBy: user.name,
     });
     const end =
       query.waitSeconds === undefined ? {} : await waitForRunEnd(deps, started, query.waitSeconds);
+    const what = body.dryRun === true ? 'Dry run' : 'Execution';
     return {
       data: { ...started, ...end },
-      messages: [`Execution "${started.executionId}" of workflow "${workflow.name}" was started.`],
+      messages: [`${what} "${started.executionId}" of workflow "${workflow.name}" was started.`],
     };
   },
 
@@ -211,6 +225,7 @@ export const executionHandlers = {
             db: deps.db,
             hub: deps.executionEvents,
             executionId: execution.id,
+            dryRun: execution.dryRun,
             after,
             heartbeatMs: HeartbeatMilliseconds,
             pollIntervalMs: PollIntervalMilliseconds,

@@ -139,6 +139,7 @@ export const projectExecutionHandlers = {
         status: item.status,
         executionStart: item.executionStart.toISOString(),
         executionEnd: iso(item.executionEnd),
+        dryRun: item.dryRun,
         workflowId: item.workflowId,
         workflowName: item.workflowName,
       })),

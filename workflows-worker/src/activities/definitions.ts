@@ -89,6 +89,8 @@ function loadedDefinition(
       workflowId: execution.workflowId,
       workflowName: execution.workflowName,
       inputs: execution.inputs,
+      dryRun: execution.dryRun,
+      dryRunMocks: execution.dryRunMocks,
     },
     definition,
     tasks,

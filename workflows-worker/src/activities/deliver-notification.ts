@@ -67,6 +67,11 @@ export function deliverNotificationActivity(deps: EngineDeps) {
       executionId: input.executionId,
       attempt,
     });
+    if ((await executionRepository.findExecution(db, input.executionId))?.dryRun) {
+      await record('Abandoned', null, 'A dry run sends no notification.');
+      log.info('notification not sent: the execution is a dry run');
+      return;
+    }
     const webhook = config.Notifications.Webhooks.find(
       (candidate) => candidate.Url === input.url && candidate.Events.includes(input.event),
     );

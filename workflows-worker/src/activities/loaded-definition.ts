@@ -11,7 +11,7 @@ import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
 export interface LoadedDefinition {
   execution: Pick<
     WorkflowExecutionRow,
-    'id' | 'projectId' | 'workflowId' | 'workflowName' | 'inputs'
+    'id' | 'projectId' | 'workflowId' | 'workflowName' | 'inputs' | 'dryRun' | 'dryRunMocks'
   >;
   definition: WorkflowDefinition;
   tasks: Map<string, TaskDefinition>;

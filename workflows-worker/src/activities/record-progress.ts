@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import * as executionRepository from '#store/execution-repository.js';
 import * as approvalRepository from '#store/approval-repository.js';
@@ -6,10 +7,11 @@ import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import type { ApprovalStatus, ExecutionStatus, LogLevel } from '#store/tables.js';
 import { evaluateCondition } from '#definition/expressions/evaluate.js';
 import { finishExecution } from '#application/executions/finish-execution.js';
-import { decisionMessage } from '#protocol/messages.js';
+import { approveSignal, decisionMessage } from '#protocol/messages.js';
 import type { DefinitionCache } from './definitions.js';
 import { expressionScope, taskOf } from './definitions.js';
 import type { EngineDeps } from './deps.js';
+import { dryRunApprovalMessage, dryRunDecider } from './dry-run.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
 
@@ -156,7 +158,9 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
       form: task.manualApproval?.inputs,
       approvers: task.manualApproval?.approvers,
     });
-    const message = `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
+    const message = loaded.execution.dryRun
+      ? dryRunApprovalMessage(approval.id, comment)
+      : `Waiting for approval ${approval.id}${comment ? `: ${comment}` : '.'}`;
     await taskExecutionRepository.applyTaskTransitions(
       db,
       [{ id: request.taskExecutionId, status: 'WaitingForApproval', message }],
@@ -247,6 +251,30 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
     }
   };
 
+  /**
+   * A dry run waits for no one: each approval it asked for is approved at once, by a signal to
+   * its own run (sent once the ask is recorded; the run keeps a decision that arrives before it
+   * has the approval's id), which records the decision as any other.
+   */
+  async function approveDryRunApprovals(
+    executionId: string,
+    outcomes: ApprovalOutcome[],
+  ): Promise<void> {
+    const asked = outcomes.flatMap((outcome) => ('approvalId' in outcome ? [outcome] : []));
+    if (asked.length === 0 || !(await definitions.get(executionId)).execution.dryRun) return;
+    const context = Context.current();
+    const workflowId = context.info.workflowExecution?.workflowId;
+    if (workflowId === undefined) throw new Error('A dry run approval outside its run');
+    const run = context.client.workflow.getHandle(workflowId);
+    for (const { approvalId } of asked) {
+      await run.signal(approveSignal, {
+        approvalId,
+        decidedBy: dryRunDecider,
+        reason: 'a dry run asks no one.',
+      });
+    }
+  }
+
   async function record(input: ProgressInput): Promise<ProgressResult> {
     const at = new Date();
     const { executionId, run } = input;
@@ -292,6 +320,10 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
         run,
       });
     }
+    await approveDryRunApprovals(
+      executionId,
+      requested.map((result) => result.outcome),
+    );
     return {
       approvals: requested.map((result) => result.outcome),
       ...(input.decisions ? { decisions: decisions.map((decision) => decision.settled) } : {}),

@@ -20,6 +20,7 @@ import {
 } from './attempt-recorder.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
+import { dryRunOutput, resolvedParametersMessage, type DryRunOutput } from './dry-run.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
 import { assertPluginAllowed, taskPlugin, type TaskPlugin } from './task-plugin.js';
@@ -155,6 +156,19 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       return failed({ message: cause, retryable: false });
     }
 
+    if (loaded.execution.dryRun) {
+      let dryRun;
+      try {
+        log('Info', resolvedParametersMessage(parameters));
+        dryRun = await dryRunOutput(deps, loaded, task.name, plugin, input.item);
+      } catch (error) {
+        const cause = permanentCause(error);
+        if (cause === null) throw error;
+        return failed({ message: cause, retryable: false });
+      }
+      if (dryRun) return recordDryRunOutput(dryRun);
+    }
+
     // The plugin's signal fires on a cancel from the workflow or on the task's timeout.
     const controller = new AbortController();
     const abortOnCancel = () => controller.abort(context.cancellationSignal.reason);
@@ -233,17 +247,26 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     }
     if (failure) return failed(failure);
 
-    const message = `Completed in ${Date.now() - started.getTime()} ms.`;
-    log('Info', message);
-    try {
-      await record('Completed', message, { output: output ?? null });
-    } catch (error) {
-      const cause = permanentCause(error);
-      if (cause === null) throw error;
-      recorder.unlog(); // not completed after all
-      return failed({ message: `The output could not be stored: ${cause}`, retryable: false });
+    return complete(`Completed in ${Date.now() - started.getTime()} ms.`, output);
+
+    /** A dry run's task that performs nothing completes with the output it was given. */
+    function recordDryRunOutput(dryRun: DryRunOutput): Promise<AttemptResult> {
+      running.cancel();
+      return complete(dryRun.message, dryRun.output);
     }
-    return { status: 'Completed' };
+
+    async function complete(message: string, value: unknown): Promise<AttemptResult> {
+      log('Info', message);
+      try {
+        await record('Completed', message, { output: value ?? null });
+      } catch (error) {
+        const cause = permanentCause(error);
+        if (cause === null) throw error;
+        recorder.unlog(); // not completed after all
+        return failed({ message: `The output could not be stored: ${cause}`, retryable: false });
+      }
+      return { status: 'Completed' };
+    }
   }
 
   // Heartbeats cover the whole attempt, database waits included, so a busy database never

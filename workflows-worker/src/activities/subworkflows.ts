@@ -155,6 +155,8 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
           id: childExecutionId,
           temporalNamespace: runNamespace(deps.config),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
+          // A dry run's child is one too: nothing under a dry run performs anything.
+          ...(loaded.execution.dryRun ? { dryRun: {} } : {}),
         });
       } catch (error) {
         if (!(error instanceof Invalid)) throw error;

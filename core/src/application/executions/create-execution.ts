@@ -26,6 +26,7 @@ import {
   type Limits,
 } from '../projects/fair-shares.js';
 import type { PathSegment } from '#definition/validation/path.js';
+import type { DryRunRequest } from './dry-run.js';
 
 /** What runs: the snapshot's definition, and the inputs given for it. */
 export interface Runnable {
@@ -73,6 +74,8 @@ export interface ExecutionToCreate {
    * `runAll`, none is: a rerun on another revision, whose tasks may differ).
    */
   rerun?: { of: WorkflowExecutionRow; fromTask?: string; runAll?: boolean };
+  /** A dry run (docs/ARCHITECTURE.md#dry-runs), and the outputs its request gives tasks. */
+  dryRun?: DryRunRequest;
   /**
    * The instance's default project limits: the run counts against its project's starts a minute
    * (`TooMany` past it, nothing written) and running at once (Pending until its run has a slot).
@@ -135,6 +138,7 @@ async function create(
     ...(inputs !== undefined ? { inputs } : {}),
     ...(request.parent ? { parent: request.parent } : {}),
     ...(rerun ? { rerun } : {}),
+    ...(request.dryRun ? { dryRun: request.dryRun } : {}),
     ...initialStatus(run, limits?.runningExecutions ?? 0),
   });
   if (rerun && created.created) await logReusedTasks(db, created.execution.id, rerun);

@@ -70,6 +70,7 @@ export async function startExecutionWorkflow(
   const has = {
     project: temporal.projectAttribute ?? false,
     status: temporal.statusAttribute ?? false,
+    dryRun: temporal.dryRunAttribute ?? false,
   };
   try {
     // Bounded: a Temporal that does not answer is unavailable, not a hanging request.

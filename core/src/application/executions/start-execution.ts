@@ -6,6 +6,7 @@ import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
 import { problemsOf } from '#definition/validation/problem.js';
 import { createExecution } from './create-execution.js';
+import { assertMocksFit, type DryRunRequest } from './dry-run.js';
 import { launchExecution, type LaunchDeps } from './launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
 import { validateWorkflowDefinition, type PluginLookup } from '../workflows/validate-definition.js';
@@ -51,6 +52,8 @@ export interface StartOptions {
   revision?: Pick<WorkflowRevisionRow, 'revision' | 'definition'>;
   /** The user who starts the run (approvers may exclude them from its approvals). */
   startedBy?: string;
+  /** Start a dry run (`assertMocksFit` checks its mocks: 400 naming each problem). */
+  dryRun?: DryRunRequest;
 }
 
 /**
@@ -90,6 +93,15 @@ export async function recordExecution(
 ): Promise<WorkflowExecutionRow> {
   const { db, config } = deps;
   const { snapshot, definition } = await checkedSnapshot(deps, workflow, options);
+  if (options.dryRun?.mocks) {
+    await assertMocksFit(
+      db,
+      workflow.projectId,
+      definition,
+      options.dryRun.mocks,
+      db.isTransaction ? undefined : deps.installedPlugins,
+    );
+  }
   const project = await projectRepository.nameOf(db, workflow.projectId);
   const { execution } = await createExecution(db, {
     workflow,
@@ -105,6 +117,7 @@ export async function recordExecution(
     ...(options.rerun
       ? { rerun: { ...options.rerun, ...(options.revision ? { runAll: true } : {}) } }
       : {}),
+    ...(options.dryRun ? { dryRun: options.dryRun } : {}),
     fairShare: config.Projects.Limits,
   });
   return execution;

@@ -100,7 +100,7 @@ async function checkAllowedPlugins(
  * The installed plugins and the project's configurations one definition names, each looked up
  * once.
  */
-function installedLookups(
+export function installedLookups(
   db: Kysely<Database>,
   projectId: string,
   plugins: PluginLookup | undefined,

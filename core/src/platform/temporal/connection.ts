@@ -61,6 +61,8 @@ export interface TemporalClient {
   client: Client;
   projectAttribute?: boolean;
   statusAttribute?: boolean;
+  /** The namespace has `TrellisDryRun`: dry runs started through it carry it. */
+  dryRunAttribute?: boolean;
   /** The client of another namespace (`Projects.Namespaces`) over the same connection. */
   inNamespace?: (namespace: string) => Client;
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logging.js';
-import { trellisSearchAttributes } from '#protocol/search-attributes.js';
+import { searchAttributeTypeName, trellisSearchAttributes } from '#protocol/search-attributes.js';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -124,7 +124,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       if (created !== 'default') args.push('--namespace', created);
     }
     for (const key of trellisSearchAttributes)
-      args.push('--search-attribute', `${key.name}=Keyword`);
+      args.push('--search-attribute', `${key.name}=${searchAttributeTypeName(key)}`);
 
     const child = spawn(
       '/bin/sh',

@@ -49,6 +49,10 @@ export interface WorkflowExecutionTable {
   parentTaskName: ColumnType<string | null, string | null | undefined, string | null>;
   /** The user who started the run; null for scheduled, webhook and older runs. */
   startedBy: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A dry run: only its pure tasks run for real (docs/ARCHITECTURE.md#dry-runs). */
+  dryRun: ColumnType<boolean, boolean | undefined, never>;
+  /** A dry run's outputs given by its request, by task name (JSON); null when none. */
+  dryRunMocks: ColumnType<Record<string, unknown> | null, string | null | undefined, never>;
 }
 export interface TaskExecutionTable {
   id: string;
