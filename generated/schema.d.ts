@@ -1781,15 +1781,22 @@ export interface components {
             /** @description Each selected execution, in the selection's order (a filter's: newest first). */
             executions: components["schemas"]["BulkExecutionResult"][];
         };
-        /** @description The body of a bulk cancel. */
-        BulkCancelRequest: {
-            /** @description These executions of the project, in this order; an id the project does not have is skipped as `execution.not_found`. */
-            ids?: components["schemas"]["Uuid"][];
-            /** @description The executions `GET /executions` lists with these filters. */
-            filter?: components["schemas"]["ExecutionFilter"];
+        /** @description A bulk cancel of the executions a filter matches. */
+        BulkCancelByFilter: {
+            /** @description The filters, at least one. */
+            filter: components["schemas"]["ExecutionFilter"];
             /** @description Only say what would be done (how many, which, what is skipped and why); change nothing (default false). */
             preview?: boolean;
         };
+        /** @description A bulk cancel of executions given by id. */
+        BulkCancelByIds: {
+            /** @description These executions of the project. */
+            ids: components["schemas"]["Uuid"][];
+            /** @description Only say what would be done (how many, which, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
+        };
+        /** @description The body of a bulk cancel: its executions by `ids` or by `filter` (one of the two). */
+        BulkCancelRequest: components["schemas"]["BulkCancelByIds"] | components["schemas"]["BulkCancelByFilter"];
         /** @description The envelope of a bulk cancel. */
         BulkCancelResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
@@ -1854,17 +1861,26 @@ export interface components {
             /** @description Each selected execution, in the selection's order (a filter's: newest first). */
             executions: components["schemas"]["BulkRerunResult"][];
         };
-        /** @description The body of a bulk rerun. */
-        BulkRerunRequest: {
-            /** @description These executions of the project, in this order; an id the project does not have is skipped as `execution.not_found`. */
-            ids?: components["schemas"]["Uuid"][];
-            /** @description The executions `GET /executions` lists with these filters. */
-            filter?: components["schemas"]["ExecutionFilter"];
+        /** @description A bulk rerun of the executions a filter matches. */
+        BulkRerunByFilter: {
+            /** @description The filters, at least one. */
+            filter: components["schemas"]["ExecutionFilter"];
             /** @description The definition each rerun runs (default `ran`). */
             revision?: components["schemas"]["RerunRevision"];
             /** @description Only say what would be done (how many, which, on which revision, what is skipped and why); change nothing (default false). */
             preview?: boolean;
         };
+        /** @description A bulk rerun of executions given by id. */
+        BulkRerunByIds: {
+            /** @description These executions of the project. */
+            ids: components["schemas"]["Uuid"][];
+            /** @description The definition each rerun runs (default `ran`). */
+            revision?: components["schemas"]["RerunRevision"];
+            /** @description Only say what would be done (how many, which, on which revision, what is skipped and why); change nothing (default false). */
+            preview?: boolean;
+        };
+        /** @description The body of a bulk rerun: its executions by `ids` or by `filter` (one of the two). */
+        BulkRerunRequest: components["schemas"]["BulkRerunByIds"] | components["schemas"]["BulkRerunByFilter"];
         /** @description The envelope of a bulk rerun. */
         BulkRerunResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
@@ -2572,7 +2588,7 @@ export interface components {
             /** @description That task's message, else the execution's. */
             message: string;
         };
-        /** @description The filters of `GET /executions`, as a bulk action's selection. */
+        /** @description The filters of `GET /executions`, as a bulk action's selection: at least one. */
         ExecutionFilter: {
             /** @description Only executions in one of these statuses. */
             status?: components["schemas"]["ExecutionStatus"][];

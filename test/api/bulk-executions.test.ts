@@ -192,9 +192,10 @@ describe('POST /executions/rerun', () => {
       );
       return error.codes;
     };
-    await refused({}, 'say which executions');
-    await refused({ filter: {} }, 'say which executions');
-    await refused({ ids: [failed.executionId], filter: { workflowId } }, 'not both');
+    // The body is one of two shapes (the contract's oneOf): each message names what it lacks.
+    await refused({}, 'body.ids: is required');
+    await refused({ filter: {} }, 'body.filter: must NOT have fewer than 1 properties');
+    await refused({ ids: [failed.executionId], filter: { workflowId } }, 'is not allowed');
     await refused({ ids: [] }, 'body.ids');
     await refused({ ids: Array.from({ length: 501 }, () => randomUUID()) }, 'body.ids');
     await refused({ ids: ['nope'] }, 'body.ids');

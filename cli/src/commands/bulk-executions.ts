@@ -9,7 +9,8 @@ import { table } from '../output/table.js';
 
 type Schemas = components['schemas'];
 type ExecutionStatus = Schemas['ExecutionStatus'];
-type Selection = Pick<Schemas['BulkCancelRequest'], 'ids' | 'filter'>;
+type Selection =
+  Pick<Schemas['BulkCancelByIds'], 'ids'> | Pick<Schemas['BulkCancelByFilter'], 'filter'>;
 type BulkAnswer = Schemas['BulkRerun'] | Schemas['BulkCancel'];
 type BulkItem = Schemas['BulkExecutionResult'] & Partial<Schemas['BulkRerunResult']>;
 

@@ -11,7 +11,8 @@ import { StatusBadge } from './status.js';
 import { Link } from '../router.js';
 
 type Schemas = components['schemas'];
-export type Selection = Pick<Schemas['BulkCancelRequest'], 'ids' | 'filter'>;
+export type Selection =
+  Pick<Schemas['BulkCancelByIds'], 'ids'> | Pick<Schemas['BulkCancelByFilter'], 'filter'>;
 type Answer = Schemas['BulkRerun'] | Schemas['BulkCancel'];
 type Item = Schemas['BulkExecutionResult'] & Partial<Schemas['BulkRerunResult']>;
 export type BulkKind = 'rerun' | 'cancel';
