@@ -33,7 +33,7 @@ UNSTATABLE = re.compile(
     r"body\.(workflows\[\d+\]\.)?(definition|specifications|inputs)\b"
     r"|body\.\w+: must equal the \w+ in the path"
     r"|query\.after: (cannot be combined with page|must be the id of)"
-    r"|query\.from: must be before"
+    r"|(query|body\.filter)\.from: must (be before|not be after)"
 )
 NESTED_NUL = re.compile(r"contains a NUL character")
 # Each message of the answer, escapes kept (the report may cut a long body short).
