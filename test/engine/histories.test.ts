@@ -8,7 +8,10 @@
  * A scenario without a recorded history fails the test. `npm run record-histories` (which sets
  * TRELLIS_RECORD_HISTORIES=1) is the only way to write them: it runs every scenario for real and
  * records its history again. Record only after a deliberate, versioned change of the workflow,
- * or for a new scenario.
+ * or for a new scenario, and keep the histories it replaces that took another path: a run of
+ * the current type recorded before such a change keeps replaying as
+ * `<scenario>.before-<change>.json` (`before-end-in-attempt`: before a run's last attempt recorded
+ * its end).
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -867,6 +870,24 @@ describe('replaying recorded histories', () => {
     ).toEqual([]);
   });
 
+  // A run whose last task completes it records its end in that task's attempt; one recorded
+  // before wrote it in a bookkeeping activity after, and both replay.
+  it('runs of the current type record their end with their last task, and earlier ones replay', async () => {
+    const histories = new Map(
+      (await committedHistories(executionWorkflowType)).map(({ workflowId, json }) => [
+        workflowId.slice(executionWorkflowType.length + 1),
+        json,
+      ]),
+    );
+    // Four quick attempts (one of them skips its task after a failure), then the end.
+    const attempts = ['prepareExecution', ...Array.from({ length: 4 }, () => 'runTaskAttempt')];
+    expect(localActivities(histories.get('quick-tasks'))).toEqual(attempts);
+    expect(localActivities(histories.get('quick-tasks.before-end-in-attempt'))).toEqual([
+      ...attempts,
+      'recordProgress',
+    ]);
+  });
+
   // Tracing (Telemetry.OtlpEndpoint) runs the workflows with Temporal's OpenTelemetry
   // interceptors in their bundle: they add spans and headers, never commands, so runs started
   // with tracing off replay with it on (and back).
@@ -936,6 +957,27 @@ function statusUpserts(json: unknown): string[] {
   return events.flatMap(({ upsertWorkflowSearchAttributesEventAttributes: upsert }) => {
     const field = upsert?.searchAttributes?.indexedFields?.TrellisStatus;
     return field ? [JSON.parse(Buffer.from(field.data, 'base64').toString('utf8')) as string] : [];
+  });
+}
+
+/** The activity types of a history file's local activities (its markers), in order. */
+function localActivities(json: unknown): string[] {
+  const { events } = json as {
+    events: Array<{
+      markerRecordedEventAttributes?: {
+        markerName: string;
+        details: Record<string, { payloads: Array<{ data: string }> }>;
+      };
+    }>;
+  };
+  return events.flatMap(({ markerRecordedEventAttributes: marker }) => {
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const [payload] = marker.details.data?.payloads ?? [];
+    if (!payload) return [];
+    const data = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as {
+      activity_type?: string;
+    };
+    return data.activity_type ? [data.activity_type] : [];
   });
 }
 

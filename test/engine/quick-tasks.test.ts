@@ -12,7 +12,9 @@ import {
   attemptsInHistory,
   definition,
   delay,
+  executionLogs,
   expectBefore,
+  localActivitiesInHistory,
   localAttemptsPerWorkflowTask,
   noop,
   run,
@@ -92,6 +94,43 @@ describe('quick tasks', () => {
       local: 3,
       timers: 0,
     });
+    // The last attempt recorded the run's end with its task: no bookkeeping activity after it.
+    expect(await localActivitiesInHistory(trellis, executionId)).toEqual([
+      'prepareExecution',
+      'runTaskAttempt',
+      'runTaskAttempt',
+      'runTaskAttempt',
+    ]);
+    expect(await executionLogs(trellis.admin, workflowId, executionId)).toEqual([
+      'Execution started (3 tasks).',
+      'Execution completed: All tasks finished: 3 completed.',
+    ]);
+  });
+
+  it('a run whose last task fails records its end itself, as a run with more to do would', async () => {
+    const { workflowId, executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Start', type: noop },
+        {
+          name: 'Broken',
+          type: { plugin: 'Data/Json' },
+          dependencies: ['Start'],
+          parameters: { expression: '$error("no")', input: {} },
+        },
+      ]),
+    );
+    expect(execution).toMatchObject({ status: 'Failed', message: "Task 'Broken' failed." });
+    expect(await localActivitiesInHistory(trellis, executionId)).toEqual([
+      'prepareExecution',
+      'runTaskAttempt',
+      'runTaskAttempt',
+      'recordProgress',
+    ]);
+    expect(await executionLogs(trellis.admin, workflowId, executionId)).toEqual([
+      'Execution started (2 tasks).',
+      "Execution failed: Task 'Broken' failed.",
+    ]);
   });
 
   it('ends a workflow task after a bounded number of quick attempts, so no completion grows too large', async () => {

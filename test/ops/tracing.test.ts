@@ -220,6 +220,8 @@ describe('a traced run', () => {
     );
     expect(bookkeeping).toHaveLength(1);
     expect(bookkeeping[0]!.parentSpanId).toBe(workflow.spanId);
-    expect(receiver.spans.some((span) => span.name === 'RunActivity:recordProgress')).toBe(true);
+    // Run where it was started from, in the run's trace (the run's end rides on its last task).
+    const prepared = receiver.spans.filter((span) => span.name === 'RunActivity:prepareExecution');
+    expect(prepared.map((span) => span.traceId)).toEqual([workflow.traceId]);
   });
 });

@@ -236,6 +236,20 @@ function isLocalAttempt(event: temporal.api.history.v1.IHistoryEvent): boolean {
   return data.activity_type === 'runTaskAttempt';
 }
 
+/** The activity types of the run's local activities (its markers), in the order they ran. */
+export async function localActivitiesInHistory(
+  trellis: Trellis,
+  executionId: string,
+): Promise<string[]> {
+  const history = await closedRunHistory(trellis, executionId);
+  return (history.events ?? []).flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const data = payloadJson(marker.details?.data?.payloads?.[0]) as { activity_type?: string };
+    return data.activity_type ? [data.activity_type] : [];
+  });
+}
+
 /** Reads the run's Temporal history and tells which attempts ran how. */
 export async function attemptsInHistory(
   trellis: Trellis,

@@ -35,7 +35,7 @@ export type {
   SettledDecision,
 } from './record-progress.js';
 export { taskFailedType, type TaskFailedDetails } from './attempt-recorder.js';
-export type { AttemptInput, AttemptResult } from './run-task.js';
+export type { AttemptInput, AttemptResult, RunEnd } from './run-task.js';
 export type { SubworkflowAttemptInput, SubworkflowStart } from './subworkflows.js';
 
 /** The activity implementations, bound to one worker's database, runner and logger. */

@@ -10,6 +10,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { evaluateCondition, resolveValue } from '#definition/expressions/evaluate.js';
 import type { PluginTraceContext } from '#plugin-host/contract.js';
 import { createPluginLogger } from '#plugin-host/runner.js';
+import { finishExecution } from '#application/executions/finish-execution.js';
 import { canceledWhileRunning } from '#protocol/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import {
@@ -45,9 +46,28 @@ export interface AttemptInput {
    * other task.
    */
   item?: number;
+  /**
+   * How the run ends if this attempt completes its task: the workflow found every other task
+   * finished, so the attempt records the run's end right after the task's outcome, and the run
+   * writes nothing more (one activity fewer per run). Absent when the run has more to do or its
+   * end needs more than a write (declared outputs to evaluate).
+   */
+  endsRun?: RunEnd;
 }
 
-export type AttemptResult = { status: 'Completed' } | { status: 'Skipped'; message: string };
+/** A run's end, as the workflow would record it: the execution's outcome and its log entry. */
+export interface RunEnd {
+  status: 'Completed' | 'Failed';
+  message: string;
+  log: { level: 'Info' | 'Error'; message: string; key: string };
+}
+
+/**
+ * What came of an attempt that did not fail. `ended`: the attempt also recorded the run's end
+ * (`endsRun`), which the run then does not write again; absent in histories from before.
+ */
+export type AttemptResult =
+  { status: 'Completed'; ended?: true } | { status: 'Skipped'; message: string };
 
 /** How often a running plugin heartbeats; cancellation and a dead worker are noticed this fast. */
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -265,7 +285,45 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
         recorder.unlog(); // not completed after all
         return failed({ message: `The output could not be stored: ${cause}`, retryable: false });
       }
-      return { status: 'Completed' };
+      return (await recordedEnd()) ? { status: 'Completed', ended: true } : { status: 'Completed' };
+    }
+
+    /**
+     * Records the run's end the workflow gave (`endsRun`), once the task's outcome is stored;
+     * false when there is none or it could not be written: the run then writes it itself, and
+     * the plugin, which has run, is not run again for it.
+     */
+    async function recordedEnd(): Promise<boolean> {
+      const end = input.endsRun;
+      if (end === undefined) return false;
+      const at = new Date();
+      try {
+        await finishExecution(deps, executionId, {
+          by: 'run',
+          status: end.status,
+          message: end.message,
+          at,
+          logs: [
+            {
+              executionId,
+              taskExecutionId: null,
+              dedupeKey: end.log.key,
+              level: end.log.level,
+              message: end.log.message,
+              exception: null,
+              timeStamp: at,
+            },
+          ],
+          ...(run !== undefined ? { run } : {}),
+        });
+        return true;
+      } catch (error) {
+        deps.logger.warn(
+          { executionId, err: error },
+          'The run end could not be recorded with its last task; the run records it instead',
+        );
+        return false;
+      }
     }
   }
 

@@ -52,6 +52,15 @@ export class ProgressBatch {
     this.pending.logs.push({ taskExecutionId, level, message, key });
   }
 
+  /**
+   * The key of the run's end entry when its last attempt records it (`endsRun`): one per run,
+   * apart from the numbered entries, so that no later entry's key depends on it.
+   */
+  endKey(): string {
+    const { run } = this;
+    return run === undefined ? 'engine:end' : `engine:${run}:end`;
+  }
+
   /** Writes what was gathered since the last write: what the database answered, or null. */
   async write(): Promise<ProgressResult | null> {
     const batch = this.pending;

@@ -29,6 +29,7 @@ import type { RunDefinition, RunTask } from './run-definition.js';
 import type { RunFeatures, RunState } from './run-state.js';
 import { runTask } from './run-task.js';
 import { statusIs } from './status-attribute.js';
+import type { RunEnd } from '../activities/index.js';
 
 /**
  * At most this many tasks run at once, whatever `degreeOfParallelism` says (and when it says
@@ -54,6 +55,8 @@ export class ExecutionRun implements RunState {
   private details = '';
   private executionStatus: ExecutionStatus = 'Running';
   private readonly notifications: Notifications;
+  /** The end the last task's attempt recorded with its outcome (`endsRun`), once it has. */
+  private recordedEnd: RunEnd | undefined;
 
   constructor(
     readonly definition: RunDefinition,
@@ -123,21 +126,27 @@ export class ExecutionRun implements RunState {
     return CancellationScope.nonCancellable(async () => {
       timerScope.cancel();
       let outcome = finished ?? (await this.stop());
-      if (
-        outcome.status === 'Completed' &&
-        this.definition.outputs &&
-        this.features.version.has('outputs')
-      ) {
-        const { run } = this.features;
-        const evaluated = await bookkeeping('Evaluate the outputs').evaluateOutputs({
-          executionId: this.executionId,
-          ...(run !== undefined ? { run } : {}),
-        });
-        if (!evaluated.ok) outcome = { status: 'Failed', message: evaluated.message };
+      // The last task's attempt recorded the end (even if a cancel or the timeout came after it).
+      const recorded = this.recordedEnd;
+      if (recorded) {
+        outcome = { status: recorded.status, message: recorded.message };
+      } else {
+        if (
+          outcome.status === 'Completed' &&
+          this.definition.outputs &&
+          this.features.version.has('outputs')
+        ) {
+          const { run } = this.features;
+          const evaluated = await bookkeeping('Evaluate the outputs').evaluateOutputs({
+            executionId: this.executionId,
+            ...(run !== undefined ? { run } : {}),
+          });
+          if (!evaluated.ok) outcome = { status: 'Failed', message: evaluated.message };
+        }
+        const { level, message } = endEntry(outcome);
+        this.batch.log(null, level, message);
+        this.batch.execution(outcome);
       }
-      const level = outcome.status === 'Completed' ? 'Info' : 'Error';
-      this.batch.log(null, level, `Execution ${outcome.status.toLowerCase()}: ${outcome.message}`);
-      this.batch.execution(outcome);
       this.executionStatus = outcome.status;
       this.approvals.ending = true;
       await this.flush();
@@ -194,17 +203,52 @@ export class ExecutionRun implements RunState {
     }
   }
 
+  endRecorded(end: RunEnd): void {
+    this.recordedEnd = end;
+  }
+
   private start(name: string): void {
     const approved = this.states.get(name)?.approved === true;
+    const endsRun = this.endIfCompletes(name);
     this.states.set(name, { status: 'Running' });
     const done = this.taskScope.run(() =>
-      runTask(this, this.task(name), this.handling.get(name) ?? { strategy: 'Abort' }, !approved),
+      runTask(
+        this,
+        this.task(name),
+        this.handling.get(name) ?? { strategy: 'Abort' },
+        !approved,
+        endsRun,
+      ),
     );
     const tracked = done.finally(() => {
       this.inFlight.delete(tracked);
       this.messages.changed = true;
     });
     this.inFlight.add(tracked);
+  }
+
+  /**
+   * How the run ends if `name`, about to start, completes: known when every other task has
+   * finished, so that its attempt records the end with the task's outcome (`endsRun`). None for
+   * a task that runs children (a subworkflow, forEach items) or a run that evaluates declared
+   * outputs before it ends: their ends take more than a write.
+   */
+  private endIfCompletes(name: string): RunEnd | undefined {
+    const task = this.task(name);
+    if (task.subworkflow || task.forEach || this.definition.outputs !== undefined) return undefined;
+    if (this.inFlight.size > 0) return undefined;
+    // From the last: a task still to come is most often downstream, so a long run stops early.
+    const { tasks } = this.definition;
+    for (let index = tasks.length - 1; index >= 0; index--) {
+      const other = tasks[index]!.name;
+      if (other !== name && !isTerminal(this.states.get(other)?.status ?? 'Pending')) {
+        return undefined;
+      }
+    }
+    const view = new Map(this.states).set(name, { status: 'Completed' });
+    const finished = this.planner.plan(view, this.parallelism).finished;
+    if (finished === null) return undefined;
+    return { ...finished, log: { ...endEntry(finished), key: this.batch.endKey() } };
   }
 
   /**
@@ -302,4 +346,15 @@ export class ExecutionRun implements RunState {
       setCurrentDetails(details);
     }
   }
+}
+
+/** The log entry of a run's end. */
+function endEntry(outcome: { status: ExecutionStatus; message: string }): {
+  level: 'Info' | 'Error';
+  message: string;
+} {
+  return {
+    level: outcome.status === 'Completed' ? 'Info' : 'Error',
+    message: `Execution ${outcome.status.toLowerCase()}: ${outcome.message}`,
+  };
 }

@@ -1,4 +1,5 @@
 import type { CancellationScope } from '@temporalio/workflow';
+import type { RunEnd } from '../activities/index.js';
 import type { TrellisExecutionId } from '#protocol/search-attributes.js';
 import type { LocalAttemptBudget } from './local-attempt-budget.js';
 import type { MessageHandlers } from './message-handlers.js';
@@ -40,4 +41,6 @@ export interface RunState {
   /** The run's own timeout fired. */
   readonly timedOut: boolean;
   task(name: string): RunTask;
+  /** A task's last attempt recorded the run's end (`endsRun`): the run does not write it again. */
+  endRecorded(end: RunEnd): void;
 }

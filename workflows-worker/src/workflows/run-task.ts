@@ -5,7 +5,7 @@
 import { ActivityFailure, isCancellation, sleep } from '@temporalio/workflow';
 import type { ErrorHandling } from '#definition/types.js';
 import { canceledWhileRunning } from '#protocol/messages.js';
-import type { AttemptInput } from '../activities/index.js';
+import type { AttemptInput, RunEnd } from '../activities/index.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { failurePlan } from './error-handling.js';
 import { runForEach } from './foreach.js';
@@ -13,12 +13,16 @@ import type { RunTask } from './run-definition.js';
 import type { RunState } from './run-state.js';
 import { runSubworkflowAttempt } from './subworkflow.js';
 
-/** Runs a task's attempts until it completes, is skipped, fails for good or is canceled. */
+/**
+ * Runs a task's attempts until it completes, is skipped, fails for good or is canceled.
+ * `endsRun`: how the run ends if the task completes, which its attempt then records too.
+ */
 export async function runTask(
   run: RunState,
   task: RunTask,
   handling: ErrorHandling,
   evaluateCondition: boolean,
+  endsRun?: RunEnd,
 ): Promise<void> {
   const { executionId, states, batch } = run;
   const workflowTimeout = run.definition.timeoutMilliseconds;
@@ -50,6 +54,7 @@ export async function runTask(
         ? { timeoutMilliseconds: task.timeoutMilliseconds }
         : {}),
       ...(resetRun !== undefined ? { run: resetRun } : {}),
+      ...(endsRun !== undefined ? { endsRun } : {}),
     };
     const activities = attemptActivities(
       task,
@@ -80,6 +85,10 @@ export async function runTask(
           ? { status: 'Skipped', skipCause: 'condition' }
           : { status: 'Completed' },
       );
+      // Decided by the recorded result, so a run from before `endsRun` replays as it ran.
+      if (result.status === 'Completed' && result.ended === true && endsRun) {
+        run.endRecorded(endsRun);
+      }
       return;
     } catch (error) {
       const outcome = taskFailure(error);
