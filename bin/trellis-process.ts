@@ -384,6 +384,7 @@ export function createTrellis(
         metrics,
         statusAttribute: searchAttributes.status,
         projectAttribute: searchAttributes.project,
+        dryRunAttribute: searchAttributes.dryRun,
         ...(tracing && { tracing }),
       });
       started('worker', () => worker.stop());

@@ -227,6 +227,31 @@ describe('a dry run', () => {
     expect(described.searchAttributes.TrellisDryRun).toEqual([true]);
   });
 
+  it("makes a dry run's subworkflow child a dry run too, marked in Temporal, reaching nothing", async () => {
+    const childId = await addWorkflow(
+      trellis.admin,
+      definition([
+        { name: 'Call', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/child` } },
+      ]),
+    );
+    const parentId = await addWorkflow(
+      trellis.admin,
+      definition([{ name: 'Sub', workflow: childId }]),
+    );
+    const before = received.length;
+    const started = await dryRun(trellis.admin, parentId);
+    expect(started.status).toBe('Completed');
+    const [child] = await trellis.admin.GET('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId: childId } },
+    });
+    expect(child).toMatchObject({ status: 'Completed', dryRun: true });
+    expect(received.slice(before).filter((url) => url === '/child')).toEqual([]);
+    const described = await trellis.temporal.client.workflow
+      .getHandle(executionWorkflowId(child!.id))
+      .describe();
+    expect(described.searchAttributes.TrellisDryRun).toEqual([true]);
+  });
+
   it("takes a task's output from the latest completed real run, else from its plugin's output schema", async () => {
     const def = definition([
       { name: 'Call', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/real` } },

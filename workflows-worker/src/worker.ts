@@ -68,6 +68,8 @@ export interface WorkerDeps {
   statusAttribute?: boolean;
   /** The namespace has `TrellisProject`: the children runs start carry their project's name. */
   projectAttribute?: boolean;
+  /** The namespace has `TrellisDryRun`: a dry run's children carry it. */
+  dryRunAttribute?: boolean;
 }
 
 export interface RunningWorker {

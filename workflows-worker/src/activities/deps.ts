@@ -22,6 +22,8 @@ export interface ActivityDeps {
   statusAttribute?: boolean;
   /** The namespace has `TrellisProject`: the children runs start carry their project's name. */
   projectAttribute?: boolean;
+  /** The namespace has `TrellisDryRun`: a dry run's children carry it. */
+  dryRunAttribute?: boolean;
 }
 
 /** The activities' deps with what they derive from them. */

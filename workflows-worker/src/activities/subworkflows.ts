@@ -45,6 +45,11 @@ export type SubworkflowStart =
       revision: number;
       /** Absent in histories recorded before children carried their project. */
       project?: ChildProject;
+      /**
+       * The child is a dry run (its parent is) and carries `TrellisDryRun` (the namespace has
+       * it). Decided here so that a replay decides the same; absent in histories from before.
+       */
+      dryRun?: true;
     }
   | Extract<AttemptResult, { status: 'Skipped' }>;
 
@@ -77,6 +82,10 @@ async function orFail<T>(
 
 export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionCache) {
   const { db, claimRun } = deps;
+
+  /** A dry run's child carries `TrellisDryRun` where the namespace has it. */
+  const dryRunAttribute = (dryRun: boolean) =>
+    dryRun && deps.dryRunAttribute === true ? { dryRun: true as const } : {};
 
   async function startSubworkflow(input: AttemptInput): Promise<SubworkflowStart> {
     const { executionId, taskExecutionId: taskId, attempt, run } = input;
@@ -111,6 +120,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
         workflowName: existing.workflowName,
         revision: existing.revision ?? 0,
         ...(await childProject(deps, existing.projectId)),
+        ...dryRunAttribute(existing.dryRun),
       };
     }
 
@@ -179,6 +189,7 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
       workflowName: workflow.name,
       revision: workflow.revision,
       ...(await childProject(deps, workflow.projectId)),
+      ...dryRunAttribute(loaded.execution.dryRun),
     };
   }
 

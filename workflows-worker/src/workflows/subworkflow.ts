@@ -23,6 +23,7 @@ import { startStatusAttributes } from '#protocol/execution-run.js';
 import { executionWorkflowId } from '#protocol/ids.js';
 import type { ExecutionInput } from '#protocol/messages.js';
 import {
+  TrellisDryRun,
   TrellisExecutionId,
   TrellisWorkflowId,
   TrellisWorkflowName,
@@ -82,6 +83,7 @@ export async function runSubworkflowAttempt(
           { key: TrellisExecutionId, value: childExecutionId },
           ...project.attributes,
           ...(version.startedClean ? startStatusAttributes(statusAttribute) : []),
+          ...(start.dryRun === true ? [{ key: TrellisDryRun, value: true }] : []),
         ],
         staticSummary: runSummary(start.workflowName),
         staticDetails: runDetails({
