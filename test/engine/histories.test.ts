@@ -960,29 +960,8 @@ function statusUpserts(json: unknown): string[] {
   });
 }
 
-/** The activity types of a history file's local activities (its markers), in order. */
-function localActivities(json: unknown): string[] {
-  const { events } = json as {
-    events: Array<{
-      markerRecordedEventAttributes?: {
-        markerName: string;
-        details: Record<string, { payloads: Array<{ data: string }> }>;
-      };
-    }>;
-  };
-  return events.flatMap(({ markerRecordedEventAttributes: marker }) => {
-    if (marker?.markerName !== 'core_local_activity') return [];
-    const [payload] = marker.details.data?.payloads ?? [];
-    if (!payload) return [];
-    const data = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as {
-      activity_type?: string;
-    };
-    return data.activity_type ? [data.activity_type] : [];
-  });
-}
-
-/** The ids of the patches a history file's run asked for (its `core_patch` markers). */
-function patchIds(json: unknown): string[] {
+/** The JSON payloads of one detail of a history file's markers of one name, in order. */
+function markerPayloads(json: unknown, markerName: string, detail: string): unknown[] {
   const { events } = json as {
     events: Array<{
       markerRecordedEventAttributes?: {
@@ -992,12 +971,26 @@ function patchIds(json: unknown): string[] {
     }>;
   };
   return events.flatMap(({ markerRecordedEventAttributes: marker }) =>
-    marker?.markerName === 'core_patch'
-      ? (marker.details['patch-data']?.payloads ?? []).map(
-          ({ data }) =>
-            (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id,
+    marker?.markerName === markerName
+      ? (marker.details[detail]?.payloads ?? []).map(
+          ({ data }) => JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as unknown,
         )
       : [],
+  );
+}
+
+/** The activity types of a history file's local activities (their markers), in order. */
+function localActivities(json: unknown): string[] {
+  return markerPayloads(json, 'core_local_activity', 'data').flatMap((data) => {
+    const type = (data as { activity_type?: string }).activity_type;
+    return type ? [type] : [];
+  });
+}
+
+/** The ids of the patches a history file's run asked for (its `core_patch` markers). */
+function patchIds(json: unknown): string[] {
+  return markerPayloads(json, 'core_patch', 'patch-data').map(
+    (data) => (data as { id: string }).id,
   );
 }
 

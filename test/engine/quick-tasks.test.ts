@@ -44,6 +44,16 @@ afterAll(async () => {
 
 const completed = expect.stringMatching(/^Completed in \d+ ms\.$/);
 
+/** The run's local activities in its Temporal history, and its own log entries. */
+async function bookkeepingOf(workflowId: string, executionId: string) {
+  return {
+    localActivities: await localActivitiesInHistory(trellis, executionId),
+    logs: await executionLogs(trellis.admin, workflowId, executionId),
+  };
+}
+
+const attempts = (count: number) => Array.from({ length: count }, () => 'runTaskAttempt');
+
 const retry = (maxRetries: number, initialDelayMilliseconds: number) => ({
   errorHandling: {
     strategy: 'Retry',
@@ -95,16 +105,13 @@ describe('quick tasks', () => {
       timers: 0,
     });
     // The last attempt recorded the run's end with its task: no bookkeeping activity after it.
-    expect(await localActivitiesInHistory(trellis, executionId)).toEqual([
-      'prepareExecution',
-      'runTaskAttempt',
-      'runTaskAttempt',
-      'runTaskAttempt',
-    ]);
-    expect(await executionLogs(trellis.admin, workflowId, executionId)).toEqual([
-      'Execution started (3 tasks).',
-      'Execution completed: All tasks finished: 3 completed.',
-    ]);
+    expect(await bookkeepingOf(workflowId, executionId)).toEqual({
+      localActivities: ['prepareExecution', ...attempts(3)],
+      logs: [
+        'Execution started (3 tasks).',
+        'Execution completed: All tasks finished: 3 completed.',
+      ],
+    });
   });
 
   it('a run whose last task fails records its end itself, as a run with more to do would', async () => {
@@ -121,16 +128,10 @@ describe('quick tasks', () => {
       ]),
     );
     expect(execution).toMatchObject({ status: 'Failed', message: "Task 'Broken' failed." });
-    expect(await localActivitiesInHistory(trellis, executionId)).toEqual([
-      'prepareExecution',
-      'runTaskAttempt',
-      'runTaskAttempt',
-      'recordProgress',
-    ]);
-    expect(await executionLogs(trellis.admin, workflowId, executionId)).toEqual([
-      'Execution started (2 tasks).',
-      "Execution failed: Task 'Broken' failed.",
-    ]);
+    expect(await bookkeepingOf(workflowId, executionId)).toEqual({
+      localActivities: ['prepareExecution', ...attempts(2), 'recordProgress'],
+      logs: ['Execution started (2 tasks).', "Execution failed: Task 'Broken' failed."],
+    });
   });
 
   it('ends a workflow task after a bounded number of quick attempts, so no completion grows too large', async () => {
