@@ -11,9 +11,9 @@
  */
 import type { CompletionSource } from '@codemirror/autocomplete';
 import { json, jsonLanguage } from '@codemirror/lang-json';
-import { MergeView } from '@codemirror/merge';
+import { Chunk, MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
-import { EditorState, type Extension } from '@codemirror/state';
+import { EditorState, Text, type Extension } from '@codemirror/state';
 import { EditorView, hoverTooltip } from '@codemirror/view';
 import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
@@ -105,7 +105,10 @@ interface TextComparisonProps {
   afterLabel: string;
 }
 
-/** Two texts side by side, their changes marked; neither can be edited. */
+/**
+ * Two texts side by side, each under its label, their changes marked; stacked, the first above
+ * the second, in a narrow box (a phone). Neither can be edited.
+ */
 export function TextComparison({ before, after, beforeLabel, afterLabel }: TextComparisonProps) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -122,15 +125,71 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
         contentAttributes(label),
       ],
     });
+    const mount = shadowMount(host.current);
+    mount.root.adoptedStyleSheets = [...mount.root.adoptedStyleSheets, comparisonLook()];
     const merge = new MergeView({
       a: side(before, beforeLabel),
       b: side(after, afterLabel),
-      ...shadowMount(host.current),
+      ...mount,
       gutter: false,
     });
+    for (const [view, label] of [
+      [merge.a, beforeLabel],
+      [merge.b, afterLabel],
+    ] as const) {
+      const caption = document.createElement('div');
+      caption.className = 'side-label';
+      caption.textContent = label;
+      view.dom.before(caption);
+    }
     return () => merge.destroy();
   }, [before, after, beforeLabel, afterLabel]);
   return <div class="text-comparison" ref={host} />;
+}
+
+let comparisonSheet: CSSStyleSheet | null = null;
+
+/** The labels above each side, and the sides stacked when the box is narrow. */
+function comparisonLook(): CSSStyleSheet {
+  if (comparisonSheet) return comparisonSheet;
+  comparisonSheet = new CSSStyleSheet();
+  comparisonSheet.replaceSync(`
+    :host { container-type: inline-size; display: block; }
+    .side-label {
+      font: 600 0.85rem system-ui, sans-serif;
+      padding: 4px 8px;
+      border-bottom: 1px solid var(--code-line, #c9d1dc);
+      background: var(--code-paper, #fff);
+      color: var(--code-ink, #1b2330);
+    }
+    .cm-mergeViewEditor + .cm-mergeViewEditor .side-label { border-left: 1px solid var(--code-line, #c9d1dc); }
+    @container (max-width: 600px) {
+      .cm-mergeViewEditors { flex-direction: column !important; }
+      .cm-mergeViewEditor { flex-basis: auto !important; }
+      .cm-mergeViewEditor + .cm-mergeViewEditor { border-top: 2px solid var(--code-line, #c9d1dc); }
+      .cm-mergeViewEditor + .cm-mergeViewEditor .side-label { border-left: none; }
+    }
+  `);
+  return comparisonSheet;
+}
+
+/** How two texts differ: the changed places, and the lines of each they mark (as a comparison does). */
+export function changesBetween(
+  before: string,
+  after: string,
+): { places: number; removed: number; added: number } {
+  const a = Text.of(before.split('\n'));
+  const b = Text.of(after.split('\n'));
+  const lines = (doc: Text, from: number, to: number, end: number) =>
+    from === to ? 0 : doc.lineAt(end).number - doc.lineAt(from).number + 1;
+  let removed = 0;
+  let added = 0;
+  const chunks = Chunk.build(a, b);
+  for (const chunk of chunks) {
+    removed += lines(a, chunk.fromA, chunk.toA, chunk.endA);
+    added += lines(b, chunk.fromB, chunk.toB, chunk.endB);
+  }
+  return { places: chunks.length, removed, added };
 }
 
 /** An empty element in `host`'s shadow root (made at the first call) and that root. */
