@@ -85,6 +85,9 @@ describe('a breaking change in the console’s editor', () => {
     ]);
     await expect(verdict.textContent()).resolves.not.toContain('acceptBreaking');
     await record(page, 'editor-breaking-change');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await record(page, 'editor-breaking-change-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     // A click on a break's line puts the cursor there.
     await breaks.nth(0).getByRole('button', { name: 'Line 4' }).click();
     await expect(

@@ -192,6 +192,9 @@ describe('a dry run in the console', () => {
       plan.getByRole('heading', { name: 'Branches skipped' }).locator('+ ul').textContent(),
     ).resolves.toMatch(/^Never: .*is false/);
     await record(page, 'dry-run-plan');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await record(page, 'dry-run-plan-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.setViewportSize({ width: 390, height: 900 });
     await record(page, 'dry-run-plan-phone');
     await page.setViewportSize({ width: 1366, height: 900 });

@@ -65,6 +65,9 @@ describe('revisions side by side', () => {
       '"message": "one"',
     );
     await record(page, 'revisions-side-by-side');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await record(page, 'revisions-side-by-side-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     // From the keyboard: Tab to the second list and choose revision 2 with the arrow keys.
     await before.focus();

@@ -155,6 +155,14 @@ function Comparison({ client, workflowId, numbers, current, a, b }: ComparisonPr
       </form>
       <Loading loaded={shown}>
         {([before, after, { TextComparison, changesBetween }]) => {
+          // The revisions chosen before, while the new ones load: not shown under the new names.
+          if (before.revision !== a || after.revision !== b) {
+            return (
+              <p class="muted" role="status">
+                Loading…
+              </p>
+            );
+          }
           const [beforeText, afterText] = [readable(before.workflow), readable(after.workflow)];
           const changes = changesBetween(beforeText, afterText);
           return (
