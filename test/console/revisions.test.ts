@@ -69,6 +69,19 @@ describe('revisions side by side', () => {
     await record(page, 'revisions-side-by-side-dark');
     await page.emulateMedia({ colorScheme: 'light' });
 
+    // Next change: the cursor of revision 3 goes to its first changed line, which has the focus.
+    await page.getByRole('button', { name: 'Next change' }).focus();
+    await page.keyboard.press('Enter');
+    const focused = () =>
+      page.evaluate(`(() => {
+        let element = document.activeElement;
+        while (element?.shadowRoot?.activeElement) element = element.shadowRoot.activeElement;
+        const selection = element?.getRootNode().getSelection?.() ?? getSelection();
+        const line = selection?.anchorNode?.parentElement?.closest('.cm-line');
+        return [element?.getAttribute('aria-label'), line?.textContent?.trim()];
+      })()`);
+    await expect(focused()).resolves.toEqual(['Revision 3 (current)', '"message": "two"']);
+
     // From the keyboard: Tab to the second list and choose revision 2 with the arrow keys.
     await before.focus();
     await page.keyboard.press('Tab');

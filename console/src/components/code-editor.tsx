@@ -11,7 +11,7 @@
  */
 import type { CompletionSource } from '@codemirror/autocomplete';
 import { json, jsonLanguage } from '@codemirror/lang-json';
-import { Chunk, MergeView } from '@codemirror/merge';
+import { Chunk, goToNextChunk, goToPreviousChunk, MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, Text, type Extension } from '@codemirror/state';
 import { EditorView, hoverTooltip } from '@codemirror/view';
@@ -103,14 +103,23 @@ interface TextComparisonProps {
   after: string;
   beforeLabel: string;
   afterLabel: string;
+  /** Buttons that move the cursor of the second text to its previous and next change. */
+  stepper?: boolean;
 }
 
 /**
  * Two texts side by side, each under its label, their changes marked; stacked, the first above
  * the second, in a narrow box (a phone). Neither can be edited.
  */
-export function TextComparison({ before, after, beforeLabel, afterLabel }: TextComparisonProps) {
+export function TextComparison({
+  before,
+  after,
+  beforeLabel,
+  afterLabel,
+  stepper = false,
+}: TextComparisonProps) {
   const host = useRef<HTMLDivElement>(null);
+  const shown = useRef<MergeView | null>(null);
   useEffect(() => {
     if (!host.current) return;
     const side = (doc: string, label: string) => ({
@@ -142,9 +151,34 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
       caption.textContent = label;
       view.dom.before(caption);
     }
-    return () => merge.destroy();
+    shown.current = merge;
+    return () => {
+      shown.current = null;
+      merge.destroy();
+    };
   }, [before, after, beforeLabel, afterLabel]);
-  return <div class="text-comparison" ref={host} />;
+  // The cursor goes to the change in the second text, which then has the focus: read from there.
+  const step = (command: typeof goToNextChunk) => {
+    const view = shown.current?.b;
+    if (!view) return;
+    command(view);
+    view.focus();
+  };
+  return (
+    <>
+      {stepper && (
+        <div class="actions comparison-steps">
+          <button type="button" onClick={() => step(goToPreviousChunk)}>
+            Previous change
+          </button>
+          <button type="button" onClick={() => step(goToNextChunk)}>
+            Next change
+          </button>
+        </div>
+      )}
+      <div class="text-comparison" ref={host} />
+    </>
+  );
 }
 
 let comparisonSheet: CSSStyleSheet | null = null;

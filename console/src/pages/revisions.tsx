@@ -191,6 +191,7 @@ function Comparison({ client, workflowId, numbers, current, a, b }: ComparisonPr
                 after={afterText}
                 beforeLabel={name(a)}
                 afterLabel={name(b)}
+                stepper={changes.places > 0}
               />
             </section>
           );
