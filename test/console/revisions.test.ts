@@ -41,7 +41,14 @@ describe('revisions side by side', () => {
     await page.setViewportSize({ width: 1366, height: 900 });
     await page.goto(`${trellis.baseUrl}/ui/workflows/${id}`);
     await signIn(page);
-    await page.getByRole('link', { name: 'Compare revision 1 with the current one' }).click();
+    const compare = page.getByRole('link', { name: 'Compare revision 1 with the current one' });
+    await compare.waitFor();
+    await expect(
+      page.getByRole('link', { name: 'Compare with revision 2' }).getAttribute('href'),
+    ).resolves.toBe(`/ui/workflows/${id}/revisions/2...3`);
+    await page.getByRole('heading', { name: 'Revisions', level: 2 }).scrollIntoViewIfNeeded();
+    await record(page, 'revisions-workflow-page');
+    await compare.click();
     await page.getByRole('heading', { level: 1, name: `Revisions of ${name}` }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/ui/workflows/${id}/revisions/1...3`);
     const before = page.getByLabel('Before', { exact: true });
