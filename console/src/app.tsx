@@ -15,6 +15,7 @@ import { MembersPage } from './pages/members.js';
 import { NotificationsPage } from './pages/notifications.js';
 import { OverviewPage } from './pages/overview.js';
 import { PluginPage, PluginsPage } from './pages/plugins.js';
+import { RevisionsPage } from './pages/revisions.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ProjectTriggersPage, TriggerPage, WorkflowTriggersPage } from './pages/triggers.js';
@@ -336,7 +337,22 @@ function Page({ session }: { session: Session }) {
     const workflow = match('/workflows/:workflowId', path);
     const triggers = match('/workflows/:workflowId/triggers', path);
     const trigger = match('/workflows/:workflowId/triggers/:triggerId', path);
-    if (triggers?.workflowId) {
+    const revisions =
+      match('/workflows/:workflowId/revisions/:range', path) ??
+      match('/workflows/:workflowId/revisions', path);
+    if (revisions?.workflowId) {
+      found = {
+        title: 'Revisions',
+        page: (
+          <RevisionsPage
+            key={revisions.workflowId}
+            client={client}
+            workflowId={revisions.workflowId}
+            range={revisions.range}
+          />
+        ),
+      };
+    } else if (triggers?.workflowId) {
       found = {
         title: 'Triggers',
         page: (

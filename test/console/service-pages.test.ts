@@ -308,6 +308,7 @@ describe('the service pages', () => {
       ['workflows', '/workflows', 'Workflows'],
       ['workflow', `/workflows/${done.workflowId}`, /engine-/],
       ['run', `/workflows/${done.workflowId}/runs/${done.executionId}`, /Run/],
+      ['revisions', `/workflows/${done.workflowId}/revisions/1...1`, /Revisions of/],
       ['editor', '/workflows/new', 'New workflow'],
       ['triggers', '/triggers', 'Triggers'],
       ['workflow-triggers', `/workflows/${done.workflowId}/triggers`, 'Triggers'],

@@ -11,9 +11,9 @@
  */
 import type { CompletionSource } from '@codemirror/autocomplete';
 import { json, jsonLanguage } from '@codemirror/lang-json';
-import { MergeView } from '@codemirror/merge';
+import { Chunk, goToNextChunk, goToPreviousChunk, MergeView } from '@codemirror/merge';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
-import { EditorState, type Extension } from '@codemirror/state';
+import { EditorState, Text, type Extension } from '@codemirror/state';
 import { EditorView, hoverTooltip } from '@codemirror/view';
 import { basicSetup, minimalSetup } from 'codemirror';
 import { useEffect, useRef } from 'preact/hooks';
@@ -103,11 +103,23 @@ interface TextComparisonProps {
   after: string;
   beforeLabel: string;
   afterLabel: string;
+  /** Buttons that move the cursor of the second text to its previous and next change. */
+  stepper?: boolean;
 }
 
-/** Two texts side by side, their changes marked; neither can be edited. */
-export function TextComparison({ before, after, beforeLabel, afterLabel }: TextComparisonProps) {
+/**
+ * Two texts side by side, each under its label, their changes marked; stacked, the first above
+ * the second, in a narrow box (a phone). Neither can be edited.
+ */
+export function TextComparison({
+  before,
+  after,
+  beforeLabel,
+  afterLabel,
+  stepper = false,
+}: TextComparisonProps) {
   const host = useRef<HTMLDivElement>(null);
+  const shown = useRef<MergeView | null>(null);
   useEffect(() => {
     if (!host.current) return;
     const side = (doc: string, label: string) => ({
@@ -122,15 +134,96 @@ export function TextComparison({ before, after, beforeLabel, afterLabel }: TextC
         contentAttributes(label),
       ],
     });
+    const mount = shadowMount(host.current);
+    mount.root.adoptedStyleSheets = [...mount.root.adoptedStyleSheets, comparisonLook()];
     const merge = new MergeView({
       a: side(before, beforeLabel),
       b: side(after, afterLabel),
-      ...shadowMount(host.current),
+      ...mount,
       gutter: false,
     });
-    return () => merge.destroy();
+    for (const [view, label] of [
+      [merge.a, beforeLabel],
+      [merge.b, afterLabel],
+    ] as const) {
+      const caption = document.createElement('div');
+      caption.className = 'side-label';
+      caption.textContent = label;
+      view.dom.before(caption);
+    }
+    shown.current = merge;
+    return () => {
+      shown.current = null;
+      merge.destroy();
+    };
   }, [before, after, beforeLabel, afterLabel]);
-  return <div class="text-comparison" ref={host} />;
+  // The cursor goes to the change in the second text, which then has the focus: read from there.
+  const step = (command: typeof goToNextChunk) => {
+    const view = shown.current?.b;
+    if (!view) return;
+    command(view);
+    view.focus();
+  };
+  return (
+    <>
+      {stepper && (
+        <div class="actions comparison-steps">
+          <button type="button" onClick={() => step(goToPreviousChunk)}>
+            Previous change
+          </button>
+          <button type="button" onClick={() => step(goToNextChunk)}>
+            Next change
+          </button>
+        </div>
+      )}
+      <div class="text-comparison" ref={host} />
+    </>
+  );
+}
+
+let comparisonSheet: CSSStyleSheet | null = null;
+
+/** The labels above each side, and the sides stacked when the box is narrow. */
+function comparisonLook(): CSSStyleSheet {
+  if (comparisonSheet) return comparisonSheet;
+  comparisonSheet = new CSSStyleSheet();
+  comparisonSheet.replaceSync(`
+    :host { container-type: inline-size; display: block; }
+    .side-label {
+      font: 600 0.85rem system-ui, sans-serif;
+      padding: 4px 8px;
+      border-bottom: 1px solid var(--code-line, #c9d1dc);
+      background: var(--code-paper, #fff);
+      color: var(--code-ink, #1b2330);
+    }
+    .cm-mergeViewEditor + .cm-mergeViewEditor .side-label { border-left: 1px solid var(--code-line, #c9d1dc); }
+    @container (max-width: 600px) {
+      .cm-mergeViewEditors { flex-direction: column !important; }
+      .cm-mergeViewEditor { flex-basis: auto !important; }
+      .cm-mergeViewEditor + .cm-mergeViewEditor { border-top: 2px solid var(--code-line, #c9d1dc); }
+      .cm-mergeViewEditor + .cm-mergeViewEditor .side-label { border-left: none; }
+    }
+  `);
+  return comparisonSheet;
+}
+
+/** How two texts differ: the changed places, and the lines of each they mark (as a comparison does). */
+export function changesBetween(
+  before: string,
+  after: string,
+): { places: number; removed: number; added: number } {
+  const a = Text.of(before.split('\n'));
+  const b = Text.of(after.split('\n'));
+  const lines = (doc: Text, from: number, to: number, end: number) =>
+    from === to ? 0 : doc.lineAt(end).number - doc.lineAt(from).number + 1;
+  let removed = 0;
+  let added = 0;
+  const chunks = Chunk.build(a, b);
+  for (const chunk of chunks) {
+    removed += lines(a, chunk.fromA, chunk.toA, chunk.endA);
+    added += lines(b, chunk.fromB, chunk.toB, chunk.endB);
+  }
+  return { places: chunks.length, removed, added };
 }
 
 /** An empty element in `host`'s shadow root (made at the first call) and that root. */

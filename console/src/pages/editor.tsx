@@ -90,12 +90,14 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
   const [checked, setChecked] = useState(() => ({ text: initial, problems: check(initial) }));
   // What the server refused, for the text it refused: said until the text changes.
   const [refusal, setRefusal] = useState<{ text: string; problems: Problem[] } | null>(null);
-  // The text the server refused as a breaking change of its inputs or outputs: it may be saved anyway.
-  const [breaking, setBreaking] = useState<string | null>(null);
+  // The contract check's verdict on the text it refused (a breaking change of the workflow's
+  // inputs or outputs): said until the text changes, and that text may be saved anyway.
+  const [verdict, setVerdict] = useState<{ text: string; breaks: ContractBreak[] } | null>(null);
   const [saving, setSaving] = useState(false);
   const [comparing, setComparing] = useState(false);
   const view = useRef<EditorView | null>(null);
   const problemsList = useRef<HTMLDivElement>(null);
+  const verdictPanel = useRef<HTMLElement>(null);
 
   // Checked a moment after typing stops, not at every key.
   useEffect(() => {
@@ -105,13 +107,17 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
   }, [text, check, checked.text]);
   const problems = checked.problems;
   const serverProblems = refusal !== null && refusal.text === text ? refusal.problems : [];
+  const breaks = verdict !== null && verdict.text === text ? verdict.breaks : [];
   const definition = useMemo(() => parseDefinitionText(checked.text), [checked.text]);
   const diagnostics = useMemo(
     () => [
       ...(checked.text === text ? problems.map(diagnosticOf) : []),
       ...serverProblems.filter((problem) => problem.line !== null).map(diagnosticOf),
+      ...breaks
+        .filter(({ problem }) => problem.line !== null)
+        .map(({ problem }) => diagnosticOf(problem)),
     ],
-    [checked, refusal, text],
+    [checked, refusal, verdict, text],
   );
 
   const save = async (event: Event, acceptBreaking = false) => {
@@ -119,7 +125,7 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
     const now = check(text);
     setChecked({ text, problems: now });
     setRefusal(null);
-    setBreaking(null);
+    setVerdict(null);
     if (now.length > 0) {
       problemsList.current?.focus();
       return;
@@ -138,9 +144,15 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
         : (await client.POST('/workflows/Add', { body: { definition: text } })).id;
       navigate(`/workflows/${id}`);
     } catch (error) {
-      setRefusal({ text, problems: refusedProblems(text, error) });
-      if (isBreakingChange(error)) setBreaking(text);
+      const found = contractBreaks(text, error);
       setSaving(false);
+      if (found.length > 0) {
+        setVerdict({ text, breaks: found });
+        // Drawn by the next render: focused then, so that it is read out first.
+        setTimeout(() => verdictPanel.current?.focus());
+        return;
+      }
+      setRefusal({ text, problems: refusedProblems(text, error) });
       problemsList.current?.focus();
     }
   };
@@ -204,7 +216,12 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
             tabIndex={-1}
             aria-live="polite"
           >
-            {count === 0 ? (
+            {count === 0 && breaks.length > 0 ? (
+              <p>
+                No problems in the text, but the contract check refused to save it:{' '}
+                <a href="#contract-verdict">its verdict</a> is below.
+              </p>
+            ) : count === 0 ? (
               <p class="ok">No problems found.</p>
             ) : (
               <>
@@ -226,20 +243,20 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
             <p class="muted">The graph is drawn once the text is a JSON object.</p>
           )}
         </div>
+        {breaks.length > 0 && (
+          <ContractVerdict
+            breaks={breaks}
+            panel={verdictPanel}
+            saving={saving}
+            goTo={goTo}
+            onAccept={(event) => void save(event, true)}
+            onKeepEditing={() => view.current?.focus()}
+          />
+        )}
         <div class="editor-actions">
           <button type="submit" class="primary" disabled={saving}>
             {saving ? 'Saving…' : workflowId ? 'Save changes' : 'Add workflow'}
           </button>
-          {breaking !== null && breaking === text && (
-            <button
-              type="button"
-              class="danger"
-              disabled={saving}
-              onClick={(event) => void save(event, true)}
-            >
-              Save anyway, breaking its callers
-            </button>
-          )}
           {saved !== null && (
             <button
               type="button"
@@ -270,12 +287,112 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
   );
 }
 
-/** Whether the server refused a save as a breaking change of the workflow's inputs or outputs. */
-function isBreakingChange(error: unknown): boolean {
+/** A break of the workflow's contract the server refused, with the known callers it breaks. */
+interface ContractBreak {
+  /** The change, placed in the text at its path (`inputs.amount`). */
+  problem: Problem;
+  /** Each known caller it breaks and how: `task 'Charge' of workflow "Checkout" gives it 2.5`. */
+  callers: string[];
+}
+
+/**
+ * The breaks of a save the contract check refused (409 `workflow.breaking_change`, each followed
+ * by its `workflow.broken_caller` errors); none for any other answer.
+ */
+function contractBreaks(text: string, error: unknown): ContractBreak[] {
+  if (!(error instanceof TrellisApiError) || error.status !== 409) return [];
+  const breaks: ContractBreak[] = [];
+  for (const detail of error.errors) {
+    const message = detail.message.replace(`${detail.path ?? ''}: `, '');
+    if (detail.code === 'workflow.breaking_change') {
+      // The way out the API's message gives is the button here.
+      const change = message.replace(/, or send the update again with acceptBreaking=true.*$/, '');
+      breaks.push({ problem: placedProblem(text, detail.path, change), callers: [] });
+    } else if (detail.code === 'workflow.broken_caller') {
+      const last = breaks.at(-1);
+      if (last && last.problem.path === placedProblem(text, detail.path, '').path) {
+        last.callers.push(message);
+      } else {
+        breaks.push({
+          problem: placedProblem(text, detail.path, 'breaks a caller'),
+          callers: [message],
+        });
+      }
+    }
+  }
+  return breaks;
+}
+
+interface ContractVerdictProps {
+  breaks: ContractBreak[];
+  panel: { current: HTMLElement | null };
+  saving: boolean;
+  goTo: (problem: Problem) => void;
+  onAccept: (event: Event) => void;
+  onKeepEditing: () => void;
+}
+
+/**
+ * The contract check's verdict: each break of the declared inputs and outputs, the callers each
+ * one breaks, and the choice of saving anyway (`acceptBreaking`).
+ */
+function ContractVerdict({
+  breaks,
+  panel,
+  saving,
+  goTo,
+  onAccept,
+  onKeepEditing,
+}: ContractVerdictProps) {
+  const named = breaks.some((found) => found.callers.length > 0);
   return (
-    error instanceof TrellisApiError &&
-    error.status === 409 &&
-    error.errors.some((detail) => detail.code === 'workflow.breaking_change')
+    <section
+      id="contract-verdict"
+      class="verdict"
+      aria-labelledby="verdict-heading"
+      tabIndex={-1}
+      ref={panel}
+    >
+      <h2 id="verdict-heading">Not saved: the change breaks this workflow’s contract</h2>
+      <p>
+        {breaks.length === 1 ? 'One change' : `${breaks.length} changes`} to its declared inputs or
+        outputs would make{' '}
+        {named ? 'the callers listed under each fail' : 'its callers fail as they call it today'}.
+        Change the definition back, or save it anyway and change the callers after.
+      </p>
+      <ol class="verdict-breaks">
+        {breaks.map(({ problem, callers }, index) => (
+          <li key={index}>
+            {problem.line !== null && (
+              <>
+                <button type="button" class="link" onClick={() => goTo(problem)}>
+                  Line {problem.line}
+                </button>{' '}
+              </>
+            )}
+            {problem.path && <code>{problem.path}</code>} {problem.message}
+            {callers.length > 0 && (
+              <>
+                <p class="verdict-callers">Breaks:</p>
+                <ul>
+                  {callers.map((caller) => (
+                    <li key={caller}>{caller}</li>
+                  ))}
+                </ul>
+              </>
+            )}
+          </li>
+        ))}
+      </ol>
+      <div class="actions">
+        <button type="button" class="danger" disabled={saving} onClick={onAccept}>
+          Save anyway, breaking its callers
+        </button>
+        <button type="button" onClick={onKeepEditing}>
+          Keep editing
+        </button>
+      </div>
+    </section>
   );
 }
 

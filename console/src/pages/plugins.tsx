@@ -8,27 +8,11 @@ import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
 import { ConfirmAction } from '../components/confirm-action.js';
+import { EffectBadge, effectWords } from '../components/effects.js';
 import { saysNothing, schemaRows } from '../plugin-schema.js';
 import { Link, navigate } from '../router.js';
 
-type PluginEffects = components['schemas']['PluginEffects'];
 type PluginDetail = components['schemas']['PluginDetail'];
-
-/** Each effect in words, narrowest first. */
-const effectWords: Record<PluginEffects, string> = {
-  pure: 'Computes from its parameters and settings only',
-  reads: 'Reads state outside the run, changes none',
-  writes: 'Changes state outside the run (files, rows)',
-  calls: 'Calls another system or program',
-};
-
-export function EffectBadge({ effects }: { effects: PluginEffects }) {
-  return (
-    <span class={`badge effect-${effects}`} title={effectWords[effects]}>
-      {effects}
-    </span>
-  );
-}
 
 export function PluginsPage({ client }: { client: TrellisClient }) {
   const plugins = useLoad(

@@ -8,8 +8,10 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Loading, messagesOf, Problems, shortId, useLoad } from '../components/common.js';
 import { DagView } from '../components/dag-view.js';
 import { DecisionForm, decideAsUser } from '../components/decision.js';
+import { DryRunPlan } from '../components/dry-run-plan.js';
 import { StatusBadge } from '../components/status.js';
 import { parseDefinitionText, type GraphDefinition } from '../definition.js';
+import { dryRunPlan } from '../dry-run-plan.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link, navigate } from '../router.js';
 import {
@@ -175,6 +177,17 @@ function Run({
     [run.tasks],
   );
   const pending = (approvals.data ?? []).filter((approval) => approval.status === 'Pending');
+  const plan = useMemo(
+    () =>
+      shown.dryRun
+        ? dryRunPlan(
+            definition?.tasks.map((task) => task.name) ?? Object.keys(run.tasks),
+            run.tasks,
+            run.logs,
+          )
+        : null,
+    [shown.dryRun, definition, run.tasks, run.logs],
+  );
 
   const cancel = async () => {
     setActionProblems([]);
@@ -301,6 +314,7 @@ function Run({
           onClose={() => setSelected(null)}
         />
       )}
+      {plan && <DryRunPlan workflowId={workflowId} plan={plan} finished={finished} />}
       <section aria-labelledby="tasks-heading">
         <h2 id="tasks-heading">Tasks</h2>
         <TaskTable definition={definition} run={run} times={times} onSelect={setSelected} />

@@ -11,6 +11,7 @@ import { StatusBadge } from '../components/status.js';
 import { parseDefinitionText } from '../definition.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link, navigate } from '../router.js';
+import { revisionsPath } from './revisions.js';
 
 const runsPerPage = 10;
 
@@ -106,7 +107,12 @@ function WorkflowDetail({ client, workflowId, name, text, revision }: DetailProp
       </section>
       <section aria-labelledby="revisions-heading">
         <h2 id="revisions-heading">Revisions</h2>
-        <Revisions client={client} workflowId={workflowId} current={text} />
+        <Revisions
+          client={client}
+          workflowId={workflowId}
+          current={text}
+          currentRevision={revision}
+        />
       </section>
     </>
   );
@@ -229,13 +235,14 @@ interface RevisionsProps {
   workflowId: string;
   /** The current revision's definition, which an earlier one is compared with. */
   current: string;
+  currentRevision: number;
 }
 
 /**
  * Every definition the workflow has had, newest first; one of them drawn on request, beside its
  * changes to the current one.
  */
-function Revisions({ client, workflowId, current }: RevisionsProps) {
+function Revisions({ client, workflowId, current, currentRevision }: RevisionsProps) {
   const [page, setPage] = useState(1);
   const [shown, setShown] = useState<number | null>(null);
   const revisions = useLoad(
@@ -258,6 +265,7 @@ function Revisions({ client, workflowId, current }: RevisionsProps) {
                   <th scope="col">Name</th>
                   <th scope="col">Stored</th>
                   <th scope="col">Definition</th>
+                  <th scope="col">Side by side</th>
                 </tr>
               </thead>
               <tbody>
@@ -281,6 +289,21 @@ function Revisions({ client, workflowId, current }: RevisionsProps) {
                       >
                         {shown === revision.revision ? 'Hide' : 'Show'} revision {revision.revision}
                       </button>
+                    </td>
+                    <td>
+                      {revision.revision !== currentRevision ? (
+                        <Link to={revisionsPath(workflowId, revision.revision, currentRevision)}>
+                          Compare revision {revision.revision} with the current one
+                        </Link>
+                      ) : revision.revision > 1 ? (
+                        <Link
+                          to={revisionsPath(workflowId, revision.revision - 1, revision.revision)}
+                        >
+                          Compare with revision {revision.revision - 1}
+                        </Link>
+                      ) : (
+                        '—'
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -313,7 +336,7 @@ function RevisionView({
   workflowId,
   revision,
   current,
-}: Omit<RevisionsProps, 'current'> & { revision: number; current: string }) {
+}: Omit<RevisionsProps, 'currentRevision'> & { revision: number }) {
   const detail = useLoad(
     () =>
       Promise.all([
