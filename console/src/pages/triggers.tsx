@@ -577,8 +577,8 @@ function Deliveries({
         </button>
       </div>
       <p class="hint">
-        Each delivery accepted, once per <code>webhook-id</code>. Refused ones (a bad signature, bad
-        inputs) start nothing and are not kept.
+        Each delivery accepted, once per <code>webhook-id</code>, and the newest 100 refused (a bad
+        signature, bad inputs, the trigger paused), which start nothing.
       </p>
       <Loading loaded={first}>
         {() =>
@@ -595,8 +595,8 @@ function Deliveries({
                       <th scope="col">
                         <code>webhook-id</code>
                       </th>
-                      <th scope="col">Run</th>
-                      <th scope="col">Run status</th>
+                      <th scope="col">Run, or refused</th>
+                      <th scope="col">Run status, or why</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -604,16 +604,31 @@ function Deliveries({
                       <tr key={delivery.id}>
                         <td class="nowrap">{formatDateTime(delivery.receivedAt)}</td>
                         <td class="wrap">
-                          <code>{delivery.id}</code>
+                          {delivery.webhookId === undefined ? (
+                            <span class="muted">none</span>
+                          ) : (
+                            <code>{delivery.webhookId}</code>
+                          )}
                         </td>
-                        <td>
-                          <Link to={`/workflows/${workflowId}/runs/${delivery.executionId}`}>
-                            Run {shortId(delivery.executionId)}
-                          </Link>
-                        </td>
-                        <td>
-                          <StatusBadge status={delivery.executionStatus} />
-                        </td>
+                        {delivery.executionId === undefined ? (
+                          <>
+                            <td>
+                              Refused ({delivery.status}) <code>{delivery.code}</code>
+                            </td>
+                            <td class="wrap">{delivery.reason}</td>
+                          </>
+                        ) : (
+                          <>
+                            <td>
+                              <Link to={`/workflows/${workflowId}/runs/${delivery.executionId}`}>
+                                Run {shortId(delivery.executionId)}
+                              </Link>
+                            </td>
+                            <td>
+                              <StatusBadge status={delivery.executionStatus ?? null} />
+                            </td>
+                          </>
+                        )}
                       </tr>
                     ))}
                   </tbody>
