@@ -4,7 +4,7 @@
  * API, `GET /executions`). "Older runs" pages on from the last run shown. Runs selected by their
  * checkboxes, or every run matching the filter, are rerun or canceled together (`BulkAction`).
  */
-import type { components, TrellisClient } from '@trellis/sdk';
+import type { BulkSelection, components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import {
   collect,
@@ -15,7 +15,7 @@ import {
   useLoad,
 } from '../components/common.js';
 import { StatusBadge } from '../components/status.js';
-import { BulkAction, type BulkKind, type Selection } from '../components/bulk-action.js';
+import { BulkAction, type BulkKind } from '../components/bulk-action.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 
@@ -58,7 +58,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const [allMatching, setAllMatching] = useState(false);
   const [action, setAction] = useState<{
     kind: BulkKind;
-    selection: Selection;
+    selection: BulkSelection;
     described: string;
   }>();
   const [refreshes, setRefreshes] = useState(0);
