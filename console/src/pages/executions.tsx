@@ -9,8 +9,8 @@ import { useState } from 'preact/hooks';
 import {
   collect,
   Loading,
-  Problems,
   shortId,
+  OlderPager,
   useCursorPages,
   useLoad,
 } from '../components/common.js';
@@ -80,10 +80,8 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const {
     first,
     items: runs,
-    last,
-    problems,
-    loadOlder,
     restart,
+    ...older
   } = useCursorPages(
     (after?: string) => client.GET('/executions', { params: { query: query(after) } }),
     [JSON.stringify(filters), refreshes],
@@ -305,16 +303,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {last ? (
-                <p class="muted pager-count">The oldest run is shown.</p>
-              ) : (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older runs
-                  </button>
-                </p>
-              )}
+              <OlderPager pages={older} label="Older runs" oldest="The oldest run is shown." />
             </>
           )
         }

@@ -11,6 +11,7 @@ import {
   messagesOf,
   Problems,
   shortId,
+  OlderPager,
   useCursorPages,
   useLoad,
 } from '../components/common.js';
@@ -551,7 +552,7 @@ function Deliveries({
   workflowId: string;
   triggerId: string;
 }) {
-  const { first, items, last, problems, loadOlder, restart } = useCursorPages(
+  const { first, items, restart, ...older } = useCursorPages(
     (after?: string) =>
       client.GET('/workflows/{workflowId}/triggers/{triggerId}/deliveries', {
         params: {
@@ -634,14 +635,7 @@ function Deliveries({
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {!last && (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older deliveries
-                  </button>
-                </p>
-              )}
+              <OlderPager pages={older} label="Older deliveries" />
             </>
           )
         }
