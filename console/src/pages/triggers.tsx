@@ -15,7 +15,7 @@ import {
   useCursorPages,
   useLoad,
 } from '../components/common.js';
-import { ConfirmAction } from '../components/confirm-action.js';
+import { ConfirmAction, RowActions } from '../components/confirm-action.js';
 import { ShownOnce } from '../components/shown-once.js';
 import { StatusBadge } from '../components/status.js';
 import { TriggerForm } from '../components/trigger-form.js';
@@ -208,16 +208,14 @@ export function WorkflowTriggersPage({ client, workflowId }: WorkflowProps) {
                                 )}
                               </td>
                               <td class="nowrap">{formatDateTime(trigger.lastModified)}</td>
-                              <td class="actions">
-                                <ConfirmAction
-                                  action="Delete"
-                                  name={label}
-                                  asking={deleting === trigger.id}
-                                  onAsk={() => setDeleting(trigger.id)}
-                                  onKeep={() => setDeleting(null)}
-                                  onConfirm={() => void remove(trigger.id)}
-                                />
-                              </td>
+                              <RowActions
+                                action="Delete"
+                                name={label}
+                                id={trigger.id}
+                                asking={deleting}
+                                setAsking={setDeleting}
+                                onConfirm={() => void remove(trigger.id)}
+                              />
                             </tr>
                           );
                         })}
