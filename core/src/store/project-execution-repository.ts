@@ -215,9 +215,7 @@ export async function activeFigures(
                and w.status in ('Pending', 'Running', 'Paused') and not w.dry_run) as approvals
       from workflow_execution e
      where e.project_id = ${projectId} and e.status in ('Pending', 'Running', 'Paused')
-       and not e.dry_run`.execute(
-    db,
-  );
+       and not e.dry_run`.execute(db);
   const row = rows[0];
   return {
     running: Number(row?.running ?? 0),
