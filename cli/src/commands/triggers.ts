@@ -113,6 +113,7 @@ export function triggerCommands(program: Command, act: Act): void {
           const { colors } = output;
           const rows = deliveries.map((delivery) => [
             delivery.id,
+            delivery.webhookId === delivery.id ? '' : (delivery.webhookId ?? '-'),
             time(delivery.receivedAt),
             delivery.outcome === 'Accepted'
               ? colors.green(delivery.outcome)
@@ -122,7 +123,14 @@ export function triggerCommands(program: Command, act: Act): void {
               : `${delivery.executionId} ${styleStatus(colors, delivery.executionStatus ?? 'Pending')}`,
             delivery.reason ?? '',
           ]);
-          const head = ['ID', 'RECEIVED', 'OUTCOME', 'RUN / CODE', 'REASON'];
+          const head = [
+            'ID',
+            'WEBHOOK-ID (if other)',
+            'RECEIVED',
+            'OUTCOME',
+            'RUN / CODE',
+            'REASON',
+          ];
           output.line(table(colors, head, rows));
           if (deliveries.length === limit) {
             output.line(colors.dim(`More with --after ${deliveries.at(-1)?.id}.`));
