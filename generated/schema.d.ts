@@ -199,7 +199,7 @@ export interface paths {
          * List executions across workflows
          * @description Lists the project's executions across its workflows, newest first (ties by id), filtered by
          *     any of `status` (one or more), `workflowId` (404 when the project has no such workflow),
-         *     `trigger`, `startedBy` and a start time range (`from` <= start < `to`; `from` after `to` is
+         *     `trigger`, `startedBy`, `dryRun` and a start time range (`from` <= start < `to`; `from` after `to` is
          *     400). Pages with `after`: the executions after the given one (its `id`), `pageSize` of them;
          *     a page shorter than `pageSize` is the last one.
          */
@@ -276,7 +276,7 @@ export interface paths {
          *     hours up to now), in buckets of an `hour` or a `day` (UTC): how many ran in each status, the
          *     failure rate, the median and 95th percentile duration of those that finished, the most recent
          *     failures with the task that failed them; and, whenever they started, what runs and waits for
-         *     an approval now. At most 744 buckets (31 days by the hour): a longer range is 400, as is
+         *     an approval now. Dry runs are left out of every figure and counted on their own (`dryRuns`). At most 744 buckets (31 days by the hour): a longer range is 400, as is
          *     `from` not before `to`.
          */
         get: operations["summarizeExecutions"];
@@ -1279,10 +1279,13 @@ export interface paths {
         };
         /**
          * List a Webhook trigger's deliveries
-         * @description Lists the deliveries a Webhook trigger accepted (each `webhook-id` once, with the execution it
-         *     started), newest first, `pageSize` at a time after the one named by `after`. Deliveries
-         *     refused (401, 400) start nothing and are not kept; neither are those without a `webhook-id`
-         *     (only with signature `None`). 409 for a trigger that is not a Webhook trigger.
+         * @description Lists the deliveries a Webhook trigger received, newest first, `pageSize` at a time after the
+         *     one named by `after`: those it accepted (each `webhook-id` once, with the execution it
+         *     started; not those without a `webhook-id`, only possible with signature `None`) and those it
+         *     refused (a wrong or missing signature, a stale timestamp, the trigger paused, a body too large
+         *     or not JSON, inputs that do not fit), with the answer's status, code and message, never the
+         *     body. A trigger keeps its newest 100 refused deliveries; deliveries refused for the rate limit
+         *     (429) are not kept. 409 for a trigger that is not a Webhook trigger.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -2757,6 +2760,12 @@ export interface components {
             approvalsWaiting: number;
             /** @description The range's most recent failed executions, newest first (`failures` of them at most). */
             recentFailures: components["schemas"]["ExecutionFailure"][];
+            /**
+             * Format: int32
+             * @description The range's dry runs, whatever their status: counted here only. Every other figure is of real
+             *     runs (a dry run performs nothing).
+             */
+            dryRuns: number;
         };
         /**
          * @description How long a bucket of `ExecutionSummary.buckets` is.
@@ -3804,19 +3813,38 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
-        /** @description A webhook delivery the trigger accepted: one per `webhook-id`. */
+        /**
+         * @description A webhook delivery the trigger received: accepted (one per `webhook-id`, with the execution it
+         *     started) or refused (with the answer's status, code and message; never its body).
+         */
         WebhookDelivery: {
-            /** @description The delivery's `webhook-id` (the cursor of `after`). */
+            /**
+             * @description The entry's id, the cursor of `after`: an accepted delivery's `webhook-id`, a refused one's own
+             *     id.
+             */
             id: string;
+            /** @description Accepted or Refused. */
+            outcome: components["schemas"]["WebhookDeliveryOutcome"];
+            /** @description The sender's `webhook-id`; absent for a refused delivery that carried none. */
+            webhookId?: string;
             /**
              * Format: date-time
              * @description When it was received.
              */
             receivedAt: string;
-            /** @description The execution it started. */
-            executionId: components["schemas"]["Uuid"];
-            /** @description That execution's status now. */
-            executionStatus: components["schemas"]["ExecutionStatus"];
+            /** @description The execution it started (Accepted). */
+            executionId?: components["schemas"]["Uuid"];
+            /** @description That execution's status now (Accepted). */
+            executionStatus?: components["schemas"]["ExecutionStatus"];
+            /**
+             * Format: int32
+             * @description The HTTP status it was answered with (Refused).
+             */
+            status?: number;
+            /** @description The answer's error code, as in its envelope (Refused): `webhook.signature_invalid`, ... */
+            code?: string;
+            /** @description The answer's message (Refused). */
+            reason?: string;
         };
         /** @description The envelope of a Webhook trigger's deliveries. */
         WebhookDeliveryListResponse: {
@@ -3834,6 +3862,11 @@ export interface components {
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
         };
+        /**
+         * @description What became of a webhook delivery.
+         * @enum {string}
+         */
+        WebhookDeliveryOutcome: "Accepted" | "Refused";
         /** @description "whsec_" and the base64 of 24 to 64 random bytes, or "********" (kept as stored) */
         WebhookSecret: string;
         /** @description A Webhook trigger's new signing secret. */
@@ -5425,6 +5458,8 @@ export interface operations {
                 after?: components["schemas"]["Uuid"];
                 /** @description Executions per page (1 to 1000, default 100). */
                 pageSize?: number;
+                /** @description Only dry runs (`true`) or only real runs (`false`); both when absent. */
+                dryRun?: boolean;
             };
             header?: {
                 /**

@@ -7,6 +7,7 @@ import { executionCommands } from './commands/executions.js';
 import { keyCommands } from './commands/keys.js';
 import { mcpCommand } from './commands/mcp.js';
 import { runCommand } from './commands/run.js';
+import { triggerCommands } from './commands/triggers.js';
 import { workflowCommands } from './commands/workflows.js';
 import { defaultUrl } from './connection.js';
 import { Context, type GlobalOptions } from './context.js';
@@ -35,6 +36,7 @@ Examples:
   trellis executions list Hello --status Failed
   trellis executions logs Hello <executionId> --follow
   trellis approvals approve Hello <executionId> Approve
+  trellis triggers deliveries Hello <triggerId> --limit 50
   trellis audit list --actor alice --operation deleteWorkflow
   trellis keys create ci --role workflow --project partner-a
   TRELLIS_TOKEN=... trellis mcp        # tools for an AI agent, on stdio
@@ -93,6 +95,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   applyCommands(program, act);
   runCommand(program, act);
   executionCommands(program, act);
+  triggerCommands(program, act);
   approvalCommands(program, act);
   auditCommands(program, act);
   keyCommands(program, act);

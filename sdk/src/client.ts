@@ -14,6 +14,12 @@ export type ExecutionDetail = Schemas['ExecutionDetail'];
 /** What executing a workflow returns (with `waitSeconds`: also its status and outputs). */
 export type ExecutionStarted = Schemas['ExecutionStarted'];
 /** An approval: its task, status, and the decision (who, when, why) once there is one. */
+/**
+ * Which executions a bulk rerun or cancel acts on (`POST /executions/rerun|cancel`): `ids`, or a
+ * `filter` as `GET /executions` takes; the rest of the body is the action's own options.
+ */
+export type BulkSelection =
+  Pick<Schemas['BulkCancelByIds'], 'ids'> | Pick<Schemas['BulkCancelByFilter'], 'filter'>;
 export type Approval = Schemas['Approval'];
 export type ApprovalStatus = Schemas['ApprovalStatus'];
 

@@ -7,6 +7,7 @@ export { createTrellisClient, createTrellisClient as createClient } from './clie
 export type {
   Approval,
   ApprovalStatus,
+  BulkSelection,
   ClientPaths,
   ExecutionDetail,
   ExecutionStarted,

@@ -53,6 +53,7 @@ import {
 import { sendJson, sendText, setDefaultHeaders, streamJsonList } from './respond.js';
 import { requestValueProblems } from './storable-request.js';
 import { keepRawBody } from './raw-body.js';
+import { logRefusedDelivery } from './triggers/webhook-refusals.js';
 import { consoleRoutes, isConsolePath } from './system/console.js';
 import { documentationApp, isDocumentationPath } from './system/docs.js';
 
@@ -88,10 +89,13 @@ const bodyErrors = new WeakMap<Req, unknown>();
 function refuseBodiesOverLimit(
   limit: number,
   fail: (error: unknown, req: Req, res: Res) => void,
+  refused: (req: Req, error: unknown) => Promise<void>,
 ): (req: Req, res: Res) => boolean {
   const refuse = (req: Req, res: Res) => {
     if (!res.headersSent) {
-      fail(bodyTooLarge(limit), req, res);
+      const error = bodyTooLarge(limit);
+      void refused(req, error);
+      fail(error, req, res);
       return;
     }
     // Answered already (a 401 or 415 that did not need the body): it is only being drained.
@@ -101,7 +105,8 @@ function refuseBodiesOverLimit(
   };
   return (req, res) => {
     if (Number(req.headers['content-length'] ?? 0) > limit) {
-      refuse(req, res);
+      // Nothing is read yet: the refusal is noted before it is answered.
+      void refused(req, bodyTooLarge(limit)).finally(() => fail(bodyTooLarge(limit), req, res));
       return true;
     }
     let received = 0;
@@ -124,6 +129,7 @@ function refuseBodiesOverLimit(
 function readJsonBodies(
   limit: number,
   fail: (error: unknown, req: Req, res: Res) => void,
+  refused: (req: Req, error: unknown) => Promise<void>,
 ): (req: Req, res: Res, next: () => void) => void {
   const parse = express.json({
     limit,
@@ -133,7 +139,7 @@ function readJsonBodies(
       if (req.path.startsWith('/hooks/')) keepRawBody(req, buffer);
     },
   });
-  const refusedForSize = refuseBodiesOverLimit(limit, fail);
+  const refusedForSize = refuseBodiesOverLimit(limit, fail, refused);
   return (req, res, next) => {
     // No body at all (every GET): nothing for body-parser to look at.
     if (
@@ -198,7 +204,10 @@ export function createApp(deps: AppDeps): RequestListener {
   const context = requestContext({ logger, metrics: deps.metrics, tracer: deps.tracing?.tracer });
   const allowCors = cors(config.Server.Cors.AllowedOrigins);
   const fail = renderError(logger, config.Server.BodyLimitBytes);
-  const readBody = readJsonBodies(config.Server.BodyLimitBytes, fail);
+  // A webhook delivery refused (4xx) is kept in its trigger's delivery log.
+  const refusedDelivery = (req: Req, error: unknown) =>
+    logRefusedDelivery(deps, logger, req, error);
+  const readBody = readJsonBodies(config.Server.BodyLimitBytes, fail, refusedDelivery);
   // The documentation pages and the web console (`/ui`): an Express app of their own.
   const documentation = documentationApp();
   documentation.use(consoleRoutes(config));
@@ -372,6 +381,7 @@ export function createApp(deps: AppDeps): RequestListener {
       const status = toHttpError(error, config.Server.BodyLimitBytes)?.status ?? 500;
       // Failed too: the answer is the operation's own error, and the trail's is logged.
       await audit.answered(req, { status }).catch(() => undefined);
+      await refusedDelivery(req, error);
       fail(error, req, res);
     });
   };

@@ -350,6 +350,75 @@ describe('GET /executions/summary', () => {
     expect(byDay.buckets).toHaveLength(59);
   });
 
+  it('leaves dry runs out of every figure, counting them on their own; the list filters by dryRun', async () => {
+    const project = await trellis.admin.POST('/projects', { body: { name: 'rehearsals' } });
+    const rehearsals = clientIn(trellis, { basic: { ...users.admin } }, 'rehearsals');
+    const { id: workflowId } = await rehearsals.POST('/workflows/Add', {
+      body: { definition: simpleDefinition('Rehearsed') },
+    });
+    const start = Date.parse('2026-11-21T10:00:00Z');
+    const seed = async (status: ExecutionStatus, dryRun: boolean, offsetMs: number) =>
+      (
+        await createExecutionWithTasks(trellis.db, {
+          projectId: project.id,
+          workflowId,
+          workflowName: 'Rehearsed',
+          definition: simpleDefinition('Rehearsed'),
+          taskNames: [],
+          temporalWorkflowId: `rehearsal-${randomUUID()}`,
+          status,
+          executionStart: new Date(start + offsetMs),
+          executionEnd:
+            status === 'Running' || status === 'Paused' ? null : new Date(start + offsetMs + 500),
+          ...(dryRun ? { dryRun: {} } : {}),
+        })
+      ).execution.id;
+    const real = await seed('Completed', false, 0);
+    const dry = [
+      await seed('Failed', true, 1000),
+      await seed('Running', true, 2000),
+      await seed('Paused', true, 3000),
+      await seed('Completed', true, 4000),
+    ];
+
+    const summary = await rehearsals.GET('/executions/summary', {
+      params: { query: { from: '2026-11-21T10:00:00Z', to: '2026-11-21T11:00:00Z' } },
+    });
+    expect(summary.totals).toEqual({
+      pending: 0,
+      running: 0,
+      paused: 0,
+      completed: 1,
+      failed: 0,
+      canceled: 0,
+    });
+    expect(summary.buckets.map((bucket) => bucket.counts.completed)).toEqual([1]);
+    expect(summary).toMatchObject({
+      failureRate: 0,
+      durationP50Ms: 500,
+      durationP95Ms: 500,
+      runningNow: 0,
+      pausedNow: 0,
+      recentFailures: [],
+      dryRuns: dry.length,
+    });
+
+    const list = async (dryRun?: boolean) =>
+      (
+        await rehearsals.GET('/executions', {
+          params: { query: dryRun === undefined ? {} : { dryRun } },
+        })
+      ).map((item) => item.id);
+    expect(await list(true)).toEqual([...dry].reverse());
+    expect(await list(false)).toEqual([real]);
+    expect(await list()).toEqual([...dry].reverse().concat(real));
+    await expectFailure(
+      rehearsals.GET('/executions', { params: { query: { dryRun: 'maybe' as never } } }),
+      400,
+      /dryRun/,
+    );
+  });
+
   it('sums up real runs: completed, a failed task with its message, an approval waiting', async () => {
     await trellis.admin.POST('/projects', { body: { name: 'overview' } });
     const overview = clientIn(trellis, { basic: { ...users.admin } }, 'overview');

@@ -138,12 +138,17 @@ describe('the console’s triggers', () => {
     expect(delivered.status).toBe(202);
     await admin.waitForExecution(workflowId, delivered.body.data!.executionId);
 
-    // The delivery log: the delivery, the run it started and that run's status.
+    // The delivery log: the delivery, the run it started and that run's status; and the one
+    // signed with the old secret, refused, with why.
     await page.getByRole('button', { name: 'Refresh' }).click();
-    const delivery = page.locator('table.deliveries tbody tr');
-    await delivery.getByText(delivered.webhookId).waitFor();
-    await expect(delivery.count()).resolves.toBe(1);
+    const rows = page.locator('table.deliveries tbody tr');
+    const delivery = rows.filter({ hasText: delivered.webhookId });
+    await delivery.waitFor();
+    await expect(rows.count()).resolves.toBe(2);
     await delivery.getByText('Completed').waitFor();
+    const refused = rows.filter({ hasText: 'Refused (401)' });
+    await refused.getByText('webhook.signature_invalid').waitFor();
+    await expect(refused.getByRole('link').count()).resolves.toBe(0);
     await expect(delivery.getByRole('link').textContent()).resolves.toBe(
       `Run ${delivered.body.data!.executionId.slice(0, 8)}`,
     );

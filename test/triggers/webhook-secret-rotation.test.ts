@@ -104,28 +104,51 @@ describe('Webhook delivery log', () => {
       expect(delivery.status).toBe(202);
       sent.push({ webhookId: delivery.webhookId, executionId: delivery.body.data!.executionId });
     }
-    // Refused deliveries start nothing and are not listed.
+    // A refused delivery starts nothing and is listed as refused, with why.
     const refused = await postSignedWebhook(trellis.baseUrl, triggerId, secret!, {});
     expect(refused.status).toBe(400);
 
     const listed = await eventually(async () => {
       const page = await deliveries(triggerId);
-      expect(page.map((delivery) => delivery.executionStatus)).toEqual([
+      expect(page.map((delivery) => delivery.executionStatus ?? delivery.outcome)).toEqual([
+        'Refused',
         'Completed',
         'Completed',
         'Completed',
       ]);
       return page;
     });
-    expect(listed.map(({ id, executionId }) => ({ webhookId: id, executionId }))).toEqual(
-      [...sent].reverse(),
+    expect(listed[0]).toMatchObject({
+      outcome: 'Refused',
+      webhookId: refused.webhookId,
+      status: 400,
+      code: 'validation.required',
+    });
+    expect(listed[0]!.reason).toMatch(/who/);
+    const accepted = listed.slice(1);
+    expect(
+      accepted.map(({ id, outcome, webhookId, executionId }) => ({
+        id,
+        outcome,
+        webhookId,
+        executionId,
+      })),
+    ).toEqual(
+      [...sent].reverse().map((delivery) => ({
+        id: delivery.webhookId,
+        outcome: 'Accepted',
+        ...delivery,
+      })),
     );
     for (const delivery of listed) expect(Date.parse(delivery.receivedAt)).not.toBeNaN();
 
-    const first = await deliveries(triggerId, { pageSize: 1 });
-    expect(first.map((delivery) => delivery.id)).toEqual([sent[2]!.webhookId]);
-    const rest = await deliveries(triggerId, { after: first[0]!.id, pageSize: 5 });
+    const first = await deliveries(triggerId, { pageSize: 2 });
+    expect(first.map((delivery) => delivery.id)).toEqual([listed[0]!.id, sent[2]!.webhookId]);
+    const rest = await deliveries(triggerId, { after: first[1]!.id, pageSize: 5 });
     expect(rest.map((delivery) => delivery.id)).toEqual([sent[1]!.webhookId, sent[0]!.webhookId]);
+    // A refused delivery's own id is a cursor too.
+    const afterRefused = await deliveries(triggerId, { after: listed[0]!.id, pageSize: 1 });
+    expect(afterRefused.map((delivery) => delivery.id)).toEqual([sent[2]!.webhookId]);
 
     await expectFailure(
       deliveries(triggerId, { after: 'msg_unknown' }),

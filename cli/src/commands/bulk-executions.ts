@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { TrellisApiError, type components } from '@trellis/sdk';
+import { TrellisApiError, type BulkSelection, type components } from '@trellis/sdk';
 import { workflowIdOf } from '@trellis/sdk/mcp';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Context } from '../context.js';
@@ -9,8 +9,6 @@ import { table } from '../output/table.js';
 
 type Schemas = components['schemas'];
 type ExecutionStatus = Schemas['ExecutionStatus'];
-type Selection =
-  Pick<Schemas['BulkCancelByIds'], 'ids'> | Pick<Schemas['BulkCancelByFilter'], 'filter'>;
 type BulkAnswer = Schemas['BulkRerun'] | Schemas['BulkCancel'];
 type BulkItem = Schemas['BulkExecutionResult'] & Partial<Schemas['BulkRerunResult']>;
 
@@ -94,7 +92,7 @@ async function selectionOf(
   context: Context,
   workflow: string | undefined,
   options: BulkOptions,
-): Promise<Selection> {
+): Promise<BulkSelection> {
   const filter = {
     ...(workflow !== undefined
       ? { workflowId: await workflowIdOf(context.trellis, workflow) }
@@ -125,7 +123,10 @@ export interface BulkVerb {
   /** `rerun`, `cancel`. */
   name: string;
   /** What the API is asked (`preview: true` changes nothing). */
-  send(trellis: Context['trellis'], body: Selection & { preview: boolean }): Promise<BulkAnswer>;
+  send(
+    trellis: Context['trellis'],
+    body: BulkSelection & { preview: boolean },
+  ): Promise<BulkAnswer>;
 }
 
 /**

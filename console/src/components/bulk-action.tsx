@@ -4,15 +4,18 @@
  * the API's own answers (`POST /executions/rerun|cancel`, `preview: true` first); a project limit
  * part-way shows what was done, and the runs left can be sent again.
  */
-import { TrellisApiError, type components, type TrellisClient } from '@trellis/sdk';
+import {
+  TrellisApiError,
+  type BulkSelection,
+  type components,
+  type TrellisClient,
+} from '@trellis/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { messagesOf, Problems, shortId } from './common.js';
 import { StatusBadge } from './status.js';
 import { Link } from '../router.js';
 
 type Schemas = components['schemas'];
-export type Selection =
-  Pick<Schemas['BulkCancelByIds'], 'ids'> | Pick<Schemas['BulkCancelByFilter'], 'filter'>;
 type Answer = Schemas['BulkRerun'] | Schemas['BulkCancel'];
 type Item = Schemas['BulkExecutionResult'] & Partial<Schemas['BulkRerunResult']>;
 export type BulkKind = 'rerun' | 'cancel';
@@ -20,7 +23,7 @@ export type BulkKind = 'rerun' | 'cancel';
 interface BulkActionProps {
   client: TrellisClient;
   kind: BulkKind;
-  selection: Selection;
+  selection: BulkSelection;
   /** How the selection reads: `3 selected runs`, `every run matching the filter`. */
   described: string;
   onClose: () => void;
@@ -45,7 +48,7 @@ export function BulkAction({
   const [busy, setBusy] = useState(false);
   const verb = kind === 'rerun' ? 'Rerun' : 'Cancel';
 
-  const send = (body: Selection, dryRun: boolean): Promise<Answer> =>
+  const send = (body: BulkSelection, dryRun: boolean): Promise<Answer> =>
     kind === 'rerun'
       ? client.POST('/executions/rerun', { body: { ...body, revision, preview: dryRun } })
       : client.POST('/executions/cancel', { body: { ...body, preview: dryRun } });
@@ -63,7 +66,7 @@ export function BulkAction({
     };
   }, [JSON.stringify(selection), revision, kind]);
 
-  const act = async (body: Selection) => {
+  const act = async (body: BulkSelection) => {
     setBusy(true);
     setProblems([]);
     try {

@@ -78,6 +78,35 @@ export function useCursorPages<T extends { id: string }>(
   return { first, items, last, problems, loadOlder, restart: () => setOlder(null) };
 }
 
+/**
+ * The foot of a list paged by {@link useCursorPages}: why the last older page failed, then the
+ * button that loads the next one (`label`), or, once the oldest item is shown, `oldest` (if given).
+ */
+export function OlderPager({
+  pages,
+  label,
+  oldest,
+}: {
+  pages: { last: boolean; problems: string[]; loadOlder: () => Promise<void> };
+  label: string;
+  oldest?: string;
+}) {
+  return (
+    <>
+      <Problems messages={pages.problems} />
+      {pages.last ? (
+        oldest !== undefined && <p class="muted pager-count">{oldest}</p>
+      ) : (
+        <p class="pager">
+          <button type="button" onClick={() => void pages.loadOlder()}>
+            {label}
+          </button>
+        </p>
+      )}
+    </>
+  );
+}
+
 /** Messages in an alert region (read out when they appear). */
 export function Problems({ messages, title }: { messages: string[]; title?: string }) {
   if (messages.length === 0) return null;

@@ -39,3 +39,42 @@ export function ConfirmAction(props: ConfirmActionProps) {
     </>
   );
 }
+
+interface RowActionsProps {
+  /** The action that cannot be undone, as its button says it, e.g. `Delete`. */
+  action: string;
+  /** What the row is, as it names it. */
+  name: string;
+  /** The row's id. */
+  id: string;
+  /** The id of the row whose action is being asked for, if any (one at a time in a table). */
+  asking: string | null;
+  /** Asks for a row's action (its id), or stops asking (null). */
+  setAsking: (id: string | null) => void;
+  onConfirm: () => void;
+  /** False leaves the cell empty (a key already revoked). */
+  available?: boolean;
+  /** The row's other actions, shown while not asking. */
+  children?: ComponentChildren;
+}
+
+/** A table row's actions cell, its action that cannot be undone asked twice ({@link ConfirmAction}). */
+export function RowActions(props: RowActionsProps) {
+  const { id, setAsking } = props;
+  return (
+    <td class="row-actions">
+      {props.available !== false && (
+        <ConfirmAction
+          action={props.action}
+          name={props.name}
+          asking={props.asking === id}
+          onAsk={() => setAsking(id)}
+          onKeep={() => setAsking(null)}
+          onConfirm={props.onConfirm}
+        >
+          {props.children}
+        </ConfirmAction>
+      )}
+    </td>
+  );
+}

@@ -6,7 +6,7 @@
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
-import { ConfirmAction } from '../components/confirm-action.js';
+import { RowActions } from '../components/confirm-action.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 import { ShownOnce } from '../components/shown-once.js';
 import { formatDateTime } from '../format.js';
@@ -156,18 +156,15 @@ export function ApiKeysPage({ client, projectId, projectName }: ApiKeysPageProps
                       <td>{key.expiresAt ? formatDateTime(key.expiresAt) : 'Never'}</td>
                       <td>{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : 'Never'}</td>
                       <td>{key.revokedAt ? formatDateTime(key.revokedAt) : 'No'}</td>
-                      <td class="row-actions">
-                        {key.revokedAt ? null : (
-                          <ConfirmAction
-                            action="Revoke"
-                            name={key.name}
-                            asking={revoking === key.id}
-                            onAsk={() => setRevoking(key.id)}
-                            onKeep={() => setRevoking(null)}
-                            onConfirm={() => void revoke(key.id)}
-                          />
-                        )}
-                      </td>
+                      <RowActions
+                        action="Revoke"
+                        name={key.name}
+                        id={key.id}
+                        asking={revoking}
+                        setAsking={setRevoking}
+                        onConfirm={() => void revoke(key.id)}
+                        available={!key.revokedAt}
+                      />
                     </tr>
                   ))}
                 </tbody>

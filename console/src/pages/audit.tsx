@@ -5,7 +5,7 @@
  */
 import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { Loading, Problems, useCursorPages } from '../components/common.js';
+import { Loading, OlderPager, useCursorPages } from '../components/common.js';
 import { formatDateTime } from '../format.js';
 import type { ProjectChoice } from '../session.js';
 
@@ -51,10 +51,8 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
   const {
     first,
     items: entries,
-    last,
-    problems,
-    loadOlder,
     restart,
+    ...older
   } = useCursorPages(
     (after?: string) => client.GET('/audit', { params: { query: query(after) } }),
     [JSON.stringify(filters)],
@@ -167,16 +165,7 @@ export function AuditPage({ client, project, projects }: AuditPageProps) {
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {last ? (
-                <p class="muted pager-count">The oldest entry is shown.</p>
-              ) : (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older entries
-                  </button>
-                </p>
-              )}
+              <OlderPager pages={older} label="Older entries" oldest="The oldest entry is shown." />
             </>
           )
         }

@@ -8,7 +8,7 @@
 import { TrellisApiError, type components, type TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
-import { ConfirmAction } from '../components/confirm-action.js';
+import { RowActions } from '../components/confirm-action.js';
 import { settingsOf, stored, valuesOf, type Values } from '../configuration-settings.js';
 import { formatDateTime } from '../format.js';
 
@@ -134,24 +134,22 @@ export function ConfigurationsPage({ client }: { client: TrellisClient }) {
                           ? formatDateTime(configuration.modifiedTime)
                           : 'Never'}
                       </td>
-                      <td class="row-actions">
-                        <ConfirmAction
-                          action="Delete"
-                          name={configuration.name}
-                          asking={deleting === configuration.id}
-                          onAsk={() => setDeleting(configuration.id)}
-                          onKeep={() => setDeleting(null)}
-                          onConfirm={() => void remove(configuration.id)}
+                      <RowActions
+                        action="Delete"
+                        name={configuration.name}
+                        id={configuration.id}
+                        asking={deleting}
+                        setAsking={setDeleting}
+                        onConfirm={() => void remove(configuration.id)}
+                      >
+                        <button
+                          type="button"
+                          aria-label={`Edit ${configuration.name}`}
+                          onClick={() => void edit(configuration.id)}
                         >
-                          <button
-                            type="button"
-                            aria-label={`Edit ${configuration.name}`}
-                            onClick={() => void edit(configuration.id)}
-                          >
-                            Edit
-                          </button>
-                        </ConfirmAction>
-                      </td>
+                          Edit
+                        </button>
+                      </RowActions>
                     </tr>
                   ))}
                 </tbody>

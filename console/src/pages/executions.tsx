@@ -4,18 +4,18 @@
  * API, `GET /executions`). "Older runs" pages on from the last run shown. Runs selected by their
  * checkboxes, or every run matching the filter, are rerun or canceled together (`BulkAction`).
  */
-import type { components, TrellisClient } from '@trellis/sdk';
+import type { BulkSelection, components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import {
   collect,
   Loading,
-  Problems,
   shortId,
+  OlderPager,
   useCursorPages,
   useLoad,
 } from '../components/common.js';
 import { StatusBadge } from '../components/status.js';
-import { BulkAction, type BulkKind, type Selection } from '../components/bulk-action.js';
+import { BulkAction, type BulkKind } from '../components/bulk-action.js';
 import { durationBetween, formatDateTime } from '../format.js';
 import { Link } from '../router.js';
 
@@ -58,7 +58,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const [allMatching, setAllMatching] = useState(false);
   const [action, setAction] = useState<{
     kind: BulkKind;
-    selection: Selection;
+    selection: BulkSelection;
     described: string;
   }>();
   const [refreshes, setRefreshes] = useState(0);
@@ -80,10 +80,8 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
   const {
     first,
     items: runs,
-    last,
-    problems,
-    loadOlder,
     restart,
+    ...older
   } = useCursorPages(
     (after?: string) => client.GET('/executions', { params: { query: query(after) } }),
     [JSON.stringify(filters), refreshes],
@@ -305,16 +303,7 @@ export function ExecutionsPage({ client }: { client: TrellisClient }) {
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {last ? (
-                <p class="muted pager-count">The oldest run is shown.</p>
-              ) : (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older runs
-                  </button>
-                </p>
-              )}
+              <OlderPager pages={older} label="Older runs" oldest="The oldest run is shown." />
             </>
           )
         }

@@ -6,7 +6,7 @@
 import type { TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
 import { collect, Loading, messagesOf, Problems, useLoad } from '../components/common.js';
-import { ConfirmAction } from '../components/confirm-action.js';
+import { RowActions } from '../components/confirm-action.js';
 import { RolesField, type Role } from '../components/roles-field.js';
 
 interface MembersPageProps {
@@ -119,28 +119,26 @@ export function MembersPage({ client, projectId, projectName }: MembersPageProps
                     <tr key={member.name} data-member={member.name}>
                       <td class="wrap">{member.name}</td>
                       <td>{member.roles.join(', ')}</td>
-                      <td class="row-actions">
-                        <ConfirmAction
-                          action="Remove"
-                          name={member.name}
-                          asking={removing === member.name}
-                          onAsk={() => setRemoving(member.name)}
-                          onKeep={() => setRemoving(null)}
-                          onConfirm={() => void remove(member.name)}
+                      <RowActions
+                        action="Remove"
+                        name={member.name}
+                        id={member.name}
+                        asking={removing}
+                        setAsking={setRemoving}
+                        onConfirm={() => void remove(member.name)}
+                      >
+                        <button
+                          type="button"
+                          aria-label={`Change roles of ${member.name}`}
+                          onClick={() => {
+                            setName(member.name);
+                            setRoles(member.roles);
+                            document.getElementById('member-name')?.focus();
+                          }}
                         >
-                          <button
-                            type="button"
-                            aria-label={`Change roles of ${member.name}`}
-                            onClick={() => {
-                              setName(member.name);
-                              setRoles(member.roles);
-                              document.getElementById('member-name')?.focus();
-                            }}
-                          >
-                            Change roles
-                          </button>
-                        </ConfirmAction>
-                      </td>
+                          Change roles
+                        </button>
+                      </RowActions>
                     </tr>
                   ))}
                 </tbody>

@@ -5,7 +5,7 @@
  */
 import type { components, TrellisClient } from '@trellis/sdk';
 import { useState } from 'preact/hooks';
-import { Loading, Problems, shortId, useCursorPages } from '../components/common.js';
+import { Loading, OlderPager, Problems, shortId, useCursorPages } from '../components/common.js';
 import { formatDateTime } from '../format.js';
 
 type DeliveryOutcome = components['schemas']['DeliveryOutcome'];
@@ -37,10 +37,8 @@ export function NotificationsPage({ client }: { client: TrellisClient }) {
   const {
     first,
     items: deliveries,
-    last,
-    problems,
-    loadOlder,
     restart,
+    ...older
   } = useCursorPages(
     (after?: string) =>
       client.GET('/notifications/deliveries', {
@@ -153,16 +151,11 @@ export function NotificationsPage({ client }: { client: TrellisClient }) {
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {last ? (
-                <p class="muted pager-count">The oldest attempt is shown.</p>
-              ) : (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older attempts
-                  </button>
-                </p>
-              )}
+              <OlderPager
+                pages={older}
+                label="Older attempts"
+                oldest="The oldest attempt is shown."
+              />
             </>
           )
         }

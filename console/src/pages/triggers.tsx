@@ -11,10 +11,11 @@ import {
   messagesOf,
   Problems,
   shortId,
+  OlderPager,
   useCursorPages,
   useLoad,
 } from '../components/common.js';
-import { ConfirmAction } from '../components/confirm-action.js';
+import { ConfirmAction, RowActions } from '../components/confirm-action.js';
 import { ShownOnce } from '../components/shown-once.js';
 import { StatusBadge } from '../components/status.js';
 import { TriggerForm } from '../components/trigger-form.js';
@@ -207,16 +208,14 @@ export function WorkflowTriggersPage({ client, workflowId }: WorkflowProps) {
                                 )}
                               </td>
                               <td class="nowrap">{formatDateTime(trigger.lastModified)}</td>
-                              <td class="actions">
-                                <ConfirmAction
-                                  action="Delete"
-                                  name={label}
-                                  asking={deleting === trigger.id}
-                                  onAsk={() => setDeleting(trigger.id)}
-                                  onKeep={() => setDeleting(null)}
-                                  onConfirm={() => void remove(trigger.id)}
-                                />
-                              </td>
+                              <RowActions
+                                action="Delete"
+                                name={label}
+                                id={trigger.id}
+                                asking={deleting}
+                                setAsking={setDeleting}
+                                onConfirm={() => void remove(trigger.id)}
+                              />
                             </tr>
                           );
                         })}
@@ -551,7 +550,7 @@ function Deliveries({
   workflowId: string;
   triggerId: string;
 }) {
-  const { first, items, last, problems, loadOlder, restart } = useCursorPages(
+  const { first, items, restart, ...older } = useCursorPages(
     (after?: string) =>
       client.GET('/workflows/{workflowId}/triggers/{triggerId}/deliveries', {
         params: {
@@ -577,8 +576,8 @@ function Deliveries({
         </button>
       </div>
       <p class="hint">
-        Each delivery accepted, once per <code>webhook-id</code>. Refused ones (a bad signature, bad
-        inputs) start nothing and are not kept.
+        Each delivery accepted, once per <code>webhook-id</code>, and the newest 100 refused (a bad
+        signature, bad inputs, the trigger paused), which start nothing.
       </p>
       <Loading loaded={first}>
         {() =>
@@ -595,8 +594,8 @@ function Deliveries({
                       <th scope="col">
                         <code>webhook-id</code>
                       </th>
-                      <th scope="col">Run</th>
-                      <th scope="col">Run status</th>
+                      <th scope="col">Run, or refused</th>
+                      <th scope="col">Run status, or why</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -604,29 +603,37 @@ function Deliveries({
                       <tr key={delivery.id}>
                         <td class="nowrap">{formatDateTime(delivery.receivedAt)}</td>
                         <td class="wrap">
-                          <code>{delivery.id}</code>
+                          {delivery.webhookId === undefined ? (
+                            <span class="muted">none</span>
+                          ) : (
+                            <code>{delivery.webhookId}</code>
+                          )}
                         </td>
-                        <td>
-                          <Link to={`/workflows/${workflowId}/runs/${delivery.executionId}`}>
-                            Run {shortId(delivery.executionId)}
-                          </Link>
-                        </td>
-                        <td>
-                          <StatusBadge status={delivery.executionStatus} />
-                        </td>
+                        {delivery.executionId === undefined ? (
+                          <>
+                            <td>
+                              Refused ({delivery.status}) <code>{delivery.code}</code>
+                            </td>
+                            <td class="wrap">{delivery.reason}</td>
+                          </>
+                        ) : (
+                          <>
+                            <td>
+                              <Link to={`/workflows/${workflowId}/runs/${delivery.executionId}`}>
+                                Run {shortId(delivery.executionId)}
+                              </Link>
+                            </td>
+                            <td>
+                              <StatusBadge status={delivery.executionStatus ?? null} />
+                            </td>
+                          </>
+                        )}
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
-              <Problems messages={problems} />
-              {!last && (
-                <p class="pager">
-                  <button type="button" onClick={() => void loadOlder()}>
-                    Older deliveries
-                  </button>
-                </p>
-              )}
+              <OlderPager pages={older} label="Older deliveries" />
             </>
           )
         }

@@ -58,6 +58,7 @@ describe('migrations', () => {
       'server_secret',
       'task_execution',
       'webhook_delivery',
+      'webhook_refusal',
       'workflow',
       'workflow_execution',
       'workflow_revision',
@@ -76,6 +77,16 @@ describe('migrations', () => {
       webhook_id: 'text',
       execution_id: 'uuid',
       received_at: 'timestamp with time zone',
+    });
+    // A refused delivery keeps why, never its body.
+    expect(await columns('webhook_refusal')).toEqual({
+      id: 'uuid',
+      trigger_id: 'uuid',
+      webhook_id: 'text null',
+      received_at: 'timestamp with time zone',
+      status: 'integer',
+      code: 'text',
+      reason: 'text',
     });
     expect(await columns('workflow_trigger')).toMatchObject({ secret: 'text null' });
     // An API key's secret is not stored: only its hash.

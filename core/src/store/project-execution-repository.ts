@@ -21,6 +21,8 @@ export interface ProjectExecutionFilter {
   from?: Date;
   /** Started before. */
   to?: Date;
+  /** Only dry runs (true), only real runs (false). */
+  dryRun?: boolean;
 }
 
 export type ProjectExecutionItem = Pick<
@@ -44,7 +46,7 @@ export async function listProjectExecutions(
       problemAt('query.after', `must be the id of an execution of this project (${after} is not)`),
     );
   if (after !== undefined && !isUuid(after)) throw unknownCursor();
-  const { statuses, workflowId, startedThrough, startedBy, from, to } = filter;
+  const { statuses, workflowId, startedThrough, startedBy, from, to, dryRun } = filter;
   const items = await db
     .selectFrom('workflowExecution as e')
     .select([
@@ -62,6 +64,7 @@ export async function listProjectExecutions(
     .$if(startedBy !== undefined, (q) => q.where('e.startedBy', '=', startedBy!))
     .$if(from !== undefined, (q) => q.where('e.executionStart', '>=', from!))
     .$if(to !== undefined, (q) => q.where('e.executionStart', '<', to!))
+    .$if(dryRun !== undefined, (q) => q.where('e.dryRun', '=', dryRun!))
     .$if(startedThrough === 'manual', (q) => q.where('e.triggerId', 'is', null))
     .$if(typeof startedThrough === 'object', (q) =>
       q.where('e.triggerId', '=', (startedThrough as { triggerId: string }).triggerId),
@@ -132,7 +135,7 @@ export interface BucketCount {
   count: number;
 }
 
-/** Executions that started in the range, by bucket and status. */
+/** Real executions (not dry runs) that started in the range, by bucket and status. */
 export async function countByBucket(
   db: Kysely<Database>,
   projectId: string,
@@ -150,6 +153,7 @@ export async function countByBucket(
     .where('projectId', '=', projectId)
     .where('executionStart', '>=', range.from)
     .where('executionStart', '<', range.to)
+    .where('dryRun', '=', false)
     .groupBy(['start', 'status'])
     .orderBy('start')
     .execute();
@@ -162,7 +166,7 @@ export async function countByBucket(
 
 const finishedStatuses: ExecutionStatus[] = ['Completed', 'Failed', 'Canceled'];
 
-/** Of the executions that started in the range: how many finished, failed, and how long they took. */
+/** Of the real executions that started in the range: how many finished, failed, and how long they took. */
 export async function finishedFigures(
   db: Kysely<Database>,
   projectId: string,
@@ -183,7 +187,8 @@ export async function finishedFigures(
      where project_id = ${projectId}
        and execution_start >= ${range.from} and execution_start < ${range.to}
        and status in (${sql.join(finishedStatuses)})
-       and execution_end is not null`.execute(db);
+       and execution_end is not null
+       and not dry_run`.execute(db);
   const row = rows[0];
   const milliseconds = (value: number | string | null | undefined) =>
     value === null || value === undefined ? null : Number(value);
@@ -195,7 +200,7 @@ export async function finishedFigures(
   };
 }
 
-/** A project's executions that run now, that wait for an approval now, and its approvals waiting. */
+/** A project's real executions that run now, that wait for an approval now, and their approvals waiting. */
 export async function activeFigures(
   db: Kysely<Database>,
   projectId: string,
@@ -207,11 +212,10 @@ export async function activeFigures(
               from approval a
               join workflow_execution w on w.id = a.execution_id
              where a.status = 'Pending' and w.project_id = ${projectId}
-               and w.status in ('Pending', 'Running', 'Paused')) as approvals
+               and w.status in ('Pending', 'Running', 'Paused') and not w.dry_run) as approvals
       from workflow_execution e
-     where e.project_id = ${projectId} and e.status in ('Pending', 'Running', 'Paused')`.execute(
-    db,
-  );
+     where e.project_id = ${projectId} and e.status in ('Pending', 'Running', 'Paused')
+       and not e.dry_run`.execute(db);
   const row = rows[0];
   return {
     running: Number(row?.running ?? 0),
@@ -232,7 +236,24 @@ export interface ExecutionFailureView {
   message: string;
 }
 
-/** The most recent failed executions that started in the range, with the task that failed them. */
+/** How many dry runs started in the range, whatever their status. */
+export async function countDryRuns(
+  db: Kysely<Database>,
+  projectId: string,
+  range: { from: Date; to: Date },
+): Promise<number> {
+  const row = await db
+    .selectFrom('workflowExecution')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('projectId', '=', projectId)
+    .where('executionStart', '>=', range.from)
+    .where('executionStart', '<', range.to)
+    .where('dryRun', '=', true)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** The most recent failed real executions that started in the range, with the task that failed them. */
 export async function recentFailures(
   db: Kysely<Database>,
   projectId: string,
@@ -267,6 +288,7 @@ export async function recentFailures(
     ])
     .where('e.projectId', '=', projectId)
     .where('e.status', '=', 'Failed')
+    .where('e.dryRun', '=', false)
     .where('e.executionStart', '>=', range.from)
     .where('e.executionStart', '<', range.to)
     .orderBy('e.executionStart', 'desc')

@@ -4,6 +4,7 @@ import type {
   WorkflowRevisionTable,
   WorkflowTriggerTable,
   WebhookDeliveryTable,
+  WebhookRefusalTable,
 } from './tables/workflows.js';
 import type {
   WorkflowExecutionTable,
@@ -44,6 +45,7 @@ export interface Database {
   workflowRevision: WorkflowRevisionTable;
   workflowTrigger: WorkflowTriggerTable;
   webhookDelivery: WebhookDeliveryTable;
+  webhookRefusal: WebhookRefusalTable;
   workflowExecution: WorkflowExecutionTable;
   taskExecution: TaskExecutionTable;
   approval: ApprovalTable;

@@ -54,27 +54,14 @@ async function executionFilter(
 
 type FilterFields = Extract<RequestBody<'cancelExecutions'>, { filter: unknown }>['filter'];
 
-/** A bulk action's selection: `ids` or a `filter` with at least one field, not both (else 400). */
+/** A bulk action's selection: `ids`, or a `filter` (the contract's `oneOf` has checked it is one). */
 async function selectionOf(
   deps: AppDeps,
   project: RequestProject,
   selection: RequestBody<'cancelExecutions'> | RequestBody<'rerunExecutions'>,
 ): Promise<ExecutionSelection> {
-  // The schema says one of the two; the checks stay for a caller the validation let through.
-  const body = selection as { ids?: string[]; filter?: FilterFields };
-  if (body.ids !== undefined && body.filter !== undefined) {
-    throw new Invalid(problemAt('body', 'give `ids` or `filter`, not both'));
-  }
-  if (body.ids !== undefined) return { ids: body.ids };
-  if (body.filter === undefined || Object.keys(body.filter).length === 0) {
-    throw new Invalid(
-      problemAt(
-        'body',
-        'say which executions: `ids`, or a `filter` with at least one field (`status`, `workflowId`, `trigger`, `startedBy`, `from`, `to`)',
-      ),
-    );
-  }
-  return { filter: await executionFilter(deps, project, body.filter, 'body.filter') };
+  if ('ids' in selection) return { ids: selection.ids };
+  return { filter: await executionFilter(deps, project, selection.filter, 'body.filter') };
 }
 
 /** One selected execution as the answer shows it. */
@@ -125,7 +112,10 @@ function bulkSummary(
 /** `/executions`: a project's executions across its workflows, listed, summarized, and acted on in bulk. */
 export const projectExecutionHandlers = {
   listAllExecutions: async ({ deps, project, query }) => {
-    const filter = await executionFilter(deps, project, query, 'query');
+    const filter = {
+      ...(await executionFilter(deps, project, query, 'query')),
+      ...(query.dryRun !== undefined ? { dryRun: query.dryRun } : {}),
+    };
     const items = await projectExecutionRepository.listProjectExecutions(
       deps.db,
       project.id,

@@ -233,11 +233,10 @@ export const triggerHandlers = {
       limit: normalizePage(query).pageSize,
     });
     return {
-      data: deliveries.map((delivery) => ({
-        id: delivery.webhookId,
-        receivedAt: delivery.receivedAt.toISOString(),
-        executionId: delivery.executionId,
-        executionStatus: delivery.executionStatus,
+      data: deliveries.map(({ receivedAt, webhookId, ...delivery }) => ({
+        ...delivery,
+        ...(webhookId === null ? {} : { webhookId }),
+        receivedAt: receivedAt.toISOString(),
       })),
     };
   },

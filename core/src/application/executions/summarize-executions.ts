@@ -1,6 +1,7 @@
 /**
  * The overview of a project's executions: what started in a range of time, bucket by bucket and
- * in figures, and what runs and waits now. PostgreSQL counts and takes the percentiles; this
+ * in figures, and what runs and waits now; of real runs only, dry runs counted on their own (a dry
+ * run performs nothing, so it neither fails nor succeeds as a run of the workflow). PostgreSQL counts and takes the percentiles; this
  * bounds the range and lays the counts out on every bucket, empty ones included.
  */
 import type { Kysely } from 'kysely';
@@ -33,6 +34,8 @@ export interface ExecutionSummary {
   pausedNow: number;
   approvalsWaiting: number;
   recentFailures: projectExecutions.ExecutionFailureView[];
+  /** The range's dry runs, left out of every other figure. */
+  dryRuns: number;
 }
 
 export interface SummaryRequest {
@@ -82,7 +85,7 @@ export async function summarizeExecutions(
 ): Promise<ExecutionSummary> {
   const { from, to, first, count, step } = bucketedRange(request, now);
   const range = { from, to };
-  const [counted, finished, active, failures] = await Promise.all([
+  const [counted, finished, active, failures, dryRuns] = await Promise.all([
     projectExecutions.countByBucket(db, projectId, {
       ...range,
       first,
@@ -91,6 +94,7 @@ export async function summarizeExecutions(
     projectExecutions.finishedFigures(db, projectId, range),
     projectExecutions.activeFigures(db, projectId),
     projectExecutions.recentFailures(db, projectId, range, request.failures),
+    projectExecutions.countDryRuns(db, projectId, range),
   ]);
   const buckets = Array.from({ length: count }, (_, index) => ({
     start: new Date(first.getTime() + index * step),
@@ -116,5 +120,6 @@ export async function summarizeExecutions(
     pausedNow: active.paused,
     approvalsWaiting: active.approvalsWaiting,
     recentFailures: failures,
+    dryRuns,
   };
 }

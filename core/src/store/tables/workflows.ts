@@ -53,6 +53,23 @@ export interface WebhookDeliveryTable {
   executionId: string;
   receivedAt: CreatedAt;
 }
+/**
+ * A webhook delivery its trigger refused (4xx): why, never its body. Only the newest of each
+ * trigger are kept.
+ */
+export interface WebhookRefusalTable {
+  id: string;
+  triggerId: string;
+  /** The sender's `webhook-id`, as sent (at most 255 characters); null without one. */
+  webhookId: string | null;
+  receivedAt: CreatedAt;
+  /** The HTTP status the delivery was answered with. */
+  status: number;
+  /** The answer's error code (`webhook.signature_invalid`, ...). */
+  code: string;
+  /** The answer's message. */
+  reason: string;
+}
 
 export type WorkflowRow = Selectable<WorkflowTable>;
 export type WorkflowRevisionRow = Selectable<WorkflowRevisionTable>;
