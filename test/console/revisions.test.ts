@@ -60,14 +60,16 @@ describe('revisions side by side', () => {
     // marked on each side.
     const marked = (label: string) =>
       page.getByLabel(label, { exact: true }).locator('.cm-changedLine').count();
-    await expect(count.textContent()).resolves.toBe(
-      `1 place changed: 2 lines of revision 1, 11 lines of revision 3.`,
-    );
-    await expect(marked('Revision 1')).resolves.toBe(2);
-    await expect(marked('Revision 3 (current)')).resolves.toBe(11);
+    await expect
+      .poll(() => count.textContent())
+      .toBe(`1 place changed: 2 lines of revision 1, 11 lines of revision 3.`);
+    await expect.poll(() => marked('Revision 1')).toBe(2);
+    await expect.poll(() => marked('Revision 3 (current)')).toBe(11);
     const sides = page.locator('.side-label');
-    await expect(sides.allTextContents()).resolves.toEqual(['Revision 1', 'Revision 3 (current)']);
-    await expect(page.locator('.cm-changedLine').count()).resolves.toBeGreaterThan(0);
+    await expect
+      .poll(() => sides.allTextContents())
+      .toEqual(['Revision 1', 'Revision 3 (current)']);
+    await expect.poll(() => page.locator('.cm-changedLine').count()).toBeGreaterThan(0);
     await expect(page.getByLabel('Revision 1', { exact: true }).textContent()).resolves.toContain(
       '"message": "one"',
     );
@@ -87,7 +89,7 @@ describe('revisions side by side', () => {
         const line = selection?.anchorNode?.parentElement?.closest('.cm-line');
         return [element?.getAttribute('aria-label'), line?.textContent?.trim()];
       })()`);
-    await expect(focused()).resolves.toEqual(['Revision 3 (current)', '"message": "two"']);
+    await expect.poll(focused).toEqual(['Revision 3 (current)', '"message": "two"']);
 
     // From the keyboard: Tab to the second list and choose revision 2 with the arrow keys.
     await before.focus();
@@ -95,12 +97,12 @@ describe('revisions side by side', () => {
     await page.keyboard.press('ArrowDown');
     await page.getByRole('heading', { level: 2, name: 'Revision 1 → Revision 2' }).waitFor();
     expect(new URL(page.url()).pathname).toBe(`/ui/workflows/${id}/revisions/1...2`);
-    await expect(count.textContent()).resolves.toBe(
-      '1 place changed: 1 line of revision 1, 1 line of revision 2.',
-    );
+    await expect
+      .poll(() => count.textContent())
+      .toBe('1 place changed: 1 line of revision 1, 1 line of revision 2.');
     await page.getByRole('button', { name: 'Swap' }).click();
     await page.getByRole('heading', { level: 2, name: 'Revision 2 → Revision 1' }).waitFor();
-    await expect(sides.allTextContents()).resolves.toEqual(['Revision 2', 'Revision 1']);
+    await expect.poll(() => sides.allTextContents()).toEqual(['Revision 2', 'Revision 1']);
 
     // A phone: the second side under the first.
     await page.setViewportSize({ width: 390, height: 900 });
