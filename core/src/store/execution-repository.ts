@@ -65,8 +65,8 @@ export interface NewExecution {
   startedBy?: string | null;
   /** The Temporal namespace of its run; null or absent: `Temporal.Namespace`. */
   temporalNamespace?: string | null;
-  /** A dry run, and the outputs its request gives tasks by name. */
-  dryRun?: { mocks?: Record<string, unknown> };
+  /** A dry run, the outputs its request gives tasks by name, and the test case it runs. */
+  dryRun?: { mocks?: Record<string, unknown>; testCase?: string };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -117,6 +117,7 @@ export async function createExecutionWithTasks(
             ? {
                 dryRun: true,
                 dryRunMocks: input.dryRun.mocks ? JSON.stringify(input.dryRun.mocks) : null,
+                dryRunTestCase: input.dryRun.testCase ?? null,
               }
             : {}),
         })
