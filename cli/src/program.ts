@@ -7,6 +7,7 @@ import { executionCommands } from './commands/executions.js';
 import { keyCommands } from './commands/keys.js';
 import { mcpCommand } from './commands/mcp.js';
 import { runCommand } from './commands/run.js';
+import { testCommand } from './commands/test.js';
 import { workflowCommands } from './commands/workflows.js';
 import { defaultUrl } from './connection.js';
 import { Context, type GlobalOptions } from './context.js';
@@ -24,13 +25,15 @@ Environment:
   NO_COLOR          no colours (FORCE_COLOR: colours even when not on a terminal)
 
 Exit codes: 0 done (a followed run Completed), 1 the request failed, 2 bad command line,
-3 a followed run Failed, 4 a followed run was Canceled, 130 stopped by Ctrl-C.
+3 a followed run Failed, 4 a followed run was Canceled, 5 a workflow test case failed,
+130 stopped by Ctrl-C.
 
 Examples:
   trellis workflows add -f hello.json
   trellis apply workflows/ --dry-run
   trellis apply workflows/ --source "$(git rev-parse HEAD)"
   trellis export workflows/
+  trellis test workflows/ --junit test-results.xml
   trellis run Hello --input region=eu --input limit=10 --follow
   trellis executions list Hello --status Failed
   trellis executions logs Hello <executionId> --follow
@@ -92,6 +95,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   workflowCommands(program, act);
   applyCommands(program, act);
   runCommand(program, act);
+  testCommand(program, act);
   executionCommands(program, act);
   approvalCommands(program, act);
   auditCommands(program, act);

@@ -170,7 +170,7 @@ describe('workflow tests', () => {
 
     const report = await trellis.admin.POST('/workflows/{workflowId}/tests', {
       params: { path: { workflowId } },
-      body: { definition: { ...candidate, name: def.name }, cases: ['wrong sum'] },
+      body: { definition: JSON.stringify({ ...candidate, name: def.name }), cases: ['wrong sum'] },
     });
 
     expect(report).toMatchObject({ revision: null, passed: 1, failed: 0 });
