@@ -1143,6 +1143,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflowId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a candidate definition
+         * @description Replays a candidate definition, before it is stored, on the workflow's `last` finished real
+         *     executions (Completed or Failed, newest first): each is re-run as a dry run of the candidate
+         *     with the execution's inputs, and with the outputs its tasks recorded as mocks (for each task
+         *     of the same name and type; a new task's output is generated from its plugin's output
+         *     schema). It waits up to 60 seconds for the replays and reports, per execution, where the
+         *     replay diverges: a task that ran then and not now or the reverse (another branch), a task's
+         *     other output, another final status (a new failure), another workflow output, or inputs the
+         *     candidate refuses. 503 when Temporal is unavailable.
+         */
+        post: operations["replayWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}/revisions": {
         parameters: {
             query?: never;
@@ -4098,6 +4125,87 @@ export interface components {
              * @description When it started.
              */
             executionStart: string;
+        };
+        /** @description One way a replay differs from the execution it replays. */
+        WorkflowReplayDivergence: {
+            kind: components["schemas"]["WorkflowReplayDivergenceKind"];
+            /** @description The task it concerns (`branch`, `taskOutput`); null otherwise. */
+            task: string | null;
+            /** @description The place that differs: `status`, `outputs.total`, or the task's name. */
+            path: string;
+            /** @description What the execution had there (null when nothing). */
+            then: unknown;
+            /** @description What the replay has there (null when nothing). */
+            now: unknown;
+            /** @description The difference in words. */
+            message: string;
+        };
+        /**
+         * @description How a replay differs from the execution it replays.
+         * @enum {string}
+         */
+        WorkflowReplayDivergenceKind: "branch" | "taskOutput" | "status" | "output" | "inputs";
+        /** @description The outcome of a replay. */
+        WorkflowReplayReport: {
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /**
+             * Format: int32
+             * @description How many executions were replayed.
+             */
+            replayed: number;
+            /**
+             * Format: int32
+             * @description How many of them diverged.
+             */
+            diverged: number;
+            /** @description Each execution replayed, newest first. */
+            executions: components["schemas"]["WorkflowReplayedExecution"][];
+        };
+        /** @description The envelope of a replay. */
+        WorkflowReplayReportResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowReplayReport"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that replays a candidate definition on a workflow's recent executions. */
+        WorkflowReplayRun: {
+            /**
+             * @description The candidate definition of this workflow, not stored: validated as when updating (400
+             *     naming `body.definition`).
+             */
+            definition: components["schemas"]["WorkflowDefinitionInput"];
+            /**
+             * Format: int32
+             * @description How many of the workflow's latest finished real executions to replay (default 5).
+             */
+            last?: number;
+        };
+        /** @description One execution replayed. */
+        WorkflowReplayedExecution: {
+            /** @description The execution replayed. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description Its revision. */
+            revision: number | null;
+            /** @description Its status. */
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description The replay's dry run; null when the candidate refused the inputs. */
+            replayExecutionId: string | null;
+            /** @description How the replay ended (`Running` when still going after the wait); null when it did not run. */
+            replayStatus: components["schemas"]["ExecutionStatus"] | null;
+            /** @description True when the replay differs from the execution in any way below. */
+            diverged: boolean;
+            divergences: components["schemas"]["WorkflowReplayDivergence"][];
         };
         /** @description The envelope of one workflow. */
         WorkflowResponse: {
@@ -10917,6 +11025,134 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    replayWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowReplayRun"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowReplayReportResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

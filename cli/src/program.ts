@@ -6,6 +6,7 @@ import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
 import { keyCommands } from './commands/keys.js';
 import { mcpCommand } from './commands/mcp.js';
+import { replayCommand } from './commands/replay.js';
 import { runCommand } from './commands/run.js';
 import { testCommand } from './commands/test.js';
 import { workflowCommands } from './commands/workflows.js';
@@ -25,7 +26,8 @@ Environment:
   NO_COLOR          no colours (FORCE_COLOR: colours even when not on a terminal)
 
 Exit codes: 0 done (a followed run Completed), 1 the request failed, 2 bad command line,
-3 a followed run Failed, 4 a followed run was Canceled, 5 a workflow test case failed,
+3 a followed run Failed, 4 a followed run was Canceled, 5 a workflow test case failed (or,
+with --fail-on-divergence, a replay diverged),
 130 stopped by Ctrl-C.
 
 Examples:
@@ -96,6 +98,7 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   applyCommands(program, act);
   runCommand(program, act);
   testCommand(program, act);
+  replayCommand(program, act);
   executionCommands(program, act);
   approvalCommands(program, act);
   auditCommands(program, act);

@@ -225,3 +225,41 @@ describe('trellis apply --test', () => {
     expect(updated?.revision).toBe(2);
   });
 });
+
+describe('trellis replay', () => {
+  it('prints where a candidate diverges on the latest runs, and exits 5 with --fail-on-divergence', async () => {
+    const { api, cli } = await newProject();
+    const { id: workflowId } = await api.POST('/workflows/Add', {
+      body: { definition: JSON.stringify(doubler(42)) },
+    });
+    const real = await api.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId }, query: { waitSeconds: 60 } },
+      body: { inputs: { n: 5 } },
+    });
+    expect(real.status).toBe('Completed');
+    const dir = await newFolder({ 'Doubler.json': doubler(42, "$[Inputs('n')] * 3") });
+    const file = path.join(dir, 'Doubler.json');
+
+    const shown = await cli(['replay', 'Doubler', '-f', file, '--last', '3']);
+    expect(shown.code, printed(shown)).toBe(0);
+    expect(shown.stdout).toMatch(
+      new RegExp(`✗ ${real.executionId} \\(Completed → Completed\\) replay [0-9a-f-]{36}\\n`),
+    );
+    expect(shown.stdout).toContain('    taskOutput: task Double gave another output\n');
+    expect(shown.stdout).toContain('    output: outputs.result was 10, is 15\n');
+    expect(shown.stdout).toContain('Replayed 1 execution: 1 diverged.');
+
+    const gated = await cli(['replay', 'Doubler', '-f', file, '--fail-on-divergence']);
+    expect(gated.code, printed(gated)).toBe(5);
+    const same = await newFolder({ 'Doubler.json': doubler(42) });
+    const unchanged = await cli([
+      'replay',
+      'Doubler',
+      '-f',
+      path.join(same, 'Doubler.json'),
+      '--fail-on-divergence',
+    ]);
+    expect(unchanged.code, printed(unchanged)).toBe(0);
+    expect(unchanged.stdout).toContain('Replayed 1 execution: 0 diverged.');
+  });
+});

@@ -149,7 +149,7 @@ export function judgeTestCase(testCase: WorkflowTestCase, run: TestCaseRun): Tes
   const actual = run.outputs ?? {};
   for (const [name, expected] of Object.entries(outputs ?? {})) {
     failures.push(
-      ...differences(expected, Object.hasOwn(actual, name) ? actual[name] : undefined, [
+      ...jsonDifferences(expected, Object.hasOwn(actual, name) ? actual[name] : undefined, [
         'outputs',
         name,
       ]),
@@ -159,7 +159,7 @@ export function judgeTestCase(testCase: WorkflowTestCase, run: TestCaseRun): Tes
 }
 
 /** Where `actual` differs from `expected`: objects key by key, arrays item by item. */
-function differences(
+export function jsonDifferences(
   expected: unknown,
   actual: unknown,
   at: (string | number)[],
@@ -174,12 +174,12 @@ function differences(
     if (actual.length !== expected.length) {
       return differs(`expected ${expected.length} items, got ${actual.length}`);
     }
-    return expected.flatMap((item, index) => differences(item, actual[index], [...at, index]));
+    return expected.flatMap((item, index) => jsonDifferences(item, actual[index], [...at, index]));
   }
   if (isObject(expected)) {
     if (!isObject(actual)) return differs(`expected an object, got ${shown(actual)}`);
     const found = Object.entries(expected).flatMap(([key, value]) =>
-      differences(value, Object.hasOwn(actual, key) ? actual[key] : undefined, [...at, key]),
+      jsonDifferences(value, Object.hasOwn(actual, key) ? actual[key] : undefined, [...at, key]),
     );
     const unexpected = Object.keys(actual).filter((key) => !Object.hasOwn(expected, key));
     for (const key of unexpected) {

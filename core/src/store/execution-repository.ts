@@ -283,6 +283,24 @@ export async function list(
   return keysetPage(items, slice.pageSize);
 }
 
+/** A workflow's latest finished real executions (Completed or Failed, not dry runs), newest first. */
+export async function latestFinishedRealExecutions(
+  db: Kysely<Database>,
+  workflowId: string,
+  limit: number,
+): Promise<WorkflowExecutionRow[]> {
+  return db
+    .selectFrom('workflowExecution')
+    .selectAll()
+    .where('workflowId', '=', workflowId)
+    .where('status', 'in', ['Completed', 'Failed'])
+    .where('dryRun', '=', false)
+    .orderBy('executionStart', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 /** Whether a workflow has executions that have not finished. */
 export async function hasActiveExecutions(
   db: Kysely<Database>,

@@ -148,11 +148,16 @@ export async function checkedSnapshot(
       definition: options.candidate.definition,
     };
   }
-  if (options.rerun?.of.dryRunTestCase != null) {
-    // Its snapshot may be a candidate never stored: rerun, it would run for real.
+  const of = options.rerun?.of;
+  if (of?.dryRun && of.revision === null && !options.revision) {
+    // Its snapshot is a candidate never stored: rerun, it would run for real.
+    const what =
+      of.dryRunTestCase === null
+        ? 'the dry run of a candidate definition'
+        : `the dry run of test case "${of.dryRunTestCase}" of a candidate definition`;
     throw new Conflict(
-      `Execution "${options.rerun.of.id}" is the dry run of test case "${options.rerun.of.dryRunTestCase}": run the workflow's tests again instead.`,
-      { code: 'execution.test_case' },
+      `Execution "${of.id}" is ${what}, which was never stored: run the tests or the replay again instead.`,
+      { code: 'execution.candidate' },
     );
   }
   const snapshot =
