@@ -219,6 +219,30 @@ describe('workflow tests', () => {
     expect(report.cases[0]).toMatchObject({ passed: true, failures: [] });
   });
 
+  it("takes no recorded output in a subworkflow's child either", async () => {
+    const child = definition(
+      [{ name: 'Fetch', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/child` } }],
+      { outputs: { status: "Outputs('Fetch').status" } },
+    );
+    const childId = await addWorkflow(trellis.admin, child);
+    const real = await trellis.admin.POST('/workflows/{workflowId}/executions', {
+      params: { path: { workflowId: childId }, query: { waitSeconds: 60 } },
+      body: {},
+    });
+    expect(real).toMatchObject({ status: 'Completed', outputs: { status: 200 } });
+    const parent = definition([{ name: 'Call', workflow: childId }], {
+      outputs: { status: "Outputs('Call').status" },
+      tests: [{ name: 'generated below', expect: { outputs: { status: 0 } } }],
+    });
+    const parentId = await addWorkflow(trellis.admin, parent);
+
+    const report = await trellis.admin.POST('/workflows/{workflowId}/tests', {
+      params: { path: { workflowId: parentId } },
+      body: {},
+    });
+    expect(report.cases[0]).toMatchObject({ passed: true, failures: [] });
+  });
+
   it('refuses bad cases where a definition is stored or tested, naming each place (400, nothing stored or started)', async () => {
     const bad = priceFlow([
       { name: 'a', inputs: { qty: 1 }, mocks: { Fetsh: {} }, expect: {} },
