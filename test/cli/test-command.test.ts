@@ -176,6 +176,11 @@ describe('trellis test', () => {
       },
     ]);
 
+    // One file of the folder.
+    const one = await cli(['test', path.join(dir, 'Doubler.json')]);
+    expect(one.code, printed(one)).toBe(5);
+    expect(one.stdout).toContain('0 passed, 2 failed, 0 skipped.');
+
     // The stored workflow's own revision passes; the candidate changed nothing.
     const stored = await cli(['test', 'Doubler', '--junit', junit]);
     expect(stored.code, printed(stored)).toBe(0);

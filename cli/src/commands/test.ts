@@ -1,4 +1,5 @@
-import { stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { components, TrellisClient } from '@trellis/sdk';
 import { definitionOutline, workflowIdOf } from '@trellis/sdk/mcp';
@@ -24,18 +25,15 @@ export interface TestedWorkflow {
 }
 
 /**
- * Runs the test cases of each definition file of a folder (each as a candidate of the project's
- * workflow of its name), or of one stored workflow (its current revision).
+ * Runs the test cases of each definition file of a folder, or of one file (each as a candidate of
+ * the project's workflow of its name), or of one stored workflow (its current revision).
  */
 export async function testWorkflows(
   trellis: TrellisClient,
   target: string,
 ): Promise<TestedWorkflow[]> {
-  const isFolder = await stat(target).then(
-    (found) => found.isDirectory(),
-    () => false,
-  );
-  if (!isFolder) {
+  const found = await stat(target).catch(() => undefined);
+  if (!found?.isDirectory() && !found?.isFile()) {
     const workflowId = await workflowIdOf(trellis, target);
     const report = await trellis.POST('/workflows/{workflowId}/tests', {
       params: { path: { workflowId } },
@@ -43,7 +41,9 @@ export async function testWorkflows(
     });
     return [{ name: report.name, report }];
   }
-  const files = await definitionFiles(target);
+  const files = found.isDirectory()
+    ? await definitionFiles(target)
+    : [{ file: path.basename(target), text: await readFile(target, 'utf8') }];
   const stored = new Map<string, string>();
   for await (const item of trellis.all('/workflows', { params: { query: { pageSize: 1000 } } })) {
     stored.set(item.name, item.id);
@@ -161,7 +161,10 @@ export function testCommand(program: Command, act: Act): void {
     .description(
       "run workflows' test cases as dry runs: each definition file of a folder (as a candidate), or a stored workflow",
     )
-    .argument('<dir|workflow>', 'a folder of definition files, or a workflow name or id')
+    .argument(
+      '<dir|workflow>',
+      'a folder of definition files (or one file), or a stored workflow\u2019s name or id',
+    )
     .option('--junit <file>', 'also write the results as JUnit XML, for a CI system')
     .addHelpText(
       'after',
