@@ -1143,6 +1143,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflowId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a candidate definition
+         * @description Replays a candidate definition, before it is stored, on the workflow's `last` finished real
+         *     executions (Completed or Failed, newest first): each is re-run as a dry run of the candidate
+         *     with the execution's inputs, and with the outputs its tasks recorded as mocks (for each task
+         *     of the same name and type; a new task's output is generated from its plugin's output
+         *     schema). It waits up to 60 seconds for the replays and reports, per execution, where the
+         *     replay diverges: a task that ran then and not now or the reverse (another branch), a task's
+         *     other output, another final status (a new failure), another workflow output, or inputs the
+         *     candidate refuses. 503 when Temporal is unavailable.
+         */
+        post: operations["replayWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}/revisions": {
         parameters: {
             query?: never;
@@ -1177,6 +1204,31 @@ export interface paths {
         get: operations["getWorkflowRevision"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflowId}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow's tests
+         * @description Runs the test cases of the workflow's current definition, or of a candidate `definition`, as
+         *     dry runs (as `POST /workflows/{workflowId}/executions` with `dryRun`), all at once, and
+         *     waits up to 60 seconds for them to end. Each case runs with its `inputs` and `mocks`; a task
+         *     that is not pure and has no mock returns an output generated from its plugin's output schema.
+         *     Each case's result says whether it passed, how its run differs from what it expects, and its
+         *     execution. A definition without cases answers none. 503 when Temporal is unavailable.
+         */
+        post: operations["runWorkflowTests"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2359,6 +2411,12 @@ export interface components {
             /** @description The tasks of the DAG; edges come from each task's `dependencies` and `runOnFailureOf`. */
             tasks: components["schemas"]["Definition.TaskDefinition"][];
             /**
+             * @description The workflow's test cases: each runs the definition as a dry run with its inputs and mocked
+             *     task outputs and checks the outcome (`POST /workflows/{workflowId}/tests`, `trellis test`).
+             *     The engine ignores them.
+             */
+            tests?: components["schemas"]["Definition.WorkflowTestCase"][];
+            /**
              * @description The JSON Schema the definition is written against, for editors: usually
              *     `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
              */
@@ -2369,6 +2427,46 @@ export interface components {
          * @description The id of a stored workflow (a UUID).
          */
         "Definition.WorkflowId": string;
+        /** @description One test case: a dry run of the workflow, and what its outcome must be. */
+        "Definition.WorkflowTestCase": {
+            /** @description The case's name, unique among the workflow's cases. */
+            name: string;
+            /** @description What the case checks, for people. */
+            description?: string;
+            /** @description The values of the workflow's inputs the run is given; defaults fill what is absent. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The output of a task, by task name, instead of running it: it must fit the task's plugin's
+             *     output schema. A task that is not pure and has no mock returns an output generated from that
+             *     schema (never one recorded by a real run, so that a case gives the same result anywhere).
+             */
+            mocks?: {
+                [key: string]: unknown;
+            };
+            /** @description What the run must end with. */
+            expect: components["schemas"]["Definition.WorkflowTestExpectation"];
+        };
+        /** @description What a test case's run must end with; each part given is checked. */
+        "Definition.WorkflowTestExpectation": {
+            /** @description The run's final status: `Completed` unless `failure` is given, then `Failed`. */
+            status?: components["schemas"]["Definition.WorkflowTestStatus"];
+            /**
+             * @description Values of the run's outputs, by output name: each must equal the run's (objects compared
+             *     key by key, arrays item by item); outputs not named here are not checked.
+             */
+            outputs?: {
+                [key: string]: unknown;
+            };
+            /** @description Text the failed run's message must contain. */
+            failure?: string;
+        };
+        /**
+         * @description The final status a test case expects of its run.
+         * @enum {string}
+         */
+        "Definition.WorkflowTestStatus": "Completed" | "Failed";
         /** @description A workflow definition as JSON text (`Definition.WorkflowDefinition`). */
         DefinitionText: string;
         /**
@@ -4061,6 +4159,87 @@ export interface components {
              */
             executionStart: string;
         };
+        /** @description One way a replay differs from the execution it replays. */
+        WorkflowReplayDivergence: {
+            kind: components["schemas"]["WorkflowReplayDivergenceKind"];
+            /** @description The task it concerns (`branch`, `taskOutput`); null otherwise. */
+            task: string | null;
+            /** @description The place that differs: `status`, `outputs.total`, or the task's name. */
+            path: string;
+            /** @description What the execution had there (null when nothing). */
+            then: unknown;
+            /** @description What the replay has there (null when nothing). */
+            now: unknown;
+            /** @description The difference in words. */
+            message: string;
+        };
+        /**
+         * @description How a replay differs from the execution it replays.
+         * @enum {string}
+         */
+        WorkflowReplayDivergenceKind: "branch" | "taskOutput" | "status" | "output" | "inputs";
+        /** @description The outcome of a replay. */
+        WorkflowReplayReport: {
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /**
+             * Format: int32
+             * @description How many executions were replayed.
+             */
+            replayed: number;
+            /**
+             * Format: int32
+             * @description How many of them diverged.
+             */
+            diverged: number;
+            /** @description Each execution replayed, newest first. */
+            executions: components["schemas"]["WorkflowReplayedExecution"][];
+        };
+        /** @description The envelope of a replay. */
+        WorkflowReplayReportResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowReplayReport"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that replays a candidate definition on a workflow's recent executions. */
+        WorkflowReplayRun: {
+            /**
+             * @description The candidate definition of this workflow, not stored: validated as when updating (400
+             *     naming `body.definition`).
+             */
+            definition: components["schemas"]["WorkflowDefinitionInput"];
+            /**
+             * Format: int32
+             * @description How many of the workflow's latest finished real executions to replay (default 5).
+             */
+            last?: number;
+        };
+        /** @description One execution replayed. */
+        WorkflowReplayedExecution: {
+            /** @description The execution replayed. */
+            executionId: components["schemas"]["Uuid"];
+            /** @description Its revision. */
+            revision: number | null;
+            /** @description Its status. */
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description The replay's dry run; null when the candidate refused the inputs. */
+            replayExecutionId: string | null;
+            /** @description How the replay ended (`Running` when still going after the wait); null when it did not run. */
+            replayStatus: components["schemas"]["ExecutionStatus"] | null;
+            /** @description True when the replay differs from the execution in any way below. */
+            diverged: boolean;
+            divergences: components["schemas"]["WorkflowReplayDivergence"][];
+        };
         /** @description The envelope of one workflow. */
         WorkflowResponse: {
             /** @description The result of the operation; an empty object `{}` when it only confirms. */
@@ -4191,6 +4370,86 @@ export interface components {
             generatedAtUtc: string;
             /** @description Present on paged lists (when `page` or `pageSize` was given). */
             pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The outcome of one test case. */
+        WorkflowTestCaseResult: {
+            /** @description The case's name. */
+            name: string;
+            /** @description True when the run ended as the case expects. */
+            passed: boolean;
+            /** @description How the run ended (a case still going when the answer is sent is `Running`, and fails). */
+            status: components["schemas"]["ExecutionStatus"];
+            /** @description Why the case failed, one entry per difference; empty when it passed. */
+            failures: components["schemas"]["WorkflowTestFailure"][];
+            /** @description The case's dry run, which can be opened as any execution of the workflow. */
+            executionId: components["schemas"]["Uuid"];
+            /**
+             * Format: int32
+             * @description How long the run took, in milliseconds; up to the answer for one still going.
+             */
+            durationMilliseconds: number;
+        };
+        /** @description One way a test case's run differs from what the case expects. */
+        WorkflowTestFailure: {
+            /**
+             * @description What differs: `status`, `failure`, or the output's place (`outputs.total`,
+             *     `outputs.items[0].id`).
+             */
+            path: string;
+            /** @description What the case expects there. */
+            expected: unknown;
+            /** @description What the run gave there (null when it gave nothing). */
+            actual: unknown;
+            /** @description The difference in words. */
+            message: string;
+        };
+        /** @description The outcome of a workflow's test cases. */
+        WorkflowTestReport: {
+            /** @description The workflow's id. */
+            workflowId: components["schemas"]["Uuid"];
+            /** @description The tested definition's name. */
+            name: string;
+            /** @description The revision tested; null for a candidate definition. */
+            revision: number | null;
+            /**
+             * Format: int32
+             * @description How many cases passed.
+             */
+            passed: number;
+            /**
+             * Format: int32
+             * @description How many cases failed.
+             */
+            failed: number;
+            /** @description Each case run, in the definition's order. */
+            cases: components["schemas"]["WorkflowTestCaseResult"][];
+        };
+        /** @description The envelope of a test run. */
+        WorkflowTestReportResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["WorkflowTestReport"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that runs a workflow's test cases. */
+        WorkflowTestRun: {
+            /**
+             * @description A candidate definition of this workflow, not stored: its test cases run on it instead of on
+             *     the current revision. Validated as when updating (400 naming `body.definition`); stored
+             *     nowhere but in the snapshot of each case's dry run.
+             */
+            definition?: components["schemas"]["WorkflowDefinitionInput"];
+            /** @description Run only the cases of these names (each must be a case of the definition, else 400). */
+            cases?: string[];
         };
         /** @description One definition of a folder to apply. */
         WorkflowToApply: {
@@ -10836,6 +11095,134 @@ export interface operations {
             };
         };
     };
+    replayWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowReplayRun"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowReplayReportResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listWorkflowRevisions: {
         parameters: {
             query?: {
@@ -11002,6 +11389,134 @@ export interface operations {
             };
             /** @description Unknown resource or route. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    runWorkflowTests: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path: {
+                /** @description The workflow's id. */
+                workflowId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowTestRun"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowTestReportResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

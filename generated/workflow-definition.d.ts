@@ -72,6 +72,13 @@ export type ApprovalTimeoutAction = 'Approve' | 'Reject';
  * via the `definition` "ApproverRole".
  */
 export type ApproverRole = 'admin' | 'config' | 'plugins' | 'workflow';
+/**
+ * The final status a test case expects of its run.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "WorkflowTestStatus".
+ */
+export type WorkflowTestStatus = 'Completed' | 'Failed';
 
 /**
  * A workflow: a named DAG of tasks with optional variables and workflow-wide settings.
@@ -110,6 +117,14 @@ export interface WorkflowDefinition {
    * @minItems 1
    */
   tasks: TaskDefinition[];
+  /**
+   * The workflow's test cases: each runs the definition as a dry run with its inputs and mocked
+   * task outputs and checks the outcome (`POST /workflows/{workflowId}/tests`, `trellis test`).
+   * The engine ignores them.
+   *
+   * @maxItems 100
+   */
+  tests?: WorkflowTestCase[];
   /**
    * The JSON Schema the definition is written against, for editors: usually
    * `<Trellis URL>/schemas/workflow-definition.json`. Trellis ignores it.
@@ -432,4 +447,55 @@ export interface ForEach {
    * `degreeOfParallelism`); 10 when absent.
    */
   parallelism?: number;
+}
+/**
+ * One test case: a dry run of the workflow, and what its outcome must be.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "WorkflowTestCase".
+ */
+export interface WorkflowTestCase {
+  /**
+   * The case's name, unique among the workflow's cases.
+   */
+  name: string;
+  /**
+   * What the case checks, for people.
+   */
+  description?: string;
+  /**
+   * The values of the workflow's inputs the run is given; defaults fill what is absent.
+   */
+  inputs?: RecordUnknown;
+  /**
+   * The output of a task, by task name, instead of running it: it must fit the task's plugin's
+   * output schema. A task that is not pure and has no mock returns an output generated from that
+   * schema (never one recorded by a real run, so that a case gives the same result anywhere).
+   */
+  mocks?: RecordUnknown;
+  /**
+   * What the run must end with.
+   */
+  expect: WorkflowTestExpectation;
+}
+/**
+ * What a test case's run must end with; each part given is checked.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "WorkflowTestExpectation".
+ */
+export interface WorkflowTestExpectation {
+  /**
+   * The run's final status: `Completed` unless `failure` is given, then `Failed`.
+   */
+  status?: WorkflowTestStatus;
+  /**
+   * Values of the run's outputs, by output name: each must equal the run's (objects compared
+   * key by key, arrays item by item); outputs not named here are not checked.
+   */
+  outputs?: RecordUnknown;
+  /**
+   * Text the failed run's message must contain.
+   */
+  failure?: string;
 }

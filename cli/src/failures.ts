@@ -13,6 +13,8 @@ export const exitCodes = {
   runFailed: 3,
   /** A followed run ended Canceled. */
   runCanceled: 4,
+  /** A workflow test case failed (`trellis test`, `apply --test`), or a replay diverged (`replay --fail-on-divergence`). */
+  testsFailed: 5,
   /** Stopped by Ctrl-C (the run goes on). */
   interrupted: 130,
 } as const;

@@ -6,8 +6,10 @@ import { auditCommands } from './commands/audit.js';
 import { executionCommands } from './commands/executions.js';
 import { keyCommands } from './commands/keys.js';
 import { mcpCommand } from './commands/mcp.js';
+import { replayCommand } from './commands/replay.js';
 import { runCommand } from './commands/run.js';
 import { triggerCommands } from './commands/triggers.js';
+import { testCommand } from './commands/test.js';
 import { workflowCommands } from './commands/workflows.js';
 import { defaultUrl } from './connection.js';
 import { Context, type GlobalOptions } from './context.js';
@@ -25,13 +27,16 @@ Environment:
   NO_COLOR          no colours (FORCE_COLOR: colours even when not on a terminal)
 
 Exit codes: 0 done (a followed run Completed), 1 the request failed, 2 bad command line,
-3 a followed run Failed, 4 a followed run was Canceled, 130 stopped by Ctrl-C.
+3 a followed run Failed, 4 a followed run was Canceled, 5 a workflow test case failed (or,
+with --fail-on-divergence, a replay diverged),
+130 stopped by Ctrl-C.
 
 Examples:
   trellis workflows add -f hello.json
   trellis apply workflows/ --dry-run
   trellis apply workflows/ --source "$(git rev-parse HEAD)"
   trellis export workflows/
+  trellis test workflows/ --junit test-results.xml
   trellis run Hello --input region=eu --input limit=10 --follow
   trellis executions list Hello --status Failed
   trellis executions logs Hello <executionId> --follow
@@ -94,6 +99,8 @@ export function createProgram(io: Io, state: { exitCode: number; context?: Conte
   workflowCommands(program, act);
   applyCommands(program, act);
   runCommand(program, act);
+  testCommand(program, act);
+  replayCommand(program, act);
   executionCommands(program, act);
   triggerCommands(program, act);
   approvalCommands(program, act);

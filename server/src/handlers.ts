@@ -14,6 +14,7 @@ import { systemHandlers } from './system/handlers.js';
 import { triggerHandlers } from './triggers/handlers.js';
 import { workflowHandlers } from './workflows/handlers.js';
 import { workflowSummaryHandlers } from './workflows/summaries.js';
+import { workflowTestHandlers } from './workflows/tests.js';
 
 /** Every operation of the spec, one handler each; a missing or unknown one fails type-checking. */
 export const handlers = {
@@ -21,6 +22,7 @@ export const handlers = {
   ...pluginHandlers,
   ...workflowHandlers,
   ...workflowSummaryHandlers,
+  ...workflowTestHandlers,
   ...triggerHandlers,
   ...executionHandlers,
   ...projectExecutionHandlers,

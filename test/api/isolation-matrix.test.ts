@@ -153,6 +153,10 @@ const bodies: Record<string, (ids: Record<string, string>) => unknown> = {
     definition: JSON.stringify(definition([{ name: 'A', type: noop }])),
   }),
   'POST /workflows/{workflowId}/executions': ({ workflowId }) => ({ workflowId }),
+  'POST /workflows/{workflowId}/tests': () => ({}),
+  'POST /workflows/{workflowId}/replay': () => ({
+    definition: JSON.stringify(definition([{ name: 'A', type: noop }])),
+  }),
   'POST /workflows/{workflowId}/triggers': ({ workflowId }) => ({
     workflowId,
     type: 'Manual',

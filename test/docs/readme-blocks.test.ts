@@ -47,6 +47,7 @@ const walkThroughs = [
 const skips = [
   'Approvals that carry data and reach people: needs the PayInvoice workflow and a user treasurer',
   'Workflows as code: runs the trellis CLI (signed in as under "Command line") in a Git repository; test/cli/apply.test.ts runs the same',
+  'Workflow tests: runs the trellis CLI (signed in as under "Command line") on a folder; test/cli/test-command.test.ts runs the same',
 ];
 
 const readme = path.join(import.meta.dirname, '../../README.md');

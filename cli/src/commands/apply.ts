@@ -1,35 +1,19 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { TrellisApiError } from '@trellis/sdk';
 import { readableDefinition } from '@trellis/sdk/mcp';
-import { CliError } from '../failures.js';
+import { CliError, exitCodes } from '../failures.js';
+import { definitionFiles } from '../definition-files.js';
 import type { Colors } from '../output/output.js';
 import type { Act } from './act.js';
+import { failedCases, printTested, testWorkflows } from './test.js';
 
 /**
  * `trellis apply <dir>` and `trellis export <dir>`: a project's workflows kept as a folder of
  * definition files, one `<name>.json` each (README "Workflows as code"). The server plans,
  * checks and applies; the CLI reads and writes the files and prints the plan.
  */
-
-/** The definition files of a folder, by name: every `.json` file, in name order. */
-async function definitionFiles(folder: string): Promise<{ file: string; text: string }[]> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
-    throw new CliError(
-      `Cannot read the folder ${folder}: ${error instanceof Error ? error.message : String(error)}.`,
-    );
-  });
-  const names = entries
-    .filter(
-      (entry) => entry.isFile() && entry.name.endsWith('.json') && !entry.name.startsWith('.'),
-    )
-    .map((entry) => entry.name)
-    .sort();
-  return Promise.all(
-    names.map(async (file) => ({ file, text: await readFile(path.join(folder, file), 'utf8') })),
-  );
-}
 
 /** The server's refusal with each `body.workflows[i]` told as the file it came from. */
 function toldByFile(error: unknown, files: readonly string[]): unknown {
@@ -87,11 +71,33 @@ export function applyCommands(program: Command, act: Act): void {
       '--accept-breaking',
       'store updates even when they break declared inputs or outputs for their callers',
     )
+    .option(
+      '--test',
+      "first run each file's test cases (as `trellis test`); apply nothing when one fails",
+    )
     .action(
       act<
         [string],
-        { dryRun?: boolean; source?: string; prune?: boolean; acceptBreaking?: boolean }
+        {
+          dryRun?: boolean;
+          source?: string;
+          prune?: boolean;
+          acceptBreaking?: boolean;
+          test?: boolean;
+        }
       >(async ({ trellis, output }, [folder], options) => {
+        if (options.test === true) {
+          const tested = await testWorkflows(trellis, folder);
+          printTested(output, tested);
+          const failed = failedCases(tested);
+          if (failed.length > 0) {
+            throw new CliError(
+              `Nothing was applied: ${failed.length} test case${failed.length === 1 ? '' : 's'} failed.\n${failed.map((line) => `  ${line}`).join('\n')}`,
+              'Fix the definitions or their tests, then apply again.',
+              exitCodes.testsFailed,
+            );
+          }
+        }
         const files = await definitionFiles(folder);
         const applied = await trellis.envelope
           .POST('/workflows/apply', {

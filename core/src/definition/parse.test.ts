@@ -219,7 +219,7 @@ describe('parseDefinition', () => {
   it('rejects unknown properties and lists the known ones', () => {
     expect(errorsOf({ name: 'W', tasks: [task('A', { dependsOn: [] })], __proto__x: 1 })).toEqual([
       'tasks[0].dependsOn: is not a known property (known: name, description, type, workflow, inputs, dependencies, runOnFailureOf, parameters, executionCondition, errorHandling, timeoutMilliseconds, manualApproval, forEach)',
-      '__proto__x: is not a known property (known: name, description, variables, inputs, outputs, configuration, tasks, $schema)',
+      '__proto__x: is not a known property (known: name, description, variables, inputs, outputs, configuration, tasks, tests, $schema)',
     ]);
   });
 

@@ -21,6 +21,7 @@ import {
 } from './limits.js';
 import { DEFINITION_MESSAGES, DEFINITION_ROOT } from './location.js';
 import { checkSubworkflowTasks } from './subworkflows.js';
+import { checkTestCases } from './test-cases.js';
 import type { WorkflowDefinition } from './types.js';
 
 export type ParseResult =
@@ -74,6 +75,7 @@ export function validateDefinition(
     problems.push(...placedProblems(sizeProblems(definition, limits), DEFINITION_MESSAGES));
     if (problems.length === 0) problems.push(...checkGraph(definition, limits.MaxDepth));
     if (problems.length === 0) problems.push(...checkSubworkflowTasks(definition));
+    if (problems.length === 0) problems.push(...checkTestCases(definition));
     if (problems.length === 0) return { ok: true, definition };
   }
   return { ok: false, problems: limited(problems) };

@@ -21,4 +21,6 @@ export type {
   TaskType,
   WorkflowConfiguration,
   WorkflowDefinition,
+  WorkflowTestCase,
+  WorkflowTestExpectation,
 } from '../../../generated/workflow-definition.js';

@@ -65,8 +65,8 @@ export interface NewExecution {
   startedBy?: string | null;
   /** The Temporal namespace of its run; null or absent: `Temporal.Namespace`. */
   temporalNamespace?: string | null;
-  /** A dry run, and the outputs its request gives tasks by name. */
-  dryRun?: { mocks?: Record<string, unknown> };
+  /** A dry run, the outputs its request gives tasks by name, and the test case it runs. */
+  dryRun?: { mocks?: Record<string, unknown>; testCase?: string };
   status: ExecutionStatus;
   message?: string;
   executionStart?: Date;
@@ -117,6 +117,7 @@ export async function createExecutionWithTasks(
             ? {
                 dryRun: true,
                 dryRunMocks: input.dryRun.mocks ? JSON.stringify(input.dryRun.mocks) : null,
+                dryRunTestCase: input.dryRun.testCase ?? null,
               }
             : {}),
         })
@@ -280,6 +281,24 @@ export async function list(
     if (!cursor) throw unknownCursor();
   }
   return keysetPage(items, slice.pageSize);
+}
+
+/** A workflow's latest finished real executions (Completed or Failed, not dry runs), newest first. */
+export async function latestFinishedRealExecutions(
+  db: Kysely<Database>,
+  workflowId: string,
+  limit: number,
+): Promise<WorkflowExecutionRow[]> {
+  return db
+    .selectFrom('workflowExecution')
+    .selectAll()
+    .where('workflowId', '=', workflowId)
+    .where('status', 'in', ['Completed', 'Failed'])
+    .where('dryRun', '=', false)
+    .orderBy('executionStart', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** Whether a workflow has executions that have not finished. */

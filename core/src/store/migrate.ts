@@ -37,6 +37,7 @@ import * as pluginEffects from './migrations/2026-11-29T02-30-00-plugin-effects.
 import * as revisionSource from './migrations/2026-11-29T02-30-00-revision-source.js';
 import * as webhookDeliveryLog from './migrations/2026-11-29T06-10-00-webhook-delivery-log.js';
 import * as dryRuns from './migrations/2026-11-29T06-30-00-dry-runs.js';
+import * as dryRunTestCase from './migrations/2026-11-29T08-20-00-dry-run-test-case.js';
 import * as webhookRefusals from './migrations/2026-11-29T08-40-00-webhook-refusals.js';
 import type { Database } from './tables.js';
 
@@ -81,6 +82,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T02-30-00-revision-source': revisionSource,
   '2026-11-29T06-10-00-webhook-delivery-log': webhookDeliveryLog,
   '2026-11-29T06-30-00-dry-runs': dryRuns,
+  '2026-11-29T08-20-00-dry-run-test-case': dryRunTestCase,
   '2026-11-29T08-40-00-webhook-refusals': webhookRefusals,
 };
 

@@ -147,6 +147,21 @@ export async function completedOutputs(
   return new Map(rows.map((row) => [row.name, row.output ?? null]));
 }
 
+/** An execution's tasks (not a forEach task's items) with how each ended and its output, in definition order. */
+export async function taskOutcomes(
+  db: Kysely<Database>,
+  executionId: string,
+): Promise<{ name: string; status: TaskStatus; output: unknown }[]> {
+  const rows = await db
+    .selectFrom('taskExecution')
+    .select(['name', 'status', 'output'])
+    .where('executionId', '=', executionId)
+    .where('foreachTaskId', 'is', null)
+    .orderBy('position')
+    .execute();
+  return rows.map((row) => ({ name: row.name, status: row.status, output: row.output ?? null }));
+}
+
 /** An execution's tasks as a run starts: each task's row id, and which are Completed already. */
 export interface TaskRoster {
   /** Task name → task execution id. */

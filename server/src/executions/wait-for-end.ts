@@ -45,3 +45,21 @@ function runEnd(row: WorkflowExecutionRow): RunEnd {
     ? { status: row.status, outputs: row.outputs ?? {} }
     : { status: row.status };
 }
+
+/**
+ * Waits for several runs of a workflow at once, up to `seconds` in all (they run side by side,
+ * so the slowest bounds the wait); the rows then say where each stands.
+ */
+export async function waitForRunsEnd(
+  deps: AppDeps,
+  workflowId: string,
+  executionIds: readonly string[],
+  seconds: number,
+): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    executionIds.map((executionId) =>
+      waitForRunEnd(deps, { workflowId, executionId }, Math.max(0, (deadline - Date.now()) / 1000)),
+    ),
+  );
+}

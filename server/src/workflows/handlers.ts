@@ -72,7 +72,7 @@ type DefinitionInput = string | WorkflowDefinition;
  * The text to validate and store: the text as sent, or the object as compact JSON, so that
  * reads return the string form whichever form was sent.
  */
-function definitionText(definition: DefinitionInput): string {
+export function definitionText(definition: DefinitionInput): string {
   return typeof definition === 'string' ? definition : JSON.stringify(definition);
 }
 

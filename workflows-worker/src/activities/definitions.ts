@@ -91,6 +91,7 @@ function loadedDefinition(
       inputs: execution.inputs,
       dryRun: execution.dryRun,
       dryRunMocks: execution.dryRunMocks,
+      dryRunTestCase: execution.dryRunTestCase,
     },
     definition,
     tasks,

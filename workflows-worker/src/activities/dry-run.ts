@@ -43,12 +43,11 @@ export async function dryRunOutput(
       message: `Dry run: output from the request's mock; ${notRun}.`,
     };
   }
-  const recorded = await taskExecutionRepository.recordedOutput(
-    deps.db,
-    execution.workflowId,
-    taskName,
-    item,
-  );
+  // A test case gives the same result anywhere: no output recorded by this instance's runs.
+  const recorded =
+    execution.dryRunTestCase === null
+      ? await taskExecutionRepository.recordedOutput(deps.db, execution.workflowId, taskName, item)
+      : undefined;
   if (recorded) {
     return {
       output: recorded.output,

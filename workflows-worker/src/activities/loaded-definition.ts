@@ -11,7 +11,14 @@ import type { TaskDefinition, WorkflowDefinition } from '#definition/types.js';
 export interface LoadedDefinition {
   execution: Pick<
     WorkflowExecutionRow,
-    'id' | 'projectId' | 'workflowId' | 'workflowName' | 'inputs' | 'dryRun' | 'dryRunMocks'
+    | 'id'
+    | 'projectId'
+    | 'workflowId'
+    | 'workflowName'
+    | 'inputs'
+    | 'dryRun'
+    | 'dryRunMocks'
+    | 'dryRunTestCase'
   >;
   definition: WorkflowDefinition;
   tasks: Map<string, TaskDefinition>;

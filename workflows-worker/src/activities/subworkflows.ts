@@ -165,8 +165,16 @@ export function subworkflowActivities(deps: EngineDeps, definitions: DefinitionC
           id: childExecutionId,
           temporalNamespace: runNamespace(deps.config),
           parent: { executionId, taskExecutionId: taskId, taskName: task.name },
-          // A dry run's child is one too: nothing under a dry run performs anything.
-          ...(loaded.execution.dryRun ? { dryRun: {} } : {}),
+          // A dry run's child is one too: nothing under a dry run performs anything. A test
+          // case's child takes no recorded output either, as the case's own tasks do.
+          ...(loaded.execution.dryRun
+            ? {
+                dryRun:
+                  loaded.execution.dryRunTestCase === null
+                    ? {}
+                    : { testCase: loaded.execution.dryRunTestCase },
+              }
+            : {}),
         });
       } catch (error) {
         if (!(error instanceof Invalid)) throw error;

@@ -7,14 +7,15 @@ import type { Kysely } from 'kysely';
 import type { Database } from '#store/tables.js';
 import type { WorkflowDefinition } from '#definition/types.js';
 import { Invalid } from '#definition/errors.js';
-import { pluginSchemaValidator } from '#definition/validation/ajv.js';
-import { validationErrorProblems } from '#definition/validation/describe.js';
 import { problemAt, type Problem } from '#definition/validation/problem.js';
 import { installedLookups, type PluginLookup } from '../workflows/validate-definition.js';
+import { mockOutputProblems } from '../workflows/mock-outputs.js';
 
 /** What a start asks of a dry run: the outputs it gives tasks by name (`body.mocks`). */
 export interface DryRunRequest {
   mocks?: Record<string, unknown>;
+  /** The definition's test case the run is (its tasks then take no recorded output). */
+  testCase?: string;
 }
 
 /**
@@ -32,7 +33,7 @@ export async function assertMocksFit(
   const tasks = new Map(definition.tasks.map((task) => [task.name, task]));
   const installed = installedLookups(db, projectId, plugins);
   const problems: Problem[] = [];
-  for (const [name, output] of Object.entries(mocks)) {
+  for (const name of Object.keys(mocks)) {
     const at = `body.mocks.${name}`;
     const task = tasks.get(name);
     if (task === undefined) {
@@ -48,23 +49,15 @@ export async function assertMocksFit(
           `is a subworkflow task, whose child runs as a dry run itself: it takes no mock`,
         ),
       );
-      continue;
     }
-    const plugin = await installed.taskPlugin(task.type);
-    const schema = plugin?.outputSchema;
-    if (schema === undefined || Object.keys(schema).length === 0) continue;
-    const validate = pluginSchemaValidator(schema, { verbose: true });
-    // The validator fills in defaults; the mock is kept as given.
-    if (validate(structuredClone(output))) continue;
-    problems.push(
-      ...validationErrorProblems(validate.errors, {
-        place: (path) => [at, ...path.map(String)].join('.'),
-        wording: 'people',
-      }).map((problem) => ({
-        ...problem,
-        message: `${problem.message} (the output schema of ${plugin!.type})`,
-      })),
-    );
   }
+  problems.push(
+    ...(await mockOutputProblems(
+      definition,
+      mocks,
+      (name) => `body.mocks.${name}`,
+      installed.taskPlugin,
+    )),
+  );
   if (problems.length > 0) throw new Invalid(problems);
 }

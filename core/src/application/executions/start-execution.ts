@@ -5,10 +5,12 @@ import type { Logger } from '#platform/logging.js';
 import type { Metrics } from '#platform/observability/metrics.js';
 import type { WorkflowExecutionRow, WorkflowRevisionRow, WorkflowRow } from '#store/tables.js';
 import { problemsOf } from '#definition/validation/problem.js';
+import { Conflict } from '#definition/errors.js';
 import { createExecution } from './create-execution.js';
 import { assertMocksFit, type DryRunRequest } from './dry-run.js';
 import { launchExecution, type LaunchDeps } from './launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
+import type { WorkflowDefinition } from '#definition/types.js';
 import { validateWorkflowDefinition, type PluginLookup } from '../workflows/validate-definition.js';
 
 export interface StartExecutionDeps extends LaunchDeps {
@@ -54,6 +56,11 @@ export interface StartOptions {
   startedBy?: string;
   /** Start a dry run (`assertMocksFit` checks its mocks: 400 naming each problem). */
   dryRun?: DryRunRequest;
+  /**
+   * Only with `dryRun`: run this definition, validated by the caller and stored nowhere but in
+   * the execution's snapshot (with no revision), instead of a revision of the workflow.
+   */
+  candidate?: { text: string; definition: WorkflowDefinition };
 }
 
 /**
@@ -124,16 +131,35 @@ export async function recordExecution(
 }
 
 /**
- * The definition a start runs (the revision asked for, else a rerun's snapshot, else the
- * current one), validated as when it is stored: 400 naming each problem. What a start checks
+ * The definition a start runs (a dry run's candidate, else the revision asked for, else a
+ * rerun's snapshot, else the current one), validated as when it is stored: 400 naming each problem. What a start checks
  * before it writes anything, for a preview too.
  */
 export async function checkedSnapshot(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
-  options: Pick<StartOptions, 'rerun' | 'revision'> = {},
+  options: Pick<StartOptions, 'rerun' | 'revision' | 'candidate' | 'dryRun'> = {},
 ) {
   const { db, config } = deps;
+  if (options.candidate) {
+    if (!options.dryRun) throw new Error('A candidate definition runs only as a dry run');
+    return {
+      snapshot: { definition: options.candidate.text, revision: null },
+      definition: options.candidate.definition,
+    };
+  }
+  const of = options.rerun?.of;
+  if (of?.dryRun && of.revision === null && !options.revision) {
+    // Its snapshot is a candidate never stored: rerun, it would run for real.
+    const what =
+      of.dryRunTestCase === null
+        ? 'the dry run of a candidate definition'
+        : `the dry run of test case "${of.dryRunTestCase}" of a candidate definition`;
+    throw new Conflict(
+      `Execution "${of.id}" is ${what}, which was never stored: run the tests or the replay again instead.`,
+      { code: 'execution.candidate' },
+    );
+  }
   const snapshot =
     options.revision ??
     (options.rerun

@@ -13,6 +13,7 @@ import { problemsWithin, type Problem } from '#definition/validation/problem.js'
 import { formatPath } from '#definition/location.js';
 import { allowsPlugin, notAllowedMessage, pluginAllowanceOf } from './allowed-plugins.js';
 import { checkCalledWorkflows } from './called-workflows.js';
+import { mockOutputProblems } from './mock-outputs.js';
 
 /**
  * Where a check finds the installed plugins: the API process keeps a snapshot of them
@@ -64,11 +65,31 @@ export async function validateWorkflowDefinition(
     )),
     ...(await checkCalledWorkflows(db, projectId, parsed.definition, self, limits)),
     ...(await checkAllowedPlugins(db, projectId, parsed.definition, installed)),
+    ...(await testCaseMockProblems(parsed.definition, installed)),
   ];
   if (problems.length > 0) {
     throw new Invalid(told(limited(problems)));
   }
   return parsed.definition;
+}
+
+/** One problem per place where a test case's mock does not fit its task's plugin's output schema. */
+async function testCaseMockProblems(
+  definition: WorkflowDefinition,
+  installed: ReturnType<typeof installedLookups>,
+): Promise<Problem[]> {
+  const cases = definition.tests ?? [];
+  const problems = await Promise.all(
+    cases.map((testCase, index) =>
+      mockOutputProblems(
+        definition,
+        testCase.mocks ?? {},
+        (name) => formatPath(['tests', index, 'mocks', name]),
+        installed.taskPlugin,
+      ),
+    ),
+  );
+  return problems.flat();
 }
 
 /** One problem per task whose plugin (inline, or its configuration's) the project does not allow. */

@@ -53,6 +53,11 @@ export interface WorkflowExecutionTable {
   dryRun: ColumnType<boolean, boolean | undefined, never>;
   /** A dry run's outputs given by its request, by task name (JSON); null when none. */
   dryRunMocks: ColumnType<Record<string, unknown> | null, string | null | undefined, never>;
+  /**
+   * The test case a dry run runs (`POST /workflows/{workflowId}/tests`): its tasks take no
+   * recorded output. Null for every other run.
+   */
+  dryRunTestCase: ColumnType<string | null, string | null | undefined, never>;
 }
 export interface TaskExecutionTable {
   id: string;
