@@ -5,23 +5,15 @@
  * plugin it did not run, its resolved parameters, the approvals that would be asked and the
  * branches skipped.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed } from '../support/harness.js';
+import { startRecordingReceiver } from '../support/recording-receiver.js';
 import { record, signIn, useConsoleSession } from './browser.js';
 
-/** The paths an HTTP task reached. */
-const received: string[] = [];
-const receiver = http.createServer((req, res) => {
-  received.push(req.url ?? '');
-  req
-    .resume()
-    .on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"n":1}'));
-});
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-afterAll(() => new Promise((resolve) => receiver.close(resolve)));
+/** Where the HTTP tasks point, and the paths they reached. */
+const receiver = await startRecordingReceiver({ n: 1 });
+const { origin, received } = receiver;
+afterAll(() => receiver.close());
 
 const session = useConsoleSession({ worker: true, config: loopbackAllowed });
 

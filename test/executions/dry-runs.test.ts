@@ -5,8 +5,6 @@
  * approvals are approved without asking anyone, no notification goes out, and it is marked as a
  * dry run in the API, the audit trail and Temporal.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,25 +13,21 @@ import { TrellisApiError, type TrellisClient } from '../../sdk/src/index.js';
 import { loopbackAllowed, startTrellis, users, type Trellis } from '../support/harness.js';
 import { createTestDatabase } from '../support/services.js';
 import { errorOf } from '../support/expect-error.js';
+import { startRecordingReceiver, type RecordingReceiver } from '../support/recording-receiver.js';
 import { addWorkflow, definition, tasksOf, taskLogs } from '../support/engine-support.js';
 
 let trellis: Trellis;
-let receiver: http.Server;
+let receiver: RecordingReceiver;
 let origin: string;
 /** Requests the HTTP receiver got, by path: the HTTP task's and the notifications'. */
-const received: string[] = [];
+let received: string[];
 /** The database a task writes to (not Trellis's own). */
 let connectionString: string;
 let target: pg.Client;
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    received.push(req.url ?? '');
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":1}'));
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startRecordingReceiver({ ok: 1 });
+  ({ origin, received } = receiver);
   connectionString = await createTestDatabase();
   target = new pg.Client({ connectionString });
   await target.connect();
@@ -57,7 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await trellis?.stop();
   await target?.end();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 /** A workflow that calls out (HTTP), writes a row, waits for an approval and computes a hash. */

@@ -4,34 +4,26 @@
  * latest finished executions and reports where each diverges (another branch, another output,
  * another status, inputs it refuses), without calling out again or storing the candidate.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisApiError } from '../../sdk/src/index.js';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import { errorOf } from '../support/expect-error.js';
+import { startRecordingReceiver, type RecordingReceiver } from '../support/recording-receiver.js';
 import { addWorkflow, definition } from '../support/engine-support.js';
 
 let trellis: Trellis;
-let receiver: http.Server;
+let receiver: RecordingReceiver;
 let origin: string;
-const received: string[] = [];
+let received: string[];
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    received.push(req.url ?? '');
-    req.resume();
-    req.on('end', () =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"rate":2}'),
-    );
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startRecordingReceiver({ rate: 2 });
+  ({ origin, received } = receiver);
   trellis = await startTrellis({ worker: true, config: loopbackAllowed });
 });
 afterAll(async () => {
   await trellis?.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 /** Fetches a rate (HTTP), routes by amount past `threshold`, and computes amount × rate × `factor`. */

@@ -3,8 +3,6 @@
  * `POST /workflows/{workflowId}/tests` runs them as dry runs (of the current revision, or of a
  * candidate definition stored nowhere) and reports each case: passed or not, why, its execution.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisApiError } from '../../sdk/src/index.js';
 import {
@@ -15,29 +13,23 @@ import {
   type Trellis,
 } from '../support/harness.js';
 import { errorOf } from '../support/expect-error.js';
+import { startRecordingReceiver, type RecordingReceiver } from '../support/recording-receiver.js';
 import { addWorkflow, definition } from '../support/engine-support.js';
 
 let trellis: Trellis;
-let receiver: http.Server;
+let receiver: RecordingReceiver;
 let origin: string;
 /** The paths the HTTP receiver was asked for: a test case's HTTP task must never reach it. */
-const received: string[] = [];
+let received: string[];
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    received.push(req.url ?? '');
-    req.resume();
-    req.on('end', () =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":7}'),
-    );
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startRecordingReceiver({ price: 7 });
+  ({ origin, received } = receiver);
   trellis = await startTrellis({ worker: true, config: loopbackAllowed });
 });
 afterAll(async () => {
   await trellis?.stop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 const priceReply = (price: unknown) => ({

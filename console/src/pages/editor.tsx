@@ -167,14 +167,7 @@ function Editor({ client, workflowId, schema, codeEditor, initial, saved, title 
   };
   const listed = (problem: Problem, key: string) => (
     <li key={key}>
-      {problem.line !== null && (
-        <>
-          <button type="button" class="link" onClick={() => goTo(problem)}>
-            Line {problem.line}
-          </button>{' '}
-        </>
-      )}
-      {problem.path && <code>{problem.path}</code>} {problem.message}
+      <ProblemText problem={problem} goTo={goTo} />
     </li>
   );
 
@@ -332,6 +325,22 @@ interface ContractVerdictProps {
   onKeepEditing: () => void;
 }
 
+/** A problem as a line of a list: a button to its line (where it has one), its path, its message. */
+function ProblemText({ problem, goTo }: { problem: Problem; goTo: (problem: Problem) => void }) {
+  return (
+    <>
+      {problem.line !== null && (
+        <>
+          <button type="button" class="link" onClick={() => goTo(problem)}>
+            Line {problem.line}
+          </button>{' '}
+        </>
+      )}
+      {problem.path && <code>{problem.path}</code>} {problem.message}
+    </>
+  );
+}
+
 /**
  * The contract check's verdict: each break of the declared inputs and outputs, the callers each
  * one breaks, and the choice of saving anyway (`acceptBreaking`).
@@ -363,14 +372,7 @@ function ContractVerdict({
       <ol class="verdict-breaks">
         {breaks.map(({ problem, callers }, index) => (
           <li key={index}>
-            {problem.line !== null && (
-              <>
-                <button type="button" class="link" onClick={() => goTo(problem)}>
-                  Line {problem.line}
-                </button>{' '}
-              </>
-            )}
-            {problem.path && <code>{problem.path}</code>} {problem.message}
+            <ProblemText problem={problem} goTo={goTo} />
             {callers.length > 0 && (
               <>
                 <p class="verdict-callers">Breaks:</p>
