@@ -28,13 +28,15 @@ import xml.etree.ElementTree as ET
 # against its plugin's, inputs against what the workflow or the approval's form declares); a NUL nested in free-form JSON (inputs, a webhook's
 # body), which the document states for strings and an object's own keys only; a body id that
 # must equal the path's; paging by `after` and `page` at once, or after an id the list does not
-# hold; a time range whose `from` is not before its `to`; the test cases a test run names, which
-# must be the workflow's (or its candidate's).
+# hold; a time range whose `from` is not before its `to`; the task a rerun starts from, which must
+# be a task of the run's definition; the test cases a test run names, which must be the
+# workflow's (or its candidate's).
 UNSTATABLE = re.compile(
     r"body\.(workflows\[\d+\]\.)?(definition|specifications|inputs)\b"
     r"|body\.\w+: must equal the \w+ in the path"
     r"|query\.after: (cannot be combined with page|must be the id of)"
     r"|(query|body\.filter)\.from: must (be before|not be after)"
+    r"|body\.fromTask: names no task of the execution's definition"
     r"|body\.cases\[\d+\]: names no test case of"
 )
 NESTED_NUL = re.compile(r"contains a NUL character")
