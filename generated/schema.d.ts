@@ -2060,7 +2060,7 @@ export interface components {
             type: string;
             /** @description The plugin version; must be installed. */
             version: string;
-            /** @description Settings, checked against the plugin's declared specifications (required keys present, unknown keys rejected). */
+            /** @description Settings, checked against the plugin's declared specifications (required keys present, unknown keys rejected); for a built-in plugin the document types them by `type`. */
             specifications: {
                 [key: string]: unknown;
             };

@@ -24,15 +24,15 @@ import xml.etree.ElementTree as ET
 
 # What no schema can state (README, "Contract guarantees"), by the message the server gives:
 # values checked against a schema the instance holds (a definition, alone or in an apply's list,
-# against the installed plugins the project allows and its own graph, a configuration's settings
-# against its plugin's, inputs against what the workflow or the approval's form declares); a NUL nested in free-form JSON (inputs, a webhook's
+# against the installed plugins the project allows and its own graph, inputs against what the
+# workflow or the approval's form declares); a NUL nested in free-form JSON (inputs, a webhook's
 # body), which the document states for strings and an object's own keys only; a body id that
 # must equal the path's; paging by `after` and `page` at once, or after an id the list does not
 # hold; a time range whose `from` is not before its `to`; the task a rerun starts from, which must
 # be a task of the run's definition; the test cases a test run names, which must be the
 # workflow's (or its candidate's).
 UNSTATABLE = re.compile(
-    r"body\.(workflows\[\d+\]\.)?(definition|specifications|inputs)\b"
+    r"body\.(workflows\[\d+\]\.)?(definition|inputs)\b"
     r"|body\.\w+: must equal the \w+ in the path"
     r"|query\.after: (cannot be combined with page|must be the id of)"
     r"|(query|body\.filter)\.from: must (be before|not be after)"

@@ -18,10 +18,11 @@ quiet() {
 
 tsp() { node node_modules/@typespec/compiler/cmd/tsp.js "$@"; }
 
-# 1. The HTTP API: spec/main.tsp -> generated/openapi.{json,yaml} (OpenAPI 3.1, see tspconfig.yaml).
+# 1. The HTTP API: spec/main.tsp -> generated/openapi.{json,yaml} (OpenAPI 3.1, see tspconfig.yaml),
+#    a configuration's settings typed by the built-in plugins' manifests (plugins/*/plugin.json).
 quiet tsp compile spec --warn-as-error \
   --option "@typespec/openapi3.emitter-output-dir=$scratch/openapi"
-quiet node node_modules/tsx/dist/cli.mjs scripts/contract/finalize-openapi.ts "$scratch/openapi/openapi.json" generated
+quiet node node_modules/tsx/dist/cli.mjs scripts/contract/finalize-openapi.ts "$scratch/openapi/openapi.json" generated plugins
 
 # 2. The workflow definition format (spec/definition/, DEFINITION's): its one @jsonSchema root model
 #    bundles every other model into $defs, so the emitter writes a single file.

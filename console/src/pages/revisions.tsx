@@ -121,34 +121,22 @@ function Comparison({ client, workflowId, numbers, current, a, b }: ComparisonPr
         aria-label="Revisions to compare"
         onSubmit={(event) => event.preventDefault()}
       >
-        <div class="field">
-          <label for="revision-before">Before</label>
-          <select
-            id="revision-before"
-            value={a}
-            onChange={(event) => choose(Number(event.currentTarget.value), b)}
-          >
-            {options.map((revision) => (
-              <option key={revision} value={revision}>
-                {name(revision)}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="revision-after">After</label>
-          <select
-            id="revision-after"
-            value={b}
-            onChange={(event) => choose(a, Number(event.currentTarget.value))}
-          >
-            {options.map((revision) => (
-              <option key={revision} value={revision}>
-                {name(revision)}
-              </option>
-            ))}
-          </select>
-        </div>
+        <RevisionSelect
+          id="revision-before"
+          label="Before"
+          value={a}
+          options={options}
+          name={name}
+          onChoose={(revision) => choose(revision, b)}
+        />
+        <RevisionSelect
+          id="revision-after"
+          label="After"
+          value={b}
+          options={options}
+          name={name}
+          onChoose={(revision) => choose(a, revision)}
+        />
         <button type="button" onClick={() => choose(b, a)}>
           Swap
         </button>
@@ -211,3 +199,37 @@ function readable(text: string): string {
 }
 
 const lines = (count: number) => (count === 1 ? '1 line' : `${count} lines`);
+
+/** One side of the comparison: the revisions newest first, named as the page names them. */
+function RevisionSelect({
+  id,
+  label,
+  value,
+  options,
+  name,
+  onChoose,
+}: {
+  id: string;
+  label: string;
+  value: number;
+  options: number[];
+  name: (revision: number) => string;
+  onChoose: (revision: number) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        value={value}
+        onChange={(event) => onChoose(Number(event.currentTarget.value))}
+      >
+        {options.map((revision) => (
+          <option key={revision} value={revision}>
+            {name(revision)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

@@ -111,7 +111,7 @@ describe('checkTaskParameters', () => {
       }),
     ).toEqual([
       'parameter "method" must match pattern "^[A-Za-z]+$"',
-      'parameter "query.page" must be string,number,boolean,array',
+      'parameter "query.page" must be string, number, boolean or array',
       'parameter "allowedStatusCodes.0" must be integer',
     ]);
   });

@@ -111,6 +111,8 @@ interface Described extends ValidationProblem {
 function problemsOf(errors: readonly ErrorObject[], style: MessageStyle): Described[] {
   const described: Described[] = [];
   for (const error of errors) {
+    // `must match "then" schema`: the branch's own errors say what does not match.
+    if (error.keyword === 'if') continue;
     const keys = error.keyword === 'oneOf' ? requiredChoice(error.schema) : null;
     if (keys !== null) {
       // `oneOf` of branches that only require a key: "exactly one of these keys", said so.
@@ -273,7 +275,7 @@ function describeError(error: ErrorObject, style: MessageStyle): Described {
       return { ...at(here, `must be ${toJson(params.allowedValue)}`), tag: params.allowedValue };
     case 'type': {
       const type = String(params.type);
-      return at(here, people ? `must be ${typeName(type, style)}` : ajvSays, { wrongType: type });
+      return at(here, `must be ${typeName(type, style)}`, { wrongType: type });
     }
     case 'minLength':
     case 'minItems': {
@@ -315,9 +317,19 @@ export function unknownKeyProblem(path: readonly PathSegment[], style: MessageSt
   return `${style.unknownKey ?? 'is not allowed'}${known ? ` (known: ${known.join(', ')})` : ''}`;
 }
 
+/**
+ * `string`, or `a string` for people; Ajv's list of types (`string,number,null`) as a list
+ * (`string, number or null`).
+ */
 function typeName(type: string, style: MessageStyle): string {
-  if (style.wording !== 'people') return type;
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+  const people = style.wording === 'people';
+  const named = type
+    .split(',')
+    .map((one) =>
+      !people || one === 'null' ? one : /^[aeiou]/.test(one) ? `an ${one}` : `a ${one}`,
+    );
+  const last = named.pop() ?? type;
+  return named.length > 0 ? `${named.join(', ')} or ${last}` : last;
 }
 
 function toJson(value: unknown): string {
