@@ -2551,6 +2551,18 @@ export interface components {
          * @enum {string}
          */
         DeliveryOutcome: "Delivered" | "Failed" | "Abandoned";
+        /** @description The approval a dry run's task would have waited for: approved at once, no one was asked. */
+        DryRunApproval: {
+            /** @description The approval's id (decided by `dry run`). */
+            approvalId: components["schemas"]["Uuid"];
+            /** @description Its comment; empty when none. */
+            comment: string;
+        };
+        /**
+         * @description Where a dry run's task took its output from.
+         * @enum {string}
+         */
+        DryRunOutputSource: "Mock" | "Recorded" | "Generated" | "RanForReal";
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
         /**
@@ -3684,6 +3696,29 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
+            dryRun: components["schemas"]["TaskDryRun"] | null;
+        };
+        /**
+         * @description What a dry run's task did, as the worker decided it: where its output came from, its plugin
+         *     and what the plugin declares it does, its parameters resolved, the approval it would have
+         *     asked. The fields are null until the task got there (an approval is noted before it runs).
+         */
+        TaskDryRun: {
+            /** @description Where its output came from; null before it ran. */
+            source: components["schemas"]["DryRunOutputSource"] | null;
+            /** @description `Recorded` only: the real execution whose output it took; null otherwise. */
+            recordedFrom: string | null;
+            /** @description Its plugin's type; null before it ran. */
+            plugin: string | null;
+            /** @description What its plugin declares it does; null before it ran. */
+            effects: components["schemas"]["PluginEffects"] | null;
+            /** @description Its parameters, expressions resolved; null before it ran. */
+            parameters: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The approval it would have waited for; null when it has none. */
+            approval: components["schemas"]["DryRunApproval"] | null;
         };
         /** @description A task of an execution as listed. */
         TaskListItem: {
@@ -3702,6 +3737,8 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
+            dryRun: components["schemas"]["TaskDryRun"] | null;
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {
