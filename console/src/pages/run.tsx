@@ -177,16 +177,25 @@ function Run({
     [run.tasks],
   );
   const pending = (approvals.data ?? []).filter((approval) => approval.status === 'Pending');
+  // A dry run's plan is on its tasks' rows, written with each task's outcome: read again when
+  // a task's status changes.
+  const taskChanges = Object.values(run.tasks)
+    .map((task) => `${task.taskExecutionId}:${task.status}`)
+    .join(',');
+  const planned = useLoad(
+    () => (shown.dryRun ? loadTasks(client, workflowId, executionId) : Promise.resolve(tasks)),
+    [executionId, shown.dryRun, taskChanges],
+  );
   const plan = useMemo(
     () =>
       shown.dryRun
         ? dryRunPlan(
             definition?.tasks.map((task) => task.name) ?? Object.keys(run.tasks),
             run.tasks,
-            run.logs,
+            planned.data ?? tasks,
           )
         : null,
-    [shown.dryRun, definition, run.tasks, run.logs],
+    [shown.dryRun, definition, run.tasks, planned.data, tasks],
   );
 
   const cancel = async () => {
