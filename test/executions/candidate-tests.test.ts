@@ -2,7 +2,7 @@
  * Issue 33, the tests of a new workflow: `POST /workflows/tests` runs the test cases of a
  * definition the project does not store yet as dry runs, reports them as the per-workflow
  * operation does, and leaves nothing a person sees: no workflow, no execution in any list or
- * figure, the name still free; its runs are removed once their hour has passed.
+ * figure, the name still free; its runs are removed once their hour has passed, or with its project.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,5 +284,20 @@ describe('the tests of a new workflow', () => {
     });
 
     expect((await runsSeen(api, project)).stored).toBe(3);
+  });
+
+  it("goes with its project: a project whose only runs are a new workflow's tests is deleted", async () => {
+    const { name: project, api } = await newProject();
+    await api.POST('/workflows/tests', { body: { definition: JSON.stringify(priceFlow(15)) } });
+
+    await trellis.admin.DELETE('/projects/{projectId}', {
+      params: { path: { projectId: project } },
+    });
+
+    const gone = await errorOf(
+      trellis.admin.GET('/projects/{projectId}', { params: { path: { projectId: project } } }),
+      TrellisApiError,
+    );
+    expect(gone.status).toBe(404);
   });
 });

@@ -352,17 +352,19 @@ export async function insertDraft(
 }
 
 /**
- * Removes a project's drafts whose time has passed and none of whose runs is still going, with
- * their runs (cascade); how many.
+ * Removes a project's drafts none of whose runs is still going, with their runs (cascade): those
+ * whose time has passed, or with `all` (the project is deleted) every one; how many.
  */
-export async function removeExpiredDrafts(
+export async function removeEndedDrafts(
   db: Kysely<Database>,
   projectId: string,
+  { all = false }: { all?: boolean } = {},
 ): Promise<number> {
   const result = await db
     .deleteFrom('workflow')
     .where('projectId', '=', projectId)
-    .where('draftUntil', '<', sql<Date>`now()`)
+    .where('draftUntil', 'is not', null)
+    .$if(!all, (q) => q.where('draftUntil', '<', sql<Date>`now()`))
     .where((eb) =>
       eb.not(
         eb.exists(

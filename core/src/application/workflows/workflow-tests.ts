@@ -113,7 +113,7 @@ export async function startCandidateTests(
     );
   }
   const cases = chosenCases(definition, request.cases);
-  await workflowRepository.removeExpiredDrafts(deps.db, projectId);
+  await workflowRepository.removeEndedDrafts(deps.db, projectId);
   if (cases.length === 0) {
     return { workflowId: null, runsOf: null, name: definition.name, revision: null, cases: [] };
   }
