@@ -31,10 +31,8 @@ export interface TestRunRequest {
   startedBy: string;
 }
 
-/** The cases started: the definition they test, and one execution per case. */
+/** The cases started: the definition they test, and one execution per case (of `runsOf`). */
 export interface StartedTests {
-  /** The workflow tested; null for a definition not stored. */
-  workflowId: string | null;
   /**
    * The workflow row the cases' runs are executions of: the tested one, or a draft; null when no
    * case ran.
@@ -115,7 +113,7 @@ export async function startCandidateTests(
   const cases = chosenCases(definition, request.cases);
   await workflowRepository.removeEndedDrafts(deps.db, projectId);
   if (cases.length === 0) {
-    return { workflowId: null, runsOf: null, name: definition.name, revision: null, cases: [] };
+    return { runsOf: null, name: definition.name, revision: null, cases: [] };
   }
   const draft = await workflowRepository.insertDraft(deps.db, {
     projectId,
@@ -124,7 +122,7 @@ export async function startCandidateTests(
     until: new Date(Date.now() + DRAFT_KEPT_MILLISECONDS),
   });
   const candidate = { text: request.candidate, definition };
-  return { ...(await startCases(deps, draft, definition, candidate, request)), workflowId: null };
+  return startCases(deps, draft, definition, candidate, request);
 }
 
 /** Starts each case asked for as a dry run of `definition`, a run of `workflow`. */
@@ -150,7 +148,6 @@ async function startCases(
     started.push({ testCase, executionId: execution.executionId });
   }
   return {
-    workflowId: workflow.id,
     runsOf: workflow.id,
     name: definition.name,
     revision: candidate ? null : workflow.revision,
