@@ -291,6 +291,39 @@ describe('a dry run', () => {
     expect(described.searchAttributes.TrellisDryRun).toEqual([true]);
   });
 
+  it('records the plan of each forEach item, its parameters resolved for the item', async () => {
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([
+        {
+          name: 'Each',
+          type: { plugin: 'Net/Http' },
+          forEach: { items: '[1, 2]' },
+          parameters: { url: `${origin}/item/$[Item()]` },
+        },
+      ]),
+    );
+
+    const { executionId, status } = await dryRun(trellis.admin, workflowId);
+
+    expect(status).toBe('Completed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(
+      Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.dryRun])),
+    ).toEqual({
+      Each: null,
+      'Each[0]': expect.objectContaining({
+        source: 'Generated',
+        parameters: { url: `${origin}/item/1` },
+      }),
+      'Each[1]': expect.objectContaining({
+        source: 'Generated',
+        parameters: { url: `${origin}/item/2` },
+      }),
+    });
+    expect(received.filter((path) => path.startsWith('/item'))).toEqual([]);
+  });
+
   it("takes a task's output from the latest completed real run, else from its plugin's output schema", async () => {
     const def = definition([
       { name: 'Call', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/real` } },
