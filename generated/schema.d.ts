@@ -843,8 +843,8 @@ export interface paths {
          *     stored workflow's, and waits up to 60 seconds for them to end. Each case runs with its
          *     `inputs` and `mocks`; a task that is not pure and has no mock returns an output generated
          *     from its plugin's output schema. Nothing is stored but the runs, on a draft workflow that
-         *     no list shows (`draftWorkflowId`), removed an hour later. 409 `workflow.name_taken` when the project has a workflow
-         *     of the definition's name (test it as that workflow's candidate instead). 503 when Temporal
+         *     no list shows (`draftWorkflowId`), kept an hour. 409 `workflow.name_taken` when the project
+         *     has a workflow of the definition's name (test it as that workflow's candidate instead). 503 when Temporal
          *     is unavailable.
          */
         post: operations["runCandidateTests"];
@@ -2006,8 +2006,8 @@ export interface components {
             /**
              * @description The draft the cases' dry runs belong to (null when no case ran): a workflow row of the
              *     project that no list or workflow operation shows, only there for its runs, which can be
-             *     opened as `/workflows/{draftWorkflowId}/executions/{executionId}` (logs and tasks too) until
-             *     they are removed, an hour after they ran.
+             *     opened as `/workflows/{draftWorkflowId}/executions/{executionId}` (logs and tasks too) for
+             *     an hour at least: the project's first test run after that removes them.
              */
             draftWorkflowId: string | null;
             /**

@@ -3,8 +3,8 @@
  * of a candidate definition that is stored nowhere but in each case's execution snapshot (with
  * no revision), so that a change can be tested before it is published; or of a definition the
  * project does not store at all (a new workflow's), whose runs hang on a draft workflow row that
- * nothing lists and that is removed an hour later. Each case is one execution, started here; the
- * caller waits for them and then judges them here.
+ * nothing lists and that a later test run of the project removes once its hour has passed. Each
+ * case is one execution, started here; the caller waits for them and then judges them here.
  */
 import * as executionRepository from '#store/execution-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
@@ -78,6 +78,8 @@ export async function startWorkflowTests(
           ),
         };
   const definition = candidate?.definition ?? (await checkedSnapshot(deps, workflow)).definition;
+  // Any test run of the project clears its new workflows' test runs once their hour has passed.
+  await workflowRepository.removeEndedDrafts(deps.db, workflow.projectId);
   return startCases(deps, workflow, definition, candidate, request);
 }
 
