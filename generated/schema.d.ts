@@ -827,6 +827,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the tests of a new workflow
+         * @description Runs the test cases of a definition the project does not store yet (a new workflow's,
+         *     before it is added) as dry runs, all at once, as `POST /workflows/{workflowId}/tests` runs a
+         *     stored workflow's, and waits up to 60 seconds for them to end. Each case runs with its
+         *     `inputs` and `mocks`; a task that is not pure and has no mock returns an output generated
+         *     from its plugin's output schema. Nothing is stored but the runs, on a draft workflow that
+         *     no list shows (`draftWorkflowId`), kept an hour. 409 `workflow.name_taken` when the project
+         *     has a workflow of the definition's name (test it as that workflow's candidate instead). 503 when Temporal
+         *     is unavailable.
+         */
+        post: operations["runCandidateTests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{workflowId}": {
         parameters: {
             query?: never;
@@ -1972,6 +1999,56 @@ export interface components {
             /** @description The rerun's new execution (outcome `Done`); else null. */
             newExecutionId: string | null;
         };
+        /** @description The outcome of the test cases of a definition the project does not store. */
+        CandidateTestReport: {
+            /** @description The tested definition's name. */
+            name: string;
+            /**
+             * @description The draft the cases' dry runs belong to (null when no case ran): a workflow row of the
+             *     project that no list or workflow operation shows, only there for its runs, which can be
+             *     opened as `/workflows/{draftWorkflowId}/executions/{executionId}` (logs and tasks too) for
+             *     an hour at least: the project's first test run after that removes them.
+             */
+            draftWorkflowId: string | null;
+            /**
+             * Format: int32
+             * @description How many cases passed.
+             */
+            passed: number;
+            /**
+             * Format: int32
+             * @description How many cases failed.
+             */
+            failed: number;
+            /** @description Each case run, in the definition's order. */
+            cases: components["schemas"]["WorkflowTestCaseResult"][];
+        };
+        /** @description The envelope of a candidate's test run. */
+        CandidateTestReportResponse: {
+            /** @description The result of the operation; an empty object `{}` when it only confirms. */
+            data: components["schemas"]["CandidateTestReport"];
+            /** @description Human-readable messages; empty when there are none. A successful change carries a confirmation. */
+            messages: string[];
+            /** @description `true` when the operation succeeded. */
+            succeeded: boolean;
+            /**
+             * Format: date-time
+             * @description When the response was generated (ISO 8601 UTC).
+             */
+            generatedAtUtc: string;
+            /** @description Present on paged lists (when `page` or `pageSize` was given). */
+            pagination?: components["schemas"]["Pagination"];
+        };
+        /** @description The body that runs the test cases of a definition the project does not store. */
+        CandidateTestRun: {
+            /**
+             * @description A definition of a workflow the project does not have yet (a new one's), not stored:
+             *     validated as when adding it (400 naming `body.definition`).
+             */
+            definition: components["schemas"]["WorkflowDefinitionInput"];
+            /** @description Run only the cases of these names (each must be a case of the definition, else 400). */
+            cases?: string[];
+        };
         /** @description What creating a configuration returns. */
         ConfigurationCreated: {
             id: components["schemas"]["Uuid"];
@@ -2474,6 +2551,18 @@ export interface components {
          * @enum {string}
          */
         DeliveryOutcome: "Delivered" | "Failed" | "Abandoned";
+        /** @description The approval a dry run's task would have waited for: approved at once, no one was asked. */
+        DryRunApproval: {
+            /** @description The approval's id (decided by `dry run`). */
+            approvalId: components["schemas"]["Uuid"];
+            /** @description Its comment; empty when none. */
+            comment: string;
+        };
+        /**
+         * @description Where a dry run's task took its output from.
+         * @enum {string}
+         */
+        DryRunOutputSource: "Mock" | "Recorded" | "Generated" | "RanForReal";
         /** @description The empty object returned as `data` by operations that only confirm. */
         Empty: Record<string, never>;
         /**
@@ -3607,6 +3696,29 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
+            dryRun: components["schemas"]["TaskDryRun"] | null;
+        };
+        /**
+         * @description What a dry run's task did, as the worker decided it: where its output came from, its plugin
+         *     and what the plugin declares it does, its parameters resolved, the approval it would have
+         *     asked. The fields are null until the task got there (an approval is noted before it runs).
+         */
+        TaskDryRun: {
+            /** @description Where its output came from; null before it ran. */
+            source: components["schemas"]["DryRunOutputSource"] | null;
+            /** @description `Recorded` only: the real execution whose output it took; null otherwise. */
+            recordedFrom: string | null;
+            /** @description Its plugin's type; null before it ran. */
+            plugin: string | null;
+            /** @description What its plugin declares it does; null before it ran. */
+            effects: components["schemas"]["PluginEffects"] | null;
+            /** @description Its parameters, expressions resolved; null before it ran. */
+            parameters: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The approval it would have waited for; null when it has none. */
+            approval: components["schemas"]["DryRunApproval"] | null;
         };
         /** @description A task of an execution as listed. */
         TaskListItem: {
@@ -3625,6 +3737,8 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
+            dryRun: components["schemas"]["TaskDryRun"] | null;
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {
@@ -9164,6 +9278,131 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowsAppliedResponse"];
+                };
+            };
+            /**
+             * @description Invalid input: a malformed id, query or `X-Request-Id` header, a body that fails validation; one
+             *     message per problem. Every operation checks the `X-Request-Id` header.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No credentials or bad credentials (the response carries `WWW-Authenticate`). */
+            401: {
+                headers: {
+                    /** @description The accepted schemes, e.g. `Basic realm="Trellis"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The caller's roles do not allow this operation. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown resource or route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A conflict with the current state: duplicate name, already installed, in use, not running, already decided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than `Server.BodyLimitBytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is not JSON (`Content-Type` must be `application/json`). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many requests: failed logins locked the user name or the client address for a while, the
+             *     user made more requests a minute than `Security.RateLimits` allows, the project made more
+             *     requests or started more executions a minute than its limits allow, or (event streams) the user
+             *     or the API process holds as many streams open as `Server.Events` allows. `Retry-After` says
+             *     when to try again.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency (the database, Temporal) is unavailable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    runCandidateTests: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The project to work in: its id or its name. Without it, the caller's default project
+                 *     (`default` for configured users). A project the caller is not a member of is 404
+                 *     `project.not_found`, as one that does not exist.
+                 */
+                "X-Trellis-Project"?: components["parameters"]["ProjectHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CandidateTestRun"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateTestReportResponse"];
                 };
             };
             /**

@@ -1,52 +1,66 @@
 import { describe, expect, it } from 'vitest';
-import { dryRunPlan } from './dry-run-plan.js';
-import type { LogEntry } from './run-state.js';
+import { dryRunPlan, type PlannedRow } from './dry-run-plan.js';
 
-let id = 0;
-/** A task's log entry as the API returns it. */
-const line = (taskExecutionId: string, message: string): LogEntry => ({
-  id: String((id += 1)),
-  taskExecutionId,
-  timeStamp: '2026-11-29T08:00:00.000Z',
-  level: 'Info',
-  message,
-  exception: null,
+/** A task row's plan as the API gives it (`TaskDryRun`); the console's browser test reads them from a real run. */
+const planned = (
+  name: string,
+  plan: Partial<NonNullable<PlannedRow['dryRun']>> | null,
+): PlannedRow => ({
+  name,
+  dryRun: plan && {
+    source: null,
+    recordedFrom: null,
+    plugin: null,
+    effects: null,
+    parameters: null,
+    approval: null,
+    ...plan,
+  },
 });
 
-// The worker's words (workflows-worker/src/activities/dry-run.ts); the console's browser test
-// reads them from a real run.
 const tasks = {
-  Fetch: { taskExecutionId: 't1', status: 'Completed' as const, message: '' },
-  Approve: { taskExecutionId: 't2', status: 'Completed' as const, message: '' },
-  Write: { taskExecutionId: 't3', status: 'Completed' as const, message: '' },
-  Digest: { taskExecutionId: 't4', status: 'Completed' as const, message: '' },
+  Fetch: { status: 'Completed' as const, message: '' },
+  Approve: { status: 'Completed' as const, message: '' },
+  Write: { status: 'Completed' as const, message: '' },
+  Digest: { status: 'Completed' as const, message: '' },
   Never: {
-    taskExecutionId: 't5',
     status: 'Skipped' as const,
     message: "Skipped: condition Outputs('Write').rowCount > 100 is false.",
   },
 };
-const logs = [
-  line('t1', 'Dry run: parameters resolved to {"url":"http://x/orders","method":"GET"}.'),
-  line('t1', "Dry run: output from the request's mock; Net/Http (effects: calls) was not run."),
-  line('t2', 'Dry run: parameters resolved to {}.'),
-  line(
-    't2',
-    'Dry run: approval a-1 would be asked (Write the order?); it is approved at once, no one is asked.',
-  ),
-  line('t2', 'Approved by dry run: a dry run asks no one.'),
-  line('t3', 'Dry run: parameters resolved to {"params":["mocked"]}.'),
-  line(
-    't3',
-    'Dry run: output recorded by execution e-0 (the latest completed real run); Database/PostgreSql (effects: writes) was not run.',
-  ),
-  line('t4', 'Dry run: parameters resolved to {"algorithm":"sha256"}.'),
-  line('t4', 'digest computed'),
+const rows = [
+  planned('Fetch', {
+    source: 'Mock',
+    plugin: 'Net/Http',
+    effects: 'calls',
+    parameters: { url: 'http://x/orders', method: 'GET' },
+  }),
+  planned('Approve', {
+    source: 'RanForReal',
+    plugin: 'Flow/NoOp',
+    effects: 'pure',
+    parameters: {},
+    approval: { approvalId: 'a-1', comment: 'Write the order?' },
+  }),
+  planned('Write', {
+    source: 'Recorded',
+    recordedFrom: 'e-0',
+    plugin: 'Database/PostgreSql',
+    effects: 'writes',
+    parameters: { params: ['mocked'] },
+  }),
+  planned('Digest', {
+    source: 'RanForReal',
+    plugin: 'Security/Hash',
+    effects: 'pure',
+    parameters: { algorithm: 'sha256' },
+  }),
+  planned('Never', null),
 ];
 
 describe('a dry run plan', () => {
   it('gives each task, in order, its source of output, plugin and effects, parameters and approval', () => {
-    const plan = dryRunPlan(['Fetch', 'Approve', 'Write', 'Digest', 'Never', 'Later'], tasks, logs);
+    const plan = dryRunPlan(['Fetch', 'Approve', 'Write', 'Digest', 'Never', 'Later'], tasks, rows);
     expect(
       plan.map(({ name, sources, plugin, effects }) => ({ name, sources, plugin, effects })),
     ).toEqual([
@@ -71,27 +85,44 @@ describe('a dry run plan', () => {
     expect(plan[5]).toMatchObject({ status: null, parameters: null, approval: null });
   });
 
-  it("lists each of a foreach task's sources once, and an approval without a comment", () => {
+  it("gathers a foreach task's items, each source once, and an approval noted before the task ran", () => {
+    const generated = {
+      source: 'Generated' as const,
+      plugin: 'Net/Http',
+      effects: 'calls' as const,
+    };
     const plan = dryRunPlan(
-      ['Each'],
-      { Each: { taskExecutionId: 't', status: 'Completed', message: '' } },
+      ['Each', 'Gate', 'Each2'],
+      {
+        Each: { status: 'Completed', message: '' },
+        Gate: { status: 'WaitingForApproval', message: '' },
+      },
       [
-        line(
-          't',
-          'Dry run: output generated from the output schema of Net/Http; Net/Http (effects: calls) was not run.',
-        ),
-        line(
-          't',
-          'Dry run: output generated from the output schema of Net/Http; Net/Http (effects: calls) was not run.',
-        ),
-        line(
-          't',
-          "Dry run: output from the request's mock; Net/Http (effects: calls) was not run.",
-        ),
-        line('t', 'Dry run: approval a-2 would be asked; it is approved at once, no one is asked.'),
+        planned('Each', null),
+        planned('Each[0]', { ...generated, parameters: { url: 'http://x/0' } }),
+        planned('Each[1]', { ...generated, parameters: { url: 'http://x/1' } }),
+        planned('Each[2]', { ...generated, source: 'Mock', parameters: { url: 'http://x/2' } }),
+        planned('Gate', { approval: { approvalId: 'a-2', comment: '' } }),
+        planned('Each2', {
+          source: 'RanForReal',
+          plugin: 'Flow/NoOp',
+          effects: 'pure',
+          parameters: {},
+        }),
       ],
     );
-    expect(plan[0]!.sources).toEqual([{ kind: 'generated' }, { kind: 'mock' }]);
-    expect(plan[0]!.approval).toEqual({ id: 'a-2', comment: '' });
+    expect(plan[0]).toMatchObject({
+      sources: [{ kind: 'generated' }, { kind: 'mock' }],
+      plugin: 'Net/Http',
+      effects: 'calls',
+      parameters: { url: 'http://x/0' },
+    });
+    // `Each2` is another task, not an item of `Each`.
+    expect(plan[2]!.sources).toEqual([{ kind: 'ran' }]);
+    expect(plan[1]).toMatchObject({
+      sources: [],
+      parameters: null,
+      approval: { id: 'a-2', comment: '' },
+    });
   });
 });

@@ -1,10 +1,13 @@
 /**
- * A dry run's plan as it ran, read from what its tasks recorded: each task's resolved parameters
- * and where its output came from (the worker writes one `Dry run: …` log line for each), the
- * approvals it would have asked, the branches skipped. The log lines are the worker's words
- * (workflows-worker/src/activities/dry-run.ts); a line the console does not know is left out.
+ * A dry run's plan as it ran, read from its tasks' `dryRun` field (what the worker decided for
+ * each: where its output came from, its plugin and effects, its parameters resolved, the
+ * approval it would have asked), with the branches skipped. A forEach task's items are rows of
+ * their own (`Each[0]`, `Each[1]`, ...), whose plans the task's line gathers.
  */
-import type { LogEntry, TaskStatus } from './run-state.js';
+import type { components } from '@trellis/sdk';
+import type { TaskStatus } from './run-state.js';
+
+type TaskDryRun = components['schemas']['TaskDryRun'];
 
 /** Where a task's output came from in a dry run. */
 export type OutputSource =
@@ -19,9 +22,9 @@ export interface PlannedTask {
   status: TaskStatus | null;
   /** The task's message: for a skipped one, why (its condition, the branch not taken). */
   message: string;
-  /** Its plugin, when the task performed nothing (from the output's log line). */
+  /** Its plugin, when the task performed nothing. */
   plugin: string | null;
-  /** The plugin's declared effects (`calls`, `writes, reads`, …) when it was not run. */
+  /** The plugin's declared effects (`calls`, `writes`, …) when it was not run. */
   effects: string | null;
   /** One per source its outputs came from (a `foreach` task's items may differ). */
   sources: OutputSource[];
@@ -31,99 +34,71 @@ export interface PlannedTask {
   approval: { id: string; comment: string } | null;
 }
 
-const parametersLine = /^Dry run: parameters resolved to (.*)\.$/s;
-const notRun = /; (\S+) \(effects: ([^)]*)\) was not run\.$/;
-const mockLine = /^Dry run: output from the request's mock;/;
-const recordedLine = /^Dry run: output recorded by execution (\S+) \(/;
-const generatedLine = /^Dry run: output generated from the output schema of /;
-const approvalLine =
-  /^Dry run: approval (\S+) would be asked(?: \((.*)\))?; it is approved at once/s;
-
 interface TaskFacts {
   status: TaskStatus;
   message: string;
-  taskExecutionId: string;
+}
+
+/** A task row as the task list gives it: its name and its plan. */
+export interface PlannedRow {
+  name: string;
+  dryRun: TaskDryRun | null;
 }
 
 /**
- * The plan of a dry run: its tasks in the definition's order (`names`), each with what its log
- * says it did.
+ * The plan of a dry run: its tasks in the definition's order (`names`), each with what its rows
+ * (its own, its items') say it did.
  */
 export function dryRunPlan(
   names: string[],
   tasks: Record<string, TaskFacts | undefined>,
-  logs: LogEntry[],
+  rows: readonly PlannedRow[],
 ): PlannedTask[] {
-  const byTask = new Map<string, string[]>();
-  for (const entry of logs) {
-    if (!entry.taskExecutionId || !entry.message.startsWith('Dry run: ')) continue;
-    byTask.set(entry.taskExecutionId, [
-      ...(byTask.get(entry.taskExecutionId) ?? []),
-      entry.message,
-    ]);
-  }
   return names.map((name) => {
     const task = tasks[name];
-    const planned: PlannedTask = {
+    const plans = rows
+      .filter((row) => row.name === name || isItemOf(row.name, name))
+      .flatMap((row) => (row.dryRun ? [row.dryRun] : []));
+    const sources: OutputSource[] = [];
+    for (const plan of plans) {
+      const source = sourceOf(plan);
+      if (source && !sources.some((known) => sameSource(known, source))) sources.push(source);
+    }
+    const notRun = plans.find((plan) => plan.source !== null && plan.source !== 'RanForReal');
+    const ran = plans.find((plan) => plan.parameters !== null);
+    const approval = plans.find((plan) => plan.approval !== null)?.approval ?? null;
+    return {
       name,
       status: task?.status ?? null,
       message: task?.message ?? '',
-      plugin: null,
-      effects: null,
-      sources: [],
-      parameters: null,
-      approval: null,
+      plugin: notRun?.plugin ?? null,
+      effects: notRun?.effects ?? null,
+      sources,
+      parameters: ran?.parameters ?? null,
+      approval: approval && { id: approval.approvalId, comment: approval.comment },
     };
-    const lines = task ? (byTask.get(task.taskExecutionId) ?? []) : [];
-    for (const line of lines) {
-      const parameters = parametersLine.exec(line);
-      if (parameters) {
-        planned.parameters ??= parsedObject(parameters[1] ?? '');
-        continue;
-      }
-      const approval = approvalLine.exec(line);
-      if (approval) {
-        planned.approval = { id: approval[1] ?? '', comment: approval[2] ?? '' };
-        continue;
-      }
-      const source = sourceOf(line);
-      if (!source) continue;
-      const plugin = notRun.exec(line);
-      planned.plugin = plugin?.[1] ?? null;
-      planned.effects = plugin?.[2] ?? null;
-      if (!planned.sources.some((known) => sameSource(known, source))) planned.sources.push(source);
-    }
-    // Parameters resolved and no output line: the plugin is pure, and ran for real.
-    if (
-      planned.parameters !== null &&
-      planned.sources.length === 0 &&
-      task?.status === 'Completed'
-    ) {
-      planned.sources.push({ kind: 'ran' });
-    }
-    return planned;
   });
 }
 
-function sourceOf(line: string): OutputSource | null {
-  if (mockLine.test(line)) return { kind: 'mock' };
-  const recorded = recordedLine.exec(line);
-  if (recorded) return { kind: 'recorded', executionId: recorded[1] ?? '' };
-  if (generatedLine.test(line)) return { kind: 'generated' };
-  return null;
+/** `Each[3]` is an item of `Each`. */
+const isItemOf = (row: string, task: string) =>
+  row.startsWith(`${task}[`) && /^\[\d+\]$/.test(row.slice(task.length));
+
+function sourceOf(plan: TaskDryRun): OutputSource | null {
+  switch (plan.source) {
+    case 'Mock':
+      return { kind: 'mock' };
+    case 'Recorded':
+      return { kind: 'recorded', executionId: plan.recordedFrom ?? '' };
+    case 'Generated':
+      return { kind: 'generated' };
+    case 'RanForReal':
+      return { kind: 'ran' };
+    default:
+      return null;
+  }
 }
 
 const sameSource = (a: OutputSource, b: OutputSource) =>
   a.kind === b.kind &&
   (a.kind !== 'recorded' || (b.kind === 'recorded' && a.executionId === b.executionId));
-
-function parsedObject(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}

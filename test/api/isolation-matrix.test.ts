@@ -154,6 +154,11 @@ const bodies: Record<string, (ids: Record<string, string>) => unknown> = {
   }),
   'POST /workflows/{workflowId}/executions': ({ workflowId }) => ({ workflowId }),
   'POST /workflows/{workflowId}/tests': () => ({}),
+  'POST /workflows/tests': () => ({
+    definition: JSON.stringify(
+      definition([{ name: 'A', type: noop }], { tests: [{ name: 'runs', expect: {} }] }),
+    ),
+  }),
   'POST /workflows/{workflowId}/replay': () => ({
     definition: JSON.stringify(definition([{ name: 'A', type: noop }])),
   }),

@@ -104,7 +104,7 @@ print(json.dumps({"tag": root.tag, "tests": root.get("tests"), "failures": root.
 }
 
 describe('trellis test', () => {
-  it('runs the cases of each file as a candidate, prints each, exits 5 on a failure and writes JUnit XML', async () => {
+  it("runs the cases of each file as a candidate (a new workflow's too), prints each, exits 5 on a failure and writes JUnit XML", async () => {
     const { api, cli } = await newProject();
     await api.POST('/workflows/Add', { body: { definition: JSON.stringify(doubler(42)) } });
     const dir = await newFolder({
@@ -127,9 +127,10 @@ describe('trellis test', () => {
     expect(result.stdout).toMatch(
       /✗ doubles 0 \(\d+ ms\).*\n {6}outputs\.result: expected 0, got 1\n/,
     );
-    expect(result.stdout).toContain('Later (Later.json)');
-    expect(result.stdout).toContain('- skipped: the project has no workflow "Later" yet');
-    expect(result.stdout).toContain('0 passed, 2 failed, 1 skipped.');
+    // The project has no workflow "Later": its case runs as a new workflow's, and stores nothing.
+    expect(result.stdout).toMatch(/Later \(Later\.json\)\n {2}✓ runs \(\d+ ms\)\n/);
+    expect(result.stdout).toContain('1 passed, 2 failed.');
+    expect((await api.GET('/workflows', {})).map((workflow) => workflow.name)).toEqual(['Doubler']);
 
     const xml = await parsedJunit(junit);
     expect(xml).toMatchObject({ tag: 'testsuites', tests: '3', failures: '2' });
@@ -164,28 +165,21 @@ describe('trellis test', () => {
         name: 'Later',
         tests: '1',
         failures: '0',
-        skipped: '1',
-        cases: [
-          {
-            name: 'runs',
-            classname: 'Later',
-            failure: null,
-            skipped: 'the project has no workflow "Later" yet: its cases run once it is applied',
-          },
-        ],
+        skipped: '0',
+        cases: [{ name: 'runs', classname: 'Later', failure: null, skipped: null }],
       },
     ]);
 
     // One file of the folder.
     const one = await cli(['test', path.join(dir, 'Doubler.json')]);
     expect(one.code, printed(one)).toBe(5);
-    expect(one.stdout).toContain('0 passed, 2 failed, 0 skipped.');
+    expect(one.stdout).toContain('0 passed, 2 failed.');
 
     // The stored workflow's own revision passes; the candidate changed nothing.
     const stored = await cli(['test', 'Doubler', '--junit', junit]);
     expect(stored.code, printed(stored)).toBe(0);
     expect(stored.stdout).toMatch(/✓ doubles 21 \(\d+ ms\)\n/);
-    expect(stored.stdout).toContain('2 passed, 0 failed, 0 skipped.');
+    expect(stored.stdout).toContain('2 passed, 0 failed.');
     expect((await parsedJunit(junit)).failures).toBe('0');
   });
 
@@ -224,10 +218,54 @@ describe('trellis apply --test', () => {
     });
     const applied = await cli(['apply', passing, '--test']);
     expect(applied.code, printed(applied)).toBe(0);
-    expect(applied.stdout).toContain('2 passed, 0 failed, 0 skipped.');
+    expect(applied.stdout).toContain('2 passed, 0 failed.');
     expect(applied.stdout).toContain('Applied: 0 created, 1 updated, 0 unchanged, 0 deleted.');
     const [updated] = await api.GET('/workflows', {});
     expect(updated?.revision).toBe(2);
+  });
+
+  it("applies nothing when a new workflow's case fails, the stored ones' passing", async () => {
+    const { api, cli } = await newProject();
+    await api.POST('/workflows/Add', { body: { definition: JSON.stringify(doubler(42)) } });
+    const tripler = {
+      ...doubler(63, "$[Inputs('n')] * 2"),
+      name: 'Tripler',
+      tests: [{ name: 'triples 21', inputs: { n: 21 }, expect: { outputs: { result: 63 } } }],
+    };
+    const dir = await newFolder({ 'Doubler.json': doubler(42), 'Tripler.json': tripler });
+    const junit = path.join(dir, 'results.xml');
+
+    const refused = await cli(['apply', dir, '--test']);
+
+    expect(refused.code, printed(refused)).toBe(5);
+    expect(refused.stdout).toContain('2 passed, 1 failed.');
+    expect(refused.stderr).toContain('Nothing was applied: 1 test case failed.');
+    expect(refused.stderr).toMatch(
+      /Tripler \/ triples 21: outputs\.result: expected 63, got 42 \(execution [0-9a-f-]{36}\)/,
+    );
+    expect((await api.GET('/workflows', {})).map((workflow) => workflow.name)).toEqual(['Doubler']);
+    const tested = await cli(['test', dir, '--junit', junit]);
+    expect(tested.code, printed(tested)).toBe(5);
+    const xml = await parsedJunit(junit);
+    expect(
+      xml.suites.map(({ name, tests, failures, skipped }) => ({ name, tests, failures, skipped })),
+    ).toEqual([
+      { name: 'Doubler', tests: '2', failures: '0', skipped: '0' },
+      { name: 'Tripler', tests: '1', failures: '1', skipped: '0' },
+    ]);
+
+    const fixed = await newFolder({
+      'Doubler.json': doubler(42),
+      'Tripler.json': { ...tripler, tasks: doubler(63, "$[Inputs('n')] * 3").tasks },
+    });
+    const applied = await cli(['apply', fixed, '--test']);
+    expect(applied.code, printed(applied)).toBe(0);
+    expect(applied.stdout).toContain('3 passed, 0 failed.');
+    expect(applied.stdout).toContain('Applied: 1 created, 0 updated, 1 unchanged, 0 deleted.');
+    expect((await api.GET('/workflows', {})).map((workflow) => workflow.name)).toEqual([
+      'Doubler',
+      'Tripler',
+    ]);
   });
 });
 

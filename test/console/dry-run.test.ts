@@ -3,7 +3,7 @@
  * of runs carry a "Dry run" badge; a real run's do not. Its run page shows the plan as it ran:
  * each task's source of output (a mock, a recorded output, a generated one, or run for real), the
  * plugin it did not run, its resolved parameters, the approvals that would be asked and the
- * branches skipped.
+ * branches skipped. A new workflow's test run opens too, its workflow named as not stored.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed } from '../support/harness.js';
@@ -199,5 +199,43 @@ describe('a dry run in the console', () => {
     await page.getByRole('heading', { name: 'Tasks', level: 2 }).waitFor();
     expect(await page.getByRole('region', { name: 'Dry run plan' }).count()).toBe(0);
     expect(session.problems).toEqual([]);
+  });
+
+  it("opens a new workflow's test run, whose workflow is not stored, with its plan", async () => {
+    const { trellis } = session;
+    const name = `New-${Date.now().toString(36)}`;
+    const report = await trellis.admin.POST('/workflows/tests', {
+      body: {
+        definition: JSON.stringify({
+          name,
+          tasks: [
+            { name: 'Call', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/new` } },
+          ],
+          tests: [{ name: 'calls', expect: {} }],
+        }),
+      },
+    });
+    const [testCase] = report.cases;
+    expect(testCase).toMatchObject({ passed: true });
+
+    const page = await session.openTab();
+    await page.goto(
+      `${trellis.baseUrl}/ui/workflows/${report.draftWorkflowId}/runs/${testCase!.executionId}`,
+    );
+    await signIn(page);
+    const plan = page.getByRole('region', { name: 'Dry run plan' });
+    await plan
+      .locator('tr[data-plan-row="Call"]')
+      .getByText('Generated from the output schema')
+      .waitFor();
+    await expect(page.locator('.crumbs').textContent()).resolves.toBe(
+      `Workflows / ${name} (not stored: a test run) /`,
+    );
+    expect(await page.locator('.crumbs').getByRole('link', { name }).count()).toBe(0);
+    expect(received).not.toContain('/new');
+    // The one answer the browser reports: its workflow, a draft, is found by no workflow read.
+    expect(session.problems).toEqual([
+      'console: Failed to load resource: the server responded with a status of 404 (Not Found)',
+    ]);
   });
 });

@@ -185,6 +185,51 @@ describe('a dry run', () => {
     expect(logs.Digest!.some((line) => line.includes('generated'))).toBe(false);
     expect(tasks.Never!.message).toContain('is false');
 
+    // The plan as the worker decided it, a field of each task (the log lines are for people).
+    const approvalId = /approval (\S+) would be asked/.exec(logs.Approve!.join('\n'))![1];
+    expect(
+      Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.dryRun])),
+    ).toEqual({
+      Fetch: {
+        source: 'Mock',
+        recordedFrom: null,
+        plugin: 'Net/Http',
+        effects: 'calls',
+        parameters: { url: `${origin}/orders`, method: 'GET' },
+        approval: null,
+      },
+      Approve: {
+        source: 'RanForReal',
+        recordedFrom: null,
+        plugin: 'Flow/NoOp',
+        effects: 'pure',
+        parameters: {},
+        approval: { approvalId, comment: 'Write the order?' },
+      },
+      Write: {
+        source: 'Generated',
+        recordedFrom: null,
+        plugin: 'Database/PostgreSql',
+        effects: 'writes',
+        parameters: { sql: 'insert into orders (note) values ($1)', params: ['mocked'] },
+        approval: null,
+      },
+      Digest: {
+        source: 'RanForReal',
+        recordedFrom: null,
+        plugin: 'Security/Hash',
+        effects: 'pure',
+        parameters: { algorithm: 'sha256', input: 'order' },
+        approval: null,
+      },
+      Never: null,
+    });
+    const detailed = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}',
+      { params: { path: { workflowId, executionId, taskExecutionId: tasks.Write!.id } } },
+    );
+    expect(detailed.dryRun).toEqual(tasks.Write!.dryRun);
+
     // Marked as a dry run: detail, lists, the audit trail, Temporal.
     const detail = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}', {
       params: { path: { workflowId, executionId } },
@@ -246,6 +291,39 @@ describe('a dry run', () => {
     expect(described.searchAttributes.TrellisDryRun).toEqual([true]);
   });
 
+  it('records the plan of each forEach item, its parameters resolved for the item', async () => {
+    const workflowId = await addWorkflow(
+      trellis.admin,
+      definition([
+        {
+          name: 'Each',
+          type: { plugin: 'Net/Http' },
+          forEach: { items: '[1, 2]' },
+          parameters: { url: `${origin}/item/$[Item()]` },
+        },
+      ]),
+    );
+
+    const { executionId, status } = await dryRun(trellis.admin, workflowId);
+
+    expect(status).toBe('Completed');
+    const tasks = await tasksOf(trellis.admin, workflowId, executionId);
+    expect(
+      Object.fromEntries(Object.entries(tasks).map(([name, task]) => [name, task.dryRun])),
+    ).toEqual({
+      Each: null,
+      'Each[0]': expect.objectContaining({
+        source: 'Generated',
+        parameters: { url: `${origin}/item/1` },
+      }),
+      'Each[1]': expect.objectContaining({
+        source: 'Generated',
+        parameters: { url: `${origin}/item/2` },
+      }),
+    });
+    expect(received.filter((path) => path.startsWith('/item'))).toEqual([]);
+  });
+
   it("takes a task's output from the latest completed real run, else from its plugin's output schema", async () => {
     const def = definition([
       { name: 'Call', type: { plugin: 'Net/Http' }, parameters: { url: `${origin}/real` } },
@@ -258,6 +336,7 @@ describe('a dry run', () => {
       'Dry run: output generated from the output schema of Net/Http; Net/Http (effects: calls) was not run.',
     );
     expect(received).not.toContain('/real');
+    expect(first.tasks.Call!.dryRun).toMatchObject({ source: 'Generated', recordedFrom: null });
 
     const real = await trellis.admin.POST('/workflows/{workflowId}/executions', {
       params: { path: { workflowId }, query: { waitSeconds: 60 } },
@@ -277,6 +356,12 @@ describe('a dry run', () => {
     expect(await outputOf(workflowId, recorded.executionId, second.tasks.Call!.id)).toEqual(
       realOutput,
     );
+    expect(second.tasks.Call!.dryRun).toMatchObject({
+      source: 'Recorded',
+      recordedFrom: real.executionId,
+    });
+    // A real run's tasks have no plan.
+    expect(realTasks.Call!.dryRun).toBeNull();
     expect(received.filter((path) => path === '/real').length).toBe(calls);
   });
 

@@ -108,6 +108,8 @@ export type TaskView = {
   message: string;
   startTime: string | null;
   endTime: string | null;
+  /** A dry run's task: its plan (`TaskDryRun`); null for a real run's. */
+  dryRun: Record<string, unknown> | null;
 };
 
 /** The execution's tasks by name. */

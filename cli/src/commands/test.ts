@@ -9,24 +9,22 @@ import type { Output } from '../output/output.js';
 import type { Act } from './act.js';
 import { definitionFiles, toldAsFile } from '../definition-files.js';
 
-type TestReport = components['schemas']['WorkflowTestReport'];
+/** The server's report: a stored workflow's (with its id), or a new workflow's. */
+type TestReport =
+  components['schemas']['WorkflowTestReport'] | components['schemas']['CandidateTestReport'];
 
-/**
- * What `trellis test` tested of one workflow: the server's report, or why its cases did not run
- * (a definition file whose workflow the project does not have yet).
- */
+/** What `trellis test` tested of one workflow: the server's report. */
 export interface TestedWorkflow {
   /** The definition file, for a folder's; none for a stored workflow. */
   file?: string;
   name: string;
-  report?: TestReport;
-  /** Why the cases did not run, and their names. */
-  skipped?: { reason: string; cases: string[] };
+  report: TestReport;
 }
 
 /**
  * Runs the test cases of each definition file of a folder, or of one file (each as a candidate of
- * the project's workflow of its name), or of one stored workflow (its current revision).
+ * the project's workflow of its name, or as a new workflow's when the project has none of its
+ * name), or of one stored workflow (its current revision).
  */
 export async function testWorkflows(
   trellis: TrellisClient,
@@ -52,52 +50,25 @@ export async function testWorkflows(
   for (const { file, text } of files) {
     const { name = file } = definitionOutline(text);
     const workflowId = stored.get(name);
-    if (workflowId === undefined) {
-      tested.push({
-        file,
-        name,
-        skipped: {
-          reason: `the project has no workflow "${name}" yet: its cases run once it is applied`,
-          cases: caseNames(text),
-        },
-      });
-      continue;
-    }
-    const report = await trellis
-      .POST('/workflows/{workflowId}/tests', {
-        params: { path: { workflowId } },
-        body: { definition: text },
-      })
-      .catch((error: unknown) => {
-        throw toldAsFile(error, file);
-      });
+    const report = await (
+      workflowId === undefined
+        ? trellis.POST('/workflows/tests', { body: { definition: text } })
+        : trellis.POST('/workflows/{workflowId}/tests', {
+            params: { path: { workflowId } },
+            body: { definition: text },
+          })
+    ).catch((error: unknown) => {
+      throw toldAsFile(error, file);
+    });
     tested.push({ file, name, report });
   }
   return tested;
 }
 
-/** The names of a definition's test cases, read as the server reads keys (any case). */
-function caseNames(text: string): string[] {
-  const named = (value: unknown, key: string): unknown =>
-    typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? Object.entries(value).find(([candidate]) => candidate.toLowerCase() === key)?.[1]
-      : undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  const tests = named(parsed, 'tests');
-  return Array.isArray(tests)
-    ? tests.map((each) => named(each, 'name')).filter((name) => typeof name === 'string')
-    : [];
-}
-
 /** Each failed case of the workflows tested, as `Workflow / case: reason; reason`. */
 export function failedCases(tested: readonly TestedWorkflow[]): string[] {
   return tested.flatMap(({ name, report }) =>
-    (report?.cases ?? [])
+    report.cases
       .filter((testCase) => !testCase.passed)
       .map(
         (testCase) =>
@@ -111,15 +82,11 @@ const reason = (failure: { path: string; message: string }) =>
 
 /** The results for people: each workflow, each case with a mark, the reasons of each failure. */
 export function printTested(output: Output, tested: readonly TestedWorkflow[]): void {
-  const { green, red, yellow, bold, dim } = output.colors;
+  const { green, red, bold, dim } = output.colors;
   for (const workflow of tested) {
     const from = workflow.file ? dim(` (${workflow.file})`) : '';
     output.line(bold(`${workflow.name}${from}`));
-    if (workflow.skipped) {
-      output.line(`  ${yellow('-')} skipped: ${workflow.skipped.reason}`);
-      continue;
-    }
-    const cases = workflow.report?.cases ?? [];
+    const { cases } = workflow.report;
     if (cases.length === 0) output.line(dim('  no test cases'));
     for (const testCase of cases) {
       const took = dim(`(${testCase.durationMilliseconds} ms)`);
@@ -133,25 +100,25 @@ export function printTested(output: Output, tested: readonly TestedWorkflow[]): 
       for (const failure of testCase.failures) output.line(`      ${reason(failure)}`);
     }
   }
-  const all = tested.flatMap(({ report }) => report?.cases ?? []);
+  const all = tested.flatMap(({ report }) => report.cases);
   const failed = all.filter((testCase) => !testCase.passed).length;
-  const skipped = tested.reduce((sum, each) => sum + (each.skipped?.cases.length ?? 0), 0);
-  const summary = `${all.length - failed} passed, ${failed} failed, ${skipped} skipped.`;
+  const summary = `${all.length - failed} passed, ${failed} failed.`;
   output.line(failed > 0 ? red(summary) : green(summary));
 }
 
 /** The results as JUnit suites: one per workflow. */
 export function junitSuites(tested: readonly TestedWorkflow[]): JunitSuite[] {
-  return tested.map(({ name, report, skipped }) => ({
+  return tested.map(({ name, report }) => ({
     name,
-    cases: skipped
-      ? skipped.cases.map((each) => ({ name: each, time: 0, skipped: skipped.reason }))
-      : (report?.cases ?? []).map((testCase) => ({
-          name: testCase.name,
-          time: testCase.durationMilliseconds / 1000,
-          ...(testCase.passed ? {} : { failures: testCase.failures.map(reason) }),
-          output: `Dry run: execution ${testCase.executionId} of workflow ${report!.workflowId} (${testCase.status}).`,
-        })),
+    cases: report.cases.map((testCase) => ({
+      name: testCase.name,
+      time: testCase.durationMilliseconds / 1000,
+      ...(testCase.passed ? {} : { failures: testCase.failures.map(reason) }),
+      output:
+        'workflowId' in report
+          ? `Dry run: execution ${testCase.executionId} of workflow ${report.workflowId} (${testCase.status}).`
+          : `Dry run: execution ${testCase.executionId} of draft workflow ${report.draftWorkflowId} (${testCase.status}).`,
+    })),
   }));
 }
 
@@ -169,8 +136,8 @@ export function testCommand(program: Command, act: Act): void {
     .addHelpText(
       'after',
       `
-Exit code 5 when a case failed. A file whose workflow the project does not have yet is skipped:
-its cases run once it is applied.
+Exit code 5 when a case failed. A file whose workflow the project does not have yet is tested as
+a new workflow (POST /workflows/tests): its cases run before it is applied.
 
 Examples:
   trellis test workflows/ --junit test-results.xml

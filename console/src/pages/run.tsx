@@ -3,6 +3,7 @@
  * (`watchExecution`) reports it, with the tasks' attempts, times and outputs, the merged log
  * timeline, the approvals it waits for, cancel and rerun, and a link to its Temporal workflow.
  */
+import { TrellisApiError } from '@trellis/sdk';
 import type { ExecutionDetail, ExecutionEvent, TrellisClient } from '@trellis/sdk';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Loading, messagesOf, Problems, shortId, useLoad } from '../components/common.js';
@@ -46,12 +47,20 @@ export function RunPage(props: RunPageProps) {
     const [detail, tasks, workflow, logs] = await Promise.all([
       client.GET('/workflows/{workflowId}/executions/{executionId}', { params: { path } }),
       loadTasks(client, workflowId, executionId),
-      client.GET('/workflows/{workflowId}', { params: { path: { workflowId } } }),
+      // A new workflow's test run belongs to a draft that no workflow operation finds.
+      client
+        .GET('/workflows/{workflowId}', { params: { path: { workflowId } } })
+        .catch((error: unknown) => {
+          if (error instanceof TrellisApiError && error.status === 404) return null;
+          throw error;
+        }),
       client.GET('/workflows/{workflowId}/executions/{executionId}/logs', {
         params: { path, query: { includeTasks: true, pageSize: 1000 } },
       }),
     ]);
-    return { detail, tasks, workflowName: workflow.name, logs };
+    const workflowName =
+      workflow?.name ?? parseDefinitionText(detail.workflow)?.name ?? 'A workflow not stored';
+    return { detail, tasks, workflowName, stored: workflow !== null, logs };
   }, [workflowId, executionId]);
   return (
     <main id="main">
@@ -64,6 +73,8 @@ interface RunProps extends RunPageProps {
   detail: ExecutionDetail;
   tasks: TaskRow[];
   workflowName: string;
+  /** False for a new workflow's test run: its workflow is a draft, with no page. */
+  stored: boolean;
   logs: LogEntry[];
 }
 
@@ -92,6 +103,7 @@ function Run({
   detail,
   tasks,
   workflowName,
+  stored,
   logs,
 }: RunProps) {
   const definition = useMemo(() => parseDefinitionText(detail.workflow), [detail.workflow]);
@@ -177,16 +189,25 @@ function Run({
     [run.tasks],
   );
   const pending = (approvals.data ?? []).filter((approval) => approval.status === 'Pending');
+  // A dry run's plan is on its tasks' rows, written with each task's outcome: read again when
+  // a task's status changes.
+  const taskChanges = Object.values(run.tasks)
+    .map((task) => `${task.taskExecutionId}:${task.status}`)
+    .join(',');
+  const planned = useLoad(
+    () => (shown.dryRun ? loadTasks(client, workflowId, executionId) : Promise.resolve(tasks)),
+    [executionId, shown.dryRun, taskChanges],
+  );
   const plan = useMemo(
     () =>
       shown.dryRun
         ? dryRunPlan(
             definition?.tasks.map((task) => task.name) ?? Object.keys(run.tasks),
             run.tasks,
-            run.logs,
+            planned.data ?? tasks,
           )
         : null,
-    [shown.dryRun, definition, run.tasks, run.logs],
+    [shown.dryRun, definition, run.tasks, planned.data, tasks],
   );
 
   const cancel = async () => {
@@ -218,7 +239,14 @@ function Run({
         <div>
           <p class="crumbs">
             <Link to="/workflows">Workflows</Link> /{' '}
-            <Link to={`/workflows/${workflowId}`}>{workflowName}</Link> /
+            {stored ? (
+              <Link to={`/workflows/${workflowId}`}>{workflowName}</Link>
+            ) : (
+              <span title="The run of a test case of a workflow not stored yet">
+                {workflowName} (not stored: a test run)
+              </span>
+            )}{' '}
+            /
           </p>
           <h1>
             Run <code>{shortId(executionId)}</code> <StatusBadge status={run.status} />

@@ -9,6 +9,14 @@ import type { Database, ExecutionStatus, TriggerType, WorkflowExecutionRow } fro
  * read on the indexes of migration `2026-11-29T02-00-00-project-execution-list-keys`.
  */
 
+/**
+ * Not a run of a draft (the test runs of a definition not stored, `workflow.draft_until`): those
+ * are nobody's workflow's, and no list or figure shows them.
+ */
+const notOfDraft = (workflowId: 'e.workflowId' | 'workflowId') =>
+  sql<boolean>`not exists (select 1 from workflow draft
+    where draft.id = ${sql.ref(workflowId)} and draft.draft_until is not null)`;
+
 /** How a run was started: not by a trigger, by a trigger of a type, or by one trigger. */
 export type StartedThrough = 'manual' | Exclude<TriggerType, 'Manual'> | { triggerId: string };
 
@@ -59,6 +67,7 @@ export async function listProjectExecutions(
       'e.workflowName',
     ])
     .where('e.projectId', '=', projectId)
+    .where(notOfDraft('e.workflowId'))
     .$if(statuses !== undefined && statuses.length > 0, (q) => q.where('e.status', 'in', statuses!))
     .$if(workflowId !== undefined, (q) => q.where('e.workflowId', '=', workflowId!))
     .$if(startedBy !== undefined, (q) => q.where('e.startedBy', '=', startedBy!))
@@ -116,6 +125,7 @@ export async function findProjectExecutions(
     .selectAll()
     .where('projectId', '=', projectId)
     .where('id', 'in', known)
+    .where(notOfDraft('workflowId'))
     .execute();
 }
 
@@ -249,6 +259,7 @@ export async function countDryRuns(
     .where('executionStart', '>=', range.from)
     .where('executionStart', '<', range.to)
     .where('dryRun', '=', true)
+    .where(notOfDraft('workflowId'))
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }

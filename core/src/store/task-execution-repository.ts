@@ -3,7 +3,7 @@ import { isUuid, newId } from './ids.js';
 import { withLogs, type NewLogEntry } from './log-repository.js';
 import { paginate, type Page, type Paged } from './paging.js';
 import { storableJson, storableText } from '#definition/storable-text.js';
-import type { Database, TaskExecutionRow, TaskStatus } from './tables.js';
+import type { Database, TaskDryRunPlan, TaskExecutionRow, TaskStatus } from './tables.js';
 
 /**
  * The tasks of executions, one row per task of the definition. Status writes are keyed by task
@@ -101,6 +101,7 @@ const taskColumns = [
   'attempts',
   'startTime',
   'endTime',
+  'dryRun',
 ] as const;
 
 /** An execution's tasks in definition order, each forEach task's items right after it. */
@@ -311,6 +312,8 @@ export interface AttemptOutcome {
   startedAt?: Date;
   /** Completed only: the plugin's output, kept for later tasks' expressions. */
   output?: unknown;
+  /** A dry run's task: what it did, merged into what the task's plan holds (its approval). */
+  dryRun?: TaskDryRunPlan;
   run?: TaskWriter;
 }
 
@@ -343,10 +346,28 @@ export async function recordAttempt(
           ? { output: sql`case when ${write.fresh} then null else output end` }
           : {}),
       ...(outcome.run !== undefined ? { temporalRunId: outcome.run } : {}),
+      ...(outcome.dryRun !== undefined ? { dryRun: mergedPlan(outcome.dryRun) } : {}),
     })
     .where('id', '=', outcome.id)
     .where(write.where);
   await withLogs(db, update, logs);
+}
+
+/** A dry run task's plan with these fields set (the others kept). */
+const mergedPlan = (plan: TaskDryRunPlan) =>
+  sql<string>`coalesce(dry_run, '{}'::jsonb) || ${storableJson(plan)}::jsonb`;
+
+/** Notes on a dry run's task the approval it would have waited for (approved at once). */
+export async function noteDryRunApproval(
+  db: Kysely<Database>,
+  taskExecutionId: string,
+  approval: NonNullable<TaskDryRunPlan['approval']>,
+): Promise<void> {
+  await db
+    .updateTable('taskExecution')
+    .set({ dryRun: mergedPlan({ approval }) })
+    .where('id', '=', taskExecutionId)
+    .execute();
 }
 
 export interface TaskTransition {

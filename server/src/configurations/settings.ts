@@ -122,6 +122,7 @@ export async function workflowsUsingConfiguration(
     .selectFrom('workflow')
     .select(['name', 'definition'])
     .where('projectId', '=', configuration.projectId)
+    .where('draftUntil', 'is', null)
     .execute();
   return workflows
     .filter((workflow) =>

@@ -3,7 +3,7 @@ import * as executionRepository from '#store/execution-repository.js';
 import * as logRepository from '#store/log-repository.js';
 import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import * as subworkflowRepository from '#store/subworkflow-repository.js';
-import type { WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
+import type { TaskDryRunPlan, WorkflowExecutionRow, WorkflowRow } from '#store/tables.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import { Invalid, NotFound } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
@@ -21,6 +21,19 @@ import { waitForRunEnd } from './wait-for-end.js';
 import { noteAudit } from '../audit/operations.js';
 
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/** A dry run task's plan as the API shows it: every field, null where the task did not get. */
+function dryRunPlanOf(plan: TaskDryRunPlan | null) {
+  if (plan === null) return null;
+  return {
+    source: plan.source ?? null,
+    recordedFrom: plan.recordedFrom ?? null,
+    plugin: plan.plugin ?? null,
+    effects: plan.effects ?? null,
+    parameters: plan.parameters ?? null,
+    approval: plan.approval ?? null,
+  };
+}
 
 /** The revision `body.revision` asks to run; 400 for a number the workflow never had. */
 async function findRevisionToRun(deps: AppDeps, workflow: WorkflowRow, revision: number) {
@@ -255,6 +268,7 @@ export const executionHandlers = {
       message: task.message,
       startTime: iso(task.startTime),
       endTime: iso(task.endTime),
+      dryRun: dryRunPlanOf(task.dryRun),
     }));
   },
 
@@ -271,6 +285,7 @@ export const executionHandlers = {
         childWorkflowId: child?.workflowId ?? null,
         startTime: iso(task.startTime),
         endTime: iso(task.endTime),
+        dryRun: dryRunPlanOf(task.dryRun),
       },
     };
   },

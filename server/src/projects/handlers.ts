@@ -1,6 +1,7 @@
 import { Conflict, Invalid, NotFound } from '#definition/errors.js';
 import { isUuid } from '#store/ids.js';
 import * as projectRepository from '#store/project-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
 import type { ProjectMemberRow, ProjectRow } from '#store/tables.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { confirmation } from '../handler.js';
@@ -113,6 +114,8 @@ export const projectHandlers = {
   deleteProject: async ({ deps, req, project }) => {
     assertInstanceAdmin(deps, req);
     assertNotDefault(project, 'deleted');
+    // A new workflow's test runs are no workflow of the project's: they go with it.
+    await workflowRepository.removeEndedDrafts(deps.db, project.id, { all: true });
     await projectRepository.remove(deps.db, await findRow(deps, project));
     return confirmation(`Project "${project.name}" was deleted.`);
   },

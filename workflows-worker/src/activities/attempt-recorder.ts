@@ -7,7 +7,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { Kysely } from 'kysely';
 import { appendLogs, type NewLogEntry } from '#store/log-repository.js';
-import type { Database, LogLevel } from '#store/tables.js';
+import type { Database, LogLevel, TaskDryRunPlan } from '#store/tables.js';
 import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import { runKey } from './reset-runs.js';
@@ -99,6 +99,8 @@ export function attemptRecorder(
   const keyOf = options.keyOf ?? ((index) => `${taskId}:${attempt.attempt}:${index}`);
   /** Entries not written yet: they land with the outcome, or with `flush`. */
   const logs: NewLogEntry[] = [];
+  /** A dry run's task: what it does, written with its outcome. */
+  let dryRunPlan: TaskDryRunPlan | undefined;
 
   const log = (level: LogLevel, message: string, exception?: string) => {
     logs.push({
@@ -130,6 +132,7 @@ export function attemptRecorder(
         at: details.at ?? new Date(),
         ...(startedAt ? { startedAt } : {}),
         ...(details.output !== undefined ? { output: details.output } : {}),
+        ...(dryRunPlan !== undefined ? { dryRun: dryRunPlan } : {}),
         ...(run !== undefined ? { run } : {}),
       },
       logs,
@@ -165,5 +168,10 @@ export function attemptRecorder(
     throw taskFailedError(outcome, message);
   };
 
-  return { log, record, unlog, markRunning, flush, failed };
+  /** A dry run's task: the plan its outcome is recorded with. */
+  const plan = (decided: TaskDryRunPlan) => {
+    dryRunPlan = decided;
+  };
+
+  return { log, record, unlog, markRunning, flush, failed, plan };
 }

@@ -6,41 +6,55 @@
  */
 import type { Kysely } from 'kysely';
 import * as taskExecutionRepository from '#store/task-execution-repository.js';
-import type { Database } from '#store/tables.js';
+import type { Database, TaskDryRunPlan } from '#store/tables.js';
 import { runsForRealInDryRun, UNDECLARED_EFFECTS } from '#definition/plugin-effects.js';
 import { sampleOutput } from '#definition/sample-output.js';
 import type { PluginRunner } from '#plugin-host/runner.js';
 import type { LoadedDefinition } from './loaded-definition.js';
 import type { TaskPlugin } from './task-plugin.js';
 
-/** A dry run's task that performs nothing: its output and the log line saying where it came from. */
-export interface DryRunOutput {
-  output: unknown;
-  message: string;
+/**
+ * What a dry run's task does: its plan (recorded on the task, as the API and the console show
+ * it), and unless its plugin runs for real, the output it returns instead with the log line
+ * saying where it came from.
+ */
+export interface DryRunDecision {
+  plan: TaskDryRunPlan;
+  instead?: { output: unknown; message: string };
 }
 
 /**
- * The output a dry run's task returns instead of running its plugin; undefined when the task
- * runs for real (its plugin is pure, or the execution is not a dry run).
+ * What a task of a dry run does with these resolved parameters: runs for real (its plugin is
+ * pure), or returns an output from the first source that has one.
  */
-export async function dryRunOutput(
+export async function dryRunDecision(
   deps: { db: Kysely<Database>; runner: PluginRunner },
   loaded: LoadedDefinition,
   taskName: string,
   plugin: TaskPlugin,
+  parameters: Record<string, unknown>,
   item?: number,
-): Promise<DryRunOutput | undefined> {
+): Promise<DryRunDecision> {
   const { execution } = loaded;
-  if (!execution.dryRun) return undefined;
   const manifest = await deps.runner.installedManifest(plugin.type, plugin.version);
   const effects = manifest?.effects ?? UNDECLARED_EFFECTS;
-  if (runsForRealInDryRun(effects)) return undefined;
+  const planned = (source: TaskDryRunPlan['source'], recordedFrom: string | null = null) => ({
+    source,
+    recordedFrom,
+    plugin: plugin.type,
+    effects,
+    parameters,
+  });
+  if (runsForRealInDryRun(effects)) return { plan: planned('RanForReal') };
   const notRun = `${plugin.type} (effects: ${effects}) was not run`;
   const mocks = execution.dryRunMocks ?? {};
   if (Object.hasOwn(mocks, taskName)) {
     return {
-      output: mocks[taskName],
-      message: `Dry run: output from the request's mock; ${notRun}.`,
+      plan: planned('Mock'),
+      instead: {
+        output: mocks[taskName],
+        message: `Dry run: output from the request's mock; ${notRun}.`,
+      },
     };
   }
   // A test case gives the same result anywhere: no output recorded by this instance's runs.
@@ -50,13 +64,19 @@ export async function dryRunOutput(
       : undefined;
   if (recorded) {
     return {
-      output: recorded.output,
-      message: `Dry run: output recorded by execution ${recorded.executionId} (the latest completed real run); ${notRun}.`,
+      plan: planned('Recorded', recorded.executionId),
+      instead: {
+        output: recorded.output,
+        message: `Dry run: output recorded by execution ${recorded.executionId} (the latest completed real run); ${notRun}.`,
+      },
     };
   }
   return {
-    output: sampleOutput(manifest?.output ?? {}),
-    message: `Dry run: output generated from the output schema of ${plugin.type}; ${notRun}.`,
+    plan: planned('Generated'),
+    instead: {
+      output: sampleOutput(manifest?.output ?? {}),
+      message: `Dry run: output generated from the output schema of ${plugin.type}; ${notRun}.`,
+    },
   };
 }
 

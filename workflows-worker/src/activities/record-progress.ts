@@ -167,6 +167,12 @@ export function recordProgressActivity(deps: EngineDeps, definitions: Definition
       at,
       run,
     );
+    if (loaded.execution.dryRun) {
+      await taskExecutionRepository.noteDryRunApproval(db, request.taskExecutionId, {
+        approvalId: approval.id,
+        comment,
+      });
+    }
     return { outcome: { taskName: task.name, approvalId: approval.id }, log: log('Info', message) };
   }
 

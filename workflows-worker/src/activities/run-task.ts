@@ -21,7 +21,7 @@ import {
 } from './attempt-recorder.js';
 import { expressionScope, taskOf, type DefinitionCache } from './definitions.js';
 import type { EngineDeps } from './deps.js';
-import { dryRunOutput, resolvedParametersMessage, type DryRunOutput } from './dry-run.js';
+import { dryRunDecision, resolvedParametersMessage, type DryRunDecision } from './dry-run.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
 import { assertPluginAllowed, taskPlugin, type TaskPlugin } from './task-plugin.js';
@@ -180,13 +180,15 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       let dryRun;
       try {
         log('Info', resolvedParametersMessage(parameters));
-        dryRun = await dryRunOutput(deps, loaded, task.name, plugin, input.item);
+        dryRun = await dryRunDecision(deps, loaded, task.name, plugin, parameters, input.item);
       } catch (error) {
         const cause = permanentCause(error);
         if (cause === null) throw error;
         return failed({ message: cause, retryable: false });
       }
-      if (dryRun) return recordDryRunOutput(dryRun);
+      // Every outcome recorded from here on carries the plan, a pure task's too.
+      recorder.plan(dryRun.plan);
+      if (dryRun.instead) return recordDryRunOutput(dryRun.instead);
     }
 
     // The plugin's signal fires on a cancel from the workflow or on the task's timeout.
@@ -270,7 +272,9 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     return complete(`Completed in ${Date.now() - started.getTime()} ms.`, output);
 
     /** A dry run's task that performs nothing completes with the output it was given. */
-    function recordDryRunOutput(dryRun: DryRunOutput): Promise<AttemptResult> {
+    function recordDryRunOutput(
+      dryRun: NonNullable<DryRunDecision['instead']>,
+    ): Promise<AttemptResult> {
       running.cancel();
       return complete(dryRun.message, dryRun.output);
     }

@@ -1,12 +1,15 @@
 /**
  * A workflow's test cases (the definition's `tests`) run as dry runs: of its current revision, or
  * of a candidate definition that is stored nowhere but in each case's execution snapshot (with
- * no revision), so that a change can be tested before it is published. Each case is one
- * execution, started here; the caller waits for them and then judges them here.
+ * no revision), so that a change can be tested before it is published; or of a definition the
+ * project does not store at all (a new workflow's), whose runs hang on a draft workflow row that
+ * nothing lists and that a later test run of the project removes once its hour has passed. Each
+ * case is one execution, started here; the caller waits for them and then judges them here.
  */
 import * as executionRepository from '#store/execution-repository.js';
+import * as workflowRepository from '#store/workflow-repository.js';
 import type { ExecutionStatus, WorkflowRow } from '#store/tables.js';
-import { Invalid } from '#definition/errors.js';
+import { Conflict, Invalid } from '#definition/errors.js';
 import { judgeTestCase, type TestCaseFailure } from '#definition/test-cases.js';
 import type { WorkflowDefinition, WorkflowTestCase } from '#definition/types.js';
 import { formatPath } from '#definition/location.js';
@@ -15,6 +18,7 @@ import {
   checkedSnapshot,
   startExecution,
   type StartExecutionDeps,
+  type StartOptions,
 } from '../executions/start-execution.js';
 import { validateWorkflowDefinition } from './validate-definition.js';
 
@@ -27,9 +31,13 @@ export interface TestRunRequest {
   startedBy: string;
 }
 
-/** The cases started: the definition they test, and one execution per case. */
+/** The cases started: the definition they test, and one execution per case (of `runsOf`). */
 export interface StartedTests {
-  workflowId: string;
+  /**
+   * The workflow row the cases' runs are executions of: the tested one, or a draft; null when no
+   * case ran.
+   */
+  runsOf: string | null;
   name: string;
   /** The revision tested; null for a candidate. */
   revision: number | null;
@@ -70,6 +78,63 @@ export async function startWorkflowTests(
           ),
         };
   const definition = candidate?.definition ?? (await checkedSnapshot(deps, workflow)).definition;
+  // Any test run of the project clears its new workflows' test runs once their hour has passed.
+  await workflowRepository.removeEndedDrafts(deps.db, workflow.projectId);
+  return startCases(deps, workflow, definition, candidate, request);
+}
+
+/** How long a draft's runs are kept after their start: long enough to read them, not for ever. */
+export const DRAFT_KEPT_MILLISECONDS = 60 * 60 * 1000;
+
+/**
+ * The test cases of a definition the project does not store (a new workflow's, before it is
+ * added), validated as when adding it (400 naming `body.definition`; 409 when the project has a
+ * workflow of its name, whose own tests operation tests it). Its runs need a workflow row, as
+ * every execution has: a draft of the project (`workflowRepository.insertDraft`), which no list
+ * or lookup shows and which is removed, with its runs, by a later call once its hour has passed.
+ */
+export async function startCandidateTests(
+  deps: StartExecutionDeps,
+  projectId: string,
+  request: TestRunRequest & { candidate: string },
+): Promise<StartedTests> {
+  const definition = await validateWorkflowDefinition(
+    deps.db,
+    projectId,
+    request.candidate,
+    deps.config.Definitions,
+    deps.installedPlugins,
+  );
+  const stored = await workflowRepository.findByName(deps.db, definition.name, projectId);
+  if (stored) {
+    throw new Conflict(
+      `The project has a workflow named "${definition.name}": test this definition as its candidate (POST /workflows/${stored.id}/tests).`,
+      { code: 'workflow.name_taken' },
+    );
+  }
+  const cases = chosenCases(definition, request.cases);
+  await workflowRepository.removeEndedDrafts(deps.db, projectId);
+  if (cases.length === 0) {
+    return { runsOf: null, name: definition.name, revision: null, cases: [] };
+  }
+  const draft = await workflowRepository.insertDraft(deps.db, {
+    projectId,
+    name: definition.name,
+    definition: request.candidate,
+    until: new Date(Date.now() + DRAFT_KEPT_MILLISECONDS),
+  });
+  const candidate = { text: request.candidate, definition };
+  return startCases(deps, draft, definition, candidate, request);
+}
+
+/** Starts each case asked for as a dry run of `definition`, a run of `workflow`. */
+async function startCases(
+  deps: StartExecutionDeps,
+  workflow: WorkflowRow,
+  definition: WorkflowDefinition,
+  candidate: StartOptions['candidate'],
+  request: TestRunRequest,
+): Promise<StartedTests> {
   const cases = chosenCases(definition, request.cases);
   const started: StartedTests['cases'] = [];
   for (const testCase of cases) {
@@ -85,7 +150,7 @@ export async function startWorkflowTests(
     started.push({ testCase, executionId: execution.executionId });
   }
   return {
-    workflowId: workflow.id,
+    runsOf: workflow.id,
     name: definition.name,
     revision: candidate ? null : workflow.revision,
     cases: started,
@@ -123,10 +188,12 @@ export async function judgeWorkflowTests(
   deps: Pick<StartExecutionDeps, 'db'>,
   started: StartedTests,
 ): Promise<TestCaseResult[]> {
+  const { runsOf } = started;
+  if (runsOf === null) return [];
   const now = Date.now();
   return Promise.all(
     started.cases.map(async ({ testCase, executionId }) => {
-      const row = await executionRepository.findById(deps.db, started.workflowId, executionId);
+      const row = await executionRepository.findById(deps.db, runsOf, executionId);
       if (!row) throw new Error(`Execution ${executionId} vanished while it was tested`);
       const failures = judgeTestCase(testCase, {
         status: row.status,

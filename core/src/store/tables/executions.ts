@@ -1,6 +1,6 @@
 /** The tables of runs: executions, their tasks, logs, events and concurrency slots. */
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { LogLevel } from '@trellis/plugin-kit';
+import type { LogLevel, PluginEffects } from '@trellis/plugin-kit';
 import type { ApprovalStatus, ExecutionStatus, TaskStatus } from '#protocol/statuses.js';
 import type { Timestamp } from './columns.js';
 import type { ProjectIdColumn } from './projects.js';
@@ -85,6 +85,30 @@ export interface TaskExecutionTable {
   itemIndex: ColumnType<number | null, number | null | undefined, number | null>;
   /** An item's value, read by `Item()` (JSON; null for the definition's tasks). */
   item: ColumnType<unknown, string | null | undefined, string | null>;
+  /**
+   * What a dry run's task did, as the worker decided it (JSON, `TaskDryRunPlan`); null for a
+   * real run's task, and before the task ran.
+   */
+  dryRun: ColumnType<TaskDryRunPlan | null, string | null | undefined, string | null>;
+}
+
+/** Where a dry run's task took its output from. */
+export type DryRunOutputSource = 'Mock' | 'Recorded' | 'Generated' | 'RanForReal';
+
+/** What a dry run's task did (docs/ARCHITECTURE.md#dry-runs): the plan the console shows. */
+export interface TaskDryRunPlan {
+  /** Set once the task ran: where its output came from (RanForReal: its plugin is pure). */
+  source?: DryRunOutputSource;
+  /** Recorded only: the real execution whose output it took. */
+  recordedFrom?: string | null;
+  /** Its plugin's type. */
+  plugin?: string;
+  /** The plugin's declared effects. */
+  effects?: PluginEffects;
+  /** Its parameters, expressions resolved. */
+  parameters?: Record<string, unknown>;
+  /** The approval it would have waited for, approved at once. */
+  approval?: { approvalId: string; comment: string };
 }
 export interface LogEntryTable {
   id: string;

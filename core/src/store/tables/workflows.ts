@@ -14,6 +14,11 @@ export interface WorkflowTable {
   modifiedDate: Timestamp;
   /** The number of the current definition's revision (`workflow_revision`). */
   revision: ColumnType<number, number | undefined, number>;
+  /**
+   * A draft: the holder of the test runs of a definition not stored (`POST /workflows/tests`),
+   * shown nowhere, removed after this time once its runs ended. Null for every stored workflow.
+   */
+  draftUntil: ColumnType<Date | null, Date | null | undefined, never>;
 }
 /** Every definition a workflow has had: revision 1 when added, one more at each update. */
 export interface WorkflowRevisionTable {
