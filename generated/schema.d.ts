@@ -3568,6 +3568,16 @@ export interface components {
             /** @description When the task ended (as its `endTime`); null while it has not. */
             endedAt: string | null;
             /**
+             * Format: int32
+             * @description The task's attempts so far, as its `attempts` reads; absent in events recorded before they were kept.
+             */
+            attempts?: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, those cut short by their worker stopping; absent as `attempts` is.
+             */
+            interruptedAttempts?: number;
+            /**
              * Format: date-time
              * @description When the change was recorded.
              */
@@ -3607,6 +3617,19 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /**
+             * Format: int32
+             * @description The task's attempts so far, the one running included (0 before its first): one per retry,
+             *     and one more for each run cut short by its worker stopping (`interruptedAttempts`).
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, the runs cut short by their worker stopping (a graceful stop or a crash):
+             *     each is logged as interrupted and the task runs again as the next attempt, which uses up
+             *     no retry.
+             */
+            interruptedAttempts: number;
         };
         /** @description A task of an execution as listed. */
         TaskListItem: {
@@ -3625,6 +3648,19 @@ export interface components {
             startTime: string | null;
             /** @description When the task finished; null until it does. */
             endTime: string | null;
+            /**
+             * Format: int32
+             * @description The task's attempts so far, the one running included (0 before its first): one per retry,
+             *     and one more for each run cut short by its worker stopping (`interruptedAttempts`).
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, the runs cut short by their worker stopping (a graceful stop or a crash):
+             *     each is logged as interrupted and the task runs again as the next attempt, which uses up
+             *     no retry.
+             */
+            interruptedAttempts: number;
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {

@@ -83,6 +83,14 @@ export function temporalClient(deps: AppDeps): Client {
   return deps.temporal.client;
 }
 
+/** A task's attempts as the API shows them: the interrupted runs count as attempts of their own. */
+function attemptsOf(task: { attempts: number; interruptedAttempts: number }) {
+  return {
+    attempts: task.attempts + task.interruptedAttempts,
+    interruptedAttempts: task.interruptedAttempts,
+  };
+}
+
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
@@ -255,6 +263,7 @@ export const executionHandlers = {
       message: task.message,
       startTime: iso(task.startTime),
       endTime: iso(task.endTime),
+      ...attemptsOf(task),
     }));
   },
 
@@ -271,6 +280,7 @@ export const executionHandlers = {
         childWorkflowId: child?.workflowId ?? null,
         startTime: iso(task.startTime),
         endTime: iso(task.endTime),
+        ...attemptsOf(task),
       },
     };
   },

@@ -204,7 +204,7 @@ export function attemptRecorder(
     logs.unshift({
       ...interruptionEntry(
         number,
-        `its worker stopped before it ended (found ${seconds} s after it started)`,
+        `: its worker stopped before it ended (found ${seconds} s after it started)`,
       ),
       // Just before this run's own entries, which it precedes.
       timeStamp: new Date(at.getTime() - 1),
@@ -213,10 +213,11 @@ export function attemptRecorder(
     await flush();
   };
 
-  const interruptionEntry = (number: number, why: string): NewLogEntry => ({
+  /** `how`: what follows "Attempt N interrupted" (its duration, the reason). */
+  const interruptionEntry = (number: number, how: string): NewLogEntry => ({
     ...entry(
       'Warning',
-      `Attempt ${number} interrupted: ${why}. It runs again as attempt ${number + 1}; an interruption does not use up a retry.`,
+      `Attempt ${number} interrupted${how}. It runs again as attempt ${number + 1}; an interruption does not use up a retry.`,
     ),
   });
 
@@ -226,9 +227,11 @@ export function attemptRecorder(
    * next run would give it, which then finds it written.
    */
   const interrupted = async (why: string) => {
-    if (options.findsInterruptions && marked) {
+    const startedAt = options.running?.startedAt;
+    if (options.findsInterruptions && marked && startedAt) {
+      const seconds = ((Date.now() - startedAt.getTime()) / 1000).toFixed(1);
       logs.push({
-        ...interruptionEntry(shown(), why),
+        ...interruptionEntry(shown(), ` after ${seconds} s: ${why}`),
         dedupeKey: runKey(run, `${taskId}:interrupted:${interruptedAttempts}`),
       });
     }
