@@ -56,10 +56,9 @@ async function expectRecordedOnce(
     timeoutMs: 90_000,
   });
   expect(finished.status).toBe('Completed');
-  const tasks = await trellis.admin.GET(
-    '/workflows/{workflowId}/executions/{executionId}/tasks',
-    { params: { path: { workflowId, executionId } } },
-  );
+  const tasks = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
+    params: { path: { workflowId, executionId } },
+  });
   expect(tasks).toHaveLength(count);
   for (const task of tasks) {
     expect(task.status).toBe('Completed');

@@ -57,7 +57,14 @@ describe('markTaskRunning', () => {
     expect(await mark(1, second(9))).toEqual({ interruptedAttempts: 1 });
     await taskExecutionRepository.recordAttempt(
       db,
-      { id, attempt: 1, status: 'Retrying', message: 'again', at: second(10), startedAt: second(9) },
+      {
+        id,
+        attempt: 1,
+        status: 'Retrying',
+        message: 'again',
+        at: second(10),
+        startedAt: second(9),
+      },
       [],
     );
     // The next attempt the workflow gives is not an interruption; the count stays.

@@ -403,7 +403,9 @@ export async function recordAttempt(
       startTime: sql<Date>`case when ${write.fresh} then ${started} else coalesce(start_time, ${started}) end`,
       attemptStartTime: started,
       ...(outcome.run !== undefined
-        ? { interruptedAttempts: sql<number>`case when ${write.fresh} then 0 else interrupted_attempts end` }
+        ? {
+            interruptedAttempts: sql<number>`case when ${write.fresh} then 0 else interrupted_attempts end`,
+          }
         : {}),
       endTime: finished ? outcome.at : null,
       ...(outcome.output !== undefined

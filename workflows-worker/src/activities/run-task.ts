@@ -250,12 +250,14 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
           // interruption from the task's row.
           const why = describeInterruption(context);
           await running.settle().catch(() => {});
-          await recorder.interrupted(why).catch((error: unknown) =>
-            deps.logger.warn(
-              { executionId, err: error },
-              'The log of an interrupted attempt could not be written',
-            ),
-          );
+          await recorder
+            .interrupted(why)
+            .catch((error: unknown) =>
+              deps.logger.warn(
+                { executionId, err: error },
+                'The log of an interrupted attempt could not be written',
+              ),
+            );
           throw ApplicationFailure.retryable(
             `The attempt was interrupted (${why}); it runs again.`,
             'AttemptInterrupted',
