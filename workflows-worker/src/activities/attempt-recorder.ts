@@ -85,7 +85,7 @@ export interface RecorderOptions {
   keyOf?: (index: number) => string;
   /**
    * A plugin's attempt, which a stopping worker may cut short: its Running mark looks for an
-   * earlier run of the same attempt that was (`interruption`), and numbers this run after it.
+   * earlier run of the same attempt that was, records it, and numbers this run after it.
    */
   findsInterruptions?: boolean;
   /** A Running mark written apart, if at all: settled before the outcome, which carries its start. */
@@ -214,12 +214,11 @@ export function attemptRecorder(
   };
 
   /** `how`: what follows "Attempt N interrupted" (its duration, the reason). */
-  const interruptionEntry = (number: number, how: string): NewLogEntry => ({
-    ...entry(
+  const interruptionEntry = (number: number, how: string): NewLogEntry =>
+    entry(
       'Warning',
       `Attempt ${number} interrupted${how}. It runs again as attempt ${number + 1}; an interruption does not use up a retry.`,
-    ),
-  });
+    );
 
   /**
    * This run is being cut short (its worker stops): its entries so far and its interruption are
