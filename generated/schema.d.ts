@@ -3657,6 +3657,16 @@ export interface components {
             /** @description When the task ended (as its `endTime`); null while it has not. */
             endedAt: string | null;
             /**
+             * Format: int32
+             * @description The task's attempts so far, as its `attempts` reads; absent in events recorded before they were kept.
+             */
+            attempts?: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, those cut short by their worker stopping; absent as `attempts` is.
+             */
+            interruptedAttempts?: number;
+            /**
              * Format: date-time
              * @description When the change was recorded.
              */
@@ -3698,6 +3708,19 @@ export interface components {
             endTime: string | null;
             /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
             dryRun: components["schemas"]["TaskDryRun"] | null;
+            /**
+             * Format: int32
+             * @description The task's attempts so far, the one running included (0 before its first): one per retry,
+             *     and one more for each run cut short by its worker stopping (`interruptedAttempts`).
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, the runs cut short by their worker stopping (a graceful stop or a crash):
+             *     each is logged as interrupted and the task runs again as the next attempt, which uses up
+             *     no retry.
+             */
+            interruptedAttempts: number;
         };
         /**
          * @description What a dry run's task did, as the worker decided it: where its output came from, its plugin
@@ -3739,6 +3762,19 @@ export interface components {
             endTime: string | null;
             /** @description A dry run's task: what it did (its plan); null for a real run's, and before it ran. */
             dryRun: components["schemas"]["TaskDryRun"] | null;
+            /**
+             * Format: int32
+             * @description The task's attempts so far, the one running included (0 before its first): one per retry,
+             *     and one more for each run cut short by its worker stopping (`interruptedAttempts`).
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description Of `attempts`, the runs cut short by their worker stopping (a graceful stop or a crash):
+             *     each is logged as interrupted and the task runs again as the next attempt, which uses up
+             *     no retry.
+             */
+            interruptedAttempts: number;
         };
         /** @description The envelope of an execution's tasks. */
         TaskListResponse: {

@@ -126,3 +126,29 @@ describe('withEntries', () => {
     expect(many.at(-1)?.id).toBe(`x${maxLogEntries + 4}`);
   });
 });
+
+describe('foldEvents, interrupted attempts', () => {
+  it('takes the attempts a task’s events count, an interrupted run included', () => {
+    const counted = (status: string, second: number, attempts: number, interrupted: number) =>
+      ({
+        ...task('Long', status, second),
+        data: {
+          ...task('Long', status, second).data,
+          attempts,
+          interruptedAttempts: interrupted,
+        },
+      }) as ExecutionEvent;
+    // Running, then Running again (the re-run found the first interrupted), then Completed:
+    // counting status changes alone would say one attempt.
+    const state = foldEvents(emptyRun, [
+      counted('Running', 1, 1, 0),
+      counted('Running', 9, 2, 1),
+      counted('Completed', 12, 2, 1),
+    ]);
+    expect(state.tasks.Long).toMatchObject({
+      status: 'Completed',
+      attempts: 2,
+      interruptedAttempts: 1,
+    });
+  });
+});

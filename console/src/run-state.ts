@@ -14,8 +14,13 @@ export interface TaskState {
   taskExecutionId: string;
   status: TaskStatus;
   message: string;
-  /** Attempts that ran (or run now): one, plus one per retry. */
+  /**
+   * Attempts that ran (or run now): one, plus one per retry and one per run cut short by its
+   * worker stopping, as the task's events count them (counted here for events from before).
+   */
   attempts: number;
+  /** Of `attempts`, those interrupted (their worker stopped); each ran again as the next. */
+  interruptedAttempts: number;
   /** Whether an attempt runs now (counted already). */
   attemptOpen: boolean;
   /**
@@ -72,6 +77,7 @@ function foldEvent(state: RunState, event: ExecutionEvent): RunState {
       return { ...next, status: event.data.status, message: event.data.message };
     case 'task': {
       const { name, status, message, at, taskExecutionId, startedAt, endedAt } = event.data;
+      const { attempts, interruptedAttempts } = event.data;
       const before = state.tasks[name];
       // An attempt is counted when it is first seen: running, or already over when it was quicker
       // than the stream (Pending straight to Completed, or to Retrying).
@@ -82,7 +88,8 @@ function foldEvent(state: RunState, event: ExecutionEvent): RunState {
         taskExecutionId,
         status,
         message,
-        attempts: (before?.attempts ?? 0) + (seesAttempt && !counted ? 1 : 0),
+        attempts: attempts ?? (before?.attempts ?? 0) + (seesAttempt && !counted ? 1 : 0),
+        interruptedAttempts: interruptedAttempts ?? before?.interruptedAttempts ?? 0,
         attemptOpen: status === 'Running',
         startedAt: startedAt ?? before?.startedAt ?? (seesAttempt ? at : null),
         endedAt: finalTaskStatuses.includes(status) ? (endedAt ?? at) : null,

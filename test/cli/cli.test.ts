@@ -489,7 +489,8 @@ describe('trellis executions', () => {
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/^Status\s+Completed$/m);
     expect(show.stdout).toMatch(/^Outputs\s+\{"total":20\}$/m);
-    expect(show.stdout).toMatch(/^Sum\s+Completed/m);
+    expect(show.stdout).toMatch(/^TASK\s+STATUS\s+ATTEMPTS\s+STARTED/m);
+    expect(show.stdout).toMatch(/^Sum\s+Completed\s+1\s+\d{4}-/m);
     expect(show.stdout).toMatch(/^Say\s+Completed/m);
 
     const logs = await trellisCli(['executions', 'logs', name, executionId]);

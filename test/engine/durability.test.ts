@@ -1,15 +1,10 @@
 /**
- * Durability: a worker process killed with SIGKILL in the middle of a run loses
- * nothing. Another worker process picks the run up; every task is recorded exactly once.
+ * Durability: a worker process stopped or killed with SIGKILL in the middle of a run loses
+ * nothing. Another worker process picks the run up; every task is recorded once, and an attempt
+ * the stop cut short is recorded as an interrupted attempt of its own, its re-run as the next.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackAllowed, startTrellis, type Trellis } from '../support/harness.js';
 import {
@@ -18,7 +13,6 @@ import {
   executionLogs,
   noop,
   start,
-  taskLogs,
   tasksOf,
   untilStatuses,
 } from '../support/engine-support.js';
@@ -27,41 +21,11 @@ import {
   quickWaitTask,
   writeQuickPluginRegistry,
 } from '../support/quick-plugin.js';
+import { workerProcesses, type WorkerProcesses } from '../support/worker-processes.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let trellis: Trellis;
-let directory: string;
-let configFile: string;
 let registry: Awaited<ReturnType<typeof writeQuickPluginRegistry>>;
-const workers = new Set<ChildProcess>();
-
-/** Starts `trellis --role worker` as its own process; resolves once it polls. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/trellis.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, TRELLIS_CONFIG: configFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let output = '';
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 60_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      output += `${line}\n`;
-      if (line.includes('worker polling')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited with ${code}:\n${output}`));
-    });
-  });
-  return child;
-}
+let workers: WorkerProcesses;
 
 beforeAll(async () => {
   registry = await writeQuickPluginRegistry();
@@ -70,43 +34,65 @@ beforeAll(async () => {
     config: { Plugins: { Registry: registry.index, Network: loopbackAllowed.Plugins.Network } },
   });
   await installQuickWait(trellis.admin);
-  directory = await mkdtemp(path.join(tmpdir(), 'trellis-durability-'));
-  configFile = path.join(directory, 'trellis.config.json');
-  // The same database, Temporal and task queue as the API; logs on stdout for the readiness line.
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      ...trellis.config,
-      Logging: { Level: 'info' },
-      Server: { ...trellis.config.Server, Port: 0 },
-      // Each worker's probes on a port of its own (two run at once).
-      Metrics: { ...trellis.config.Metrics, WorkerPort: 0 },
-    }),
-  );
+  workers = await workerProcesses(trellis);
 });
 afterAll(async () => {
-  for (const child of workers) child.kill('SIGKILL');
+  await workers?.stop();
   await trellis?.stop();
   await registry?.remove();
-  if (directory) await rm(directory, { recursive: true, force: true });
 });
 
-/** Checks the run completed with each of its tasks recorded exactly once, in one attempt. */
-async function expectRecordedOnce(workflowId: string, executionId: string, count: number) {
+/**
+ * Checks the run completed with each of its tasks recorded exactly once, in one attempt, but
+ * `interrupted`: recorded as an interrupted attempt, then the attempt after it that completed.
+ */
+async function expectRecordedOnce(
+  workflowId: string,
+  executionId: string,
+  count: number,
+  interrupted?: { task: string; stop: 'graceful' | 'crash' },
+) {
   const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
     timeoutMs: 90_000,
   });
   expect(finished.status).toBe('Completed');
-  const tasks = await tasksOf(trellis.admin, workflowId, executionId);
-  expect(Object.keys(tasks)).toHaveLength(count);
-  for (const task of Object.values(tasks)) {
+  const tasks = await trellis.admin.GET('/workflows/{workflowId}/executions/{executionId}/tasks', {
+    params: { path: { workflowId, executionId } },
+  });
+  expect(tasks).toHaveLength(count);
+  for (const task of tasks) {
     expect(task.status).toBe('Completed');
-    // One attempt each, logged once: a re-run after the worker went away is the same attempt.
-    expect(await taskLogs(trellis.admin, workflowId, executionId, task.id)).toEqual([
-      'Started.',
-      expect.stringMatching(/^Completed in \d+ ms\.$/),
+    const entries = await trellis.admin.GET(
+      '/workflows/{workflowId}/executions/{executionId}/tasks/{taskExecutionId}/logs',
+      { params: { path: { workflowId, executionId, taskExecutionId: task.id } } },
+    );
+    const logs = entries.map(({ level, message }) => ({ level, message }));
+    const completed = { level: 'Info', message: expect.stringMatching(/^Completed in \d+ ms\.$/) };
+    if (task.name !== interrupted?.task) {
+      // One attempt each, logged once: a re-run of a quick attempt left no trace to find.
+      expect(logs, task.name).toEqual([{ level: 'Info', message: 'Started.' }, completed]);
+      expect(task).toMatchObject({ attempts: 1, interruptedAttempts: 0 });
+      continue;
+    }
+    // The interrupted attempt's own entries (a graceful stop writes them before it goes; a
+    // crash loses them), its interruption, then the next attempt's, which completes.
+    const again = 'It runs again as attempt 2; an interruption does not use up a retry.';
+    const why =
+      interrupted.stop === 'graceful'
+        ? ' after \\d+\\.\\d s: the worker is shutting down\\.'
+        : ': its worker stopped before it ended \\(found \\d+\\.\\d s after it started\\)\\.';
+    expect(logs, task.name).toEqual([
+      ...(interrupted.stop === 'graceful' ? [{ level: 'Info', message: 'Started.' }] : []),
+      {
+        level: 'Warning',
+        message: expect.stringMatching(new RegExp(`^Attempt 1 interrupted${why} ${again}$`)),
+      },
+      { level: 'Info', message: 'Attempt 2 started.' },
+      completed,
     ]);
+    expect(task).toMatchObject({ attempts: 2, interruptedAttempts: 1 });
   }
+  // The workflow's own count: the interruption used up no retry.
   const rows = await trellis.db
     .selectFrom('taskExecution')
     .select(['name', 'attempts'])
@@ -119,8 +105,8 @@ async function expectRecordedOnce(workflowId: string, executionId: string, count
 }
 
 describe('durability', () => {
-  it('a worker stopped gracefully mid-task hands the attempt over without counting a failure', async () => {
-    const first = await spawnWorker();
+  it('a worker stopped gracefully mid-task writes the attempt as interrupted; the next one completes it', async () => {
+    const first = await workers.spawnOnly();
     const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
@@ -130,14 +116,14 @@ describe('durability', () => {
       ]),
     );
     await untilStatuses(trellis.admin, workflowId, executionId, { Long: 'Running' });
-    const second = spawnWorker();
+    const second = workers.spawn();
     first.kill('SIGTERM');
     await second;
-    await expectRecordedOnce(workflowId, executionId, 2);
+    await expectRecordedOnce(workflowId, executionId, 2, { task: 'Long', stop: 'graceful' });
   }, 180_000);
 
-  it('a worker killed mid-run is replaced and the run completes with every task recorded once', async () => {
-    const first = await spawnWorker();
+  it('a worker killed mid-run is replaced; the attempt it cut short is recorded interrupted', async () => {
+    const first = await workers.spawnOnly();
     const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
@@ -156,15 +142,15 @@ describe('durability', () => {
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
-    await spawnWorker();
-    await expectRecordedOnce(workflowId, executionId, 5);
+    await workers.spawn();
+    await expectRecordedOnce(workflowId, executionId, 5, { task: 'Long', stop: 'crash' });
   }, 180_000);
 
   // A quick plugin's attempt is a local activity: no heartbeat, no activity task to time out.
   // The run's workflow task, which the attempt holds open, times out instead, and the worker
-  // that resumes the run runs the same attempt again.
-  it('a worker killed during a quick task is replaced and the attempt runs again, recorded once', async () => {
-    const first = await spawnWorker();
+  // that resumes the run runs the same attempt again: its Running mark finds the one before.
+  it('a worker killed during a quick task is replaced and the attempt runs again as the next', async () => {
+    const first = await workers.spawnOnly();
     const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
@@ -177,8 +163,8 @@ describe('durability', () => {
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
-    await spawnWorker();
-    await expectRecordedOnce(workflowId, executionId, 3);
+    await workers.spawn();
+    await expectRecordedOnce(workflowId, executionId, 3, { task: 'Quick', stop: 'crash' });
   }, 180_000);
 
   it('a worker killed mid-request sends it again with the same Idempotency-Key (issue 27, item 15)', async () => {
@@ -193,7 +179,7 @@ describe('durability', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
-      await spawnWorker();
+      await workers.spawn();
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/charge`;
       const { workflowId, executionId } = await start(
         trellis.admin,
@@ -203,15 +189,7 @@ describe('durability', () => {
       );
       await firstArrived;
       // Workers of earlier tests poll too: whichever holds the request dies.
-      await Promise.all(
-        [...workers].map((worker) => {
-          const exited = new Promise((resolve) => worker.once('exit', resolve));
-          worker.kill('SIGKILL');
-          return exited;
-        }),
-      );
-
-      await spawnWorker();
+      await workers.spawnOnly();
       const finished = await trellis.admin.waitForExecution(workflowId, executionId, {
         timeoutMs: 90_000,
       });
@@ -226,7 +204,7 @@ describe('durability', () => {
   }, 180_000);
 
   it('a worker stopped gracefully during a quick task loses nothing, recording it once', async () => {
-    const first = await spawnWorker();
+    const first = await workers.spawnOnly();
     const { workflowId, executionId } = await start(
       trellis.admin,
       definition([
@@ -238,7 +216,7 @@ describe('durability', () => {
       ]),
     );
     await untilStatuses(trellis.admin, workflowId, executionId, { Quick: 'Running' });
-    const second = spawnWorker();
+    const second = workers.spawn();
     first.kill('SIGTERM');
     await second;
     await expectRecordedOnce(workflowId, executionId, 2);

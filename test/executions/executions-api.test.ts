@@ -100,8 +100,10 @@ describe('executions API', () => {
     for (const task of tasks) {
       expect(Object.keys(task).sort()).toEqual(
         [
+          'attempts',
           'endTime',
           'id',
+          'interruptedAttempts',
           'message',
           'name',
           'startTime',
@@ -114,6 +116,8 @@ describe('executions API', () => {
         workflowId,
         workflowExecutionId: executionId,
         status: 'Completed',
+        attempts: 1,
+        interruptedAttempts: 0,
       });
     }
     const detail = await trellis.admin.GET(
@@ -122,17 +126,24 @@ describe('executions API', () => {
     );
     expect(Object.keys(detail).sort()).toEqual(
       [
+        'attempts',
         'childExecutionId',
         'childWorkflowId',
         'endTime',
         'id',
+        'interruptedAttempts',
         'message',
         'output',
         'startTime',
         'status',
       ].sort(),
     );
-    expect(detail).toMatchObject({ childExecutionId: null, childWorkflowId: null });
+    expect(detail).toMatchObject({
+      childExecutionId: null,
+      childWorkflowId: null,
+      attempts: 1,
+      interruptedAttempts: 0,
+    });
     const [entry] = await trellis.admin.GET(
       '/workflows/{workflowId}/executions/{executionId}/logs',
       {

@@ -120,11 +120,16 @@ export function executionCommands(program: Command, act: Act): void {
         const rows = tasks.map((task) => [
           task.name,
           styleStatus(colors, task.status),
+          task.interruptedAttempts > 0
+            ? `${task.attempts} (${task.interruptedAttempts} interrupted)`
+            : String(task.attempts),
           time(task.startTime),
           elapsed(task.startTime, task.endTime),
           task.message,
         ]);
-        output.line(table(colors, ['TASK', 'STATUS', 'STARTED', 'DURATION', 'MESSAGE'], rows));
+        output.line(
+          table(colors, ['TASK', 'STATUS', 'ATTEMPTS', 'STARTED', 'DURATION', 'MESSAGE'], rows),
+        );
       }),
     );
 

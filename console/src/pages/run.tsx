@@ -87,6 +87,7 @@ function initialState(detail: ExecutionDetail, tasks: TaskRow[], logs: LogEntry[
       status: task.status,
       message: task.message,
       attempts: 0,
+      interruptedAttempts: 0,
       attemptOpen: false,
       startedAt: task.startTime,
       endedAt: task.endTime,
@@ -465,7 +466,7 @@ function TaskTable({ definition, run, times, onSelect }: TaskTableProps) {
                   </button>
                 </th>
                 <td>{task ? <StatusBadge status={task.status} /> : '—'}</td>
-                <td>{task?.attempts || '—'}</td>
+                <td>{task ? <Attempts task={task} /> : '—'}</td>
                 <td>{formatDateTime(task?.startedAt)}</td>
                 <td>{durationBetween(task?.startedAt, task?.endedAt, now)}</td>
                 <td class="message">{task?.message || ''}</td>
@@ -527,7 +528,9 @@ function TaskPanel({
           <StatusBadge status={task.status} />
         </dd>
         <dt>Attempts</dt>
-        <dd>{task.attempts || '—'}</dd>
+        <dd>
+          <Attempts task={task} />
+        </dd>
         <dt>Started</dt>
         <dd>{formatDateTime(detail.data?.startTime ?? task.startedAt)}</dd>
         <dt>Ended</dt>
@@ -559,6 +562,20 @@ function TaskPanel({
         }
       </Loading>
     </section>
+  );
+}
+
+/** A task's attempts, and how many of them were interrupted (the log says when and why). */
+function Attempts({ task }: { task: TaskState }) {
+  if (!task.attempts) return <>—</>;
+  if (!task.interruptedAttempts) return <>{task.attempts}</>;
+  return (
+    <>
+      {task.attempts}{' '}
+      <span class="muted" data-interrupted-attempts={task.interruptedAttempts}>
+        ({task.interruptedAttempts} interrupted)
+      </span>
+    </>
   );
 }
 

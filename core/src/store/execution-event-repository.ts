@@ -31,6 +31,9 @@ export interface TaskChanged extends EventBase {
     /** The task's own start and end (its row's), null while it has none or for events recorded before they were kept. */
     startedAt: Date | null;
     endedAt: Date | null;
+    /** The task's attempts, interrupted runs included, and those; absent in events from before. */
+    attempts?: number;
+    interruptedAttempts?: number;
     at: Date;
   };
 }

@@ -39,6 +39,7 @@ import * as webhookDeliveryLog from './migrations/2026-11-29T06-10-00-webhook-de
 import * as dryRuns from './migrations/2026-11-29T06-30-00-dry-runs.js';
 import * as dryRunTestCase from './migrations/2026-11-29T08-20-00-dry-run-test-case.js';
 import * as webhookRefusals from './migrations/2026-11-29T08-40-00-webhook-refusals.js';
+import * as interruptedAttempts from './migrations/2026-11-29T11-10-00-interrupted-attempts.js';
 import * as draftWorkflows from './migrations/2026-11-29T11-20-00-draft-workflows.js';
 import * as taskDryRunPlan from './migrations/2026-11-29T11-20-30-task-dry-run-plan.js';
 import type { Database } from './tables.js';
@@ -86,6 +87,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T06-30-00-dry-runs': dryRuns,
   '2026-11-29T08-20-00-dry-run-test-case': dryRunTestCase,
   '2026-11-29T08-40-00-webhook-refusals': webhookRefusals,
+  '2026-11-29T11-10-00-interrupted-attempts': interruptedAttempts,
   '2026-11-29T11-20-00-draft-workflows': draftWorkflows,
   '2026-11-29T11-20-30-task-dry-run-plan': taskDryRunPlan,
 };

@@ -86,7 +86,7 @@ export async function cancelUnfinishedTasks(
 }
 
 /** Columns only the engine reads: the writer of a reset run, a forEach item's own fields. */
-type EngineColumns = 'temporalRunId' | 'foreachTaskId' | 'itemIndex' | 'item';
+type EngineColumns = 'temporalRunId' | 'foreachTaskId' | 'itemIndex' | 'item' | 'attemptStartTime';
 
 export type TaskSummary = Omit<TaskExecutionRow, 'output' | EngineColumns>;
 
@@ -99,6 +99,7 @@ const taskColumns = [
   'status',
   'message',
   'attempts',
+  'interruptedAttempts',
   'startTime',
   'endTime',
   'dryRun',
@@ -265,6 +266,8 @@ export async function reopenTasks(
       status: 'Pending',
       message: '',
       attempts: 0,
+      interruptedAttempts: 0,
+      attemptStartTime: null,
       startTime: null,
       endTime: null,
       output: null,
@@ -276,29 +279,91 @@ export async function reopenTasks(
 }
 
 /**
+ * An earlier run of the same attempt that `markTaskRunning` found cut short: the row was
+ * Running in that attempt, from a start before this run's (its worker stopped or died).
+ */
+export interface InterruptedRun {
+  /** When the interrupted run began. */
+  startedAt: Date;
+  /** Interrupted runs of the task before it (0 for the first). */
+  before: number;
+}
+
+/** What `markTaskRunning` found: how many runs of the task were interrupted, this one's find included. */
+export interface RunningMarked {
+  interruptedAttempts: number;
+  interrupted?: InterruptedRun;
+}
+
+/**
  * Attempt `attempt` of a task started. Keyed by attempt: an older attempt's late write never
- * overwrites a newer one, and a finished task is never reopened (except by a reset run).
+ * overwrites a newer one, and a finished task is never reopened (except by a reset run). The
+ * same write finds an earlier run of this attempt that was cut short (the row Running in it
+ * since before `at`) and counts it, so the normal path pays no read for it; undefined when the
+ * write changed nothing.
  */
 export async function markTaskRunning(
   db: Kysely<Database>,
-  task: { id: string; attempt: number; at: Date; run?: TaskWriter },
-): Promise<void> {
+  task: {
+    id: string;
+    attempt: number;
+    at: Date;
+    run?: TaskWriter;
+    /** Look for an interrupted earlier run (a plugin's attempt; not a forEach's or subworkflow's start). */
+    findInterrupted?: boolean;
+  },
+): Promise<RunningMarked | undefined> {
   const write = taskWrite(
     task.run,
     sql`(task_execution.attempts <= ${task.attempt} and task_execution.status not in (${sql.join(FINISHED_TASK)}))`,
   );
-  await db
+  const before = db
+    .selectFrom('taskExecution')
+    .select([
+      'id as beforeId',
+      'status as beforeStatus',
+      'attempts as beforeAttempts',
+      'attemptStartTime as beforeAttemptStart',
+      'interruptedAttempts as beforeInterrupted',
+      'temporalRunId as beforeRun',
+    ])
+    .where('id', '=', task.id)
+    .forUpdate()
+    .as('before');
+  const interrupted = sql<boolean>`(${task.findInterrupted === true}::boolean
+    and before.before_status = 'Running'
+    and before.before_attempts = ${task.attempt}
+    and before.before_attempt_start < ${task.at}
+    and before.before_run is not distinct from ${task.run ?? null}::text)`;
+  const row = await db
     .updateTable('taskExecution')
+    .from(before)
     .set({
       status: 'Running',
       attempts: task.attempt,
       message: '',
       startTime: sql<Date>`case when ${write.fresh} then ${task.at} else coalesce(start_time, ${task.at}) end`,
+      attemptStartTime: task.at,
+      interruptedAttempts: sql<number>`case when ${write.fresh} then 0
+        when ${interrupted} then interrupted_attempts + 1 else interrupted_attempts end`,
       ...(task.run !== undefined ? { endTime: null, output: null, temporalRunId: task.run } : {}),
     })
-    .where('id', '=', task.id)
+    .whereRef('taskExecution.id', '=', 'before.beforeId')
     .where(write.where)
-    .execute();
+    .returning([
+      'taskExecution.interruptedAttempts',
+      'before.beforeInterrupted',
+      'before.beforeAttemptStart',
+      sql<boolean>`${interrupted}`.as('foundInterrupted'),
+    ])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    interruptedAttempts: row.interruptedAttempts,
+    ...(row.foundInterrupted && row.beforeAttemptStart
+      ? { interrupted: { startedAt: row.beforeAttemptStart, before: row.beforeInterrupted } }
+      : {}),
+  };
 }
 
 export interface AttemptOutcome {
@@ -339,6 +404,12 @@ export async function recordAttempt(
       message: storableText(outcome.message),
       attempts: sql<number>`case when ${write.fresh} then ${outcome.attempt} else greatest(attempts, ${outcome.attempt}) end`,
       startTime: sql<Date>`case when ${write.fresh} then ${started} else coalesce(start_time, ${started}) end`,
+      attemptStartTime: started,
+      ...(outcome.run !== undefined
+        ? {
+            interruptedAttempts: sql<number>`case when ${write.fresh} then 0 else interrupted_attempts end`,
+          }
+        : {}),
       endTime: finished ? outcome.at : null,
       ...(outcome.output !== undefined
         ? { output: storableJson(outcome.output) }

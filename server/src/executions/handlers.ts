@@ -96,6 +96,14 @@ export function temporalClient(deps: AppDeps): Client {
   return deps.temporal.client;
 }
 
+/** A task's attempts as the API shows them: the interrupted runs count as attempts of their own. */
+function attemptsOf(task: { attempts: number; interruptedAttempts: number }) {
+  return {
+    attempts: task.attempts + task.interruptedAttempts,
+    interruptedAttempts: task.interruptedAttempts,
+  };
+}
+
 function toLogEntry(entry: logRepository.LogEntryView) {
   return {
     id: entry.id,
@@ -269,6 +277,7 @@ export const executionHandlers = {
       startTime: iso(task.startTime),
       endTime: iso(task.endTime),
       dryRun: dryRunPlanOf(task.dryRun),
+      ...attemptsOf(task),
     }));
   },
 
@@ -286,6 +295,7 @@ export const executionHandlers = {
         startTime: iso(task.startTime),
         endTime: iso(task.endTime),
         dryRun: dryRunPlanOf(task.dryRun),
+        ...attemptsOf(task),
       },
     };
   },

@@ -83,35 +83,69 @@ export interface RecordedAttempt {
 export interface RecorderOptions {
   /** The dedupe key of the attempt's `index`th log entry (by default, task, attempt and index). */
   keyOf?: (index: number) => string;
+  /**
+   * A plugin's attempt, which a stopping worker may cut short: its Running mark looks for an
+   * earlier run of the same attempt that was, records it, and numbers this run after it.
+   */
+  findsInterruptions?: boolean;
   /** A Running mark written apart, if at all: settled before the outcome, which carries its start. */
   running?: { settle(): Promise<void>; startedAt: Date | undefined };
 }
 
 export type AttemptRecorder = ReturnType<typeof attemptRecorder>;
 
-/** Records one attempt: Running, its log entries, its outcome. */
+/**
+ * Records one attempt: Running, its log entries, its outcome. A run of an attempt that finds an
+ * earlier run of it interrupted (`findsInterruptions`) records that run as an attempt of its
+ * own and is shown as the next one: the task's `interruptedAttempts` shift the numbers the
+ * workflow gives (`attempt`), which the workflow's retry decisions keep to, so an interruption
+ * never uses up a retry.
+ */
 export function attemptRecorder(
   db: Kysely<Database>,
   attempt: RecordedAttempt,
   options: RecorderOptions = {},
 ) {
   const { executionId, taskExecutionId: taskId, run } = attempt;
-  const keyOf = options.keyOf ?? ((index) => `${taskId}:${attempt.attempt}:${index}`);
+  /** This run's log keys: task and attempt, and for a re-run of an interrupted one, its count. */
+  let keyPrefix = `${taskId}:${attempt.attempt}`;
+  const keyOf = options.keyOf ?? ((index: number) => `${keyPrefix}:${index}`);
   /** Entries not written yet: they land with the outcome, or with `flush`. */
   const logs: NewLogEntry[] = [];
   /** A dry run's task: what it does, written with its outcome. */
   let dryRunPlan: TaskDryRunPlan | undefined;
+  /** Entries logged by this run, written or not: the next one's index in its key. */
+  let logged = 0;
+  /** The task's interrupted runs so far, as the Running mark found them (0 until it has). */
+  let interruptedAttempts = 0;
+  /** Whether this run's Running mark landed: only then can a later run find it interrupted. */
+  let marked = false;
+  /** The number the task's log and the console show for this run. */
+  const shown = () => attempt.attempt + interruptedAttempts;
+  /** The entry `logStart` wrote, renumbered once the Running mark tells the number. */
+  let startEntry: NewLogEntry | undefined;
+
+  const entry = (level: LogLevel, message: string, exception?: string): NewLogEntry => ({
+    executionId,
+    taskExecutionId: taskId,
+    dedupeKey: runKey(run, keyOf(logged)),
+    level,
+    message,
+    exception: exception ?? null,
+    timeStamp: new Date(),
+  });
 
   const log = (level: LogLevel, message: string, exception?: string) => {
-    logs.push({
-      executionId,
-      taskExecutionId: taskId,
-      dedupeKey: runKey(run, keyOf(logs.length)),
-      level,
-      message,
-      exception: exception ?? null,
-      timeStamp: new Date(),
-    });
+    logs.push(entry(level, message, exception));
+    logged += 1;
+  };
+
+  const startMessage = () => (shown() === 1 ? 'Started.' : `Attempt ${shown()} started.`);
+
+  /** Logs that the attempt started ("Started.", "Attempt 2 started."). */
+  const logStart = () => {
+    log('Info', startMessage());
+    startEntry = logs.at(-1);
   };
 
   /** The outcome, with the entries logged so far (kept if the write fails). */
@@ -142,17 +176,68 @@ export function attemptRecorder(
 
   /** Takes back the last entry logged: what it announced was not recorded after all. */
   const unlog = () => {
-    logs.pop();
+    if (logs.pop()) logged -= 1;
   };
 
-  /** The task is Running from `at`, in this attempt. */
+  /**
+   * The task is Running from `at`, in this attempt. When that write finds an earlier run of the
+   * attempt interrupted, the interruption is logged (with the key the interrupted run would have
+   * given it, so a graceful stop's own entry stands) and written at once with this run's
+   * entries so far, renumbered and keyed as the run after it.
+   */
   const markRunning = async (at: Date) => {
-    await taskExecutionRepository.markTaskRunning(db, {
+    const found = await taskExecutionRepository.markTaskRunning(db, {
       id: taskId,
       attempt: attempt.attempt,
       at,
       ...(run !== undefined ? { run } : {}),
+      ...(options.findsInterruptions ? { findInterrupted: true } : {}),
     });
+    if (!found || !options.findsInterruptions) return;
+    marked = true;
+    interruptedAttempts = found.interruptedAttempts;
+    if (startEntry) startEntry.message = startMessage();
+    const interrupted = found.interrupted;
+    if (!interrupted) return;
+    keyPrefix = `${taskId}:${attempt.attempt}.${interruptedAttempts}`;
+    // Nothing of this run is written yet (this is its first write): its entries take new keys.
+    logs.forEach((entry, index) => (entry.dedupeKey = runKey(run, keyOf(index))));
+    const seconds = ((at.getTime() - interrupted.startedAt.getTime()) / 1000).toFixed(1);
+    const number = shown() - 1;
+    logs.unshift({
+      ...interruptionEntry(
+        number,
+        `: its worker stopped before it ended (found ${seconds} s after it started)`,
+      ),
+      // Just before this run's own entries, which it precedes.
+      timeStamp: new Date(at.getTime() - 1),
+      dedupeKey: runKey(run, `${taskId}:interrupted:${interrupted.before}`),
+    });
+    await flush();
+  };
+
+  /** `how`: what follows "Attempt N interrupted" (its duration, the reason). */
+  const interruptionEntry = (number: number, how: string): NewLogEntry =>
+    entry(
+      'Warning',
+      `Attempt ${number} interrupted${how}. It runs again as attempt ${number + 1}; an interruption does not use up a retry.`,
+    );
+
+  /**
+   * This run is being cut short (its worker stops): its entries so far and its interruption are
+   * written now, rather than lost with the process. The key of the interruption is the one the
+   * next run would give it, which then finds it written.
+   */
+  const interrupted = async (why: string) => {
+    const startedAt = options.running?.startedAt;
+    if (options.findsInterruptions && marked && startedAt) {
+      const seconds = ((Date.now() - startedAt.getTime()) / 1000).toFixed(1);
+      logs.push({
+        ...interruptionEntry(shown(), ` after ${seconds} s: ${why}`),
+        dedupeKey: runKey(run, `${taskId}:interrupted:${interruptedAttempts}`),
+      });
+    }
+    await flush();
   };
 
   /** Writes the entries logged so far, without an outcome. */
@@ -162,7 +247,8 @@ export function attemptRecorder(
 
   /** Records the failure as `plan` says (logged, with its exception), then throws `TaskFailed`. */
   const failed = async (plan: FailurePlan, failure: Failure): Promise<never> => {
-    const { outcome, message, level } = attemptFailure(plan, attempt.attempt, failure);
+    await options.running?.settle(); // the number to say is known once the Running mark landed
+    const { outcome, message, level } = attemptFailure(plan, shown(), failure);
     log(level, message, failure.exception);
     await record(outcome, message);
     throw taskFailedError(outcome, message);
@@ -173,5 +259,5 @@ export function attemptRecorder(
     dryRunPlan = decided;
   };
 
-  return { log, record, unlog, markRunning, flush, failed, plan };
+  return { log, logStart, record, unlog, markRunning, interrupted, flush, failed, plan };
 }

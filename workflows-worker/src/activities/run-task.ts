@@ -106,8 +106,13 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     const context = Context.current();
     const { executionId, taskExecutionId: taskId, attempt, run } = input;
     await claimRun(executionId, run);
-    const running = new RunningMark();
-    const recorder = attemptRecorder(db, input, { running });
+    // A re-run Temporal makes of an attempt (the worker that ran it stopped) marks itself
+    // Running at once, which finds the run before it interrupted; a run of a local attempt
+    // finds it with its usual mark.
+    const running = new RunningMark(
+      !context.info.isLocal && context.info.attempt > 1 ? 0 : RUNNING_MARK_DELAY_MS,
+    );
+    const recorder = attemptRecorder(db, input, { running, findsInterruptions: true });
     const { log, record } = recorder;
     const failed = (failure: Failure) => recorder.failed(input.onFailure, failure);
 
@@ -152,7 +157,7 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     }
 
     const started = running.start((at) => recorder.markRunning(at));
-    log('Info', attempt === 1 ? 'Started.' : `Attempt ${attempt} started.`);
+    recorder.logStart();
 
     let parameters: Record<string, unknown>;
     let plugin: TaskPlugin;
@@ -242,9 +247,21 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
         if (!context.cancellationDetails?.cancelRequested) {
           // Worker shutdown, a lost heartbeat, the safety timeout: not the task's doing. Failing
           // retryably (never as "canceled", which would read as the user's cancel) makes
-          // Temporal run this same attempt again, here or on another worker.
+          // Temporal run this same attempt again, here or on another worker. What it logged is
+          // written first, with its interruption; should that fail, the next run records the
+          // interruption from the task's row.
+          const why = describeInterruption(context);
+          await running.settle().catch(() => {});
+          await recorder
+            .interrupted(why)
+            .catch((error: unknown) =>
+              deps.logger.warn(
+                { executionId, err: error },
+                'The log of an interrupted attempt could not be written',
+              ),
+            );
           throw ApplicationFailure.retryable(
-            `The attempt was interrupted (${describeInterruption(context)}); it runs again.`,
+            `The attempt was interrupted (${why}); it runs again.`,
             'AttemptInterrupted',
           );
         }
@@ -398,6 +415,8 @@ class RunningMark {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private written: Promise<void> | undefined;
 
+  constructor(private readonly delayMilliseconds = RUNNING_MARK_DELAY_MS) {}
+
   /** The attempt started now; `write` marks it Running if it is still going after a moment. */
   start(write: (at: Date) => Promise<void>): Date {
     const at = new Date();
@@ -405,7 +424,7 @@ class RunningMark {
     this.timer = setTimeout(() => {
       this.written = write(at);
       this.written.catch(() => {}); // awaited, and so reported, by `settle`
-    }, RUNNING_MARK_DELAY_MS);
+    }, this.delayMilliseconds);
     return at;
   }
 

@@ -70,6 +70,13 @@ export interface TaskExecutionTable {
   message: string;
   /** Attempts started so far (0 before the first). */
   attempts: Generated<number>;
+  /**
+   * Runs of an attempt cut short by their worker stopping, each shown as an attempt of its own:
+   * the task has run `attempts + interruptedAttempts` times.
+   */
+  interruptedAttempts: Generated<number>;
+  /** When the latest run of the current attempt began (null before the first, and for rows from before). */
+  attemptStartTime: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   startTime: Timestamp | null;
   endTime: Timestamp | null;
   /** A completed task's output (JSON), read by later tasks' expressions; null otherwise. */
