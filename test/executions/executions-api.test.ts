@@ -101,6 +101,7 @@ describe('executions API', () => {
       expect(Object.keys(task).sort()).toEqual(
         [
           'attempts',
+          'dryRun',
           'endTime',
           'id',
           'interruptedAttempts',
@@ -118,6 +119,7 @@ describe('executions API', () => {
         status: 'Completed',
         attempts: 1,
         interruptedAttempts: 0,
+        dryRun: null,
       });
     }
     const detail = await trellis.admin.GET(
@@ -129,6 +131,7 @@ describe('executions API', () => {
         'attempts',
         'childExecutionId',
         'childWorkflowId',
+        'dryRun',
         'endTime',
         'id',
         'interruptedAttempts',
@@ -143,6 +146,7 @@ describe('executions API', () => {
       childWorkflowId: null,
       attempts: 1,
       interruptedAttempts: 0,
+      dryRun: null,
     });
     const [entry] = await trellis.admin.GET(
       '/workflows/{workflowId}/executions/{executionId}/logs',
