@@ -108,10 +108,10 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
     await claimRun(executionId, run);
     // A re-run Temporal makes of an attempt (the worker that ran it stopped) marks itself
     // Running at once, which finds the run before it interrupted; a run of a local attempt
-    // finds it with its usual mark.
-    const running = new RunningMark(
-      !context.info.isLocal && context.info.attempt > 1 ? 0 : RUNNING_MARK_DELAY_MS,
-    );
+    // finds it with its usual mark. A retry does too (the failure path, not the common one):
+    // the mark tells it the task's interrupted runs, which its log's attempt number counts.
+    const rerun = !context.info.isLocal && context.info.attempt > 1;
+    const running = new RunningMark(rerun || attempt > 1 ? 0 : RUNNING_MARK_DELAY_MS);
     const recorder = attemptRecorder(db, input, { running, findsInterruptions: true });
     const { log, record } = recorder;
     const failed = (failure: Failure) => recorder.failed(input.onFailure, failure);
