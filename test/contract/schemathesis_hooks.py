@@ -294,6 +294,13 @@ class Trellis:
         self.updating: str | None = None
         # Approval link tokens spent or found unusable (section 8).
         self.used_links: set[str] = set()
+        # The id of the project the hooks work in (the default one), read before the fuzzer
+        # can rename it.
+        self.own_project: str = self.data("GET", "/projects/default")["id"]
+
+    def is_own_project(self, project: str) -> bool:
+        """Whether a project path (an id or a name) names the hooks' own project."""
+        return project in (self.own_project, "default")
 
     def call(self, method: str, path: str, body: Any = None) -> requests.Response:
         return self.session.request(method, f"{self.base_url}{path}", json=body, timeout=30)
@@ -968,7 +975,8 @@ def before_call(
 ) -> None:
     """A positive case's body agrees with its path as it is sent: in stateful runs, links fill
     the path after the case was completed. A project's limits are sent as 0 (unlimited): a drawn
-    `requestsPerMinute` of 3 on the hooks' own project would answer the rest of the run 429.
+    `requestsPerMinute` of 3 on the hooks' own project would answer the rest of the run 429; and
+    the hooks' own project keeps every plugin allowed.
     And in stateful runs, an `Idempotency-Key` becomes unique to its call."""
     operation = context.operation
     if operation is not None and is_positive(case) and isinstance(case.body, dict):
@@ -981,6 +989,16 @@ def before_call(
             fit_trigger(body)
         if operation.path.startswith("/projects") and isinstance(body.get("limits"), dict):
             body["limits"] = {name: 0 for name in body["limits"]}
+        project = path.get("projectId")
+        if (
+            operation.path == "/projects/{projectId}"
+            and isinstance(project, str)
+            and body.get("allowedPlugins") is not None
+            and trellis_of(operation).is_own_project(project)
+        ):
+            # The hooks' own workflows use Flow/* plugins: a drawn list on their own project
+            # would refuse every workflow they add for the rest of the run (400 not_allowed).
+            body["allowedPlugins"] = None
         if shape.prunes and body.get("prune") is True:
             body["dryRun"] = True
         case.body = body
