@@ -44,6 +44,7 @@ describe('load', () => {
       tasks: executions * steps.length,
       tasksByStatus: { Completed: executions * steps.length },
       retriedTasks: 0,
+      interruptedAttempts: 0,
       executionLogs: executions * logs.executionLogs,
       taskLogs: executions * logs.taskLogs,
       duplicateLogs: 0,

@@ -224,8 +224,10 @@ export function describeTopology(temporal: TopologyTemporal): void {
         tasks: count * steps.length,
         tasksByStatus: { Completed: count * steps.length },
         retriedTasks: 0,
+        // A run the SIGKILL cut short is found by the next and logged once as interrupted.
+        interruptedAttempts: ledger.interruptedAttempts,
         executionLogs: count * logs.executionLogs,
-        taskLogs: count * logs.taskLogs,
+        taskLogs: count * logs.taskLogs + ledger.interruptedAttempts,
         duplicateLogs: 0,
       });
       // Every acknowledged execution is one of them, as the surviving API shows it.

@@ -14,6 +14,11 @@ export interface Ledger {
   tasksByStatus: Record<string, number>;
   /** Tasks that record more than one attempt (a re-run after a crash must reuse the attempt). */
   retriedTasks: number;
+  /**
+   * Task runs cut short by a stop or a crash and found by the run after them: each is logged
+   * once, as a Warning, and takes no attempt (`interrupted_attempts`).
+   */
+  interruptedAttempts: number;
   /** The executions' own log entries. */
   executionLogs: number;
   /** The tasks' log entries. */
@@ -38,6 +43,7 @@ export async function ledgerOf(db: Kysely<Database>, workflowId: string): Promis
       'status',
       (eb) => eb.fn.countAll<string>().as('count'),
       sql<string>`count(*) filter (where attempts > 1)`.as('retried'),
+      sql<string>`coalesce(sum(interrupted_attempts), 0)`.as('interrupted'),
     ])
     .where('workflowId', '=', workflowId)
     .groupBy('status')
@@ -78,6 +84,7 @@ export async function ledgerOf(db: Kysely<Database>, workflowId: string): Promis
     tasks: sum(tasksByStatus),
     tasksByStatus,
     retriedTasks: tasks.reduce((total, row) => total + Number(row.retried), 0),
+    interruptedAttempts: tasks.reduce((total, row) => total + Number(row.interrupted), 0),
     executionLogs: Number(logs.own),
     taskLogs: Number(logs.task),
     duplicateLogs: Number(duplicates.extra),
