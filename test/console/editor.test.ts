@@ -42,7 +42,6 @@ async function openEditor(path: string): Promise<Page> {
 describe('the console’s definition editor', () => {
   it('flags a misspelled plugin and parameter as they are typed, with what they may mean', async () => {
     const page = await openEditor('/workflows/new');
-    const editor = page.getByLabel('Definition (JSON)');
     const problemsBox = page.locator('#definition-problems');
 
     await replaceText(page, definition({ type: { plugin: 'Flow/Lgo' } }));
