@@ -78,9 +78,10 @@ export async function startWorkflowTests(
           ),
         };
   const definition = candidate?.definition ?? (await checkedSnapshot(deps, workflow)).definition;
+  const cases = chosenCases(definition, request.cases);
   // Any test run of the project clears its new workflows' test runs once their hour has passed.
   await workflowRepository.removeEndedDrafts(deps.db, workflow.projectId);
-  return startCases(deps, workflow, definition, candidate, request);
+  return startCases(deps, workflow, definition, cases, candidate, request);
 }
 
 /** How long a draft's runs are kept after their start: long enough to read them, not for ever. */
@@ -124,18 +125,18 @@ export async function startCandidateTests(
     until: new Date(Date.now() + DRAFT_KEPT_MILLISECONDS),
   });
   const candidate = { text: request.candidate, definition };
-  return startCases(deps, draft, definition, candidate, request);
+  return startCases(deps, draft, definition, cases, candidate, request);
 }
 
-/** Starts each case asked for as a dry run of `definition`, a run of `workflow`. */
+/** Starts each of `cases` (chosen by `chosenCases`) as a dry run of `definition`, a run of `workflow`. */
 async function startCases(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
   definition: WorkflowDefinition,
+  cases: WorkflowTestCase[],
   candidate: StartOptions['candidate'],
   request: TestRunRequest,
 ): Promise<StartedTests> {
-  const cases = chosenCases(definition, request.cases);
   const started: StartedTests['cases'] = [];
   for (const testCase of cases) {
     const index = definition.tests!.indexOf(testCase);
