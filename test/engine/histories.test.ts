@@ -11,7 +11,7 @@
  * or for a new scenario, and keep the histories it replaces that took another path: a run of
  * the current type recorded before such a change keeps replaying as
  * `<scenario>.before-<change>.json` (`before-end-in-attempt`: before a run's last attempt recorded
- * its end).
+ * its end; `before-prepared-by-api`: before the API prepared the runs it starts).
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -880,12 +880,45 @@ describe('replaying recorded histories', () => {
       ]),
     );
     // Four quick attempts (one of them skips its task after a failure), then the end.
-    const attempts = ['prepareExecution', ...Array.from({ length: 4 }, () => 'runTaskAttempt')];
+    const attempts = Array.from({ length: 4 }, () => 'runTaskAttempt');
     expect(localActivities(histories.get('quick-tasks'))).toEqual(attempts);
+    expect(localActivities(histories.get('quick-tasks.before-prepared-by-api'))).toEqual([
+      'prepareExecution',
+      ...attempts,
+    ]);
     expect(localActivities(histories.get('quick-tasks.before-end-in-attempt'))).toEqual([
+      'prepareExecution',
       ...attempts,
       'recordProgress',
     ]);
+  });
+
+  // A run the API prepared starts on its tasks: no prepare activity. The runs it does not
+  // prepare (a reset, one in line for a slot, one with subworkflow or forEach tasks, a child)
+  // still prepare themselves, and the runs recorded before it replay as they prepared.
+  it('runs the API prepared ask for no prepare activity; the others and earlier ones still do', async () => {
+    const histories = await committedHistories(executionWorkflowType);
+    const name = (workflowId: string) => workflowId.slice(executionWorkflowType.length + 1);
+    const preparing = histories
+      .filter(({ json }) => localActivities(json).includes('prepareExecution'))
+      .map(({ workflowId }) => name(workflowId))
+      .filter((scenario) => !scenario.includes('.before-'));
+    expect(preparing.sort()).toEqual([
+      'child-project',
+      'concurrency-cancel-oldest',
+      'concurrency-canceled-in-queue',
+      'concurrency-queued',
+      'foreach',
+      'foreach-canceled',
+      'subworkflow-canceled',
+      'subworkflows',
+      'ui-reset-to-start',
+    ]);
+    const before = histories.filter(({ workflowId }) =>
+      workflowId.includes('.before-prepared-by-api'),
+    );
+    expect(before.length).toBeGreaterThan(0);
+    for (const { json } of before) expect(localActivities(json)).toContain('prepareExecution');
   });
 
   // Tracing (Telemetry.OtlpEndpoint) runs the workflows with Temporal's OpenTelemetry

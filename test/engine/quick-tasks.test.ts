@@ -104,9 +104,10 @@ describe('quick tasks', () => {
       local: 3,
       timers: 0,
     });
-    // The last attempt recorded the run's end with its task: no bookkeeping activity after it.
+    // The API prepared the run, whose first attempt opened its log: no prepare activity. The
+    // last attempt recorded the run's end with its task: no bookkeeping activity after it.
     expect(await bookkeepingOf(workflowId, executionId)).toEqual({
-      localActivities: ['prepareExecution', ...attempts(3)],
+      localActivities: attempts(3),
       logs: [
         'Execution started (3 tasks).',
         'Execution completed: All tasks finished: 3 completed.',
@@ -129,9 +130,67 @@ describe('quick tasks', () => {
     );
     expect(execution).toMatchObject({ status: 'Failed', message: "Task 'Broken' failed." });
     expect(await bookkeepingOf(workflowId, executionId)).toEqual({
-      localActivities: ['prepareExecution', ...attempts(2), 'recordProgress'],
+      localActivities: [...attempts(2), 'recordProgress'],
       logs: ['Execution started (2 tasks).', "Execution failed: Task 'Broken' failed."],
     });
+  });
+
+  it("a run the API prepared opens its log before any task's entry, whichever task writes first", async () => {
+    // Two first tasks: the quick one writes (its outcome) long before the slower one's
+    // Running mark; both carry the opening entry, written once, first.
+    const { executionId, execution } = await run(
+      trellis,
+      definition([
+        { name: 'Slow', ...delay(400) },
+        { name: 'Quick', type: noop },
+      ]),
+    );
+    expect(execution.status).toBe('Completed');
+    const entries = await trellis.db
+      .selectFrom('logEntry')
+      .select(['message', 'taskExecutionId'])
+      .where('executionId', '=', executionId)
+      .orderBy('seq')
+      .execute();
+    expect(entries[0]).toEqual({ message: 'Execution started (2 tasks).', taskExecutionId: null });
+    expect(entries.filter(({ message }) => message.startsWith('Execution started'))).toHaveLength(
+      1,
+    );
+    expect(entries).toHaveLength(6); // the opening, two per task, the end
+  });
+
+  it('a run whose plugin row does not say whether it is quick is prepared by its worker, as before', async () => {
+    // As a plugin installed before rows kept it. The API's view of the plugins follows the
+    // table's change notification, and is never older than two seconds.
+    const set = (quick: boolean | null) =>
+      trellis.db.updateTable('plugin').set({ quick }).where('type', '=', 'Data/Json').execute();
+    await set(null);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    try {
+      const { workflowId, executionId, execution } = await run(
+        trellis,
+        definition([
+          { name: 'Start', type: noop },
+          {
+            name: 'Sum',
+            type: { plugin: 'Data/Json' },
+            dependencies: ['Start'],
+            parameters: { expression: '1 + 1', input: {} },
+          },
+        ]),
+      );
+      expect(execution.status).toBe('Completed');
+      // The worker read the package: both attempts are still local.
+      expect(await bookkeepingOf(workflowId, executionId)).toEqual({
+        localActivities: ['prepareExecution', ...attempts(2)],
+        logs: [
+          'Execution started (2 tasks).',
+          'Execution completed: All tasks finished: 2 completed.',
+        ],
+      });
+    } finally {
+      await set(true);
+    }
   });
 
   it('ends a workflow task after a bounded number of quick attempts, so no completion grows too large', async () => {

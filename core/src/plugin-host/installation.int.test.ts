@@ -120,6 +120,7 @@ describe('plugin lifecycle over a registry directory', () => {
       version: '1.0.0',
       source: 'registry',
       parametersSchema: parameters,
+      quick: false,
     });
     expect(installed.specifications.map((s) => s.key)).toEqual(['greeting', 'apiKey']);
     expect(await pluginRepository.findPackage(db, installed.sha256)).toEqual(
@@ -204,6 +205,7 @@ describe('plugin lifecycle over a registry directory', () => {
     });
     expect(await readdir(pluginCacheDirectory(config))).toContain(updated.sha256);
     expect(await runner.installedManifest(TYPE)).toMatchObject({ version: '2.0.0', quick: true });
+    expect(updated.quick).toBe(true);
   });
 
   it('changes nothing for the version installed, and refuses updates that make no sense', async () => {
@@ -219,6 +221,11 @@ describe('plugin lifecycle over a registry directory', () => {
       /^Plugin "Test\/Other" is not installed, so it cannot be updated/,
     );
     await errorOf(updatePlugin(db, catalog, { type: TYPE, version: '9.0.0' }), NotFound);
+
+    // Installed before rows kept whether a plugin is quick: updating to its own version tells.
+    await db.updateTable('plugin').set({ quick: null }).where('id', '=', before[0]!.id).execute();
+    const told = await updatePlugin(db, catalog, { type: TYPE, version: '2.0.0' });
+    expect(told).toEqual({ plugin: { ...before[0], quick: true }, changed: false });
   });
 
   it('refuses to uninstall what a workflow or configuration of any project uses, naming them', async () => {
@@ -311,9 +318,17 @@ describe('built-ins', () => {
     });
     expect(refreshed[0]!.effects).toBe('pure');
     expect(messages.at(-1)).toBe(
-      'Refreshed 1 built-in plugin(s) whose package changed at the same version',
+      'Refreshed 1 built-in plugin(s) whose row was older than the package at the same version',
     );
     expect(await installBuiltIns(db, catalog, logger)).toEqual([]);
+
+    // A row from before rows kept whether the plugin is quick: refreshed, the package unchanged.
+    const json = first.find((plugin) => plugin.type === 'Data/Json')!;
+    expect(json.quick).toBe(true);
+    await db.updateTable('plugin').set({ quick: null }).where('id', '=', json.id).execute();
+    const known = await installBuiltIns(db, catalog, logger);
+    expect(known.map((plugin) => [plugin.id, plugin.quick])).toEqual([[json.id, true]]);
+    expect(first.find((plugin) => plugin.type === 'Flow/Delay')!.quick).toBe(false);
 
     const runner = createPluginRunner({ db, config });
     expect(

@@ -56,6 +56,12 @@ export async function updatePlugin(
   const resolved = await catalog.resolve(reference.type, reference.version);
   const { type, version } = resolved.manifest;
   if (installed.length === 1 && installed[0]!.version === version) {
+    // Installed before its row kept whether it is quick: its manifest says so now (nothing the
+    // API shows changes).
+    if (installed[0]!.quick === null) {
+      const refreshed = await pluginRepository.replacePackage(db, toRow(resolved));
+      return { plugin: refreshed ?? installed[0]!, changed: false };
+    }
     return { plugin: installed[0]!, changed: false };
   }
   const removed = installed.filter((plugin) => plugin.version !== version).map((p) => p.version);
@@ -119,7 +125,8 @@ export async function uninstallPlugin(
  * Installs every built-in package not installed yet at its version (idempotent; safe when
  * several processes start at once). A built-in installed at the same version whose package has
  * changed since (built-ins ship with the code, so a newer Trellis may carry a better manifest,
- * such as the output schema of an upgrade) is refreshed in place. Returns what it installed or
+ * such as the output schema of an upgrade), or installed before its row kept all a manifest says,
+ * is refreshed in place. Returns what it installed or
  * refreshed.
  */
 export async function installBuiltIns(
@@ -134,7 +141,8 @@ export async function installBuiltIns(
     if (current) {
       if (current.source !== 'builtin') continue;
       const resolved = await catalog.resolve(builtIn.type, builtIn.version);
-      if (resolved.sha256 === current.sha256) continue;
+      // Unchanged, unless installed before the row kept whether it is quick.
+      if (resolved.sha256 === current.sha256 && current.quick !== null) continue;
       const row = await pluginRepository.replacePackage(db, toRow(resolved));
       if (row) refreshed.push(row);
       continue;
@@ -157,7 +165,7 @@ export async function installBuiltIns(
   if (refreshed.length > 0) {
     logger.info(
       names(refreshed),
-      `Refreshed ${refreshed.length} built-in plugin(s) whose package changed at the same version`,
+      `Refreshed ${refreshed.length} built-in plugin(s) whose row was older than the package at the same version`,
     );
   }
   return [...installed, ...refreshed];
@@ -173,6 +181,7 @@ function toRow(resolved: ResolvedPackage): Omit<NewPlugin, 'id'> {
     parametersSchema: JSON.stringify(manifest.parameters ?? {}),
     outputSchema: JSON.stringify(manifest.output ?? {}),
     effects: manifest.effects ?? UNDECLARED_EFFECTS,
+    quick: manifest.quick === true,
     source: resolved.source,
     sha256: resolved.sha256,
     package: resolved.bytes,

@@ -3,7 +3,7 @@
  * input, its search attributes, and the summary and details the Temporal UI shows (the Trellis
  * workflow's name and ids). Deterministic, so that workflow code may use it too.
  */
-import type { ExecutionInput } from './messages.js';
+import type { ExecutionInput, PreparedRun } from './messages.js';
 import {
   TrellisDryRun,
   TrellisExecutionId,
@@ -29,12 +29,17 @@ export type ExecutionRun = Required<Pick<RunIds, 'workflowId' | 'workflowName'>>
  * project in turn (its activities and children inherit the key), so one project's flood of
  * runs does not starve another's. Where the namespace has them (`has`), its project's name and
  * its status are attributes too: a run starts `Running` and upserts `TrellisStatus` only when
- * that changes.
+ * that changes. `prepared`: the run the API prepared, which starts on its tasks at once.
  */
-export function executionRunOptions(execution: ExecutionRun, has: AttributesOfNamespace) {
+export function executionRunOptions(
+  execution: ExecutionRun,
+  has: AttributesOfNamespace,
+  prepared?: PreparedRun,
+) {
+  const input: ExecutionInput = { executionId: execution.id, ...(prepared ? { prepared } : {}) };
   return {
     priority: { fairnessKey: execution.projectId },
-    args: [{ executionId: execution.id } satisfies ExecutionInput] as [ExecutionInput],
+    args: [input] as [ExecutionInput],
     typedSearchAttributes: [
       { key: TrellisWorkflowId, value: execution.workflowId },
       { key: TrellisWorkflowName, value: execution.workflowName },

@@ -5,6 +5,7 @@
  * the workflow bundle does too, so this file stays deterministic (no Node, no I/O).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { RunDefinition } from './run-definition.js';
 import type { ApprovalStatus, ExecutionStatus, TaskStatus } from './statuses.js';
 
 /**
@@ -27,7 +28,31 @@ export const firstExecutionWorkflowType = 'trellisExecution';
  * workflow id so a retried fire cannot create two).
  */
 export type ExecutionInput =
-  { executionId: string } | { scheduled: { workflowId: string; triggerId: string } };
+  | { executionId: string; prepared?: PreparedRun }
+  | { scheduled: { workflowId: string; triggerId: string } };
+
+/**
+ * A run the API prepared as it created the execution (Running, its task rows written): the
+ * run starts on its tasks at once, without a prepare activity, and its first write records
+ * `started` (the entry that says a run took the execution on). Only in the input of runs
+ * started since 2026-11-29; a run without it prepares itself in its first activity, as every
+ * run did before, and its history replays so.
+ */
+export interface PreparedRun {
+  run: RunDefinition;
+  /** The namespace has the `TrellisStatus` search attribute, so the run keeps it current. */
+  statusAttribute?: true;
+  /** The execution log's first entry: "Execution started (3 tasks)." */
+  started: string;
+}
+
+/**
+ * Dedupe key of the entry that opens an execution's log ("Execution started (3 tasks)."): the
+ * mark that a Temporal run took the execution on (recovery restarts only executions without
+ * it). Written by the run's prepare activity, or, for a run the API prepared, with its first
+ * write.
+ */
+export const executionStartedLogKey = 'engine:started';
 
 /**
  * A decision on an approval. The API records it before it signals, and the run acts on the

@@ -13,6 +13,7 @@ import type {
   WorkflowExecutionTable,
 } from './tables.js';
 import { storableText } from '#definition/storable-text.js';
+import { executionStartedLogKey } from '#protocol/messages.js';
 import {
   cancelUnfinishedTasks,
   pendingTaskColumns,
@@ -73,6 +74,11 @@ export interface NewExecution {
   executionEnd?: Date | null;
 }
 
+/** An execution created (with its task rows' ids by task name), or found already there. */
+export type CreatedExecution =
+  | { execution: WorkflowExecutionRow; created: true; taskIds: ReadonlyMap<string, string> }
+  | { execution: WorkflowExecutionRow; created: false };
+
 /**
  * Creates an execution and its task rows (Pending) in one transaction (the caller's, when `db`
  * is one). Keyed by the Temporal workflow id: when a row for it exists already (a retried
@@ -82,9 +88,10 @@ export interface NewExecution {
 export async function createExecutionWithTasks(
   db: Kysely<Database>,
   input: NewExecution,
-): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
+): Promise<CreatedExecution> {
   // One statement: the execution, and its task rows only when it was inserted (a retried
   // schedule's start finds it there instead). One round trip, where a transaction took four.
+  const taskIds = new Map(input.taskNames.map((name) => [name, newId()]));
   const inserted = await db
     .with('inserted', (qb) =>
       qb
@@ -128,12 +135,12 @@ export async function createExecutionWithTasks(
       qb
         .insertInto('taskExecution')
         .columns(pendingTaskColumns)
-        .expression(pendingTaskRows(input.taskNames, input.rerun?.reused)),
+        .expression(pendingTaskRows(input.taskNames, input.rerun?.reused, taskIds)),
     )
     .selectFrom('inserted')
     .selectAll()
     .executeTakeFirst();
-  if (inserted) return { execution: inserted, created: true };
+  if (inserted) return { execution: inserted, created: true, taskIds };
   const existing = await findByTemporalWorkflowId(db, input.temporalWorkflowId);
   if (!existing) throw new Error(`Execution of ${input.temporalWorkflowId} vanished`);
   return { execution: existing, created: false };
@@ -317,11 +324,10 @@ export async function hasActiveExecutions(
 }
 
 /**
- * Dedupe key of the entry a run logs once it has prepared its execution: the mark that a
- * Temporal run took the execution on (recovery restarts only executions without it). The
- * worker's `prepareExecution` writes it.
+ * Dedupe key of the entry a run logs once it has taken its execution on (recovery restarts only
+ * executions without it): `executionStartedLogKey`.
  */
-export const executionPreparedLogKey = 'engine:started';
+export const executionPreparedLogKey = executionStartedLogKey;
 
 /** An active execution as recovery sees it. */
 export type ActiveExecution = Pick<

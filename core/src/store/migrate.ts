@@ -42,6 +42,7 @@ import * as webhookRefusals from './migrations/2026-11-29T08-40-00-webhook-refus
 import * as interruptedAttempts from './migrations/2026-11-29T11-10-00-interrupted-attempts.js';
 import * as draftWorkflows from './migrations/2026-11-29T11-20-00-draft-workflows.js';
 import * as taskDryRunPlan from './migrations/2026-11-29T11-20-30-task-dry-run-plan.js';
+import * as pluginQuick from './migrations/2026-11-29T14-00-00-plugin-quick.js';
 import type { Database } from './tables.js';
 
 /**
@@ -90,6 +91,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T11-10-00-interrupted-attempts': interruptedAttempts,
   '2026-11-29T11-20-00-draft-workflows': draftWorkflows,
   '2026-11-29T11-20-30-task-dry-run-plan': taskDryRunPlan,
+  '2026-11-29T14-00-00-plugin-quick': pluginQuick,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -27,6 +27,7 @@ const summaryColumns = [
   'parametersSchema',
   'outputSchema',
   'effects',
+  'quick',
   'source',
   'sha256',
   'installedAt',

@@ -40,13 +40,17 @@ export const pendingTaskColumns = [
 
 /**
  * A new execution's task rows, one per name in definition order: Pending, or Completed with the
- * output a rerun reuses. For an insert in the statement that inserts the execution (a CTE named
+ * output a rerun reuses, with the ids given (else new ones). For an insert in the statement that inserts the execution (a CTE named
  * `inserted`, which gives the execution's ids): the rows travel as one JSON parameter, however
  * many tasks there are, and are written only when the execution was.
  */
-export function pendingTaskRows(taskNames: string[], reused?: ReusedTasks): RawBuilder<unknown> {
+export function pendingTaskRows(
+  taskNames: string[],
+  reused?: ReusedTasks,
+  ids?: ReadonlyMap<string, string>,
+): RawBuilder<unknown> {
   const rows = taskNames.map((name, position) => {
-    const row = { id: newId(), name, position };
+    const row = { id: ids?.get(name) ?? newId(), name, position };
     return reused?.outputs.has(name)
       ? {
           ...row,

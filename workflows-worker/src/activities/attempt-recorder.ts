@@ -10,6 +10,7 @@ import { appendLogs, type NewLogEntry } from '#store/log-repository.js';
 import type { Database, LogLevel, TaskDryRunPlan } from '#store/tables.js';
 import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
+import { executionStartedLogKey } from '#protocol/messages.js';
 import { runKey } from './reset-runs.js';
 
 /** The `type` of the ApplicationFailure a failed attempt throws; never retried by Temporal. */
@@ -78,6 +79,11 @@ export interface RecordedAttempt {
   attempt: number;
   /** The run's id when an operator reset it from Temporal (reset-runs.ts). */
   run?: string;
+  /**
+   * The entry that opens the execution's log, which the run (one the API prepared) has not
+   * written yet: it lands first, with the attempt's first entries.
+   */
+  startsRun?: string;
 }
 
 export interface RecorderOptions {
@@ -112,6 +118,25 @@ export function attemptRecorder(
   const keyOf = options.keyOf ?? ((index: number) => `${keyPrefix}:${index}`);
   /** Entries not written yet: they land with the outcome, or with `flush`. */
   const logs: NewLogEntry[] = [];
+  /** The run's opening entry, until it has landed with the first of the attempt's entries. */
+  let opening: NewLogEntry | undefined =
+    attempt.startsRun === undefined
+      ? undefined
+      : {
+          executionId,
+          taskExecutionId: null,
+          dedupeKey: executionStartedLogKey,
+          level: 'Info',
+          message: attempt.startsRun,
+          timeStamp: new Date(),
+        };
+  /** The entries to write now: the opening one first while it has not landed. */
+  const unwritten = () => (opening ? [opening, ...logs] : [...logs]);
+  /** The entries of `unwritten` landed. */
+  const written = () => {
+    opening = undefined;
+    logs.length = 0;
+  };
   /** A dry run's task: what it does, written with its outcome. */
   let dryRunPlan: TaskDryRunPlan | undefined;
   /** Entries logged by this run, written or not: the next one's index in its key. */
@@ -169,9 +194,9 @@ export function attemptRecorder(
         ...(dryRunPlan !== undefined ? { dryRun: dryRunPlan } : {}),
         ...(run !== undefined ? { run } : {}),
       },
-      logs,
+      unwritten(),
     );
-    logs.length = 0;
+    written();
   };
 
   /** Takes back the last entry logged: what it announced was not recorded after all. */
@@ -242,7 +267,8 @@ export function attemptRecorder(
 
   /** Writes the entries logged so far, without an outcome. */
   const flush = async () => {
-    await appendLogs(db, logs.splice(0));
+    await appendLogs(db, unwritten());
+    written();
   };
 
   /** Records the failure as `plan` says (logged, with its exception), then throws `TaskFailed`. */

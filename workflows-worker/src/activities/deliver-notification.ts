@@ -6,22 +6,8 @@ import * as executionRepository from '#store/execution-repository.js';
 import * as notificationRepository from '#store/notification-repository.js';
 import type { TrellisConfig } from '#platform/config/types.js';
 import { approvalLinkToken } from '#application/notifications/approval-links.js';
-import type {
-  NotificationInput,
-  NotificationPayload,
-  NotifyTargets,
-} from '#protocol/notifications.js';
+import type { NotificationInput, NotificationPayload } from '#protocol/notifications.js';
 import type { EngineDeps } from './deps.js';
-
-/** The webhooks a run notifies, from this worker's configuration; undefined when none. */
-export function notifyTargets(config: TrellisConfig): NotifyTargets | undefined {
-  const { Webhooks, MaxAttempts } = config.Notifications;
-  if (Webhooks.length === 0) return undefined;
-  return {
-    webhooks: Webhooks.map((webhook) => ({ url: webhook.Url, events: [...webhook.Events] })),
-    maxAttempts: MaxAttempts,
-  };
-}
 
 /** Where approval links point: the API as receivers reach it. */
 function publicUrl(config: TrellisConfig): string {

@@ -16,10 +16,10 @@ import {
 import { finishExecution } from '#application/executions/finish-execution.js';
 import type { ExecutionInput } from '#protocol/messages.js';
 import { triggerInputs } from '#application/triggers/schedules.js';
-import { toRunDefinition, type RunDefinition } from '../workflows/run-definition.js';
+import type { RunDefinition } from '#protocol/run-definition.js';
+import { executionStartedMessage, runDefinitionOf } from '#application/executions/prepared-run.js';
 import { admitExecution, type SlotKey, type Waiting } from './concurrency.js';
 import type { DefinitionCache } from './definitions.js';
-import { notifyTargets } from './deliver-notification.js';
 import type { EngineDeps } from './deps.js';
 import { permanentCause } from './permanent-failures.js';
 import { runKey } from './reset-runs.js';
@@ -215,7 +215,7 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
           taskExecutionId: null,
           dedupeKey: runKey(run, executionRepository.executionPreparedLogKey),
           level: 'Info',
-          message: `Execution started (${loaded.definition.tasks.length} tasks)${execution.triggerId ? ` by trigger ${execution.triggerId}` : ''}.`,
+          message: executionStartedMessage(loaded.definition.tasks.length, execution.triggerId),
           timeStamp: new Date(),
         },
       ],
@@ -232,10 +232,10 @@ export function prepareExecutionActivity(deps: EngineDeps, definitions: Definiti
         triggerId: execution.triggerId,
       });
     }
-    const notify = notifyTargets(deps.config);
-    return {
-      ...toRunDefinition(execution.id, loaded.definition, roster.ids, quick, roster.completed),
-      ...(notify ? { notify } : {}),
-    };
+    return runDefinitionOf(deps.config, execution.id, loaded.definition, {
+      ids: roster.ids,
+      quick,
+      reused: roster.completed,
+    });
   }
 }

@@ -53,6 +53,11 @@ export interface AttemptInput {
    * end needs more than a write (declared outputs to evaluate).
    */
   endsRun?: RunEnd;
+  /**
+   * The entry that opens the execution's log, for a run the API prepared that has written
+   * nothing yet: the attempt writes it before its own entries (attempt-recorder.ts).
+   */
+  startsRun?: string;
 }
 
 /** A run's end, as the workflow would record it: the execution's outcome and its log entry. */

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { TaskFailedDetails, TrellisActivities } from '../activities/index.js';
 import type { FailurePlan } from './error-handling.js';
-import type { RunTask } from './run-definition.js';
+import type { RunTask } from '#protocol/run-definition.js';
 
 /** How long a worker may go silent before its attempt is re-run elsewhere. */
 const HEARTBEAT_TIMEOUT = '5 seconds';

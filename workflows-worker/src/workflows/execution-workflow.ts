@@ -62,7 +62,13 @@ export const trellisExecutionV2: ExecutionWorkflow = async function trellisExecu
   return runExecution(input, cleanRun);
 };
 
-/** A run: prepare, then interpret the DAG until it finishes, is canceled or times out. */
+/** The history's length at a run's first workflow task: started, task scheduled, task started. */
+const firstTaskLength = 3;
+
+/**
+ * A run: prepare (unless the API prepared it), then interpret the DAG until it finishes, is
+ * canceled or times out.
+ */
 async function runExecution(
   input: Parameters<ExecutionWorkflow>[0],
   version: RunVersion,
@@ -71,14 +77,28 @@ async function runExecution(
   const ui = version.has('temporalUi');
   const run = resetRun();
   const messages = new MessageHandlers(ui);
+  // Only the execution, never the prepared run (the activity finds everything itself).
+  const toPrepare = 'executionId' in input ? { executionId: input.executionId } : input;
   const prepare = () =>
     bookkeeping('Prepare the execution').prepareExecution(
-      run === undefined ? input : { ...input, run },
+      run === undefined ? toPrepare : { ...toPrepare, run },
     );
   // A cancel that arrives while the run prepares (the API's, right after it started the run)
   // lets the preparation finish, so that the run records its end as for any other cancel.
   const again = () => (ui ? CancellationScope.nonCancellable(prepare) : prepare());
-  const first = await again();
+  // Prepared by the API: the run starts on its tasks. Decided by the input and the history, so
+  // a replay decides alike (the run's id, which tells a reset, is not the same in every replay);
+  // runs started before it existed prepare themselves. So does a run whose first workflow task
+  // is not the first thing in its history: reset to its start from the Temporal UI (it takes the
+  // execution over in its prepare), a first try that failed or timed out, a signal before it. A
+  // run reset to a later event replays the path its history took up to there.
+  const given =
+    'executionId' in input && workflowInfo().historyLength === firstTaskLength
+      ? input.prepared
+      : undefined;
+  const first: PrepareResult = given
+    ? { ok: true, run: given.run, ...(given.statusAttribute ? { statusAttribute: true } : {}) }
+    : await again();
   // A clean run started `Running`: while in line for a slot it says it is not.
   if (version.startedClean && first.statusAttribute === true && waitsInLine(first)) {
     showStatus('Pending');
@@ -108,6 +128,7 @@ async function runExecution(
     run,
     initialAttributes: scheduled,
     version,
+    ...(given ? { started: given.started } : {}),
   }).execute();
   await releasedSlot(prepared.slot, version);
   return ui ? end(outcome, root, true) : outcome;

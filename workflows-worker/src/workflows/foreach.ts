@@ -32,7 +32,7 @@ import { childProject } from './child-project.js';
 import { failurePlan } from './error-handling.js';
 import { itemChunks, itemParallelism, itemsToStart } from './foreach-plan.js';
 import type { TaskState } from './planner.js';
-import type { RunTask } from './run-definition.js';
+import type { RunTask } from '#protocol/run-definition.js';
 import type { RunVersion } from './run-version.js';
 
 /** A forEach task of a run, and what its items need to run. */

@@ -4,6 +4,7 @@
  * saying why, written in one local activity (`recordProgress`) when the run next waits.
  */
 import type { EngineLog, ProgressInput, ProgressResult } from '../activities/index.js';
+import { executionStartedLogKey } from '#protocol/messages.js';
 import { bookkeeping } from './bookkeeping.js';
 
 type Progress = Omit<ProgressInput, 'executionId'>;
@@ -44,6 +45,29 @@ export class ProgressBatch {
     this.pending.execution = status;
   }
 
+  /** The entry that opens the execution's log (a run the API prepared), first in this write. */
+  opening(message: string): void {
+    if (this.pending.logs[0]?.key === executionStartedLogKey) return;
+    this.pending.logs.unshift({
+      taskExecutionId: null,
+      level: 'Info',
+      message,
+      key: executionStartedLogKey,
+    });
+  }
+
+  /** Nothing gathered since the last write. */
+  get empty(): boolean {
+    const batch = this.pending;
+    return (
+      batch.tasks.length === 0 &&
+      batch.approvals.length === 0 &&
+      (batch.decisions ?? []).length === 0 &&
+      batch.logs.length === 0 &&
+      batch.execution === undefined
+    );
+  }
+
   log(taskExecutionId: string | null, level: EngineLog['level'], message: string): void {
     // A reset run's entries are its own: the run before it wrote entries under the same numbers.
     const { run } = this;
@@ -63,16 +87,8 @@ export class ProgressBatch {
 
   /** Writes what was gathered since the last write: what the database answered, or null. */
   async write(): Promise<ProgressResult | null> {
+    if (this.empty) return null;
     const batch = this.pending;
-    if (
-      batch.tasks.length === 0 &&
-      batch.approvals.length === 0 &&
-      (batch.decisions ?? []).length === 0 &&
-      batch.logs.length === 0 &&
-      batch.execution === undefined
-    ) {
-      return null;
-    }
     this.pending = { tasks: [], approvals: [], logs: [] };
     const { run } = this;
     this.approvalsInWrite += batch.approvals.length;

@@ -25,7 +25,7 @@ import type { MessageHandlers } from './message-handlers.js';
 import { Notifications } from './notifications.js';
 import { DagPlanner, isTerminal, type TaskState } from './planner.js';
 import { ProgressBatch } from './progress-batch.js';
-import type { RunDefinition, RunTask } from './run-definition.js';
+import type { RunDefinition, RunTask } from '#protocol/run-definition.js';
 import type { RunFeatures, RunState } from './run-state.js';
 import { runTask } from './run-task.js';
 import { statusIs } from './status-attribute.js';
@@ -57,6 +57,8 @@ export class ExecutionRun implements RunState {
   private readonly notifications: Notifications;
   /** The end the last task's attempt recorded with its outcome (`endsRun`), once it has. */
   private recordedEnd: RunEnd | undefined;
+  /** The entry that opens the execution's log, until a write of the run carried it. */
+  private openingEntry: string | undefined;
 
   constructor(
     readonly definition: RunDefinition,
@@ -64,6 +66,7 @@ export class ExecutionRun implements RunState {
     readonly features: RunFeatures,
   ) {
     this.executionId = definition.executionId;
+    this.openingEntry = features.started;
     this.batch = new ProgressBatch(definition.executionId, features.run);
     this.approvals = new Approvals(this);
     this.notifications = new Notifications(
@@ -207,6 +210,14 @@ export class ExecutionRun implements RunState {
     this.recordedEnd = end;
   }
 
+  get unwrittenStart(): string | undefined {
+    return this.openingEntry;
+  }
+
+  startWritten(): void {
+    this.openingEntry = undefined;
+  }
+
   private start(name: string): void {
     const approved = this.states.get(name)?.approved === true;
     const endsRun = this.endIfCompletes(name);
@@ -289,10 +300,16 @@ export class ExecutionRun implements RunState {
     return outcome;
   }
 
-  /** Writes the bookkeeping gathered since the last write, and learns the approvals' ids. */
+  /**
+   * Writes the bookkeeping gathered since the last write, and learns the approvals' ids. The
+   * log's opening entry goes first in a write that happens anyway; it is never a write alone.
+   */
   private async flush(): Promise<void> {
+    const opening = this.openingEntry;
+    if (opening !== undefined && !this.batch.empty) this.batch.opening(opening);
     const result = await this.batch.write();
     if (!result) return;
+    if (opening !== undefined) this.startWritten();
     for (const approval of result.approvals) {
       if ('approvalId' in approval) {
         this.approvals.recordedAsk(approval.approvalId, approval.taskName);

@@ -5,7 +5,7 @@ import type { LocalAttemptBudget } from './local-attempt-budget.js';
 import type { MessageHandlers } from './message-handlers.js';
 import type { TaskState } from './planner.js';
 import type { ProgressBatch } from './progress-batch.js';
-import type { RunDefinition, RunTask } from './run-definition.js';
+import type { RunDefinition, RunTask } from '#protocol/run-definition.js';
 import type { RunVersion } from './run-version.js';
 
 /** The features of a run under the `temporal-ui` patch, and what it was started with. */
@@ -20,6 +20,12 @@ export interface RunFeatures {
   initialAttributes: Array<{ key: typeof TrellisExecutionId; value: string }>;
   /** Which versioned behaviours the run has. */
   version: RunVersion;
+  /**
+   * The entry that opens the execution's log, when the API prepared the run: its first write
+   * (an attempt's entries, or a bookkeeping write) carries it. Absent for a run that prepared
+   * itself, whose prepare activity wrote it.
+   */
+  started?: string;
 }
 
 /** What the parts of one run share: its loop, its approval desk and its tasks' attempts. */
@@ -43,4 +49,8 @@ export interface RunState {
   task(name: string): RunTask;
   /** A task's last attempt recorded the run's end (`endsRun`): the run does not write it again. */
   endRecorded(end: RunEnd): void;
+  /** The entry that opens the execution's log while no write of the run has carried it yet. */
+  readonly unwrittenStart: string | undefined;
+  /** A write that carried `unwrittenStart` landed. */
+  startWritten(): void;
 }

@@ -9,7 +9,7 @@ import type { AttemptInput, RunEnd } from '../activities/index.js';
 import { attemptActivities, attemptSummary, taskFailure } from './attempts.js';
 import { failurePlan } from './error-handling.js';
 import { runForEach } from './foreach.js';
-import type { RunTask } from './run-definition.js';
+import type { RunTask } from '#protocol/run-definition.js';
 import type { RunState } from './run-state.js';
 import { runSubworkflowAttempt } from './subworkflow.js';
 
@@ -55,6 +55,7 @@ export async function runTask(
         : {}),
       ...(resetRun !== undefined ? { run: resetRun } : {}),
       ...(endsRun !== undefined ? { endsRun } : {}),
+      ...(run.unwrittenStart !== undefined ? { startsRun: run.unwrittenStart } : {}),
     };
     const activities = attemptActivities(
       task,
@@ -79,6 +80,7 @@ export async function runTask(
               run.features.statusAttribute,
             )
           : await activities.runTaskAttempt(input);
+      if (input.startsRun !== undefined) run.startWritten();
       states.set(
         task.name,
         result.status === 'Skipped'
@@ -92,6 +94,8 @@ export async function runTask(
       return;
     } catch (error) {
       const outcome = taskFailure(error);
+      // A recorded failure wrote the attempt's entries, the run's opening one with them.
+      if (outcome !== null && input.startsRun !== undefined) run.startWritten();
       if (outcome === null) {
         if (isCancellation(error) && run.taskScope.consideredCancelled) {
           // An activity that acknowledged the cancel recorded the task Canceled itself, except

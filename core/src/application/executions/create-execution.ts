@@ -13,6 +13,7 @@ import { appendLogs } from '#store/log-repository.js';
 import type { Database, ExecutionStatus, WorkflowExecutionRow } from '#store/tables.js';
 import * as taskExecutionRepository from '#store/task-execution-repository.js';
 import type { ReusedTasks } from '#store/task-execution-repository.js';
+import type { CreatedExecution } from '#store/execution-repository.js';
 import { downstreamOf } from '#definition/dag.js';
 import { resolveInputs } from '#definition/inputs.js';
 import type { WorkflowDefinition } from '#definition/types.js';
@@ -84,6 +85,9 @@ export interface ExecutionToCreate {
   fairShare?: LimitDefaults;
 }
 
+/** An execution created, and the tasks a rerun took over; or one found already there. */
+export type Created = CreatedExecution & { reused?: ReadonlySet<string> };
+
 /**
  * Creates the execution (`Invalid` naming each problem with its inputs, or an unknown
  * `fromTask`; nothing is written then). Keyed by its Temporal workflow id: when a row for it
@@ -93,7 +97,7 @@ export interface ExecutionToCreate {
 export async function createExecution(
   db: Kysely<Database>,
   request: ExecutionToCreate,
-): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
+): Promise<Created> {
   const limits = request.fairShare && (await startLimits(db, request, request.fairShare));
   if (!limits?.startsPerMinute) return create(db, request, limits);
   // Counted and written under the project's start lock, so that starts racing in several
@@ -117,7 +121,7 @@ async function create(
   db: Kysely<Database>,
   request: ExecutionToCreate,
   limits: Limits | undefined,
-): Promise<{ execution: WorkflowExecutionRow; created: boolean }> {
+): Promise<Created> {
   const { run } = request;
   const inputs = 'cannotRun' in run ? run.inputs : inputsOf(run, request.rerun);
   const rerun =
@@ -141,15 +145,16 @@ async function create(
     ...(request.dryRun ? { dryRun: request.dryRun } : {}),
     ...initialStatus(run, limits?.runningExecutions ?? 0),
   });
-  if (rerun && created.created) await logReusedTasks(db, created.execution.id, rerun);
-  if ('cannotRun' in run && created.created) {
+  if (!created.created) return created;
+  if (rerun) await logReusedTasks(db, created.execution.id, created.taskIds, rerun);
+  if ('cannotRun' in run) {
     // Ended before it ran: no task of it is left waiting.
     await taskExecutionRepository.cancelUnfinishedTasks(db, created.execution.id, {
       message: `Canceled: the execution ended before it ran (${run.cannotRun})`,
       at: created.execution.executionEnd ?? new Date(),
     });
   }
-  return created;
+  return rerun ? { ...created, reused: new Set(rerun.reused.outputs.keys()) } : created;
 }
 
 /** The project's limits of a run that would start now; a run that cannot run has none. */
@@ -221,11 +226,11 @@ async function reusedTasks(
 async function logReusedTasks(
   db: Kysely<Database>,
   executionId: string,
+  ids: ReadonlyMap<string, string>,
   rerun: { of: string; reused: ReusedTasks },
 ): Promise<void> {
   const { outputs, at } = rerun.reused;
   if (outputs.size === 0) return;
-  const ids = await taskExecutionRepository.taskIds(db, executionId);
   await appendLogs(
     db,
     [...outputs.keys()].map((name) => ({

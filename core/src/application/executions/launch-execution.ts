@@ -11,7 +11,7 @@ import * as projectRepository from '#store/project-repository.js';
 import type { WorkflowExecutionRow } from '#store/tables.js';
 import { Unavailable } from '#definition/errors.js';
 import { executionRunOptions, type ExecutionRun } from '#protocol/execution-run.js';
-import { executionWorkflowType } from '#protocol/messages.js';
+import { executionWorkflowType, type PreparedRun } from '#protocol/messages.js';
 import { finishExecution, type FinishDeps } from './finish-execution.js';
 
 export interface LaunchDeps extends FinishDeps {
@@ -23,16 +23,24 @@ export interface LaunchDeps extends FinishDeps {
 export const startDeadlineMs = 10_000;
 
 /**
- * Starts the Temporal run of a recorded execution. Temporal unavailable: the execution is
- * recorded Failed with the reason (not left Running with nothing behind it), and `Unavailable`.
+ * Starts the Temporal run of a recorded execution (`known.prepared`: as the API prepared it). Temporal
+ * unavailable: the execution is recorded Failed with the reason (not left Running with nothing
+ * behind it), and `Unavailable`.
  */
 export async function launchExecution(
   deps: LaunchDeps,
   execution: WorkflowExecutionRow,
+  /** The run as the API prepared it, and the project's name when the caller has it. */
+  known: { prepared?: PreparedRun; project?: string } = {},
 ): Promise<void> {
   try {
-    const project = await projectRepository.nameOf(deps.db, execution.projectId);
-    await startExecutionWorkflow(deps.temporal, deps.config, { ...execution, project });
+    const project = known.project ?? (await projectRepository.nameOf(deps.db, execution.projectId));
+    await startExecutionWorkflow(
+      deps.temporal,
+      deps.config,
+      { ...execution, project },
+      known.prepared,
+    );
   } catch (error) {
     const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
     const at = new Date();
@@ -65,6 +73,7 @@ export async function startExecutionWorkflow(
   temporal: TemporalClient,
   config: TrellisConfig,
   execution: ExecutionRun & Pick<WorkflowExecutionRow, 'temporalWorkflowId' | 'temporalNamespace'>,
+  prepared?: PreparedRun,
 ): Promise<void> {
   const client = clientOf(temporal, execution.temporalNamespace);
   const has = {
@@ -78,7 +87,7 @@ export async function startExecutionWorkflow(
       client.workflow.start(executionWorkflowType, {
         workflowId: execution.temporalWorkflowId,
         taskQueue: config.Temporal.TaskQueue,
-        ...executionRunOptions(execution, has),
+        ...executionRunOptions(execution, has, prepared),
       }),
     );
   } catch (error) {

@@ -11,7 +11,14 @@ import { assertMocksFit, type DryRunRequest } from './dry-run.js';
 import { launchExecution, type LaunchDeps } from './launch-execution.js';
 import type { PathSegment } from '#definition/validation/path.js';
 import type { WorkflowDefinition } from '#definition/types.js';
-import { validateWorkflowDefinition, type PluginLookup } from '../workflows/validate-definition.js';
+import {
+  installedLookups,
+  quickTaskNames,
+  validateWorkflowDefinition,
+  type PluginLookup,
+} from '../workflows/validate-definition.js';
+import type { PreparedRun } from '#protocol/messages.js';
+import { preparable, preparedRun } from './prepared-run.js';
 
 export interface StartExecutionDeps extends LaunchDeps {
   /**
@@ -77,8 +84,19 @@ export async function startExecution(
   workflow: WorkflowRow,
   options: StartOptions = {},
 ): Promise<ExecutionStarted> {
-  const execution = await recordExecution(deps, workflow, options);
-  await launchExecution(deps, execution);
+  const { execution, prepared, project } = await recordStart(deps, workflow, options);
+  await launchExecution(deps, execution, { prepared, project });
+  if (prepared) {
+    // The run starts on its tasks: no activity of its own says it started.
+    deps.executionLog?.started({
+      executionId: execution.id,
+      projectId: execution.projectId,
+      workflowId: execution.workflowId,
+      temporalWorkflowId: execution.temporalWorkflowId,
+      tasks: prepared.run.tasks.length,
+      triggerId: execution.triggerId,
+    });
+  }
   return {
     workflowId: execution.workflowId,
     executionId: execution.id,
@@ -98,8 +116,20 @@ export async function recordExecution(
   workflow: WorkflowRow,
   options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
+  return (await recordStart(deps, workflow, options)).execution;
+}
+
+/**
+ * `recordExecution`, and the run prepared (prepared-run.ts) when the execution is Running and
+ * its plugins' rows say which are quick, with its project's name.
+ */
+async function recordStart(
+  deps: StartExecutionDeps,
+  workflow: WorkflowRow,
+  options: StartOptions,
+): Promise<{ execution: WorkflowExecutionRow; prepared?: PreparedRun; project?: string }> {
   const { db, config } = deps;
-  const { snapshot, definition } = await checkedSnapshot(deps, workflow, options);
+  const { snapshot, definition, quick } = await checkedSnapshot(deps, workflow, options);
   if (options.dryRun?.mocks) {
     await assertMocksFit(
       db,
@@ -110,7 +140,7 @@ export async function recordExecution(
     );
   }
   const project = await projectRepository.nameOf(db, workflow.projectId);
-  const { execution } = await createExecution(db, {
+  const created = await createExecution(db, {
     workflow,
     temporalNamespace: project === undefined ? null : namespaceOfProject(config, project),
     snapshot,
@@ -127,7 +157,17 @@ export async function recordExecution(
     ...(options.dryRun ? { dryRun: options.dryRun } : {}),
     fairShare: config.Projects.Limits,
   });
-  return execution;
+  const { execution } = created;
+  if (!created.created || execution.status !== 'Running' || !preparable(definition, quick)) {
+    return { execution, project };
+  }
+  const tasks = { ids: created.taskIds, quick, reused: created.reused };
+  const statusAttribute = deps.temporal.statusAttribute ?? false;
+  return {
+    execution,
+    prepared: preparedRun(config, execution, definition, tasks, statusAttribute),
+    project,
+  };
 }
 
 /**
@@ -141,11 +181,15 @@ export async function checkedSnapshot(
   options: Pick<StartOptions, 'rerun' | 'revision' | 'candidate' | 'dryRun'> = {},
 ) {
   const { db, config } = deps;
+  const plugins = db.isTransaction ? undefined : deps.installedPlugins;
+  const installed = installedLookups(db, workflow.projectId, plugins);
   if (options.candidate) {
     if (!options.dryRun) throw new Error('A candidate definition runs only as a dry run');
+    const { definition } = options.candidate;
     return {
       snapshot: { definition: options.candidate.text, revision: null },
-      definition: options.candidate.definition,
+      definition,
+      quick: await quickTaskNames(definition, installed),
     };
   }
   const of = options.rerun?.of;
@@ -172,7 +216,7 @@ export async function checkedSnapshot(
     config.Definitions,
     // The snapshot reads through the pool: never while this start holds a transaction (a
     // webhook delivery's), which on the embedded database holds its only connection.
-    db.isTransaction ? undefined : deps.installedPlugins,
+    plugins,
     { id: workflow.id },
     // The problems are in the stored definition, not in this request's body.
     (problems) =>
@@ -180,9 +224,12 @@ export async function checkedSnapshot(
         `workflow "${workflow.name}"${options.revision ? ` revision ${options.revision.revision}` : ''} definition`,
         problems,
       ),
+    installed,
   );
   return {
     snapshot: { definition: snapshot.definition, revision: snapshot.revision },
     definition,
+    /** The tasks whose plugin is quick, as its row says (undefined when one does not say). */
+    quick: await quickTaskNames(definition, installed),
   };
 }

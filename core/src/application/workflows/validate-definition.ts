@@ -47,10 +47,11 @@ export async function validateWorkflowDefinition(
   self?: { id: string },
   told: (problems: Problem[]) => Problem[] = (problems) =>
     problemsWithin('body.definition', problems),
+  /** The lookups to check with, when the caller asks them more afterwards (`quickTaskNames`). */
+  installed: InstalledLookups = installedLookups(db, projectId, plugins),
 ): Promise<WorkflowDefinition> {
   const parsed = parseDefinition(text, limits);
   if (!parsed.ok) throw new Invalid(told(parsed.problems));
-  const installed = installedLookups(db, projectId, plugins);
   const problems = [
     ...(await checkReferences(parsed.definition, {
       plugin: async (type, version) => (await installed.plugin(type, version)) !== undefined,
@@ -150,4 +151,25 @@ export function installedLookups(
     return named === undefined ? undefined : plugin(named.type, named.version);
   };
   return { plugin, configuration, taskPlugin };
+}
+
+export type InstalledLookups = ReturnType<typeof installedLookups>;
+
+/**
+ * The names of a checked definition's tasks whose plugin is quick (their attempts run as local
+ * activities), as the installed plugins' rows say; undefined when a row does not say (a plugin
+ * installed before rows kept it), so that the run's worker decides from the package instead.
+ */
+export async function quickTaskNames(
+  definition: WorkflowDefinition,
+  installed: InstalledLookups,
+): Promise<Set<string> | undefined> {
+  const quick = new Set<string>();
+  for (const task of definition.tasks) {
+    if (task.type === undefined) continue; // a subworkflow runs no plugin
+    const plugin = await installed.taskPlugin(task.type);
+    if (plugin === undefined || plugin.quick === null) return undefined;
+    if (plugin.quick) quick.add(task.name);
+  }
+  return quick;
 }

@@ -19,6 +19,11 @@ export interface PluginTable {
   outputSchema: ColumnType<Record<string, unknown>, string | undefined, string>;
   /** What the plugin's tasks do, as its manifest declares (`calls`, the default, when it does not). */
   effects: ColumnType<PluginEffects, PluginEffects | undefined, PluginEffects>;
+  /**
+   * The manifest says the plugin is quick (its attempts run as local activities); null for a
+   * plugin installed before this was kept (not known without its package).
+   */
+  quick: ColumnType<boolean | null, boolean | undefined, boolean>;
   /** `builtin` or `registry`. */
   source: string;
   /** sha256 (hex) of `package`, the content address of the unpacked cache. */

@@ -2,7 +2,8 @@
  * What the workflow needs to know about a definition: the graph, the error handling, timeouts
  * and approvals, and each task's row id. Parameters, plugin types and variables stay out of it
  * (activities read them from the execution's snapshot), so history stays small however big the
- * definition's data is. Pure: built by an activity, read by the workflow.
+ * definition's data is. Pure: built where the run is prepared (the API, for the runs it starts
+ * with `prepared` input; else the run's first activity), read by the workflow.
  */
 import type { NotifyTargets } from '#protocol/notifications.js';
 import type { ErrorHandling, TaskDefinition, WorkflowDefinition } from '#definition/types.js';
@@ -23,7 +24,8 @@ export interface RunTask {
   approvalTimeout?: { milliseconds: number; onTimeout: 'Approve' | 'Reject' };
   /**
    * The task's plugin is quick (`PluginManifest.quick`): its attempts run as local activities.
-   * Decided once, when the run is prepared, so that a replay takes the same path. Absent in
+   * Decided once, when the run is prepared, so that a replay takes the same path (it is in the
+   * run's input or its first activity's result). Absent in
    * histories recorded before local attempts existed, whose tasks ran as regular activities.
    */
   quick?: true;
