@@ -23,7 +23,7 @@ export interface PluginTable {
    * The manifest says the plugin is quick (its attempts run as local activities); null for a
    * plugin installed before this was kept (not known without its package).
    */
-  quick: ColumnType<boolean | null, boolean | undefined, boolean>;
+  quick: ColumnType<boolean | null, boolean | undefined, boolean | null>;
   /** `builtin` or `registry`. */
   source: string;
   /** sha256 (hex) of `package`, the content address of the unpacked cache. */
