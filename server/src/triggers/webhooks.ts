@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import * as triggerRepository from '#store/trigger-repository.js';
-import type { WorkflowTriggerRow } from '#store/tables.js';
+import type { WorkflowExecutionRow, WorkflowTriggerRow } from '#store/tables.js';
+import type { PreparedRun } from '#protocol/messages.js';
 import * as webhookDeliveryRepository from '#store/webhook-delivery-repository.js';
 import * as workflowRepository from '#store/workflow-repository.js';
 import * as executionRepository from '#store/execution-repository.js';
@@ -10,7 +11,7 @@ import { NotFound, Unavailable } from '#definition/errors.js';
 import { launchExecution } from '#application/executions/launch-execution.js';
 import { checkWebhookProperties } from '#application/triggers/webhook-properties.js';
 import { HttpError } from '../http-error.js';
-import { recordExecution, withExecutionLog } from '#application/executions/start-execution.js';
+import { recordRun, withExecutionLog } from '#application/executions/start-execution.js';
 import type { AppDeps, HandlerMap } from '../handler.js';
 import { rawBody } from '../raw-body.js';
 import { header } from '../request-context.js';
@@ -184,25 +185,26 @@ export const webhookHandlers = {
     };
 
     if (webhookId === null) {
-      const execution = await recordExecution(startDeps, workflow, options);
-      await launchExecution(startDeps, execution);
+      const { execution, ...known } = await recordRun(startDeps, workflow, options);
+      await launchExecution(startDeps, execution, known);
       return accepted(execution, false);
     }
     const earlier = await earlierExecution(deps, trigger.id, webhookId);
     if (earlier) return accepted(earlier, true);
     const delivery = { triggerId: trigger.id, webhookId };
-    let execution;
+    let execution: WorkflowExecutionRow;
+    let known: { prepared?: PreparedRun; project?: string };
     try {
       // The execution and its delivery commit together, or neither does: a concurrent delivery of
       // the same id waits on the delivery's key, then finds this one.
-      execution = await deps.db.transaction().execute(async (trx) => {
-        const recorded = await recordExecution({ ...startDeps, db: trx }, workflow, options);
-        const recordedDelivery = { ...delivery, executionId: recorded.id };
+      ({ execution, ...known } = await deps.db.transaction().execute(async (trx) => {
+        const recorded = await recordRun({ ...startDeps, db: trx }, workflow, options);
+        const recordedDelivery = { ...delivery, executionId: recorded.execution.id };
         if (!(await webhookDeliveryRepository.recordDelivery(trx, recordedDelivery))) {
           throw new Redelivered();
         }
         return recorded;
-      });
+      }));
     } catch (error) {
       if (!(error instanceof Redelivered)) throw error;
       const winner = await earlierExecution(deps, trigger.id, webhookId);
@@ -210,7 +212,7 @@ export const webhookHandlers = {
       return accepted(winner, true);
     }
     try {
-      await launchExecution(startDeps, execution);
+      await launchExecution(startDeps, execution, known);
     } catch (error) {
       // The run could not start (it is recorded Failed): the sender's retry of this delivery
       // must start one, not find this one.

@@ -23,7 +23,8 @@ export interface LaunchDeps extends FinishDeps {
 export const startDeadlineMs = 10_000;
 
 /**
- * Starts the Temporal run of a recorded execution (`known.prepared`: as the API prepared it). Temporal
+ * Starts the Temporal run of a recorded execution (`known.prepared`: as the API prepared it,
+ * logged and counted as started here, since no activity of the run says so). Temporal
  * unavailable: the execution is recorded Failed with the reason (not left Running with nothing
  * behind it), and `Unavailable`.
  */
@@ -42,27 +43,47 @@ export async function launchExecution(
       known.prepared,
     );
   } catch (error) {
-    const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
-    const at = new Date();
-    // The reason goes into the execution's log too: the detail has no message field to show it.
-    await finishExecution(deps, execution.id, {
-      by: 'run',
-      status: 'Failed',
-      message,
-      at,
-      logs: [
-        {
-          executionId: execution.id,
-          taskExecutionId: null,
-          dedupeKey: 'start-failed',
-          level: 'Error',
-          message,
-          timeStamp: at,
-        },
-      ],
-    });
-    throw new Unavailable(message, { code: 'temporal.unavailable' });
+    await recordNotStarted(deps, execution, error);
   }
+  if (known.prepared) {
+    // The run starts on its tasks: no activity of its own says that it started.
+    deps.executionLog?.started({
+      executionId: execution.id,
+      projectId: execution.projectId,
+      workflowId: execution.workflowId,
+      temporalWorkflowId: execution.temporalWorkflowId,
+      tasks: known.prepared.run.tasks.length,
+      triggerId: execution.triggerId,
+    });
+  }
+}
+
+/** Temporal did not take the run: the execution ends Failed saying so, and `Unavailable`. */
+async function recordNotStarted(
+  deps: LaunchDeps,
+  execution: WorkflowExecutionRow,
+  error: unknown,
+): Promise<never> {
+  const message = `Temporal is unavailable; the execution could not start: ${(error as Error).message}`;
+  const at = new Date();
+  // The reason goes into the execution's log too: the detail has no message field to show it.
+  await finishExecution(deps, execution.id, {
+    by: 'run',
+    status: 'Failed',
+    message,
+    at,
+    logs: [
+      {
+        executionId: execution.id,
+        taskExecutionId: null,
+        dedupeKey: 'start-failed',
+        level: 'Error',
+        message,
+        timeStamp: at,
+      },
+    ],
+  });
+  throw new Unavailable(message, { code: 'temporal.unavailable' });
 }
 
 /**

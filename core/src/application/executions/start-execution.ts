@@ -71,8 +71,8 @@ export interface StartOptions {
 }
 
 /**
- * Executes a workflow (docs/ARCHITECTURE.md#start): records the execution (`recordExecution`) and
- * starts its Temporal run (`launchExecution`). The execution is Running from the start,
+ * Executes a workflow (docs/ARCHITECTURE.md#start): records the execution and prepares its run
+ * (`recordRun`), and starts the run (`launchExecution`). The execution is Running from the start,
  * as the API promises (Pending under a concurrency limit, until its run has a slot).
  *
  * Temporal unavailable: 503, and the execution is recorded Failed with the reason rather than
@@ -84,19 +84,8 @@ export async function startExecution(
   workflow: WorkflowRow,
   options: StartOptions = {},
 ): Promise<ExecutionStarted> {
-  const { execution, prepared, project } = await recordStart(deps, workflow, options);
+  const { execution, prepared, project } = await recordRun(deps, workflow, options);
   await launchExecution(deps, execution, { prepared, project });
-  if (prepared) {
-    // The run starts on its tasks: no activity of its own says it started.
-    deps.executionLog?.started({
-      executionId: execution.id,
-      projectId: execution.projectId,
-      workflowId: execution.workflowId,
-      temporalWorkflowId: execution.temporalWorkflowId,
-      tasks: prepared.run.tasks.length,
-      triggerId: execution.triggerId,
-    });
-  }
   return {
     workflowId: execution.workflowId,
     executionId: execution.id,
@@ -105,25 +94,27 @@ export async function startExecution(
 }
 
 /**
- * The first half of a start: validates the current definition (a rerun's: the original's
- * snapshot; or the revision asked for) as when it is stored (400 naming each problem), and
- * creates the execution (`createExecution`: 400 for inputs that do not fit), whose Temporal
- * workflow id derives from the execution id (so a retried start cannot make two runs).
- * `deps.db` may be a transaction, which then holds every write.
+ * The first half of a start, without the prepared run: see `recordRun`. (Tests record an
+ * execution as an API that dies before it launches the run leaves it.)
  */
 export async function recordExecution(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
   options: StartOptions = {},
 ): Promise<WorkflowExecutionRow> {
-  return (await recordStart(deps, workflow, options)).execution;
+  return (await recordRun(deps, workflow, options)).execution;
 }
 
 /**
- * `recordExecution`, and the run prepared (prepared-run.ts) when the execution is Running and
- * its plugins' rows say which are quick, with its project's name.
+ * The first half of a start: validates the current definition (a rerun's: the original's
+ * snapshot; or the revision asked for) as when it is stored (400 naming each problem), and
+ * creates the execution (`createExecution`: 400 for inputs that do not fit), whose Temporal
+ * workflow id derives from the execution id (so a retried start cannot make two runs); with the
+ * run prepared (prepared-run.ts) when the execution is Running and its plugins' rows say which
+ * are quick, and its project's name: what `launchExecution` takes. `deps.db` may be a
+ * transaction, which then holds every write.
  */
-async function recordStart(
+export async function recordRun(
   deps: StartExecutionDeps,
   workflow: WorkflowRow,
   options: StartOptions,
