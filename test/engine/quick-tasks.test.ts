@@ -157,6 +157,15 @@ describe('quick tasks', () => {
       1,
     );
     expect(entries).toHaveLength(6); // the opening, two per task, the end
+    // The last task's outcome and the run's end land in one statement, the end's entry last.
+    expect(entries.at(-2)).toMatchObject({
+      message: completed,
+      taskExecutionId: expect.any(String),
+    });
+    expect(entries.at(-1)).toEqual({
+      message: 'Execution completed: All tasks finished: 2 completed.',
+      taskExecutionId: null,
+    });
   });
 
   it('a run whose plugin row does not say whether it is quick is prepared by its worker, as before', async () => {

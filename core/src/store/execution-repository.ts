@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Updateable, type WhereInterface } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type Updateable, type WhereInterface } from 'kysely';
 import { newId, isUuid } from './ids.js';
 import { Invalid } from '#definition/errors.js';
 import { problemAt } from '#definition/validation/problem.js';
@@ -23,6 +23,7 @@ import {
   rosterOf,
   type ReusedTasks,
   type TaskRoster,
+  type AttemptChange,
 } from './task-execution-repository.js';
 
 /**
@@ -577,8 +578,19 @@ export async function markExecutionFinished(
   },
   logs: NewLogEntry[] = [],
   run?: RunWriter,
+  /**
+   * A change that lands in the same statement (the last task's outcome, whose entries lead
+   * `logs`): one round trip and one transaction for both.
+   */
+  alongside?: AttemptChange,
 ): Promise<ChangedExecution | undefined> {
   const at = outcome.at ?? new Date();
+  // Typed as the plain creator: the CTE it adds is not read, only run.
+  const creator: QueryCreator<Database> = alongside
+    ? (db.with('attempt', () =>
+        alongside.returning(sql<number>`1`.as('one')),
+      ) as unknown as QueryCreator<Database>)
+    : db;
   const change = writtenBy(
     db
       .updateTable('workflowExecution')
@@ -587,7 +599,7 @@ export async function markExecutionFinished(
       .where('status', 'in', ACTIVE_EXECUTION),
     run,
   ).returning(['workflowId', 'temporalWorkflowId', 'executionStart', 'projectId']);
-  const finish = db
+  const finish = creator
     .with('change', () => change)
     .with('closedApprovals', (query) =>
       query

@@ -395,13 +395,21 @@ export async function recordAttempt(
   outcome: AttemptOutcome,
   logs: NewLogEntry[],
 ): Promise<void> {
+  await withLogs(db, attemptChange(db, outcome), logs);
+}
+
+/** What `attemptChange` gives. */
+export type AttemptChange = ReturnType<typeof attemptChange>;
+
+/** The update `recordAttempt` makes, for a statement that writes more with it. */
+export function attemptChange(db: Kysely<Database>, outcome: AttemptOutcome) {
   const finished = outcome.status !== 'Retrying';
   const started = outcome.startedAt ?? outcome.at;
   const write = taskWrite(
     outcome.run,
     sql`(task_execution.attempts <= ${outcome.attempt} and task_execution.status not in (${sql.join(FINISHED_TASK)}))`,
   );
-  const update = db
+  return db
     .updateTable('taskExecution')
     .set({
       status: outcome.status,
@@ -425,7 +433,6 @@ export async function recordAttempt(
     })
     .where('id', '=', outcome.id)
     .where(write.where);
-  await withLogs(db, update, logs);
 }
 
 /** A dry run task's plan with these fields set (the others kept). */

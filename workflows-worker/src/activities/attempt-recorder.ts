@@ -100,6 +100,12 @@ export interface RecorderOptions {
 
 export type AttemptRecorder = ReturnType<typeof attemptRecorder>;
 
+/** Writes an attempt's outcome and its entries (`recordAttempt`, or a statement doing more). */
+export type OutcomeWrite = (
+  outcome: taskExecutionRepository.AttemptOutcome,
+  entries: NewLogEntry[],
+) => Promise<unknown>;
+
 /**
  * Records one attempt: Running, its log entries, its outcome. A run of an attempt that finds an
  * earlier run of it interrupted (`findsInterruptions`) records that run as an attempt of its
@@ -173,16 +179,20 @@ export function attemptRecorder(
     startEntry = logs.at(-1);
   };
 
-  /** The outcome, with the entries logged so far (kept if the write fails). */
+  /**
+   * The outcome, with the entries logged so far (kept if the write fails). `write`: how, when
+   * the outcome lands in a statement that writes more (the run's end).
+   */
   const record = async (
     status: taskExecutionRepository.AttemptOutcome['status'],
     message: string,
     details: { output?: unknown; at?: Date } = {},
+    write: OutcomeWrite = (outcome, entries) =>
+      taskExecutionRepository.recordAttempt(db, outcome, entries),
   ) => {
     await options.running?.settle();
     const startedAt = options.running?.startedAt;
-    await taskExecutionRepository.recordAttempt(
-      db,
+    await write(
       {
         id: taskId,
         attempt: attempt.attempt,

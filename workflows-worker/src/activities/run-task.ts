@@ -10,7 +10,13 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { evaluateCondition, resolveValue } from '#definition/expressions/evaluate.js';
 import type { PluginTraceContext } from '#plugin-host/contract.js';
 import { createPluginLogger } from '#plugin-host/runner.js';
-import { finishExecution } from '#application/executions/finish-execution.js';
+import { finishExecution, type Ending } from '#application/executions/finish-execution.js';
+import type { NewLogEntry } from '#store/log-repository.js';
+import {
+  attemptChange,
+  type AttemptChange,
+  type AttemptOutcome,
+} from '#store/task-execution-repository.js';
 import { canceledWhileRunning } from '#protocol/messages.js';
 import type { FailurePlan } from '../workflows/error-handling.js';
 import {
@@ -48,8 +54,8 @@ export interface AttemptInput {
   item?: number;
   /**
    * How the run ends if this attempt completes its task: the workflow found every other task
-   * finished, so the attempt records the run's end right after the task's outcome, and the run
-   * writes nothing more (one activity fewer per run). Absent when the run has more to do or its
+   * finished, so the attempt records the run's end with the task's outcome, in one statement,
+   * and the run writes nothing more (one activity fewer per run). Absent when the run has more to do or its
    * end needs more than a write (declared outputs to evaluate).
    */
   endsRun?: RunEnd;
@@ -303,6 +309,19 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
 
     async function complete(message: string, value: unknown): Promise<AttemptResult> {
       log('Info', message);
+      if (input.endsRun !== undefined) {
+        try {
+          await record('Completed', message, { output: value ?? null }, withRunEnd);
+          return { status: 'Completed', ended: true };
+        } catch (error) {
+          // Written apart below: the outcome first, then the end, as a run whose end could not
+          // ride on its last task.
+          deps.logger.warn(
+            { executionId, err: error },
+            'The task outcome and the run end could not be written together; writing them apart',
+          );
+        }
+      }
       try {
         await record('Completed', message, { output: value ?? null });
       } catch (error) {
@@ -319,29 +338,44 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
      * false when there is none or it could not be written: the run then writes it itself, and
      * the plugin, which has run, is not run again for it.
      */
-    async function recordedEnd(): Promise<boolean> {
-      const end = input.endsRun;
-      if (end === undefined) return false;
+    /** Writes the outcome and the run's end (`endsRun`) in one statement, one round trip. */
+    function withRunEnd(outcome: AttemptOutcome, entries: NewLogEntry[]) {
+      const end = runEnd(input.endsRun!, entries, attemptChange(db, outcome));
+      return finishExecution(deps, executionId, end);
+    }
+
+    /**
+     * The run's end the workflow gave, its entry after `entries` (the last task's); with
+     * `alongside`, the task's outcome lands in the same statement.
+     */
+    function runEnd(end: RunEnd, entries: NewLogEntry[], alongside?: AttemptChange): Ending {
       const at = new Date();
+      return {
+        by: 'run',
+        status: end.status,
+        message: end.message,
+        at,
+        logs: [
+          ...entries,
+          {
+            executionId,
+            taskExecutionId: null,
+            dedupeKey: end.log.key,
+            level: end.log.level,
+            message: end.log.message,
+            exception: null,
+            timeStamp: at,
+          },
+        ],
+        ...(run !== undefined ? { run } : {}),
+        ...(alongside ? { alongside } : {}),
+      };
+    }
+
+    async function recordedEnd(): Promise<boolean> {
+      if (input.endsRun === undefined) return false;
       try {
-        await finishExecution(deps, executionId, {
-          by: 'run',
-          status: end.status,
-          message: end.message,
-          at,
-          logs: [
-            {
-              executionId,
-              taskExecutionId: null,
-              dedupeKey: end.log.key,
-              level: end.log.level,
-              message: end.log.message,
-              exception: null,
-              timeStamp: at,
-            },
-          ],
-          ...(run !== undefined ? { run } : {}),
-        });
+        await finishExecution(deps, executionId, runEnd(input.endsRun, []));
         return true;
       } catch (error) {
         deps.logger.warn(

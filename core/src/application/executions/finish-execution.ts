@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import * as concurrencyRepository from '#store/concurrency-repository.js';
 import * as executionRepository from '#store/execution-repository.js';
 import type { ChangedExecution, RunWriter } from '#store/execution-repository.js';
+import type { AttemptChange } from '#store/task-execution-repository.js';
 import type { NewLogEntry } from '#store/log-repository.js';
 import type { Database, ExecutionStatus } from '#store/tables.js';
 import type { ExecutionLog } from '#platform/observability/execution-log.js';
@@ -24,6 +25,8 @@ export type Ending = { message: string; at: Date } & (
       status: FinalStatus;
       logs?: NewLogEntry[];
       run?: RunWriter;
+      /** The last task's outcome, written in the same statement (its entries lead `logs`). */
+      alongside?: AttemptChange;
     }
   | {
       /**
@@ -93,6 +96,7 @@ async function record(
         { status, message, at },
         ending.logs,
         ending.run,
+        ending.alongside,
       );
     case 'abandonment':
       return executionRepository.finishAbandonedExecution(
