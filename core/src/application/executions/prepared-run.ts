@@ -12,6 +12,13 @@ import type { NotifyTargets } from '#protocol/notifications.js';
 import type { PreparedRun } from '#protocol/messages.js';
 import { toRunDefinition, type RunDefinition } from '#protocol/run-definition.js';
 
+/** A run's task rows' ids by name, the tasks that are quick, and those a rerun took over. */
+export interface PreparedTasks {
+  ids: ReadonlyMap<string, string>;
+  quick: ReadonlySet<string>;
+  reused?: ReadonlySet<string>;
+}
+
 /** The first entry of an execution's log, written by the run that takes it on. */
 export function executionStartedMessage(tasks: number, triggerId: string | null): string {
   return `Execution started (${tasks} tasks)${triggerId ? ` by trigger ${triggerId}` : ''}.`;
@@ -32,11 +39,7 @@ export function runDefinitionOf(
   config: TrellisConfig,
   executionId: string,
   definition: WorkflowDefinition,
-  tasks: {
-    ids: ReadonlyMap<string, string>;
-    quick: ReadonlySet<string>;
-    reused?: ReadonlySet<string>;
-  },
+  tasks: PreparedTasks,
 ): RunDefinition {
   const notify = notifyTargets(config);
   return {
@@ -47,16 +50,12 @@ export function runDefinitionOf(
 
 /**
  * Whether the API can prepare the run of a definition: every task is a plugin's (a subworkflow
- * or forEach task's first attempt starts children, whose writes are not the task's own), and
- * whether each plugin is quick is known (`quick`; undefined when some plugin's row does not say).
+ * or forEach task's first attempt starts children, whose writes are not the task's own). It
+ * also needs each plugin's row to say whether it is quick (`quickTaskNames`).
  */
-export function preparable(
-  definition: WorkflowDefinition,
-  quick: ReadonlySet<string> | undefined,
-): quick is ReadonlySet<string> {
-  return (
-    quick !== undefined &&
-    definition.tasks.every((task) => task.workflow === undefined && task.forEach === undefined)
+export function preparable(definition: WorkflowDefinition): boolean {
+  return definition.tasks.every(
+    (task) => task.workflow === undefined && task.forEach === undefined,
   );
 }
 
@@ -65,11 +64,7 @@ export function preparedRun(
   config: TrellisConfig,
   execution: { id: string; triggerId: string | null },
   definition: WorkflowDefinition,
-  tasks: {
-    ids: ReadonlyMap<string, string>;
-    quick: ReadonlySet<string>;
-    reused?: ReadonlySet<string>;
-  },
+  tasks: PreparedTasks,
   statusAttribute: boolean,
 ): PreparedRun {
   return {

@@ -120,7 +120,7 @@ export async function recordRun(
   options: StartOptions,
 ): Promise<{ execution: WorkflowExecutionRow; prepared?: PreparedRun; project?: string }> {
   const { db, config } = deps;
-  const { snapshot, definition, quick } = await checkedSnapshot(deps, workflow, options);
+  const { snapshot, definition, installed } = await checkedSnapshot(deps, workflow, options);
   if (options.dryRun?.mocks) {
     await assertMocksFit(
       db,
@@ -149,9 +149,12 @@ export async function recordRun(
     fairShare: config.Projects.Limits,
   });
   const { execution } = created;
-  if (!created.created || execution.status !== 'Running' || !preparable(definition, quick)) {
-    return { execution, project };
-  }
+  // Asked only of a run the API can prepare, from the lookups the check made.
+  const quick =
+    created.created && execution.status === 'Running' && preparable(definition)
+      ? await quickTaskNames(definition, installed)
+      : undefined;
+  if (!created.created || quick === undefined) return { execution, project };
   const tasks = { ids: created.taskIds, quick, reused: created.reused };
   const statusAttribute = deps.temporal.statusAttribute ?? false;
   return {
@@ -176,11 +179,10 @@ export async function checkedSnapshot(
   const installed = installedLookups(db, workflow.projectId, plugins);
   if (options.candidate) {
     if (!options.dryRun) throw new Error('A candidate definition runs only as a dry run');
-    const { definition } = options.candidate;
     return {
       snapshot: { definition: options.candidate.text, revision: null },
-      definition,
-      quick: await quickTaskNames(definition, installed),
+      definition: options.candidate.definition,
+      installed,
     };
   }
   const of = options.rerun?.of;
@@ -220,7 +222,7 @@ export async function checkedSnapshot(
   return {
     snapshot: { definition: snapshot.definition, revision: snapshot.revision },
     definition,
-    /** The tasks whose plugin is quick, as its row says (undefined when one does not say). */
-    quick: await quickTaskNames(definition, installed),
+    /** The plugins and configurations the check looked up, each once (`quickTaskNames`). */
+    installed,
   };
 }
