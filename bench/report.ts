@@ -1,5 +1,5 @@
 /** The benchmarks' output: the results file with the keys of issue 5, and the printed table. */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** `bench/results/latest.json`: the keys of issue 5, and those issue 19 added. */
@@ -118,11 +118,66 @@ export async function writeResults(
   details: Record<string, unknown>,
 ): Promise<string> {
   await mkdir(directory, { recursive: true });
-  const file = path.join(directory, 'latest.json');
-  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  // A full run does not measure the peers: the figures of the last `--peers` run stay.
+  const earlier = await readResults(directory);
+  const peers = earlier ? peerKeys(earlier.results) : {};
+  const peerDetails = earlier?.details.peers;
+  await saveResults(
+    directory,
+    { ...results, ...peers },
+    { ...details, ...(peerDetails ? { peers: peerDetails } : {}) },
+  );
+  return path.join(directory, 'latest.json');
+}
+
+/**
+ * Puts a `--peers` run's `peer_*` keys into `latest.json` beside the last full run's, and its
+ * details (with its date and mode) under `peers` in `latest-details.json`. Undefined, and nothing
+ * written, when there is no full run's file to add them to.
+ */
+export async function addPeerResults(
+  directory: string,
+  results: Partial<Results>,
+  details: Record<string, unknown>,
+): Promise<string | undefined> {
+  const earlier = await readResults(directory);
+  if (!earlier) return undefined;
+  const kept = Object.fromEntries(
+    Object.entries(earlier.results).filter(([key]) => !key.startsWith('peer_')),
+  );
+  await saveResults(
+    directory,
+    { ...kept, ...peerKeys(results) },
+    { ...earlier.details, peers: details },
+  );
+  return path.join(directory, 'latest.json');
+}
+
+function peerKeys(results: Partial<Results>): Partial<Results> {
+  return Object.fromEntries(Object.entries(results).filter(([key]) => key.startsWith('peer_')));
+}
+
+async function readResults(
+  directory: string,
+): Promise<{ results: Partial<Results>; details: Record<string, unknown> } | undefined> {
+  const read = async (name: string) =>
+    JSON.parse(await readFile(path.join(directory, name), 'utf8')) as Record<string, unknown>;
+  try {
+    return { results: await read('latest.json'), details: await read('latest-details.json') };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+async function saveResults(
+  directory: string,
+  results: Partial<Results>,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await writeFile(path.join(directory, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   await writeFile(
     path.join(directory, 'latest-details.json'),
     `${JSON.stringify(details, null, 2)}\n`,
   );
-  return file;
 }

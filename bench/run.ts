@@ -31,7 +31,13 @@ import { summarizeProfiles } from './profile.js';
 import { benchmarkSoak } from './soak.js';
 import { benchmarkStartup } from './startup.js';
 import { benchmarkStreams } from './streams.js';
-import { printTable, writeResults, type BenchOutcome, type Results } from './report.js';
+import {
+  addPeerResults,
+  printTable,
+  writeResults,
+  type BenchOutcome,
+  type Results,
+} from './report.js';
 
 const benchmarks = {
   api: (env, plan) => benchmarkApi(env, plan.api),
@@ -142,6 +148,16 @@ async function main(): Promise<void> {
     console.log(`Results: ${await writeResults(resultsDirectory, results, details)}`);
   } else {
     console.log(JSON.stringify(results, null, 2));
+  }
+  // A peers run adds its peers' keys to the last full run's file (the rest it prints only).
+  if (outcomes.peers && experiments.length === 0 && temporal === 'dev-server') {
+    const peerDetails = { date: results.date, mode: plan.mode, ...outcomes.peers.details };
+    const file = await addPeerResults(resultsDirectory, outcomes.peers.results, peerDetails);
+    console.log(
+      file
+        ? `Peers' keys added to ${file}`
+        : "No full run's results to add the peers' keys to: run `npm run bench` first.",
+    );
   }
   if (profileDirectory) {
     const phases = all.flatMap((outcome) => outcome.phases ?? []);

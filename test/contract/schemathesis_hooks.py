@@ -71,11 +71,13 @@ path after a case was completed.
    deliveries the body is `{}`, which fits the inputs of the hooks' workflows (optional ones
    only). And as for runs (3.), trigger ids drawn from earlier responses rarely name a trigger an
    operation can succeed on: in half the positive cases of an operation whose path names a
-   trigger, it names one of a workflow of the hooks' own that fits the operation now (a
-   TimeBased trigger for a preview, an Active one on `YEARLY` for a backfill, an Active Webhook
-   trigger without signature for a delivery or the delivery log, a signing one for a secret
-   rotation), made when there is none. An API key's `expiresAt`
-   must be in the future, which a `date-time` cannot say: positive cases give one a day ahead.
+   trigger (and in its one case of the examples phase), it names one of a workflow of the hooks'
+   own that fits the operation now (a TimeBased trigger for a preview, an Active one on `YEARLY`
+   for a backfill, an Active Webhook trigger without signature for a delivery or the delivery
+   log, a signing one for a secret rotation), made when there is none; a delivery log's drawn
+   `after` is left out then, since it must name one of that trigger's deliveries. An API key's
+   `expiresAt` must be in the future, which a `date-time` cannot say: positive cases give one a
+   day ahead.
 
 8. Approval links. A link's token is its credential, made by the server and sent only to the
    notification webhooks, so the fuzzer can never draw one. `scripts/dev/with-trellis.ts` configures
@@ -645,6 +647,10 @@ def use_existing_trigger(case: schemathesis.Case) -> None:
     if "workflowId" in path:
         path["workflowId"] = workflow_id
     case.path_parameters = path
+    if case.operation.path.endswith("/deliveries") and case.query and "after" in case.query:
+        # A delivery log's `after` must name one of that trigger's deliveries (400 otherwise):
+        # a drawn one never does.
+        case.query = {name: value for name, value in case.query.items() if name != "after"}
 
 
 def use_waiting_run(case: schemathesis.Case, index: int) -> None:
@@ -930,6 +936,9 @@ def fixed_completion(case: schemathesis.Case) -> schemathesis.Case:
         # one run (its tasks, logs and approvals) on a waiting run's, so that its success path
         # is tried however far those phases get.
         choices["waiting_run"] = shape.on_execution
+        # Likewise an operation on one trigger, on one of the hooks' own that fits it: the
+        # draws that follow (half their cases) may not reach it before the run's time is up.
+        choices["existing_trigger"] = shape.on_trigger is not None
     else:
         definition = {**TRIGGERING, "name": f"contract: updated {uuid.uuid4().hex[:8]}"}
         choices["definitions"] = [json.dumps(definition)] * shape.definition_count
