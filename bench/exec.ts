@@ -18,7 +18,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { sql } from 'kysely';
 import type { WorkflowStartOptions } from '@temporalio/client';
 import { executionWorkflowId } from '#protocol/ids.js';
 import {
@@ -34,6 +33,7 @@ import {
   type Step,
 } from '../test/resilience/support/workload.js';
 import { cpuByPart, type PartMatcher } from './cpu.js';
+import { databaseWork } from './database-work.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome, TableRow } from './report.js';
@@ -127,7 +127,7 @@ export async function benchmarkExecutions(
     ),
   };
   const sampled = Math.min(100, plan.executionsPerRound);
-  const databaseWork = await databaseWorkPerExecution(
+  const perExecution = await databaseWork(
     env,
     () => throughput(measured.local.runOurs, sampled),
     sampled,
@@ -171,22 +171,22 @@ export async function benchmarkExecutions(
       exec_regular_ratio: round(regular.ratio.median),
       exec_e2e_p50_ms: round(p50, 1),
       exec_e2e_p99_ms: round(p99, 1),
-      tx_per_execution: round(databaseWork.transactions, 1),
-      exec_rows_per_execution: round(databaseWork.rowsWritten, 1),
+      tx_per_execution: round(perExecution.transactions, 1),
+      exec_rows_per_execution: round(perExecution.rowsWritten, 1),
     },
     rows: [
       local.row,
       regular.row,
       {
         metric: 'DB transactions / rows written per 3-task execution',
-        ours: `${round(databaseWork.transactions, 1)} / ${round(databaseWork.rowsWritten, 1)}`,
+        ours: `${round(perExecution.transactions, 1)} / ${round(perExecution.rowsWritten, 1)}`,
         baseline: '0 / 0',
         ratio: '',
         target: '≤ 4 transactions',
       },
       {
         metric: 'rows written per 3-task execution, by table',
-        ours: Object.entries(databaseWork.rowsByTable)
+        ours: Object.entries(perExecution.rowsByTable)
           .map(([table, rows]) => `${table} ${rows}`)
           .join(' · '),
         baseline: '',
@@ -234,7 +234,7 @@ export async function benchmarkExecutions(
           p99: percentile(rungLatencies[index]!, 99),
         })),
       },
-      databaseWorkPerExecution: databaseWork,
+      databaseWorkPerExecution: perExecution,
       sideBySide: {
         trellis: {
           perSecond: local.ours.median,
@@ -577,50 +577,4 @@ async function expectAllCompleted(env: BenchEnvironment, workflowId: string, exp
   if (completed !== expected) {
     throw new Error(`Expected ${expected} Completed executions, found ${JSON.stringify(rows)}`);
   }
-}
-
-/**
- * PostgreSQL's own counters around `count` executions: transactions (each autocommit statement
- * is one; every one is a round trip) and rows written, per execution. PostgreSQL publishes a
- * backend's counters up to 10 s late when it goes idle, hence the waits.
- */
-async function databaseWorkPerExecution(
-  env: BenchEnvironment,
-  run: () => Promise<unknown>,
-  count: number,
-): Promise<{ transactions: number; rowsWritten: number; rowsByTable: Record<string, number> }> {
-  const counters = async () => {
-    await new Promise((resolve) => setTimeout(resolve, 11_000));
-    const { rows } = await sql<{ transactions: string; written: string }>`
-      select xact_commit + xact_rollback as transactions,
-             tup_inserted + tup_updated + tup_deleted as written
-      from pg_stat_database where datname = current_database()`.execute(env.db);
-    const tables = await sql<{ name: string; written: string }>`
-      select relname as name, n_tup_ins + n_tup_upd + n_tup_del as written
-      from pg_stat_user_tables`.execute(env.db);
-    return {
-      transactions: Number(rows[0]!.transactions),
-      written: Number(rows[0]!.written),
-      byTable: new Map(tables.rows.map((row) => [row.name, Number(row.written)])),
-    };
-  };
-  const before = await counters();
-  await run();
-  const after = await counters();
-  const rowsByTable = Object.fromEntries(
-    [...after.byTable]
-      .map(
-        ([name, written]) =>
-          [name, round((written - (before.byTable.get(name) ?? 0)) / count, 1)] as const,
-      )
-      .filter(([, rows]) => rows > 0)
-      .sort((a, b) => b[1] - a[1]),
-  );
-  return {
-    // Minus the first counters query, which commits after it has read the counters (and the
-    // second, which reads the tables' counters).
-    transactions: (after.transactions - before.transactions - 2) / count,
-    rowsWritten: (after.written - before.written) / count,
-    rowsByTable,
-  };
 }
