@@ -58,7 +58,7 @@ export async function benchmarkFairness(
   // Warm both projects' paths (definitions cached, connections open) before measuring.
   for (let i = 0; i < 5; i++) await endToEnd(env, oneTask, quiet);
   const alone = await sample(() => endToEnd(env, oneTask, quiet), plan.samples);
-  const quietRun = () => endToEnd(env, oneTask, quiet);
+  const quietRun = (patienceMs?: number) => endToEnd(env, oneTask, quiet, patienceMs);
   const underFlood = await whileFlooding(
     plan,
     trellisFlood(noisy, noisyFlood),
@@ -83,7 +83,7 @@ export async function benchmarkFairness(
     plan,
     trellisFlood(quiet, sameKeyFlood),
     () => activeRuns(env, sameKeyFlood),
-    () => sample(() => endToEnd(env, oneTask, quiet, drainMinutes * 60_000), plan.samples),
+    () => sample(() => quietRun(drainMinutes * 60_000), plan.samples),
   );
   const peer = await temporalPeer(env, plan);
 

@@ -55,8 +55,8 @@ export interface AttemptInput {
   /**
    * How the run ends if this attempt completes its task: the workflow found every other task
    * finished, so the attempt records the run's end with the task's outcome, in one statement,
-   * and the run writes nothing more (one activity fewer per run). Absent when the run has more to do or its
-   * end needs more than a write (declared outputs to evaluate).
+   * and the run writes nothing more (one activity fewer per run). Absent when the run has more
+   * to do or its end needs more than a write (declared outputs to evaluate).
    */
   endsRun?: RunEnd;
   /**
@@ -333,11 +333,6 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       return (await recordedEnd()) ? { status: 'Completed', ended: true } : { status: 'Completed' };
     }
 
-    /**
-     * Records the run's end the workflow gave (`endsRun`), once the task's outcome is stored;
-     * false when there is none or it could not be written: the run then writes it itself, and
-     * the plugin, which has run, is not run again for it.
-     */
     /** Writes the outcome and the run's end (`endsRun`) in one statement, one round trip. */
     function withRunEnd(outcome: AttemptOutcome, entries: NewLogEntry[]) {
       const end = runEnd(input.endsRun!, entries, attemptChange(db, outcome));
@@ -372,6 +367,11 @@ export function runTaskActivity(deps: EngineDeps, definitions: DefinitionCache) 
       };
     }
 
+    /**
+     * Records the run's end the workflow gave (`endsRun`), once the task's outcome is stored;
+     * false when there is none or it could not be written: the run then writes it itself, and
+     * the plugin, which has run, is not run again for it.
+     */
     async function recordedEnd(): Promise<boolean> {
       if (input.endsRun === undefined) return false;
       try {
