@@ -46,7 +46,6 @@ describe('migrations', () => {
       'auth_failure',
       'concurrency_slot',
       'execution_event',
-      'execution_event_sequence',
       'idempotency_key',
       'log_entry',
       'notification_delivery',
@@ -321,7 +320,6 @@ describe('migrations', () => {
       'approval',
       'logEntry',
       'executionEvent',
-      'executionEventSequence',
     ] as const) {
       const { count } = await db
         .selectFrom(table)

@@ -43,6 +43,7 @@ import * as interruptedAttempts from './migrations/2026-11-29T11-10-00-interrupt
 import * as draftWorkflows from './migrations/2026-11-29T11-20-00-draft-workflows.js';
 import * as taskDryRunPlan from './migrations/2026-11-29T11-20-30-task-dry-run-plan.js';
 import * as pluginQuick from './migrations/2026-11-29T14-00-00-plugin-quick.js';
+import * as eventNumbersWithoutCounter from './migrations/2026-11-29T20-30-00-event-numbers-without-counter.js';
 import type { Database } from './tables.js';
 
 /**
@@ -92,6 +93,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T11-20-00-draft-workflows': draftWorkflows,
   '2026-11-29T11-20-30-task-dry-run-plan': taskDryRunPlan,
   '2026-11-29T14-00-00-plugin-quick': pluginQuick,
+  '2026-11-29T20-30-00-event-numbers-without-counter': eventNumbersWithoutCounter,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

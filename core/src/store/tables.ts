@@ -11,7 +11,6 @@ import type {
   TaskExecutionTable,
   LogEntryTable,
   ExecutionEventTable,
-  ExecutionEventSequenceTable,
   ConcurrencySlotTable,
 } from './tables/executions.js';
 import type {
@@ -53,7 +52,6 @@ export interface Database {
   idempotencyKey: IdempotencyKeyTable;
   authFailure: AuthFailureTable;
   executionEvent: ExecutionEventTable;
-  executionEventSequence: ExecutionEventSequenceTable;
   concurrencySlot: ConcurrencySlotTable;
   notificationDelivery: NotificationDeliveryTable;
   approvalLink: ApprovalLinkTable;

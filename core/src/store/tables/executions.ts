@@ -150,11 +150,6 @@ export interface ExecutionEventTable {
   logEntryId: string | null;
   recordedAt: Date;
 }
-/** The last event number of each execution; its row lock orders the execution's events. */
-export interface ExecutionEventSequenceTable {
-  executionId: string;
-  lastSeq: string;
-}
 /**
  * An execution holding a slot of its workflow's concurrency key, or waiting in line for one
  * (`configuration.concurrency`); the row goes when the execution ends.

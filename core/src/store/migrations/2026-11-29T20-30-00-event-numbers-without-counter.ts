@@ -1,0 +1,78 @@
+import { sql, type Kysely } from 'kysely';
+
+// Frozen in time. An execution's events are still numbered 1, 2, 3... in commit order, without
+// the counter row each transaction used to update (one row written per statement that added
+// events: a fifth of a three-task run's rows). A transaction that adds events to an execution now
+// takes a transaction-wide advisory lock of that execution first, executions in id order, and
+// numbers on from the execution's highest event number. The lock is released only once the
+// transaction's events are visible, so the next holder reads them (the same order the counter
+// row's lock gave), and the highest number is one step down the event table's primary key.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql`
+    create or replace function trellis_append_execution_events(events jsonb) returns void
+    language plpgsql as $$
+    begin
+      perform pg_advisory_xact_lock(hashtextextended('trellis.execution_event:' || id, 0))
+      from (select distinct e ->> 'executionId' as id from jsonb_array_elements(events) as e
+            order by 1) as ids;
+      -- A statement of its own, after the locks: it sees what their last holders committed.
+      with rows as (
+        select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
+               e ->> 'type' as type, e -> 'data' as data, (e ->> 'logEntryId')::uuid as log_entry_id
+        from jsonb_array_elements(events) as e
+      ),
+      latest as (
+        select ids.execution_id,
+               coalesce((select max(x.seq) from execution_event x
+                         where x.execution_id = ids.execution_id), 0) as last_seq
+        from (select distinct execution_id from rows) as ids
+      )
+      insert into execution_event (execution_id, seq, type, data, log_entry_id)
+      select r.execution_id,
+             latest.last_seq + row_number() over (partition by r.execution_id order by r.ord),
+             r.type, r.data, r.log_entry_id
+      from rows r join latest using (execution_id);
+      perform pg_notify('trellis_execution_events', execution_id::text)
+      from (select distinct (e ->> 'executionId') as execution_id from jsonb_array_elements(events) as e) as ids;
+    end $$`.execute(db);
+  await sql`drop table execution_event_sequence`.execute(db);
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`
+    create table execution_event_sequence (
+      execution_id uuid primary key references workflow_execution (id) on delete cascade,
+      last_seq bigint not null
+    )`.execute(db);
+  await sql`
+    insert into execution_event_sequence (execution_id, last_seq)
+    select execution_id, max(seq) from execution_event
+    where execution_id in (select id from workflow_execution)
+    group by execution_id`.execute(db);
+  await sql`
+    create or replace function trellis_append_execution_events(events jsonb) returns void
+    language plpgsql as $$
+    begin
+      with rows as (
+        select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
+               e ->> 'type' as type, e -> 'data' as data, (e ->> 'logEntryId')::uuid as log_entry_id
+        from jsonb_array_elements(events) as e
+      ),
+      counts as (select execution_id, count(*) as n from rows group by execution_id),
+      reserved as (
+        insert into execution_event_sequence as s (execution_id, last_seq)
+        select execution_id, n from counts
+        on conflict (execution_id) do update set last_seq = s.last_seq + excluded.last_seq
+        returning s.execution_id, s.last_seq
+      )
+      insert into execution_event (execution_id, seq, type, data, log_entry_id)
+      select r.execution_id,
+             reserved.last_seq - c.n + row_number() over (partition by r.execution_id order by r.ord),
+             r.type, r.data, r.log_entry_id
+      from rows r join counts c using (execution_id) join reserved using (execution_id);
+      perform pg_notify('trellis_execution_events', execution_id::text)
+      from (select distinct (e ->> 'executionId') as execution_id from jsonb_array_elements(events) as e) as ids;
+    end $$`.execute(db);
+}
