@@ -205,6 +205,23 @@ describe('execution events', () => {
     expect(seen.map((event) => event.id)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
   });
 
+  it('are numbered for 100,000 executions written by one statement (more than the lock table holds)', async () => {
+    const { db } = database;
+    const { workflow } = await newExecution([]);
+    const runs = 100_000;
+    await sql`
+      insert into workflow_execution (id, workflow_id, workflow_name, definition, status, message,
+        temporal_workflow_id, execution_start)
+      select gen_random_uuid(), ${workflow.id}, ${workflow.name}, '{}', 'Completed', '',
+        'events-bulk-' || ${workflow.id} || '-' || n, now()
+      from generate_series(1, ${runs}::int) as n`.execute(db);
+    const { rows } = await sql<{ executions: string; numbered: string }>`
+      select count(*) as executions, count(*) filter (where e.seq = 1) as numbered
+      from workflow_execution x join execution_event e on e.execution_id = x.id
+      where x.temporal_workflow_id like ${`events-bulk-${workflow.id}-%`}`.execute(db);
+    expect(rows[0]).toEqual({ executions: String(runs), numbered: String(runs) });
+  });
+
   it('notify the execution channel with the execution id when they commit', async () => {
     const listener = new pg.Client({ connectionString: database.url });
     await listener.connect();
