@@ -20,12 +20,43 @@ import { sql, type Kysely } from 'kysely';
 // (PostgreSQL folds repeats within a transaction); API processes listen to wake their streams.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
+// The counter table and the function that uses it are exported: the migration that numbers
+// events without the counter row puts them back when it is rolled back.
+export const createCounterTable = sql`
+  create table execution_event_sequence (
+    execution_id uuid primary key references workflow_execution (id) on delete cascade,
+    last_seq bigint not null
+  )`;
+
+// Reserves numbers for the events of one statement, all executions at once, and notifies.
+// `events` holds (execution_id, ord, type, data, log_entry_id); numbers follow `ord`.
+export const appendEventsWithCounterRow = sql`
+  create or replace function trellis_append_execution_events(events jsonb) returns void
+  language plpgsql as $$
+  begin
+    with rows as (
+      select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
+             e ->> 'type' as type, e -> 'data' as data, (e ->> 'logEntryId')::uuid as log_entry_id
+      from jsonb_array_elements(events) as e
+    ),
+    counts as (select execution_id, count(*) as n from rows group by execution_id),
+    reserved as (
+      insert into execution_event_sequence as s (execution_id, last_seq)
+      select execution_id, n from counts
+      on conflict (execution_id) do update set last_seq = s.last_seq + excluded.last_seq
+      returning s.execution_id, s.last_seq
+    )
+    insert into execution_event (execution_id, seq, type, data, log_entry_id)
+    select r.execution_id,
+           reserved.last_seq - c.n + row_number() over (partition by r.execution_id order by r.ord),
+           r.type, r.data, r.log_entry_id
+    from rows r join counts c using (execution_id) join reserved using (execution_id);
+    perform pg_notify('trellis_execution_events', execution_id::text)
+    from (select distinct (e ->> 'executionId') as execution_id from jsonb_array_elements(events) as e) as ids;
+  end $$`;
+
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`
-    create table execution_event_sequence (
-      execution_id uuid primary key references workflow_execution (id) on delete cascade,
-      last_seq bigint not null
-    )`.execute(db);
+  await createCounterTable.execute(db);
 
   // No foreign key (a check per event row): the events of a deleted execution go with it through
   // the delete trigger below. A log event refers to its entry rather than copying it.
@@ -40,32 +71,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       primary key (execution_id, seq)
     )`.execute(db);
 
-  // Reserves numbers for the events of one statement, all executions at once, and notifies.
-  // `events` holds (execution_id, ord, type, data, log_entry_id); numbers follow `ord`.
-  await sql`
-    create function trellis_append_execution_events(events jsonb) returns void
-    language plpgsql as $$
-    begin
-      with rows as (
-        select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
-               e ->> 'type' as type, e -> 'data' as data, (e ->> 'logEntryId')::uuid as log_entry_id
-        from jsonb_array_elements(events) as e
-      ),
-      counts as (select execution_id, count(*) as n from rows group by execution_id),
-      reserved as (
-        insert into execution_event_sequence as s (execution_id, last_seq)
-        select execution_id, n from counts
-        on conflict (execution_id) do update set last_seq = s.last_seq + excluded.last_seq
-        returning s.execution_id, s.last_seq
-      )
-      insert into execution_event (execution_id, seq, type, data, log_entry_id)
-      select r.execution_id,
-             reserved.last_seq - c.n + row_number() over (partition by r.execution_id order by r.ord),
-             r.type, r.data, r.log_entry_id
-      from rows r join counts c using (execution_id) join reserved using (execution_id);
-      perform pg_notify('trellis_execution_events', execution_id::text)
-      from (select distinct (e ->> 'executionId') as execution_id from jsonb_array_elements(events) as e) as ids;
-    end $$`.execute(db);
+  await appendEventsWithCounterRow.execute(db);
 
   await sql`
     create function trellis_task_events() returns trigger language plpgsql as $$

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import {
+  appendEventsWithCounterRow,
+  createCounterTable,
+} from './2026-11-25T00-00-00-execution-events.js';
 
 // Frozen in time. An execution's events are still numbered 1, 2, 3... in commit order, without
 // the counter row each transaction used to update (one row written per statement that added
@@ -9,8 +13,8 @@ import { sql, type Kysely } from 'kysely';
 // order the counter row's lock gave), and the highest number is one step down the event table's
 // primary key. Shares rather than one lock per execution: a statement that writes the events of
 // many executions at once (a bulk insert of 100,000 runs) holds at most 256 locks, where one per
-// execution would exhaust PostgreSQL's lock table; two runs that share a share wait only for each
-// other's short event-writing transactions. The two-key form keeps these locks apart from the
+// execution would exhaust PostgreSQL's lock table; two executions of one share wait only for
+// each other's short event-writing transactions. The two-key form keeps these locks apart from the
 // single-key advisory locks of the rest of Trellis.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -46,38 +50,11 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`
-    create table execution_event_sequence (
-      execution_id uuid primary key references workflow_execution (id) on delete cascade,
-      last_seq bigint not null
-    )`.execute(db);
+  await createCounterTable.execute(db);
   await sql`
     insert into execution_event_sequence (execution_id, last_seq)
     select execution_id, max(seq) from execution_event
     where execution_id in (select id from workflow_execution)
     group by execution_id`.execute(db);
-  await sql`
-    create or replace function trellis_append_execution_events(events jsonb) returns void
-    language plpgsql as $$
-    begin
-      with rows as (
-        select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
-               e ->> 'type' as type, e -> 'data' as data, (e ->> 'logEntryId')::uuid as log_entry_id
-        from jsonb_array_elements(events) as e
-      ),
-      counts as (select execution_id, count(*) as n from rows group by execution_id),
-      reserved as (
-        insert into execution_event_sequence as s (execution_id, last_seq)
-        select execution_id, n from counts
-        on conflict (execution_id) do update set last_seq = s.last_seq + excluded.last_seq
-        returning s.execution_id, s.last_seq
-      )
-      insert into execution_event (execution_id, seq, type, data, log_entry_id)
-      select r.execution_id,
-             reserved.last_seq - c.n + row_number() over (partition by r.execution_id order by r.ord),
-             r.type, r.data, r.log_entry_id
-      from rows r join counts c using (execution_id) join reserved using (execution_id);
-      perform pg_notify('trellis_execution_events', execution_id::text)
-      from (select distinct (e ->> 'executionId') as execution_id from jsonb_array_elements(events) as e) as ids;
-    end $$`.execute(db);
+  await appendEventsWithCounterRow.execute(db);
 }
