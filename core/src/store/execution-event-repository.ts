@@ -5,7 +5,7 @@ import type { ApprovalStatus, Database, ExecutionStatus, TaskStatus } from './ta
 /**
  * The event log of executions: what `GET .../events` streams. Database triggers write it in the
  * transaction of each change (migration `2026-11-25T00-00-00-execution-events`), numbering an
- * execution's events 1, 2, 3... in commit order under a lock of the execution's share (migration
+ * execution's events 1, 2, 3... in commit order under a lock of the execution (migration
  * `2026-11-29T20-30-00-event-numbers-without-counter`); this module only reads it.
  */
 

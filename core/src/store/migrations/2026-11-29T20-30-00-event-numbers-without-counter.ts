@@ -7,25 +7,34 @@ import {
 // Frozen in time. An execution's events are still numbered 1, 2, 3... in commit order, without
 // the counter row each transaction used to update (one row written per statement that added
 // events: a fifth of a three-task run's rows). A transaction that adds events to an execution now
-// takes a transaction-wide advisory lock of the execution's share first (one of 256, by a hash
-// of its id; shares in order) and numbers on from the execution's highest event. The lock is
-// released only once the transaction's events are visible, so the next holder reads them (the
-// order the counter row's lock gave), and the highest number is one step down the event table's
-// primary key. Shares rather than one lock per execution: a statement that writes the events of
-// many executions at once (a bulk insert of 100,000 runs) holds at most 256 locks, where one per
-// execution would exhaust PostgreSQL's lock table; two executions of one share wait only for
-// each other's short event-writing transactions. The two-key form keeps these locks apart from the
-// single-key advisory locks of the rest of Trellis.
+// takes a transaction-wide advisory lock of it first (executions in order) and numbers on from
+// the execution's highest event, one step down the event table's primary key. The lock is
+// released only once the transaction's events are visible, so the next holder reads them: the
+// order the counter row's lock gave, and as with it, writers of different executions never wait
+// for each other. A statement writing the events of more than 1,000 executions at once (a bulk
+// insert of 100,000 runs) would exhaust PostgreSQL's lock table with one lock each: it locks the
+// event table against every other writer instead (SHARE ROW EXCLUSIVE), which the others' ROW
+// EXCLUSIVE lock, taken before their advisory locks, waits for. The two-key form keeps these
+// advisory locks apart from the single-key ones of the rest of Trellis.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create or replace function trellis_append_execution_events(events jsonb) returns void
     language plpgsql as $$
+    declare
+      executions integer;
     begin
-      perform pg_advisory_xact_lock(hashtext('trellis.execution_event'), share)
-      from (select distinct hashtext(e ->> 'executionId') & 255 as share
-            from jsonb_array_elements(events) as e order by 1) as shares;
+      select count(distinct e ->> 'executionId') into executions
+      from jsonb_array_elements(events) as e;
+      if executions > 1000 then
+        lock table execution_event in share row exclusive mode;
+      else
+        lock table execution_event in row exclusive mode;
+        perform pg_advisory_xact_lock(hashtext('trellis.execution_event'), hashtext(id))
+        from (select distinct e ->> 'executionId' as id from jsonb_array_elements(events) as e
+              order by 1) as ids;
+      end if;
       -- A statement of its own, after the locks: it sees what their last holders committed.
       with rows as (
         select (e ->> 'executionId')::uuid as execution_id, (e ->> 'ord')::numeric as ord,
