@@ -7,7 +7,7 @@
  * time each server process spent per request.
  */
 import type { RawRequest } from 'autocannon';
-import { databaseWork } from './database-work.js';
+import { databaseWork, rowsByTableLine } from './database-work.js';
 import { poolSize, type BenchEnvironment } from './environment.js';
 import { runHttpLoad, type LoadResult } from './http-load.js';
 import type { Plan } from './plan.js';
@@ -222,10 +222,7 @@ async function oneAtATime(side: Side, request: () => RawRequest, count: number):
 }
 
 function describeWork(work: Awaited<ReturnType<typeof databaseWork>>): string {
-  const tables = Object.entries(work.rowsByTable)
-    .map(([table, rows]) => `${table} ${rows}`)
-    .join(' · ');
-  return `${round(work.transactions, 1)} / ${round(work.rowsWritten, 1)} (${tables})`;
+  return `${round(work.transactions, 1)} / ${round(work.rowsWritten, 1)} (${rowsByTableLine(work)})`;
 }
 
 function definition(name: string): string {

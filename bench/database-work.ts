@@ -49,3 +49,10 @@ export async function databaseWork(
     rowsByTable,
   };
 }
+
+/** Rows written per unit of work, by table: `execution_event 16 · log_entry 8 · …`. */
+export function rowsByTableLine(work: { rowsByTable: Record<string, number> }): string {
+  return Object.entries(work.rowsByTable)
+    .map(([table, rows]) => `${table} ${rows}`)
+    .join(' · ');
+}

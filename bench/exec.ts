@@ -33,7 +33,7 @@ import {
   type Step,
 } from '../test/resilience/support/workload.js';
 import { cpuByPart, type PartMatcher } from './cpu.js';
-import { databaseWork } from './database-work.js';
+import { databaseWork, rowsByTableLine } from './database-work.js';
 import { startBenchEnvironment, type BenchEnvironment } from './environment.js';
 import type { Plan } from './plan.js';
 import type { BenchOutcome, TableRow } from './report.js';
@@ -186,9 +186,7 @@ export async function benchmarkExecutions(
       },
       {
         metric: 'rows written per 3-task execution, by table',
-        ours: Object.entries(perExecution.rowsByTable)
-          .map(([table, rows]) => `${table} ${rows}`)
-          .join(' · '),
+        ours: rowsByTableLine(perExecution),
         baseline: '',
         ratio: '',
         target: '',
